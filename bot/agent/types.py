@@ -1,0 +1,140 @@
+"""The agent's vocabulary: frozen dataclasses shared by the loop, the playbook, the surfaces and the store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+StepStatus = Literal["ok", "error", "no_data", "format_error", "refused"]
+Route = Literal["diagnose", "lookup", "chitchat", "help"]
+Protocol = Literal["text", "native", "playbook", "single"]
+
+
+class StopReason(StrEnum):
+    """Why a run ended. Only FINISH means the model (or playbook) concluded on its own."""
+
+    FINISH = "finish"
+    MAX_STEPS = "max_steps"
+    TIME_BUDGET = "time_budget"
+    TOKEN_BUDGET = "token_budget"
+    REPEATED_ACTION = "repeated_action"
+    FORMAT_ERRORS = "format_errors"
+    LLM_UNAVAILABLE = "llm_unavailable"
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the user asked, where, and what the thread already established."""
+
+    text: str
+    user: str = ""
+    channel: str = ""
+    thread_ts: str = ""
+    source: str = "cli"  # slack | api | alertmanager | cli | eval
+    history: tuple[str, ...] = ()  # compressed thread memory, oldest first
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    args: Mapping[str, Any]
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One Thought -> Action -> Observation round, as traced and as shown in Slack."""
+
+    index: int
+    thought: str
+    action: str  # tool name, "finish", or "" when the reply could not be read
+    args: Mapping[str, Any]
+    observation: str
+    status: StepStatus
+    elapsed_ms: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Totals:
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    elapsed_ms: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    format_errors: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Intent:
+    route: Route
+    confidence: float
+    tier: Literal["rules", "model", "default"]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The loop's gates. Defaults match the engine issue; wiring builds it from Settings.agent."""
+
+    max_steps: int = 8
+    time_budget_s: float = 90.0
+    token_budget: int = 32_000
+    max_format_errors: int = 3
+    max_args_chars: int = 2_000
+    parallel_tools: bool = False
+
+
+@dataclass(frozen=True)
+class Trace:
+    trace_id: str
+    question: str
+    protocol: Protocol
+    steps: tuple[Step, ...]
+    answer: str
+    complete: bool
+    stop_reason: StopReason
+    totals: Totals
+    started_at: str = ""  # ISO 8601, UTC
+    model: str = ""
+    intent: Intent | None = None
+    notes: tuple[str, ...] = field(default=())  # e.g. "LLM unavailable: ...", "unverified: 42 ms"
+
+
+StepObserver = Callable[[Step], None]
+
+
+def trace_to_dict(trace: Trace) -> dict[str, Any]:
+    """JSON-ready form with the keys named in the engine issue."""
+    data = asdict(trace)
+    data["stop_reason"] = trace.stop_reason.value
+    data["totals"]["tokens"] = trace.totals.tokens
+    return data
+
+
+def trace_from_dict(data: Mapping[str, Any]) -> Trace:
+    """Inverse of trace_to_dict; tolerates missing optional keys from older stored traces."""
+    totals = {k: v for k, v in dict(data.get("totals") or {}).items() if k != "tokens"}
+    intent = data.get("intent")
+    return Trace(
+        trace_id=data["trace_id"],
+        question=data["question"],
+        protocol=data["protocol"],
+        steps=tuple(Step(**s) for s in data.get("steps", ())),
+        answer=data.get("answer", ""),
+        complete=bool(data.get("complete", False)),
+        stop_reason=StopReason(data.get("stop_reason", StopReason.FINISH)),
+        totals=Totals(**totals),
+        started_at=data.get("started_at", ""),
+        model=data.get("model", ""),
+        intent=Intent(**intent) if intent else None,
+        notes=tuple(data.get("notes", ())),
+    )

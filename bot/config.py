@@ -1,0 +1,237 @@
+"""All configuration in one Settings class (env prefix OPSBOT_, nested sections with "__").
+
+This module is a leaf: it imports nothing from the project. Only bot/wiring.py and bot/cli.py read it.
+Every field is documented in deploy/.env.example (tests/test_config.py keeps the two in step).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+DEFAULT_STATE_DIR = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "opsbot"
+
+
+class LLMSettings(BaseModel):
+    """Any OpenAI-compatible endpoint. Empty base_url and api_key means: no LLM, use the playbook."""
+
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    model: str = "gpt-4o-mini"
+    cheap_model: str = ""  # classification and summaries; empty = same as model
+    protocol: Literal["text", "native"] = "native"
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    temperature: float = 0.0
+    max_reply_tokens: int = 1024
+    tokenizer: str = "o200k_base"
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.api_key.get_secret_value())
+
+
+class AgentSettings(BaseModel):
+    """The ReAct loop's gates and context limits."""
+
+    max_steps: int = 8
+    time_budget_s: float = 90.0
+    token_budget: int = 32_000
+    max_format_errors: int = 3
+    max_args_chars: int = 2_000
+    parallel_tools: bool = False
+    max_observation_chars: int = 2_500
+    keep_recent_steps: int = 3
+    tool_timeout_s: float = 20.0
+
+
+class MetricTemplate(BaseModel):
+    """One PromQL template of the metric catalogue.
+
+    `$label` and `$service` are substituted (string.Template) with the service label name and a service
+    name that has already been checked against the label values Prometheus holds.
+    """
+
+    promql: str
+    unit: Literal["s", "ms", "ratio", "rps", "cores", "bytes", "count"]
+    description: str = ""
+
+
+def default_metric_catalogue() -> dict[str, MetricTemplate]:
+    sel = '$label="$service"'
+    return {
+        "p99_latency": MetricTemplate(
+            promql=f"histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{{sel}}}[5m])))",
+            unit="s",
+            description="99th percentile request latency",
+        ),
+        "qps": MetricTemplate(
+            promql=f"sum(rate(http_requests_total{{{sel}}}[5m]))",
+            unit="rps",
+            description="requests per second",
+        ),
+        "error_rate": MetricTemplate(
+            promql=(
+                f'sum(rate(http_requests_total{{{sel},status=~"5.."}}[5m]))'
+                f" / sum(rate(http_requests_total{{{sel}}}[5m]))"
+            ),
+            unit="ratio",
+            description="share of requests answered 5xx",
+        ),
+        "cpu_usage": MetricTemplate(
+            promql=f"sum(rate(process_cpu_seconds_total{{{sel}}}[5m]))",
+            unit="cores",
+            description="CPU cores in use",
+        ),
+    }
+
+
+class PrometheusSettings(BaseModel):
+    url: str = "http://127.0.0.1:19090"
+    timeout_s: float = 10.0
+    verify_tls: bool = True
+    bearer_token: SecretStr = SecretStr("")
+    service_label: str = "service"
+    max_points: int = 288
+    metrics: dict[str, MetricTemplate] = Field(default_factory=default_metric_catalogue)
+
+
+class ElasticsearchSettings(BaseModel):
+    """One Elasticsearch connection, shared by the logs, deploys and trace-store backends that use it."""
+
+    url: str = ""
+    api_key: SecretStr = SecretStr("")
+    username: str = ""
+    password: SecretStr = SecretStr("")
+    verify_certs: bool = True
+    timeout_s: float = 10.0
+    plain_json: bool = False  # send application/json instead of the compat media type (OpenSearch, osmem)
+
+
+class LogsSettings(BaseModel):
+    backend: Literal["sqlite", "elasticsearch"] = "sqlite"
+    sqlite_path: Path = DEFAULT_STATE_DIR / "logs.db"
+    index_pattern: str = "logs-*"
+    timestamp_field: str = "@timestamp"
+    service_field: str = "service"
+    level_field: str = "level"
+    message_field: str = "message"
+    stack_field: str = "stack_trace"
+    trace_field: str = "trace_id"
+    default_limit: int = 100
+    max_limit: int = 1_000
+
+
+class DeploysSettings(BaseModel):
+    backend: Literal["git", "elasticsearch"] = "git"
+    git_repo: Path = DEFAULT_STATE_DIR / "deploys.git"
+    tag_pattern: str = "{service}/{version}"
+    service_path: str = "services/{service}"
+    index: str = "deploys"
+    max_diff_chars: int = 6_000
+
+
+class SlackSettings(BaseModel):
+    bot_token: SecretStr = SecretStr("")
+    signing_secret: SecretStr = SecretStr("")
+    app_token: SecretStr = SecretStr("")  # xapp-...: Socket Mode when set
+    api_base_url: str = "https://slack.com/api/"
+    workers: int = 4
+    queue_size: int = 32
+    use_streaming: bool = True
+    update_interval_s: float = 3.0
+    dedupe_ttl_s: int = 900
+    alert_channel: str = ""  # where Alertmanager-triggered diagnoses are posted
+
+
+class ServerSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    api_token: SecretStr = SecretStr("")  # bearer token for /api/*; empty disables the API
+    threads: int = 8
+
+
+class AccessSettings(BaseModel):
+    """Applied at every entry point: Slack, HTTP API, Alertmanager webhook."""
+
+    allowed_channels: list[str] = Field(default_factory=list)  # empty = every channel
+    rate_limit_per_minute: int = 6  # per user
+
+
+class StoreSettings(BaseModel):
+    backend: Literal["sqlite", "elasticsearch"] = "sqlite"
+    sqlite_path: Path = DEFAULT_STATE_DIR / "traces.db"
+    index: str = "opsbot-traces"
+
+
+class IntentSettings(BaseModel):
+    use_model: bool = True  # ask the cheap model when the rules are unsure
+    unsure_below: float = 0.75
+
+
+class SandboxSettings(BaseModel):
+    dir: Path = DEFAULT_STATE_DIR / "sandbox"
+    scenario: str = "hikari-pool"
+    prometheus_port: int = 19090
+    osmem_port: int = 19200
+
+
+class Settings(BaseSettings):
+    """opsbot's whole configuration. Nested sections read from OPSBOT_<SECTION>__<FIELD>."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="OPSBOT_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+    )
+
+    log_level: str = "INFO"
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
+    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings)
+    logs: LogsSettings = Field(default_factory=LogsSettings)
+    deploys: DeploysSettings = Field(default_factory=DeploysSettings)
+    topology: dict[str, list[str]] = Field(default_factory=dict)  # service -> downstream services
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    intent: IntentSettings = Field(default_factory=IntentSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The standard OPENAI_* variables rank below every OPSBOT_ source.
+        return (init_settings, env_settings, dotenv_settings, OpenAIEnvSource(settings_cls), file_secret_settings)
+
+
+class OpenAIEnvSource(PydanticBaseSettingsSource):
+    """Honours OPENAI_API_KEY and OPENAI_BASE_URL, the variables every OpenAI-compatible tool reads."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        llm = {
+            key: os.environ[env]
+            for key, env in (("api_key", "OPENAI_API_KEY"), ("base_url", "OPENAI_BASE_URL"))
+            if os.environ.get(env)
+        }
+        return {"llm": llm} if llm else {}

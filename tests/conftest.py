@@ -1,0 +1,7 @@
+"""Shared fixtures live in tests/fakes/ (the stand-ins) and are registered here once."""
+
+pytest_plugins = [
+    "tests.fakes.llm",
+    "tests.fakes.slack",
+    "tests.fakes.backends",
+]

@@ -1,0 +1,171 @@
+"""The tool interface: a typed, documented function becomes a ToolSpec, and call_tool() is the one boundary.
+
+A tool's name is what the model sees, its typed parameters are the argument schema, and its docstring is
+the description (when to use it, legal values, how much it returns). Every failure the model could fix
+comes back as a ToolResult, never as an exception.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+log = logging.getLogger(__name__)
+
+ToolStatus = Literal["ok", "error", "no_data", "refused"]
+
+# Tool calls run here so a hung backend costs the loop at most its timeout, never the whole run.
+_EXECUTOR = ThreadPoolExecutor(max_workers=16, thread_name_prefix="tool")
+
+
+class ToolError(Exception):
+    """An error the model can fix. Its message is shown to the model verbatim, so make it actionable."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    status: ToolStatus
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments object
+    func: Callable[..., ToolResult | str]
+    args_model: type[BaseModel]
+
+    def to_openai(self) -> dict[str, Any]:
+        """The `tools=` entry for OpenAI-compatible chat completions."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+def tool(
+    func: Callable[..., ToolResult | str],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    choices: Mapping[str, Sequence[str]] | None = None,
+) -> ToolSpec:
+    """Build a ToolSpec from a typed function or bound method.
+
+    `Annotated[T, "text"]` parameters get "text" as their schema description. `choices` narrows a string
+    parameter to values known only at run time (e.g. the configured metric catalogue).
+    """
+    hints = typing.get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    for pname, param in inspect.signature(func).parameters.items():
+        annotation = hints.get(pname, str)
+        doc = ""
+        if typing.get_origin(annotation) is typing.Annotated:
+            annotation, *extras = typing.get_args(annotation)
+            doc = next((e for e in extras if isinstance(e, str)), "")
+        if choices and pname in choices:
+            annotation = Literal[tuple(choices[pname])]  # type: ignore[valid-type]
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (annotation, Field(default, description=doc or None))
+    tool_name = name or func.__name__
+    model = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    text = description or inspect.getdoc(func) or ""
+    return ToolSpec(tool_name, text.strip(), schema, func, model)
+
+
+class Toolbox:
+    """The tools one run may use. Duplicate names fail at construction, never silently override."""
+
+    def __init__(self, specs: Iterable[ToolSpec], redact: Callable[[str], str] | None = None) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for spec in specs:
+            if spec.name in self._specs:
+                raise ValueError(f"duplicate tool name {spec.name!r}")
+            self._specs[spec.name] = spec
+        self.redact = redact
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+def validation_message(name: str, exc: ValidationError) -> str:
+    """Turn pydantic's errors into one observation the model can act on."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
+        problems.append(f"{where}: {err['msg']}{got}")
+    return f"invalid arguments for {name}: " + "; ".join(problems)
+
+
+def call_tool(
+    toolbox: Toolbox,
+    name: str,
+    args: Mapping[str, Any],
+    *,
+    max_args_chars: int = 2_000,
+    timeout_s: float | None = None,
+) -> ToolResult:
+    """Validate, run and wrap one tool call. Every failure becomes a ToolResult the model can read."""
+    result = _call_unredacted(toolbox, name, args, max_args_chars, timeout_s)
+    if toolbox.redact is not None:
+        result = ToolResult(result.status, toolbox.redact(result.text))
+    return result
+
+
+def _call_unredacted(
+    toolbox: Toolbox, name: str, args: Mapping[str, Any], max_args_chars: int, timeout_s: float | None
+) -> ToolResult:
+    spec = toolbox.get(name)
+    if spec is None:
+        return ToolResult("error", f"unknown tool {name!r}. Valid tools: {', '.join(toolbox.names)}.")
+    size = len(json.dumps(args, ensure_ascii=False, default=str))
+    if size > max_args_chars:
+        return ToolResult(
+            "refused", f"arguments are {size:,} characters; the limit is {max_args_chars:,}. Send shorter ones."
+        )
+    try:
+        parsed = spec.args_model.model_validate(dict(args))
+    except ValidationError as exc:
+        return ToolResult("error", validation_message(name, exc))
+    kwargs = {k: getattr(parsed, k) for k in type(parsed).model_fields}
+    future = _EXECUTOR.submit(spec.func, **kwargs)
+    try:
+        out = future.result(timeout=timeout_s)
+    except FutureTimeout:
+        return ToolResult("error", f"{name} timed out after {timeout_s:g} s; try a narrower range or fewer lines.")
+    except ToolError as exc:
+        return ToolResult("error", str(exc))
+    except Exception as exc:  # the single place where a tool's unexpected failure becomes an observation
+        log.warning("tool %s failed: %s", name, exc, exc_info=log.isEnabledFor(logging.DEBUG))
+        return ToolResult("error", f"{name} failed: {type(exc).__name__}: {exc}")
+    if isinstance(out, ToolResult):
+        return out
+    return ToolResult("ok", out) if out.strip() else ToolResult("no_data", f"{name} returned no data.")
