@@ -74,7 +74,7 @@ def tool(
             annotation, *extras = typing.get_args(annotation)
             doc = next((e for e in extras if isinstance(e, str)), "")
         if choices and pname in choices:
-            annotation = Literal[tuple(choices[pname])]  # type: ignore[valid-type]
+            annotation = Literal[tuple(choices[pname])]
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, Field(default, description=doc or None))
     tool_name = name or func.__name__
