@@ -1,0 +1,106 @@
+"""call_tool() is the single boundary: every failure the model could fix comes back as an observation."""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Literal
+
+import pytest
+
+from tools.base import Toolbox, ToolError, ToolResult, call_tool, tool
+
+
+def query_things(service: Annotated[str, "service name"], window: Literal["1h", "6h"] = "1h", limit: int = 10) -> str:
+    """Look up things for a service. Returns up to `limit` lines."""
+    if service == "down":
+        raise ConnectionError("connection refused to 127.0.0.1:1")
+    if service == "unknown":
+        raise ToolError("unknown service 'unknown'; known: order, payment")
+    if service == "empty":
+        return ""
+    return f"{service} {window} {limit}"
+
+
+def slow_tool(seconds: float) -> str:
+    """Sleep (tests only)."""
+    threading.Event().wait(seconds)
+    return "late"
+
+
+@pytest.fixture
+def box() -> Toolbox:
+    return Toolbox([tool(query_things), tool(slow_tool)])
+
+
+def test_schema_comes_from_signature_and_docstring() -> None:
+    spec = tool(query_things)
+    assert spec.name == "query_things"
+    assert spec.description.startswith("Look up things for a service.")
+    props = spec.parameters["properties"]
+    assert props["service"] == {"description": "service name", "type": "string"}
+    assert props["window"]["enum"] == ["1h", "6h"]
+    assert spec.parameters["required"] == ["service"]
+    assert spec.to_openai()["function"]["name"] == "query_things"
+
+
+def test_runtime_choices_narrow_a_parameter(box: Toolbox) -> None:
+    spec = tool(query_things, name="query_choice", choices={"service": ["order", "payment"]})
+    assert spec.parameters["properties"]["service"]["enum"] == ["order", "payment"]
+    result = call_tool(Toolbox([spec]), "query_choice", {"service": "ordr"})
+    assert result.status == "error"
+    assert "'order'" in result.text and "ordr" in result.text
+
+
+def test_duplicate_tool_names_fail_at_startup() -> None:
+    with pytest.raises(ValueError, match="duplicate tool name 'query_things'"):
+        Toolbox([tool(query_things), tool(query_things)])
+
+
+def test_unknown_tool_lists_valid_tools(box: Toolbox) -> None:
+    result = call_tool(box, "query_stuff", {})
+    assert result == ToolResult("error", "unknown tool 'query_stuff'. Valid tools: query_things, slow_tool.")
+
+
+def test_invalid_arguments_tell_the_model_what_was_wrong(box: Toolbox) -> None:
+    result = call_tool(box, "query_things", {"service": "order", "window": "2h", "colour": "red"})
+    assert result.status == "error"
+    assert "window: Input should be '1h' or '6h' (got '2h')" in result.text
+    assert "colour: Extra inputs are not permitted" in result.text
+    missing = call_tool(box, "query_things", {})
+    assert "service: Field required" in missing.text
+
+
+def test_oversized_arguments_are_refused(box: Toolbox) -> None:
+    result = call_tool(box, "query_things", {"service": "x" * 3000}, max_args_chars=2000)
+    assert result.status == "refused"
+    assert "the limit is 2,000" in result.text
+
+
+def test_tool_error_keeps_its_message(box: Toolbox) -> None:
+    result = call_tool(box, "query_things", {"service": "unknown"})
+    assert result == ToolResult("error", "unknown service 'unknown'; known: order, payment")
+
+
+def test_unexpected_exception_keeps_backend_text(box: Toolbox) -> None:
+    result = call_tool(box, "query_things", {"service": "down"})
+    assert result.status == "error"
+    assert "ConnectionError: connection refused to 127.0.0.1:1" in result.text
+
+
+def test_empty_output_is_no_data(box: Toolbox) -> None:
+    assert call_tool(box, "query_things", {"service": "empty"}).status == "no_data"
+
+
+def test_lax_types_are_coerced(box: Toolbox) -> None:
+    assert call_tool(box, "query_things", {"service": "order", "limit": "5"}).text == "order 1h 5"
+
+
+def test_slow_tool_times_out_as_observation(box: Toolbox) -> None:
+    result = call_tool(box, "slow_tool", {"seconds": 2}, timeout_s=0.05)
+    assert result.status == "error"
+    assert "timed out after 0.05 s" in result.text
+
+
+def test_redact_hook_applies_to_every_result() -> None:
+    box = Toolbox([tool(query_things)], redact=lambda text: text.replace("order", "[REDACTED]"))
+    assert call_tool(box, "query_things", {"service": "order"}).text == "[REDACTED] 1h 10"
