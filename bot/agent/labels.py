@@ -104,6 +104,13 @@ def cut_at_observation(segments: list[Segment]) -> list[Segment]:
     return kept
 
 
+def text_from(segments: list[Segment], index: int) -> str:
+    """The reply from one segment to the end, labels restored: a final answer may say "Action: roll back"."""
+    parts = [segments[index].text]
+    parts += [f"{s.kind.replace('_', ' ').title()}: {s.text}" for s in segments[index + 1 :]]
+    return "\n".join(p for p in parts if p).strip()
+
+
 def tidy_answer(text: str) -> str:
     """Drop a lone fence left over from a reply wrapped in ```; keep code blocks inside the answer."""
     lines = text.split("\n")

@@ -22,6 +22,7 @@ from bot.agent.labels import (
     normalise_reply,
     segments_from_reply,
     strip_fences,
+    text_from,
     tidy_answer,
 )
 
@@ -81,11 +82,26 @@ def parse_reply(text: str, tool_names: Collection[str] = ()) -> Parsed:
     if decision is None:
         return format_error("there is no Action or Final Answer line", thought)
     if segments[decision].kind == "final_answer":
-        return _final(thought, tidy_answer(_rest_from(segments, decision)))
+        return _final(thought, tidy_answer(text_from(segments, decision)))
     try:
         return _action(thought, segments, decision, tool_names)
     except _Unreadable as exc:
         return format_error(str(exc), thought)
+
+
+def parsed_to_dict(parsed: Parsed) -> dict[str, Any]:
+    """JSON-ready form used by `opsbot parse`: kind action | final | error."""
+    if isinstance(parsed, ParsedAction):
+        return {
+            "kind": "action",
+            "action": parsed.action,
+            "args": parsed.args,
+            "thought": parsed.thought,
+            "ignored_actions": parsed.ignored_actions,
+        }
+    if isinstance(parsed, ParsedFinal):
+        return {"kind": "final", "answer": parsed.answer, "thought": parsed.thought}
+    return {"kind": "error", "message": parsed.message, "thought": parsed.thought}
 
 
 def format_error(reason: str, thought: str = "") -> ParseError:
@@ -98,18 +114,6 @@ def _thought_before(segments: list[Segment], decision: int | None, chatter: str)
     upto = segments if decision is None else segments[:decision]
     thoughts = [s.text for s in upto if s.kind == "thought"]
     return thoughts[-1] if thoughts else chatter
-
-
-def _rest_from(segments: list[Segment], index: int) -> str:
-    """A final answer runs to the end of the reply: a line like "Action: roll back" belongs to it."""
-    first = segments[index]
-    tail = [first.text] + [_relabel(s) for s in segments[index + 1 :]]
-    return "\n".join(t for t in tail if t).strip()
-
-
-def _relabel(segment: Segment) -> str:
-    label = segment.kind.replace("_", " ").title()
-    return f"{label}: {segment.text}"
 
 
 def _final(thought: str, answer: str) -> Parsed:
