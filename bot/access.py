@@ -1,0 +1,70 @@
+"""Who may start a diagnosis, where, and how often: one policy applied at every entry point.
+
+A diagnosis costs LLM tokens and backend queries, so each user gets a sliding-window budget of runs per
+minute, and a channel allowlist keeps the bot out of channels it was not meant for (slash commands work
+in any conversation, so Slack membership alone is not a gate).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+
+WINDOW_S = 60.0
+
+Admit = Callable[[str, str], str | None]
+
+
+class AccessPolicy:
+    """`admit(user, channel)` -> None when allowed, else the reason to tell the user. Thread-safe."""
+
+    def __init__(
+        self,
+        allowed_channels: Iterable[str] = (),
+        rate_limit_per_minute: int = 0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.allowed_channels = frozenset(c.strip() for c in allowed_channels if c.strip())
+        self.rate_limit_per_minute = rate_limit_per_minute
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._recent: dict[str, deque[float]] = {}
+
+    def admit(self, user: str, channel: str) -> str | None:
+        """Check the channel, then take one slot from the user's window (a refused run takes none)."""
+        if self.allowed_channels and channel not in self.allowed_channels:
+            return "opsbot is not enabled in this channel. Ask in one of the incident channels it serves."
+        if self.rate_limit_per_minute <= 0:
+            return None
+        return self._take_slot(user or "anonymous")
+
+    def _take_slot(self, user: str) -> str | None:
+        now = self._clock()
+        with self._lock:
+            recent = self._recent.setdefault(user, deque())
+            while recent and now - recent[0] >= WINDOW_S:
+                recent.popleft()
+            if len(recent) >= self.rate_limit_per_minute:
+                wait_s = max(1, round(WINDOW_S - (now - recent[0])))
+                return (
+                    f"rate limit: {self.rate_limit_per_minute} diagnoses per minute per user. "
+                    f"Try again in {wait_s} s."
+                )
+            recent.append(now)
+            self._forget_idle(now)
+            return None
+
+    def _forget_idle(self, now: float) -> None:
+        # Keep memory bounded by active users: drop users whose whole window has expired.
+        if len(self._recent) > 1_000:
+            idle = [u for u, q in self._recent.items() if not q or now - q[-1] >= WINDOW_S]
+            for user in idle:
+                del self._recent[user]
+
+
+def allow_all(user: str, channel: str) -> str | None:
+    """The admit callable for surfaces that run without a policy (tests, the CLI)."""
+    return None

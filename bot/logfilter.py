@@ -1,0 +1,41 @@
+"""A logging.Filter that redacts every record before any handler writes it.
+
+Installed on the root logger's handlers (a filter on a logger would miss records propagated from its
+children), so a secret in a backend's error text or a tool's observation never reaches the log files.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites the message, the formatted exception and the stack info of each record through `redact`."""
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = self._redact(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._redact(record.stack_info)
+        return True
+
+
+def install_redaction(redact: Callable[[str], str], logger: logging.Logger | None = None) -> RedactingFilter:
+    """Add one RedactingFilter to every handler of `logger` (default: root); idempotent per handler."""
+    target = logger or logging.getLogger()
+    filt = RedactingFilter(redact)
+    for handler in target.handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(filt)
+    return filt

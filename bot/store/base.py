@@ -1,0 +1,151 @@
+"""The TraceStore seam and what both implementations share: the stats shapes and trace flattening.
+
+Every diagnosis is stored by trace id before it is posted anywhere, so an operator can read it back after
+a restart or a Slack outage. Traces are redacted by the store itself (the `redact` hook wiring passes in),
+so no caller can store an unredacted one by forgetting a step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from bot.agent.types import Trace
+
+TraceRedactor = Callable[[Trace], Trace]
+EvalRun = dict[str, Any]
+TraceList = list[Trace]
+EvalRunList = list[EvalRun]
+
+# Steps whose action is not a tool: the final answer and replies the parser could not read.
+NON_TOOL_ACTIONS = frozenset({"", "finish"})
+
+
+class TraceStore(Protocol):
+    """Where traces, feedback votes and eval runs live."""
+
+    def save(self, trace: Trace) -> None:
+        """Store (or replace) one trace, redacted."""
+        ...
+
+    def get(self, trace_id: str) -> Trace | None: ...
+
+    def list(self, limit: int = 20, *, min_steps: int = 0, since: datetime | None = None) -> TraceList:
+        """Newest first; `min_steps` keeps runs with at least that many steps."""
+        ...
+
+    def search(self, text: str, limit: int = 20) -> TraceList:
+        """Full-text search over question, answer and observations, best match first."""
+        ...
+
+    def record_feedback(self, trace_id: str, user: str, vote: int) -> None:
+        """One vote (+1 / -1) per user and trace; a second vote replaces the first."""
+        ...
+
+    def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats: ...
+
+    def save_eval_run(self, run: Mapping[str, Any]) -> str:
+        """Store one eval run (a JSON-ready dict); returns its run id."""
+        ...
+
+    def eval_runs(self, limit: int = 20) -> EvalRunList: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ToolStat:
+    tool: str
+    calls: int
+    errors: int
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.calls if self.calls else 0.0
+
+
+@dataclass(frozen=True)
+class DayTokens:
+    day: str  # YYYY-MM-DD, UTC
+    runs: int
+    tokens: int
+
+    @property
+    def tokens_per_run(self) -> float:
+        return self.tokens / self.runs if self.runs else 0.0
+
+
+@dataclass(frozen=True)
+class TraceStats:
+    """The answers to the questions operators ask about the bot's runs."""
+
+    runs: int
+    long_runs: int  # runs with more than `long_run_steps` steps
+    long_run_steps: int
+    stop_reasons: Mapping[str, int]
+    tools: tuple[ToolStat, ...]
+    tokens_by_day: tuple[DayTokens, ...]
+    votes_up: int
+    votes_down: int
+    p50_duration_ms: int
+    p95_duration_ms: int
+    intents: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def feedback_ratio(self) -> float | None:
+        """Share of helpful votes; None when nobody voted."""
+        votes = self.votes_up + self.votes_down
+        return self.votes_up / votes if votes else None
+
+
+@dataclass(frozen=True)
+class ToolCallRow:
+    step: int
+    tool: str
+    status: str
+
+
+def tool_calls_of(trace: Trace) -> list[ToolCallRow]:
+    """The tool calls of a trace (format errors and the final answer are not tool calls)."""
+    return [
+        ToolCallRow(s.index, s.action, s.status)
+        for s in trace.steps
+        if s.action not in NON_TOOL_ACTIONS and s.status != "format_error"
+    ]
+
+
+def observations_of(trace: Trace) -> str:
+    return "\n".join(s.observation for s in trace.steps if s.observation)
+
+
+def started_at_of(trace: Trace, now: datetime | None = None) -> datetime:
+    """The trace's start as an aware UTC datetime (now when the trace carries none or an unreadable one)."""
+    text = trace.started_at.strip()
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        return now or datetime.now(UTC)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def iso_utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def percentile_nearest_rank(sorted_values: Sequence[int], percent: float) -> int:
+    """Nearest-rank percentile (an observed value, never an interpolation): both stores agree exactly."""
+    if not sorted_values:
+        return 0
+    rank = max(1, math.ceil(percent / 100 * len(sorted_values)))
+    return int(sorted_values[rank - 1])
+
+
+def check_vote(vote: int) -> int:
+    if vote not in (-1, 1):
+        raise ValueError(f"vote must be +1 or -1, got {vote!r}")
+    return vote
