@@ -1,0 +1,257 @@
+"""Reading evidence out of tool observations: change points, known services, deploys, diffs, log signatures.
+
+The playbook knows the tools only through their text (the same text the model sees), so these readers are
+lenient: they look for the stable line forms the tools promise (`change: 15:05 212 ms -> 1,180 ms (x5.6)`,
+`-key: old` / `+key: new`) and ignore everything else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """One detected level shift in a metric series."""
+
+    at: datetime
+    before: str  # as printed by the tool, with its unit ("212 ms")
+    after: str
+    ratio: float  # after / before; inf when before is 0
+
+    @property
+    def strength(self) -> float:
+        """How big the shift is, whichever direction: |log(ratio)|."""
+        if self.ratio <= 0:
+            return 0.0
+        return 50.0 if math.isinf(self.ratio) else abs(math.log(self.ratio))
+
+
+@dataclass(frozen=True)
+class DeployRecord:
+    service: str
+    version: str
+    at: datetime | None
+    line: str  # the observation line it came from, cited in the conclusion
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """One configuration key changed by a deploy diff."""
+
+    key: str
+    old: str
+    new: str
+    path: str = ""  # file the change is in
+
+
+@dataclass(frozen=True)
+class LogSignature:
+    count: int
+    text: str
+
+
+_NUM = r"[-+]?\d[\d,]*(?:\.\d+)?"
+_VALUE = rf"{_NUM}(?:\s*[a-zA-Z%/]+)?"
+_WHEN = r"(?:(?:\d{4}-)?\d{2}-\d{2}[T ])?\d{1,2}:\d{2}(?::\d{2})?Z?"
+_CHANGE_RX = re.compile(
+    rf"^\s*change:\s*(?:(?P<from_when>{_WHEN})\s+)?(?P<before>{_VALUE})\s*(?:->|→)\s*"
+    rf"(?:(?P<to_when>{_WHEN})\s+)?(?P<after>{_VALUE})(?:.*?[x×](?P<ratio>{_NUM}))?",
+    re.MULTILINE,
+)
+_ISO_RX = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_VERSION_RX = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:[-+][0-9A-Za-z.]+)?(?![\w.])")
+_KNOWN_RX = re.compile(r"known(?: services)?:\s*(?P<names>[^\n;]+?)(?:\.\s|\.?$)", re.IGNORECASE | re.MULTILINE)
+_DIFF_KEY_RX = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[\w.\-/\"']+)\s*[:=]\s*(?P<value>.*?)\s*$")
+_SIGNATURE_RX = re.compile(
+    r"^\s*(?:\d+[.)]\s*)?\[?(?P<count>\d[\d,]*)\s*(?:x|×|times|occurrences)?\]?\s*[:|-]?\s*(?P<text>\S.*)$"
+)
+
+
+def number_from_text(text: str) -> float | None:
+    """The first number in a printed value ("1,180 ms" -> 1180.0)."""
+    match = re.search(_NUM, text)
+    return float(match.group().replace(",", "")) if match else None
+
+
+def moment_from_text(text: str, now: datetime) -> datetime | None:
+    """An ISO time, or a bare HH:MM taken as its latest occurrence at or before `now` (tools print UTC)."""
+    iso = _ISO_RX.search(text)
+    if iso:
+        raw = iso.group().replace(" ", "T").replace("Z", "+00:00")
+        moment = datetime.fromisoformat(raw)
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    clock = re.search(r"(?:\b(\d{2})-(\d{2})[T ])?\b(\d{1,2}):(\d{2})\b", text)
+    if not clock:
+        return None
+    month, day, hour, minute = (int(g) if g else None for g in clock.groups())
+    moment = now.replace(hour=hour or 0, minute=minute or 0, second=0, microsecond=0)
+    if month and day:
+        moment = moment.replace(month=month, day=day)
+        return moment if moment <= now + timedelta(days=1) else moment.replace(year=now.year - 1)
+    return moment if moment <= now else moment - timedelta(days=1)
+
+
+def change_points_from_text(observation: str, now: datetime) -> list[ChangePoint]:
+    """Every `change:` line of a query_metrics observation, oldest first."""
+    points = []
+    for match in _CHANGE_RX.finditer(observation):
+        when = match.group("to_when") or match.group("from_when") or ""
+        at = moment_from_text(when, now) if when else None
+        if at is None:
+            continue
+        before, after = number_from_text(match.group("before")), number_from_text(match.group("after"))
+        ratio = float(match.group("ratio").replace(",", "")) if match.group("ratio") else _ratio(before, after)
+        if before is not None and after is not None and after < before and ratio > 1:
+            ratio = 1 / ratio  # "(x5.6)" printed for a drop still means a drop
+        points.append(ChangePoint(at, match.group("before").strip(), match.group("after").strip(), ratio))
+    return sorted(points, key=lambda p: p.at)
+
+
+def _ratio(before: float | None, after: float | None) -> float:
+    if before is None or after is None:
+        return 1.0
+    if before == 0:
+        return math.inf if after > 0 else 1.0
+    return after / before
+
+
+def known_services_from_text(observation: str) -> list[str]:
+    """The service list an unknown-service observation offers ("known: order, payment, ...")."""
+    match = _KNOWN_RX.search(observation)
+    if not match:
+        return []
+    names = (n.strip(" .…'\"`") for n in match.group("names").split(","))
+    return [n for n in names if n and n != "..." and re.fullmatch(r"[\w.\-]+", n)]
+
+
+def service_from_text(text: str, services: Iterable[str]) -> str | None:
+    """The known service the text names, preferring the longest match ("order-db" over "order")."""
+    lowered = text.lower()
+    for name in sorted(set(services), key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", lowered):
+            return name
+    return None
+
+
+def deploys_from_text(observation: str, service: str, now: datetime) -> list[DeployRecord]:
+    """One record per observation line that carries a version, oldest first."""
+    records = []
+    for line in observation.splitlines():
+        version = _version_in(line, service)
+        if version is None:
+            continue
+        at = moment_from_text(line, now)
+        records.append(DeployRecord(service, version, at, line.strip()))
+    unique = {(r.version, r.at): r for r in records}
+    return sorted(unique.values(), key=lambda r: r.at or datetime.min.replace(tzinfo=UTC))
+
+
+def _version_in(line: str, service: str) -> str | None:
+    tagged = re.search(rf"{re.escape(service)}/(\S+?)(?=[\s,;)]|$)", line)
+    if tagged:
+        return tagged.group(1)
+    line_without_times = _ISO_RX.sub(" ", line)
+    match = _VERSION_RX.search(line_without_times)
+    return match.group() if match else None
+
+
+def key_changes_from_diff(diff: str) -> list[KeyChange]:
+    """Pair `-key: old` / `+key: new` lines of a unified diff; keys are dotted by YAML indentation."""
+    removed: dict[str, tuple[str, str]] = {}
+    added: dict[str, tuple[str, str]] = {}
+    path = ""
+    parents: list[tuple[int, str]] = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            path = line[4:].strip().removeprefix("b/").removeprefix("a/")
+            parents = []
+            continue
+        if line.startswith("@@"):
+            parents = []
+            _key_value(line.rpartition("@@")[2][1:], parents)  # git names the enclosing block: "@@ ... @@ spring:"
+            continue
+        if not line or line[0] not in " +-":
+            continue
+        key_value = _key_value(line[1:], parents)
+        if key_value is None:
+            continue
+        key, value = key_value
+        if line[0] == "-":
+            removed[key] = (value, path)
+        elif line[0] == "+":
+            added[key] = (value, path)
+    return [
+        KeyChange(key, removed[key][0], added[key][0], added[key][1])
+        for key in added
+        if key in removed and removed[key][0] != added[key][0]
+    ]
+
+
+def _key_value(text: str, parents: list[tuple[int, str]]) -> tuple[str, str] | None:
+    """Track YAML nesting in `parents` and return (dotted key, value) for a `key: value` line."""
+    match = _DIFF_KEY_RX.match(text)
+    if not match or text.lstrip().startswith("#"):
+        return None
+    indent, key, value = len(match.group("indent")), match.group("key").strip("\"'"), match.group("value")
+    while parents and parents[-1][0] >= indent:
+        parents.pop()
+    dotted = ".".join([p for _, p in parents] + [key])
+    if not value or value in ("|", ">"):
+        parents.append((indent, key))
+        return None
+    return dotted, value.strip("\"'")
+
+
+def signatures_from_text(observation: str) -> list[LogSignature]:
+    """The clustered error signatures of a query_logs observation, biggest first."""
+    section = _section(observation, ("signature", "cluster", "top error"))
+    found = []
+    for line in section:
+        match = _SIGNATURE_RX.match(line)
+        if match:
+            found.append(LogSignature(int(match.group("count").replace(",", "")), match.group("text").strip()))
+    return sorted(found, key=lambda s: -s.count)
+
+
+def _section(observation: str, headings: Sequence[str]) -> list[str]:
+    """The lines after the first heading that mentions one of `headings`, up to the next blank line."""
+    lines = observation.splitlines()
+    for i, line in enumerate(lines):
+        if any(h in line.lower() for h in headings) and not line.startswith((" ", "\t")):
+            out: list[str] = []
+            for follow in lines[i + 1 :]:
+                if not follow.strip() or (not follow.startswith((" ", "\t", "-", "*")) and out):
+                    break
+                out.append(follow)
+            return out
+    return []
+
+
+_QUESTION_CLOCK_RX = re.compile(
+    r"\b(?:(?P<day>yesterday|today)\b[^\d]{0,12})?(?P<h>\d{1,2}):(?P<m>\d{2})\b", re.IGNORECASE
+)
+_QUESTION_AGO_RX = re.compile(
+    r"\b(?P<n>\d{1,3}|an?)\s*(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+ago\b", re.IGNORECASE
+)
+
+
+def moment_from_question(text: str, now: datetime) -> datetime | None:
+    """When the user says it started: "yesterday 15:05", "since 09:30", "45 minutes ago"; None if unsaid."""
+    ago = _QUESTION_AGO_RX.search(text)
+    if ago:
+        count = 1 if ago.group("n").lower() in ("a", "an") else int(ago.group("n"))
+        unit = timedelta(hours=1) if ago.group("unit").lower().startswith("h") else timedelta(minutes=1)
+        return (now - count * unit).replace(second=0, microsecond=0)
+    clock = _QUESTION_CLOCK_RX.search(text)
+    if not clock or int(clock.group("h")) > 23 or int(clock.group("m")) > 59:
+        return None
+    moment = now.replace(hour=int(clock.group("h")), minute=int(clock.group("m")), second=0, microsecond=0)
+    day = (clock.group("day") or "").lower()
+    if day == "yesterday":
+        return moment - timedelta(days=1)
+    return moment if moment <= now or day == "today" else moment - timedelta(days=1)
