@@ -1,0 +1,240 @@
+"""The deterministic diagnosis used when no LLM is configured or reachable.
+
+It calls the same tools as the model, through the same boundary (`call_tool`), in a fixed order an SRE
+would follow: the service's golden signals, their change points, the deploys just before the first change,
+the diff of the nearest deploy, the error log clusters, then the downstream services. Every call is a Step
+with a Thought explaining why, so its trace reads like the loop's, and its conclusion says plainly that no
+model was involved.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot.agent.evidence import (
+    change_points_from_text,
+    deploys_from_text,
+    key_changes_from_diff,
+    known_services_from_text,
+    moment_from_question,
+    service_from_text,
+    signatures_from_text,
+)
+from bot.agent.findings import Findings, ServiceHealth, conclusion_from_findings
+from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
+from tools.base import Toolbox, call_tool
+
+GOLDEN_METRICS = ("p99_latency", "error_rate", "qps")
+SATURATION_METRICS = ("cpu_usage", "memory_usage", "restarts")
+DEPLOYS_BEFORE_MINUTES = 60  # a config change can take a while to bite (pool exhaustion under peak load)
+DEPLOYS_AFTER_MINUTES = 5  # change detection over 5-minute rates can lead the deploy by a few minutes
+LOGS_AROUND_MINUTES = 30
+WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
+DEFAULT_RANGE = "24h"
+TOOL_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """The time window every metric query uses, as the tool argument and as people read it."""
+
+    range_arg: str  # a duration ("24h") or an ISO interval ("2026-11-28T13:05:00Z/2026-11-28T17:05:00Z")
+    label: str
+    end: datetime  # the tools print bare HH:MM times; they are resolved against this
+
+
+def window_from_question(text: str, now: datetime) -> Window:
+    """Two hours either side of the time the question names, else the last 24 hours."""
+    moment = moment_from_question(text, now)
+    if moment is None:
+        return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
+    start = moment - timedelta(hours=WINDOW_AROUND_HOURS)
+    end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS))
+    return Window(f"{_iso(start)}/{_iso(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC", end)
+
+
+@dataclass
+class _Run:
+    """The steps taken so far; each tool call goes through call_tool and is emitted to the observer."""
+
+    tools: Toolbox
+    on_step: StepObserver | None
+    window: Window
+    steps: list[Step] = field(default_factory=list)
+
+    def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
+        """Run one tool as a Step; the observation text when it answered "ok", else ""."""
+        started = time.monotonic()
+        result = call_tool(self.tools, name, args, timeout_s=TOOL_TIMEOUT_S)
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+        return result.text if result.status == "ok" else ""
+
+    def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> None:
+        """query_metrics over the run's window; records the change points (None when it could not be read)."""
+        args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
+        observation = self.call(thought, "query_metrics", args)
+        if observation or self.steps[-1].status == "no_data":
+            health.readings[metric] = change_points_from_text(observation, self.window.end)
+        else:
+            health.readings[metric] = None
+
+
+def run_playbook(
+    question: Question,
+    tools: Toolbox,
+    *,
+    topology: Mapping[str, Sequence[str]],
+    on_step: StepObserver | None = None,
+    now: datetime | None = None,
+) -> Trace:
+    """Diagnose `question` without a model: fixed checks over the tools, a templated, cited conclusion."""
+    started_at, started = datetime.now(UTC), time.monotonic()
+    run = _Run(tools, on_step, window_from_question(question.text, now or started_at))
+    findings = _investigate(run, question.text, topology)
+    answer, complete = conclusion_from_findings(findings)
+    return Trace(
+        trace_id=uuid.uuid4().hex,
+        question=question.text,
+        protocol="playbook",
+        steps=tuple(run.steps),
+        answer=answer,
+        complete=complete,
+        stop_reason=StopReason.FINISH,
+        totals=Totals(
+            steps=len(run.steps),
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            tool_calls=len(run.steps),
+            tool_errors=sum(s.status in ("error", "refused") for s in run.steps),
+        ),
+        started_at=started_at.isoformat(timespec="seconds"),
+        model="",
+        notes=("produced by the deterministic playbook, without a model",),
+    )
+
+
+def _investigate(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) -> Findings:
+    findings = Findings(window_label=run.window.label)
+    if "query_metrics" not in run.tools:
+        findings.unknowns.append("no query_metrics tool is configured, so no metric could be checked")
+        return findings
+    services = _known_services(run, text, topology)
+    target = service_from_text(text, services) or _strongest_service(run, findings, services)
+    if target is None:
+        return findings
+    findings.service = target
+    _survey(run, findings, target)
+    first = findings.first_change(target)
+    if first is not None:
+        _check_deploys(run, findings, target, first)
+    _check_logs(run, findings, target, first)
+    _check_downstream(run, findings, topology.get(target, ()))
+    return findings
+
+
+def _known_services(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) -> list[str]:
+    services = list(dict.fromkeys([*topology, *(d for ds in topology.values() for d in ds)]))
+    if services and service_from_text(text, services):
+        return services
+    # The tool validates services against Prometheus; an impossible name makes it list the real ones.
+    run.call(
+        "No configured service is named in the question; asking query_metrics which services exist.",
+        "query_metrics",
+        {"service": "?", "metric": _metric_names(run.tools)[0], "range": "1h"},
+    )
+    return list(dict.fromkeys([*services, *known_services_from_text(run.steps[-1].observation)]))
+
+
+def _metric_names(tools: Toolbox) -> list[str]:
+    """The metric catalogue, read from query_metrics' argument schema (its `metric` enum)."""
+    spec = tools.get("query_metrics")
+    schema = spec.parameters.get("properties", {}).get("metric", {}) if spec else {}
+    names = schema.get("enum") or []
+    return list(names) or list(GOLDEN_METRICS)
+
+
+def _survey(run: _Run, findings: Findings, service: str) -> None:
+    """Golden signals (unless a scan already read them), then saturation signals of one service."""
+    catalogue = _metric_names(run.tools)
+    health = findings.health.setdefault(service, ServiceHealth(service))
+    for metric in (*GOLDEN_METRICS, *SATURATION_METRICS):
+        if metric not in catalogue or metric in health.readings:
+            continue
+        if metric in GOLDEN_METRICS:
+            thought = f"Checking {service}'s {metric} over {run.window.label} for a change point (golden signals)."
+        else:
+            thought = f"Checking {service}'s {metric}: saturation or restarts would explain a change without a deploy."
+        run.read_metric(thought, health, metric)
+
+
+def _strongest_service(run: _Run, findings: Findings, services: Sequence[str]) -> str | None:
+    """No service named: read every service's golden signals and pick the one that changed most."""
+    for service in services:
+        health = findings.health.setdefault(service, ServiceHealth(service))
+        for metric in GOLDEN_METRICS:
+            run.read_metric(f"The question names no service; scanning {service}'s {metric}.", health, metric)
+    ranked = sorted(findings.health.values(), key=lambda h: -h.strength)
+    if ranked and ranked[0].strength > 0:
+        return ranked[0].service
+    findings.unknowns.append("no service is named in the question and none shows a change point")
+    return None
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_deploys(run: _Run, findings: Findings, service: str, first: tuple[str, datetime]) -> None:
+    """Deploys in the window before the first change point, then the diff of the nearest one."""
+    if "query_deploy_records" not in run.tools:
+        findings.unknowns.append("no deploy tool is configured, so recent changes were not checked")
+        return
+    metric, at = first
+    start, end = at - timedelta(minutes=DEPLOYS_BEFORE_MINUTES), at + timedelta(minutes=DEPLOYS_AFTER_MINUTES)
+    thought = (
+        f"{service} {metric} changed at {at:%H:%M} UTC; checking {service}'s deploys in the "
+        f"{DEPLOYS_BEFORE_MINUTES} min before it."
+    )
+    args = {"service": service, "start": _iso(start), "end": _iso(end)}
+    observation = run.call(thought, "query_deploy_records", args)
+    findings.deploys_checked.append(service)
+    deploys = [d for d in deploys_from_text(observation, service, end) if d.at is None or start <= d.at <= end]
+    if not deploys:
+        return
+    nearest = min(deploys, key=lambda d: abs((at - d.at).total_seconds()) if d.at else float("inf"))
+    findings.deploy = nearest
+    if "query_deploy_diff" in run.tools:
+        when = f" at {nearest.at:%H:%M}" if nearest.at else ""
+        thought = f"{service} {nearest.version} was deployed{when}, nearest to the change; reading what it changed."
+        diff = run.call(thought, "query_deploy_diff", {"version": nearest.version, "service": service})
+        findings.key_changes = key_changes_from_diff(diff)
+
+
+def _check_logs(run: _Run, findings: Findings, service: str, first: tuple[str, datetime] | None) -> None:
+    if "query_logs" not in run.tools:
+        findings.unknowns.append("no log tool is configured, so error messages were not checked")
+        return
+    args: dict[str, Any] = {"service": service, "level": "ERROR", "range": run.window.range_arg}
+    thought = f"Looking for {service}'s error log clusters over {run.window.label}."
+    if first is not None:
+        at = first[1]
+        args = {"service": service, "level": "ERROR", "start": _iso(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
+        args["end"] = _iso(at + timedelta(minutes=LOGS_AROUND_MINUTES))
+        thought = f"Looking for {service}'s error log clusters in the {LOGS_AROUND_MINUTES} min around {at:%H:%M}."
+    findings.signatures = signatures_from_text(run.call(thought, "query_logs", args))
+
+
+def _check_downstream(run: _Run, findings: Findings, downstream: Sequence[str]) -> None:
+    for service in downstream:
+        health = findings.health.setdefault(service, ServiceHealth(service))
+        for metric in ("p99_latency", "error_rate"):
+            if metric not in health.readings:
+                run.read_metric(f"{findings.service} calls {service}; checking its {metric}.", health, metric)
