@@ -1,0 +1,209 @@
+"""query_logs: counts by level, clustered error signatures, then the newest lines, from any LogSource.
+
+The sources live in tools/logstore.py (SQLite FTS5, the embedded default) and tools/logindex.py
+(Elasticsearch); both are re-exported here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated
+
+from tools.base import ToolError, ToolResult, ToolSpec, tool
+from tools.choices import CachedNames, choice_or_error
+from tools.logindex import ElasticsearchLogs, LogFields
+from tools.logmodel import (
+    LEVELS,
+    LogEntry,
+    LogQuery,
+    LogResult,
+    LogSource,
+    describe_terms,
+    level_from_text,
+    search_text_from_query,
+)
+from tools.logstore import SqliteLogs
+from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
+
+__all__ = ["ElasticsearchLogs", "LogFields", "LogSource", "LogTools", "SqliteLogs", "signature_of"]
+
+TOP_SIGNATURES = 5
+STACK_FRAMES = 3
+MAX_LINE_CHARS = 240
+_NORMALISERS = (
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b"), "<ip>"),
+    (re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I), "<hex>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
+)
+
+
+@dataclass(frozen=True)
+class Signature:
+    template: str
+    count: int
+    first: LogEntry
+    last: LogEntry
+
+
+class LogTools:
+    """The query_logs tool over one LogSource."""
+
+    def __init__(
+        self,
+        source: LogSource,
+        *,
+        default_limit: int = 100,
+        max_limit: int = 1_000,
+        services_ttl_s: float = 60.0,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.source = source
+        self.default_limit = default_limit
+        self.max_limit = max_limit
+        self.clock = clock
+        self._services = CachedNames(source.services, services_ttl_s)
+
+    def specs(self) -> list[ToolSpec]:
+        """The query_logs tool."""
+        text = _QUERY_LOGS_DOC.format(
+            default=self.default_limit, maximum=f"{self.max_limit:,}", levels="|".join(LEVELS)
+        )
+        return [tool(self.query_logs, description=text)]
+
+    def query_logs(
+        self,
+        service: Annotated[str, 'service name, e.g. order; "*" for every service'],
+        query: Annotated[str, 'words that must all appear, "quoted phrases", prefix*, or a OR b; empty = all'] = "",
+        level: Annotated[str, "ERROR, WARN, INFO or DEBUG; comma-separated for several; empty = all"] = "",
+        range: Annotated[str, 'window ending at `end` or now: "30m", "1h", "24h"; or ISO "start/end"'] = "1h",
+        start: Annotated[str, "ISO 8601 UTC start, e.g. 2026-11-28T15:00Z (overrides range)"] = "",
+        end: Annotated[str, "ISO 8601 UTC end; empty = now"] = "",
+        limit: Annotated[int, "newest lines to show"] = 100,
+    ) -> ToolResult | str:
+        """Run query_logs (the description shown to the model is _QUERY_LOGS_DOC)."""
+        log_query = self._log_query(service, query, level, window_from_args(range, start, end, self.clock()), limit)
+        result = self.source.search(log_query)
+        text = render_logs(log_query, result)
+        return text if result.total else ToolResult("no_data", text)
+
+    def _log_query(self, service: str, query: str, level: str, window: TimeWindow, limit: int) -> LogQuery:
+        if limit < 1 or limit > self.max_limit:
+            raise ToolError(
+                f"limit {limit:,} is out of range; ask for 1 to {self.max_limit:,} lines "
+                "(narrow with level or query rather than asking for more)."
+            )
+        name = None if service.strip() in ("*", "") else self._known_service(service)
+        levels = _levels_from_text(level)
+        cluster = tuple(lv for lv in levels if lv in ("ERROR", "FATAL")) or levels or ("ERROR", "FATAL")
+        text = search_text_from_query(query)
+        return LogQuery(name, window.start, window.end, text, levels, limit, cluster)
+
+    def _known_service(self, service: str) -> str:
+        return choice_or_error(service, self._services.get(), "service", self.source.describe())
+
+
+_QUERY_LOGS_DOC = """\
+Search application logs of one service in a time window.
+Use it after query_metrics showed WHEN something changed, to see WHAT failed (exceptions, timeouts, \
+refused connections) and how often; use query_deploy_records for what changed.
+Legal values: service as it appears in the logs ("*" = all); level {levels} (comma-separated for several); \
+query = plain words that must all appear, "quoted phrases", prefix*, or words joined by OR (other syntax is \
+treated as text); range "30m"/"1h"/"24h" or start/end in ISO 8601 UTC; limit 1-{maximum} (default {default}).
+Returns, in order: counts by level; the top error signatures clustered (count, first/last seen, one example \
+with a trimmed stack trace); then the newest matching lines up to limit, saying how many of how many matched."""
+
+
+def render_logs(query: LogQuery, result: LogResult) -> str:
+    """The observation: counts by level, top signatures, newest lines."""
+    window = TimeWindow(query.start, query.end)
+    searched = f", query {describe_terms(query.text)}" if query.text.terms else ""
+    levels = f", level {','.join(query.levels)}" if query.levels else ""
+    lines = [f"logs of {query.service or 'every service'}, {window.describe()}{searched}{levels}"]
+    counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(result.counts_by_level.items(), key=_level_order))
+    lines.append(f"matched {result.total:,} lines · by level: {counts or 'none'}")
+    clock = "%H:%M:%S" if window.seconds <= 86_400 else "%m-%d %H:%M:%S"
+    lines += _signature_lines(query, result, clock)
+    shown = len(result.entries)
+    if shown:
+        lines.append(f"newest {shown:,} of {result.total:,} matching lines:")
+        lines += [_entry_line(e, clock) for e in result.entries]
+    return "\n".join(lines)
+
+
+def _signature_lines(query: LogQuery, result: LogResult, clock: str) -> list[str]:
+    label = "/".join(query.cluster_levels)
+    if not result.cluster_entries:
+        return [f"no {label} lines in this window."]
+    signatures = cluster_signatures(result.cluster_entries)
+    sampled = len(result.cluster_entries) < result.cluster_total
+    scope = f"from the newest {len(result.cluster_entries):,} of {result.cluster_total:,}" if sampled else "all"
+    lines = [f"top {label} signatures ({min(TOP_SIGNATURES, len(signatures))} of {len(signatures)}, {scope}):"]
+    for rank, sig in enumerate(signatures[:TOP_SIGNATURES], 1):
+        seen = f"first {sig.first.timestamp:{clock}} last {sig.last.timestamp:{clock}}"
+        lines.append(f"{rank}. {sig.count:,}x {sig.template}  {seen}")
+        lines.append(f"   example: {_entry_line(sig.last, clock)}")
+        lines += [f"     {frame}" for frame in trim_stack(sig.last.stack_trace)]
+    return lines
+
+
+def cluster_signatures(entries: Sequence[LogEntry]) -> list[Signature]:
+    """Group lines by their normalised message (+ exception type); biggest group first."""
+    groups: dict[str, list[LogEntry]] = {}
+    for entry in entries:
+        groups.setdefault(signature_of(entry), []).append(entry)
+    signatures = [
+        Signature(key, len(group), min(group, key=_when), max(group, key=_when)) for key, group in groups.items()
+    ]
+    return sorted(signatures, key=lambda s: (-s.count, s.template))
+
+
+def signature_of(entry: LogEntry) -> str:
+    """The message's first line with numbers, ids, uuids, hex and IPs replaced, plus the exception type."""
+    text = (entry.message.splitlines() or [""])[0]
+    for pattern, token in _NORMALISERS:
+        text = pattern.sub(token, text)
+    text = " ".join(text.split())[:160]
+    exception = entry.stack_trace.split(":", 1)[0].split("\n", 1)[0].strip() if entry.stack_trace else ""
+    return f"{text} [{exception}]" if exception and exception not in text else text
+
+
+def trim_stack(stack: str) -> list[str]:
+    """The exception line, the first frames and every `Caused by:` line; then `… N more lines`."""
+    lines = [line.rstrip() for line in stack.strip().splitlines() if line.strip()]
+    if not lines:
+        return []
+    kept = lines[: 1 + STACK_FRAMES] + [line for line in lines[1 + STACK_FRAMES :] if "Caused by" in line][:3]
+    more = len(lines) - len(kept)
+    return [line.strip() for line in kept] + ([f"… {more} more lines"] if more else [])
+
+
+def _entry_line(entry: LogEntry, clock: str) -> str:
+    message = " ".join(entry.message.split())
+    if len(message) > MAX_LINE_CHARS:
+        message = message[: MAX_LINE_CHARS - 1] + "…"
+    where = " ".join(p for p in (entry.host, entry.logger) if p)
+    trace = f" trace={entry.trace_id}" if entry.trace_id else ""
+    return f"{entry.timestamp:{clock}} {entry.level} {entry.service} {where}: {message}{trace}"
+
+
+def _levels_from_text(text: str) -> tuple[str, ...]:
+    levels = []
+    for part in re.split(r"[,|\s]+", text.strip()):
+        if not part:
+            continue
+        level = level_from_text(part)
+        if level is None:
+            raise ToolError(f"unknown level {part!r}; use one or more of {', '.join(LEVELS)}, or leave it empty.")
+        levels.append(level)
+    return tuple(dict.fromkeys(levels))
+
+
+def _level_order(item: tuple[str, int]) -> int:
+    return LEVELS.index(item[0]) if item[0] in LEVELS else len(LEVELS)
+
+
+def _when(entry: LogEntry) -> float:
+    return entry.timestamp.timestamp()
