@@ -1,1 +1,121 @@
-"""Placeholder: filled in by the owning work stream."""
+"""Real local backends for tests: Prometheus (Debian package, backfilled), SQLite logs, git, osmem.
+
+Fixtures (session scope):
+    sandbox        the default scenario (hikari-pool), Prometheus on a free port
+    make_sandbox   factory: make_sandbox("cpu-saturation") -> RunningSandbox, one Prometheus per scenario,
+                   started lazily and cached for the session
+    es_sandbox     osmem-server with the default scenario's logs (`logs-sandbox`) and deploy events (`deploys`)
+                   loaded -> its URL (str)
+
+`now` is the wall clock at the start of the session, truncated to the minute, and fixed for it: every
+relative time in a scenario ("yesterday 15:05") resolves against it, so tests should compute times from
+`sandbox.now` / `sandbox.incident_at`, never from a second reading of the clock.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.sandbox.backends import Proc, start_osmem, start_prometheus
+from bot.sandbox.data import SandboxData, build_sandbox
+from bot.sandbox.esindex import write_osmem_seed
+from bot.sandbox.scenario import Scenario, load_scenario
+
+DEFAULT_SCENARIO = "hikari-pool"
+
+
+def free_port() -> int:
+    """An ephemeral port that was free a moment ago on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class RunningSandbox:
+    """A built scenario with its Prometheus running."""
+
+    data: SandboxData
+    prometheus: Proc
+
+    @property
+    def prometheus_url(self) -> str:
+        return self.prometheus.url
+
+    @property
+    def logs_db(self) -> Path:
+        return self.data.logs_db
+
+    @property
+    def logs_jsonl(self) -> Path:
+        return self.data.logs_jsonl
+
+    @property
+    def git_repo(self) -> Path:
+        return self.data.git_repo
+
+    @property
+    def topology(self) -> dict[str, list[str]]:
+        return self.data.topology
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.data.scenario
+
+    @property
+    def now(self) -> datetime:
+        return self.data.now
+
+    @property
+    def incident_at(self) -> datetime:
+        return self.data.incident_at
+
+
+def start_sandbox(name: str, workdir: Path, now: datetime) -> RunningSandbox:
+    """Build `name` under workdir and start its Prometheus on a free port (retrying once on a port race)."""
+    data = build_sandbox(load_scenario(name), workdir, now)
+    try:
+        proc = start_prometheus(data.prometheus_data, free_port())
+    except RuntimeError:
+        proc = start_prometheus(data.prometheus_data, free_port())
+    return RunningSandbox(data, proc)
+
+
+@pytest.fixture(scope="session")
+def sandbox_now() -> datetime:
+    return datetime.now(UTC).replace(second=0, microsecond=0)
+
+
+@pytest.fixture(scope="session")
+def make_sandbox(
+    tmp_path_factory: pytest.TempPathFactory, sandbox_now: datetime
+) -> Iterator[Callable[[str], RunningSandbox]]:
+    running: dict[str, RunningSandbox] = {}
+
+    def make(name: str) -> RunningSandbox:
+        if name not in running:
+            running[name] = start_sandbox(name, tmp_path_factory.mktemp(f"sandbox-{name}"), sandbox_now)
+        return running[name]
+
+    yield make
+    for box in running.values():
+        box.prometheus.stop()
+
+
+@pytest.fixture(scope="session")
+def sandbox(make_sandbox: Callable[[str], RunningSandbox]) -> RunningSandbox:
+    return make_sandbox(DEFAULT_SCENARIO)
+
+
+@pytest.fixture(scope="session")
+def es_sandbox(sandbox: RunningSandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    seed = write_osmem_seed(sandbox.data, tmp_path_factory.mktemp("osmem") / "seed")
+    proc = start_osmem(free_port(), seed)
+    yield proc.url
+    proc.stop()

@@ -1,0 +1,168 @@
+"""A GitOps deploy repository for a scenario, built with the real `git` CLI.
+
+Layout: services/<service>/{application.yaml, deployment.yaml, kustomization.yaml, CHANGELOG.md}. A deploy
+is a commit touching that folder (kustomization's image tag, the CHANGELOG, the scenario's file changes),
+with author and committer dates at the deploy time, and an annotated tag `<service>/<version>` whose tagger
+date is the deploy time. Two older deploys per service come first, so every deploy has a previous one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from bot.sandbox.scenario import Deploy, FileChange, Scenario, ScenarioError, Service
+
+BASELINE_DAYS_BEFORE = (9, 5, 1)  # the running version's predecessors, then the running version itself
+_SUMMARIES = (
+    "Bump dependencies to the latest patch releases",
+    "Add request metrics for the admin endpoints",
+    "Lower log level of health checks to DEBUG",
+    "Fix pagination off-by-one in list endpoints",
+    "Refactor retry settings into one place",
+    "Update base image to the latest security patch",
+)
+
+
+@dataclass(frozen=True)
+class DeployRecord:
+    """One deploy as the tools and the ES `deploys` index see it."""
+
+    service: str
+    version: str
+    previous_version: str
+    at: datetime
+    author: str
+    summary: str
+    commit: str
+    diff: str
+    red_herring: bool = False
+
+
+def previous_version(version: str) -> str:
+    """v2.8.1 -> v2.8.0, v2.8.0 -> v2.7.3, v3.0.0 -> v2.9.0."""
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", version)
+    if match is None:
+        raise ScenarioError(f"version {version!r} is not vMAJOR.MINOR.PATCH")
+    major, minor, patch = map(int, match.groups())
+    if patch:
+        return f"v{major}.{minor}.{patch - 1}"
+    return f"v{major}.{minor - 1}.3" if minor else f"v{major - 1}.9.0"
+
+
+def baseline_deploys(scenario: Scenario, incident: datetime) -> list[Deploy]:
+    """Older routine deploys per service, ending with the version running before the incident."""
+    out = []
+    for n, svc in enumerate(scenario.services):
+        versions = [svc.version]
+        for _ in BASELINE_DAYS_BEFORE[1:]:
+            versions.insert(0, previous_version(versions[0]))
+        for i, (version, days) in enumerate(zip(versions, BASELINE_DAYS_BEFORE, strict=True)):
+            at_minutes = -(days * 1440) - 97 * n - 31 * i - 300  # spread over working hours of other days
+            summary = _SUMMARIES[(n + i) % len(_SUMMARIES)]
+            out.append(Deploy(svc.name, version, at_minutes, f"{svc.name}-team", summary))
+    return out
+
+
+def build_deploy_repo(scenario: Scenario, repo: Path, now: datetime) -> list[DeployRecord]:
+    """Create the repository at `repo` (must not exist) and return every deploy, oldest first."""
+    incident = scenario.incident_at(now)
+    deploys = sorted([*baseline_deploys(scenario, incident), *scenario.deploys], key=lambda d: d.at_minutes)
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    first = deploys[0]
+    _bootstrap(scenario, repo, incident + timedelta(minutes=first.at_minutes - 1440))
+    running: dict[str, str] = {}
+    records = []
+    for deploy in deploys:
+        at = incident + timedelta(minutes=deploy.at_minutes)
+        records.append(_deploy(scenario.service(deploy.service), deploy, repo, at, running.get(deploy.service, "")))
+        running[deploy.service] = deploy.version
+    return records
+
+
+def _bootstrap(scenario: Scenario, repo: Path, at: datetime) -> None:
+    for svc in scenario.services:
+        folder = repo / "services" / svc.name
+        folder.mkdir(parents=True)
+        later_first = sorted(scenario.deploys, key=lambda d: -d.at_minutes)  # the earliest deploy's 'before' wins
+        first_changes = {f.path: f.before for d in later_first if d.service == svc.name for f in d.files}
+        files = {**_default_files(svc), **first_changes}
+        for name, text in files.items():
+            (folder / name).write_text(text.strip("\n") + "\n")
+    (repo / "README.md").write_text("# deploys\n\nGitOps state of every service; tag <service>/<version> = a deploy.\n")
+    _git(repo, "add", "-A")
+    _commit(repo, "Bootstrap service manifests", "platform-team", at)
+
+
+def _default_files(svc: Service) -> dict[str, str]:
+    port = 5432 if svc.kind == "database" else 8080
+    return {
+        "application.yaml": (
+            f"server:\n  port: {port}\nmanagement:\n  endpoints.web.exposure.include: health,prometheus\n"
+        ),
+        "deployment.yaml": (
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc.name}\nspec:\n  replicas: 3\n"
+            f"  template:\n    spec:\n      containers:\n        - name: {svc.name}\n"
+            f"          image: registry.example.internal/{svc.name}\n"
+            f"          resources:\n            limits:\n              cpu: \"2\"\n              memory: 2Gi\n"
+        ),
+        "kustomization.yaml": _kustomization(svc.name, "v0.0.0"),
+        "CHANGELOG.md": f"# {svc.name} changelog\n",
+    }
+
+
+def _kustomization(service: str, version: str) -> str:
+    return (
+        "resources:\n  - deployment.yaml\nimages:\n"
+        f"  - name: registry.example.internal/{service}\n    newTag: {version}\n"
+    )
+
+
+def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: str) -> DeployRecord:
+    folder = repo / "services" / svc.name
+    (folder / "kustomization.yaml").write_text(_kustomization(svc.name, deploy.version))
+    changelog = folder / "CHANGELOG.md"
+    changelog.write_text(changelog.read_text() + f"\n## {deploy.version}\n- {deploy.summary}\n")
+    for change in deploy.files:
+        _apply(folder, change, deploy)
+    _git(repo, "add", "-A")
+    commit = _commit(repo, f"{svc.name}: {deploy.summary} ({deploy.version})", deploy.author, at)
+    tag = f"{svc.name}/{deploy.version}"
+    _git(repo, "tag", "-a", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at)
+    diff = _git(repo, "diff", f"{svc.name}/{previous}", tag, "--", f"services/{svc.name}") if previous else ""
+    return DeployRecord(svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff,
+                        deploy.red_herring)
+
+
+def _apply(folder: Path, change: FileChange, deploy: Deploy) -> None:
+    target = folder / change.path
+    current = target.read_text() if target.exists() else ""
+    if current.strip() != change.before.strip():
+        raise ScenarioError(f"{deploy.service} {deploy.version}: 'before' of {change.path} does not match the repo")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(change.after.strip("\n") + "\n")
+
+
+def _commit(repo: Path, message: str, author: str, at: datetime) -> str:
+    _git(repo, "commit", "-q", "-m", message, author=author, at=at)
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def _git(repo: Path, *args: str, author: str = "platform-team", at: datetime | None = None) -> str:
+    """Run git with an explicit identity and dates (a fresh machine may have no global identity)."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"}
+    if at is not None:
+        stamp = at.isoformat()
+        env |= {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    identity = ["-c", f"user.name={author}", "-c", f"user.email={author}@example.com", "-c", "tag.gpgSign=false",
+                "-c", "commit.gpgSign=false"]
+    done = subprocess.run(["git", "-C", str(repo), *identity, *args], env=env, capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args[:2])} failed: {done.stderr.strip()}")
+    return done.stdout

@@ -1,0 +1,196 @@
+"""Incident scenarios: data files in bot/sandbox/scenarios/<name>.toml read into frozen dataclasses.
+
+Every time in a scenario is relative: the incident time to the run clock ("yesterday 15:05", "today 09:30",
+"-45m"), and everything else (effects, deploys, log patterns) in minutes relative to the incident. The same
+file therefore gives the same story on any day. scenarios/README.md describes the format for authors.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from importlib import resources
+from typing import Any, Literal
+
+METRICS = ("p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb")
+Shape = Literal["step", "ramp", "sawtooth"]
+_INCIDENT_RX = re.compile(r"^(?:(today|yesterday)\s+(\d{1,2}):(\d{2})|-(\d+)m)$")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that does not describe a usable incident."""
+
+
+@dataclass(frozen=True)
+class Service:
+    """One service's healthy baseline and its running version before the incident."""
+
+    name: str
+    p99_ms: float
+    qps: float
+    error_ratio: float = 0.001
+    cpu_cores: float = 0.5
+    memory_mb: float = 512.0
+    version: str = "v1.0.0"
+    kind: str = "service"  # "service" | "database" | "cache" | "gateway": flavours logs and default files
+    downstream: tuple[str, ...] = ()
+
+    def baseline(self, metric: str) -> float:
+        return float(getattr(self, metric))
+
+
+@dataclass(frozen=True)
+class Effect:
+    """From `at_minutes` (relative to the incident) `metric` of `service` moves to `to`.
+
+    step: at once; ramp: linearly over ramp_minutes; sawtooth: climbs from baseline to `to` over
+    ramp_minutes, then the pod is OOM-killed (restart counter +1) and it starts again.
+    The effect ends at end_minutes (None = the scenario's resolved_minutes, or never).
+    """
+
+    service: str
+    metric: str
+    to: float
+    at_minutes: int = 0
+    shape: Shape = "step"
+    ramp_minutes: int = 0
+    end_minutes: int | None = None
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file under services/<service>/ whose content a deploy changes from `before` to `after`."""
+
+    path: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Deploy:
+    service: str
+    version: str
+    at_minutes: int
+    author: str
+    summary: str
+    files: tuple[FileChange, ...] = ()
+    red_herring: bool = False
+
+
+@dataclass(frozen=True)
+class LogPattern:
+    """Log lines of one kind. `message` and `stack_trace` may use $n, $ms, $id (string.Template)."""
+
+    service: str
+    level: str
+    logger: str
+    message: str
+    per_minute: float
+    start_minutes: int = 0
+    end_minutes: int | None = None
+    stack_trace: str = ""
+    red_herring: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    question: str
+    root_cause: str
+    must_name: tuple[str, ...]
+    incident: str
+    services: tuple[Service, ...]
+    timeline: tuple[Effect, ...] = ()
+    deploys: tuple[Deploy, ...] = ()
+    logs: tuple[LogPattern, ...] = ()
+    resolved_minutes: int | None = None
+    replay: tuple[dict[str, Any], ...] = field(default=())  # ScriptedLLM replies for the eval (H7)
+
+    @property
+    def topology(self) -> dict[str, list[str]]:
+        return {s.name: list(s.downstream) for s in self.services}
+
+    @property
+    def red_herrings(self) -> tuple[Deploy | LogPattern, ...]:
+        items: tuple[Deploy | LogPattern, ...] = (*self.deploys, *self.logs)
+        return tuple(x for x in items if x.red_herring)
+
+    def service(self, name: str) -> Service:
+        return next(s for s in self.services if s.name == name)
+
+    def incident_at(self, now: datetime) -> datetime:
+        """The incident's wall-clock time for a run whose clock reads `now` (UTC, tz-aware)."""
+        return incident_time(self.incident, now)
+
+
+def incident_time(spec: str, now: datetime) -> datetime:
+    """Resolve "yesterday 15:05" / "today 09:30" / "-45m" against `now`."""
+    match = _INCIDENT_RX.match(spec.strip())
+    if match is None:
+        raise ScenarioError(f"incident {spec!r}: use 'yesterday HH:MM', 'today HH:MM' or '-<minutes>m'")
+    day, hour, minute, ago = match.groups()
+    if ago is not None:
+        return (now - timedelta(minutes=int(ago))).replace(second=0, microsecond=0)
+    base = now - timedelta(days=1 if day == "yesterday" else 0)
+    return base.replace(hour=int(hour), minute=int(minute), second=0, microsecond=0)
+
+
+def scenario_names() -> list[str]:
+    """Names of the bundled scenarios, sorted."""
+    folder = resources.files("bot.sandbox") / "scenarios"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_scenario(name: str) -> Scenario:
+    """Read and validate bot/sandbox/scenarios/<name>.toml."""
+    if name not in scenario_names():
+        raise ScenarioError(f"unknown scenario {name!r}; known: {', '.join(scenario_names())}")
+    text = (resources.files("bot.sandbox") / "scenarios" / f"{name}.toml").read_text(encoding="utf-8")
+    try:
+        return scenario_from_dict(tomllib.loads(text))
+    except (TypeError, KeyError, tomllib.TOMLDecodeError) as exc:
+        raise ScenarioError(f"scenario {name}: {exc}") from exc
+
+
+def scenario_from_dict(data: dict[str, Any]) -> Scenario:
+    """Build a Scenario from parsed TOML and check its references."""
+    services = tuple(
+        Service(name=n, **{**s, "downstream": tuple(s.get("downstream", ()))}) for n, s in data["services"].items()
+    )
+    deploys = tuple(
+        Deploy(**{**d, "files": tuple(FileChange(**f) for f in d.get("files", ()))}) for d in data.get("deploys", ())
+    )
+    scenario = Scenario(
+        name=data["name"],
+        title=data["title"],
+        question=data["question"],
+        root_cause=data["root_cause"],
+        must_name=tuple(data.get("must_name", ())),
+        incident=data["incident"],
+        services=services,
+        timeline=tuple(Effect(**e) for e in data.get("timeline", ())),
+        deploys=deploys,
+        logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
+        resolved_minutes=data.get("resolved_minutes"),
+        replay=tuple(data.get("replay", ())),
+    )
+    _validate(scenario)
+    return scenario
+
+
+def _validate(scenario: Scenario) -> None:
+    names = {s.name for s in scenario.services}
+    problems = [f"downstream {d!r} of {s.name} is not a service" for s in scenario.services for d in s.downstream
+                if d not in names]
+    items: tuple[Effect | Deploy | LogPattern, ...] = (*scenario.timeline, *scenario.deploys, *scenario.logs)
+    for item in items:
+        if item.service not in names:
+            problems.append(f"{type(item).__name__.lower()} names unknown service {item.service!r}")
+    problems += [f"effect metric {e.metric!r} not in {METRICS}" for e in scenario.timeline if e.metric not in METRICS]
+    problems += [f"log level {p.level!r}" for p in scenario.logs if p.level not in ("ERROR", "WARN", "INFO", "DEBUG")]
+    incident_time(scenario.incident, datetime(2026, 1, 2, 12, 0))
+    if problems:
+        raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))
