@@ -1,1 +1,289 @@
-"""Placeholder: filled in by the owning work stream."""
+"""FakeSlackAPI: a Slack Web API stand-in over real HTTP on 127.0.0.1, plus a Socket Mode websocket peer.
+
+It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add, the chat streaming
+methods, assistant.threads.setStatus, views.open and apps.connections.open (whose ws:// URL points at a local
+`websockets` server acting as Slack's Socket Mode endpoint). Any method can be told to fail, e.g. make
+chat.appendStream fail mid-run or answer 429 with Retry-After. Requests to the app are signed with
+SIGNING_SECRET so Bolt's own verification runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+import requests
+from slack_sdk.signature import SignatureVerifier
+from websockets.sync.server import ServerConnection, serve
+
+SIGNING_SECRET = "test-signing-secret"
+BOT_TOKEN = "xoxb-test"
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+TEAM_ID = "T1"
+
+
+@dataclass
+class SlackCall:
+    method: str
+    params: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class _Failure:
+    error: str
+    status: int
+    retry_after: int | None
+    after: int  # let this many calls succeed first
+    times: int
+    seen: int = 0
+
+
+@dataclass
+class FakeSocketModePeer:
+    """Slack's side of a Socket Mode connection: sends hello, pushes envelopes, records the acks."""
+
+    acks: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._connection: ServerConnection | None = None
+        self._connected = threading.Event()
+        self._changed = threading.Condition()
+        self._server = serve(self._handle, "127.0.0.1", 0)
+        self.url = f"ws://127.0.0.1:{self._server.socket.getsockname()[1]}/link"
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="fake-socket-mode").start()
+
+    def _handle(self, connection: ServerConnection) -> None:
+        connection.send(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"}}))
+        self._connection = connection
+        self._connected.set()
+        for raw in connection:
+            with self._changed:
+                self.acks.append(json.loads(raw))
+                self._changed.notify_all()
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def send(self, envelope: dict[str, Any], timeout_s: float = 10.0) -> None:
+        """Push an envelope to the connected app."""
+        assert self._connected.wait(timeout_s), "the app never connected over Socket Mode"
+        assert self._connection is not None
+        self._connection.send(json.dumps(envelope))
+
+    def wait_ack(self, envelope_id: str, timeout_s: float = 10.0) -> dict[str, Any]:
+        """The app's ack of one envelope."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while True:
+                found = [a for a in self.acks if a.get("envelope_id") == envelope_id]
+                if found:
+                    return found[0]
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"no ack for envelope {envelope_id}"
+                self._changed.wait(remaining)
+
+    def close(self) -> None:
+        self._server.shutdown()
+
+
+class FakeSlackAPI:
+    """Records every Web API call; answers like Slack does (minimal, but the same shapes)."""
+
+    def __init__(self) -> None:
+        self.calls: list[SlackCall] = []
+        self._failures: dict[str, list[_Failure]] = {}
+        self._ts = itertools.count(1)
+        self._changed = threading.Condition()
+        self._socket_peer: FakeSocketModePeer | None = None
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/api/"
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="fake-slack").start()
+
+    # --- test controls -------------------------------------------------------------------------------------
+    @property
+    def socket_peer(self) -> FakeSocketModePeer:
+        """The local websocket endpoint apps.connections.open hands out (started on first use)."""
+        if self._socket_peer is None:
+            self._socket_peer = FakeSocketModePeer()
+        return self._socket_peer
+
+    def response_url(self, name: str = "cmd") -> str:
+        """A response_url for commands/shortcuts; posts to it are recorded as method "response_url"."""
+        return f"http://127.0.0.1:{self.port}/respond/{name}"
+
+    def fail(self, method: str, *, error: str = "internal_error", status: int = 200, retry_after: int | None = None,
+             after: int = 0, times: int = 1) -> None:
+        """Make `method` fail `times` times once `after` calls to it have succeeded."""
+        self._failures.setdefault(method, []).append(_Failure(error, status, retry_after, after, times))
+
+    def calls_to(self, method: str) -> list[dict[str, Any]]:
+        with self._changed:
+            return [c.params for c in self.calls if c.method == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout_s: float = 15.0,
+                 where: Callable[[dict[str, Any]], bool] = lambda p: True) -> list[dict[str, Any]]:
+        """Block until `count` matching calls to `method` were made; return them."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while True:
+                found = [c.params for c in self.calls if c.method == method and where(c.params)]
+                if len(found) >= count:
+                    return found
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"expected {count} {method} calls, got {len(found)}: {self.methods()}"
+                self._changed.wait(remaining)
+
+    def methods(self) -> list[str]:
+        return [c.method for c in self.calls]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._socket_peer is not None:
+            self._socket_peer.close()
+
+    # --- the API ---------------------------------------------------------------------------------------------
+    def answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(HTTP status, JSON body, headers) for one call; records it first."""
+        failure = self._take_failure(method)
+        if failure is not None:
+            headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            return failure.status, {"ok": False, "error": failure.error}, headers
+        return 200, {"ok": True, **self._body(method, params)}, {}
+
+    def _take_failure(self, method: str) -> _Failure | None:
+        with self._changed:
+            for failure in self._failures.get(method, []):
+                failure.seen += 1
+                if failure.after < failure.seen <= failure.after + failure.times:
+                    return failure
+        return None
+
+    def _body(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        channel = params.get("channel", params.get("channel_id", ""))
+        if method == "auth.test":
+            return {"url": "https://fake.slack/", "team": "Fake", "user": "opsbot", "team_id": TEAM_ID,
+                    "user_id": BOT_USER_ID, "bot_id": BOT_ID}
+        if method in ("chat.postMessage", "chat.startStream"):
+            ts = f"1700000000.{next(self._ts):06d}"
+            return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
+        if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
+            return {"channel": channel, "ts": params.get("ts", "")}
+        if method == "chat.postEphemeral":
+            return {"message_ts": f"1700000000.{next(self._ts):06d}"}
+        if method == "views.open":
+            return {"view": {"id": "V1", **params.get("view", {})}}
+        if method == "apps.connections.open":
+            return {"url": self.socket_peer.url}
+        return {}
+
+    def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> None:
+        with self._changed:
+            self.calls.append(SlackCall(method, params, headers))
+            self._changed.notify_all()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                params = _params_from_body(raw, self.headers.get("Content-Type", ""))
+                method = "response_url" if self.path.startswith("/respond/") else self.path.removeprefix("/api/")
+                fake._record(method, params, dict(self.headers.items()))
+                status, body, headers = fake.answer(method, params)
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+def _params_from_body(raw: str, content_type: str) -> dict[str, Any]:
+    if "json" in content_type:
+        return json.loads(raw or "{}")
+    params: dict[str, Any] = dict(urllib.parse.parse_qsl(raw))
+    for key in ("blocks", "view", "chunks"):  # form-encoded calls carry these as JSON strings
+        if isinstance(params.get(key), str):
+            params[key] = json.loads(params[key])
+    return params
+
+
+# --- signed requests to the app --------------------------------------------------------------------------------
+def signed_headers(body: str, *, content_type: str, secret: str = SIGNING_SECRET, timestamp: int | None = None,
+                   retry_num: int | None = None) -> dict[str, str]:
+    """Headers Slack would send with `body`, signed with `secret`."""
+    ts = str(timestamp if timestamp is not None else int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body) or ""
+    headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature}
+    if retry_num is not None:
+        headers |= {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
+    return headers
+
+
+def event_body(event: dict[str, Any], *, event_id: str = "Ev0001") -> dict[str, Any]:
+    """An Events API event_callback envelope."""
+    return {"token": "unused", "team_id": TEAM_ID, "api_app_id": "A1", "type": "event_callback",
+            "event_id": event_id, "event_time": int(time.time()), "event": {"event_ts": event.get("ts"), **event},
+            "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]}
+
+
+def mention_event(text: str, *, ts: str = "1699999999.000100", channel: str = "C1", user: str = "U1",
+                  thread_ts: str | None = None) -> dict[str, Any]:
+    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER_ID}> {text}", "ts": ts, "channel": channel,
+             "client_msg_id": f"msg-{ts}"}
+    return event | ({"thread_ts": thread_ts} if thread_ts else {})
+
+
+def command_params(text: str, *, response_url: str, channel: str = "C1", user: str = "U1") -> dict[str, str]:
+    """The fields of a /diagnose invocation."""
+    return {"token": "unused", "team_id": TEAM_ID, "channel_id": channel, "channel_name": "incidents",
+            "user_id": user, "user_name": "oncall", "command": "/diagnose", "text": text,
+            "response_url": response_url, "trigger_id": f"trig-{time.monotonic_ns()}", "api_app_id": "A1"}
+
+
+def post_event(url: str, body: dict[str, Any], *, secret: str = SIGNING_SECRET,
+               retry_num: int | None = None) -> requests.Response:
+    raw = json.dumps(body)
+    headers = signed_headers(raw, content_type="application/json", secret=secret, retry_num=retry_num)
+    return requests.post(url, data=raw.encode(), headers=headers, timeout=10)
+
+
+def post_command(url: str, params: dict[str, str], *, secret: str = SIGNING_SECRET) -> requests.Response:
+    raw = urllib.parse.urlencode(params)
+    headers = signed_headers(raw, content_type="application/x-www-form-urlencoded", secret=secret)
+    return requests.post(url, data=raw.encode(), headers=headers, timeout=10)
+
+
+def post_interaction(url: str, payload: dict[str, Any], *, secret: str = SIGNING_SECRET) -> requests.Response:
+    raw = urllib.parse.urlencode({"payload": json.dumps(payload)})
+    headers = signed_headers(raw, content_type="application/x-www-form-urlencoded", secret=secret)
+    return requests.post(url, data=raw.encode(), headers=headers, timeout=10)
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlackAPI]:
+    """A fresh FakeSlackAPI per test (it starts in milliseconds)."""
+    api = FakeSlackAPI()
+    yield api
+    api.close()

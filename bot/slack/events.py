@@ -1,0 +1,112 @@
+"""Slack event payloads -> Questions. Pure: no I/O, no Bolt.
+
+User text is untrusted: the bot's own mention is stripped, broadcast mentions (<!channel>, <!here>,
+<!everyone>, <!subteam^...>) are neutralised so the bot can never echo a ping, and bot messages, the bot's own
+messages and message subtypes (edits, joins, deletions...) produce no question at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.agent.types import Question
+
+# A word joiner after "@" keeps the word readable while no client or API parses it as a broadcast.
+_JOINER = "\u2060"
+_BROADCAST = re.compile(r"<!(channel|here|everyone)(?:\|[^>]*)?>", re.IGNORECASE)
+_SUBTEAM = re.compile(r"<!subteam\^[A-Z0-9]+(?:\|@?([^>]*))?>", re.IGNORECASE)
+_OTHER_SPECIAL = re.compile(r"<!([^>|]*)(?:\|([^>]*))?>")
+_PLAIN_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+_WHITESPACE = re.compile(r"[ \t]+")
+# Subtypes that still carry a real user question; every other subtype (edits, joins, bot posts...) is ignored.
+_QUESTION_SUBTYPES = frozenset({"thread_broadcast", "file_share"})
+MAX_QUESTION_CHARS = 4_000
+
+
+def neutralise_mentions(text: str) -> str:
+    """Make broadcast and user-group mentions inert, in user text and in anything the bot posts."""
+    text = _BROADCAST.sub(lambda m: f"@{_JOINER}{m.group(1).lower()}", text)
+    text = _SUBTEAM.sub(lambda m: f"@{_JOINER}{m.group(1) or 'group'}", text)
+    text = _OTHER_SPECIAL.sub(lambda m: m.group(2) or m.group(1), text)
+    return _PLAIN_BROADCAST.sub(lambda m: f"@{_JOINER}{m.group(1)}", text)
+
+
+def clean_text(text: str, bot_user_id: str = "") -> str:
+    """Strip the bot's mention, neutralise broadcasts, collapse spaces, cap the length."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    text = neutralise_mentions(text)
+    lines = [_WHITESPACE.sub(" ", line).strip() for line in text.strip().splitlines()]
+    return "\n".join(line for line in lines if line)[:MAX_QUESTION_CHARS].strip()
+
+
+def is_question_event(event: Mapping[str, Any], bot_user_id: str = "", bot_id: str = "") -> bool:
+    """False for bot messages, the bot's own messages and non-question subtypes."""
+    if event.get("bot_id") or event.get("bot_profile"):
+        return False
+    subtype = event.get("subtype")
+    if subtype and subtype not in _QUESTION_SUBTYPES:
+        return False
+    user = event.get("user", "")
+    return bool(user) and user != bot_user_id and user != bot_id
+
+
+def thread_ts_of(event: Mapping[str, Any]) -> str:
+    """Where the bot answers: the event's thread, or a new thread under the event."""
+    return str(event.get("thread_ts") or event.get("ts") or "")
+
+
+def question_from_event(
+    event: Mapping[str, Any],
+    *,
+    bot_user_id: str = "",
+    bot_id: str = "",
+    history: Sequence[str] = (),
+    source: str = "slack",
+) -> Question | None:
+    """A Question from an app_mention / message event, or None when the event must be ignored."""
+    if not is_question_event(event, bot_user_id, bot_id):
+        return None
+    text = clean_text(str(event.get("text") or ""), bot_user_id)
+    if not text:
+        return None
+    return Question(
+        text=text,
+        user=str(event.get("user", "")),
+        channel=str(event.get("channel", "")),
+        thread_ts=thread_ts_of(event),
+        source=source,
+        history=tuple(history),
+    )
+
+
+def question_from_message_shortcut(body: Mapping[str, Any], history: Sequence[str] = ()) -> Question | None:
+    """The "Diagnose this" shortcut: the chosen message (e.g. an alert) becomes a quoted question."""
+    message = body.get("message") or {}
+    raw = str(message.get("text") or "")
+    for attachment in message.get("attachments") or ():  # alert bots often put the details here
+        raw += "\n" + str(attachment.get("fallback") or attachment.get("text") or "")
+    text = clean_text(raw)
+    if not text:
+        return None
+    quoted = "\n".join(f"> {line}" for line in text.splitlines())
+    return Question(
+        text=f"Diagnose this message (quoted, untrusted):\n{quoted}",
+        user=str((body.get("user") or {}).get("id", "")),
+        channel=str((body.get("channel") or {}).get("id", "")),
+        thread_ts=thread_ts_of(message),
+        source="slack",
+        history=tuple(history),
+    )
+
+
+def dedupe_keys(body: Mapping[str, Any], event: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every identity a delivery has: the envelope event_id, the client_msg_id, and channel+ts."""
+    keys = [f"event:{body['event_id']}"] if body.get("event_id") else []
+    if event.get("client_msg_id"):
+        keys.append(f"msg:{event['client_msg_id']}")
+    if event.get("channel") and event.get("ts"):
+        keys.append(f"ts:{event['channel']}:{event['ts']}")
+    return tuple(keys)

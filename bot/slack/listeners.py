@@ -1,0 +1,201 @@
+"""Bolt listeners: thin. They turn Slack payloads into Jobs for the Runner and answer within Slack's 3 s ack.
+
+Entry points: @mention (answer in the mention's thread), `/diagnose` (ephemeral ack, an anchor message in the
+channel, the work threaded under it), the "Diagnose this" message shortcut (callback id `diagnose_message`),
+DMs, and the buttons of a final answer (vote, Re-run, Show full trace). The agent, the store and the access
+policy arrive as callables; nothing here imports tools or the LLM adapter.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from slack_bolt import App, BoltResponse
+from slack_bolt.request import BoltRequest
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from bot.agent.types import Question, Trace
+from bot.slack import render
+from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
+from bot.slack.runner import Runner
+from bot.slack.state import Job
+
+log = logging.getLogger(__name__)
+
+Admit = Callable[[str, str], str | None]  # (user, channel) -> None when allowed, else the reason
+RecordFeedback = Callable[[str, str, int], None]  # (trace_id, user, vote +1/-1)
+FetchTrace = Callable[[str], Trace | None]
+
+HELP_TEXT = (
+    "*opsbot* diagnoses incidents from metrics, logs and deploy records.\n"
+    "• `@opsbot why is order p99 high since 15:05?` in a channel, answered in the thread\n"
+    "• `/diagnose <question>`: posts the question and threads the investigation under it\n"
+    "• the *Diagnose this* message shortcut on an alert\n"
+    "• quick lookups: `@opsbot what is the p99 of order now?`"
+)
+
+
+def allow_all(user: str, channel: str) -> str | None:
+    """The default access policy: everyone, everywhere."""
+    return None
+
+
+def build_web_client(token: str, base_url: str, *, rate_limit_retries: int = 2, timeout_s: int = 30) -> WebClient:
+    """A WebClient that honours 429 Retry-After (plus the default connection-error retry)."""
+    client = WebClient(token=token or None, base_url=base_url, timeout=timeout_s)
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
+    return client
+
+
+def build_app(
+    runner: Runner,
+    *,
+    signing_secret: str,
+    fetch_trace: FetchTrace,
+    record_feedback: RecordFeedback | None = None,
+    admit: Admit = allow_all,
+    token_verification: bool = True,
+) -> App:
+    """The Bolt App with every opsbot listener registered; its client is the runner's client."""
+    app = App(
+        client=runner.client,
+        signing_secret=signing_secret,
+        process_before_response=False,  # long-running server: ack first, work on our own pool
+        token_verification_enabled=token_verification,
+    )
+    app.middleware(_log_retries)
+    _Listeners(runner, fetch_trace, record_feedback, admit).register(app)
+    return app
+
+
+def _log_retries(request: BoltRequest, next: Callable[[], BoltResponse]) -> BoltResponse:
+    # Retries are not dropped here (the first attempt may really have failed); the runner dedupes them.
+    retry = request.headers.get("x-slack-retry-num")
+    if retry:
+        reason = request.headers.get("x-slack-retry-reason", ["?"])
+        log.info("slack retry delivery num=%s reason=%s", retry[0], reason[0])
+    return next()
+
+
+class _Listeners:
+    def __init__(self, runner: Runner, fetch_trace: FetchTrace, record_feedback: RecordFeedback | None,
+                 admit: Admit) -> None:
+        self.runner = runner
+        self.fetch_trace = fetch_trace
+        self.record_feedback = record_feedback
+        self.admit = admit
+
+    def register(self, app: App) -> None:
+        app.event("app_mention")(self.on_mention)
+        app.event("message")(self.on_message)
+        app.command("/diagnose")(self.on_diagnose)
+        app.shortcut("diagnose_message")(self.on_shortcut)
+        app.action(render.ACTION_VOTE_UP)(self.on_vote)
+        app.action(render.ACTION_VOTE_DOWN)(self.on_vote)
+        app.action(render.ACTION_RERUN)(self.on_rerun)
+        app.action(render.ACTION_SHOW_TRACE)(self.on_show_trace)
+
+    def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: Mapping[str, Any]) -> None:
+        """@opsbot in a channel: answer in the mention's thread."""
+        question = question_from_event(event, bot_user_id=context.get("bot_user_id") or "",
+                                       bot_id=context.get("bot_id") or "")
+        if question is not None:
+            self._enqueue(question, str(event["ts"]), str(body.get("team_id") or ""), dedupe_keys(body, event))
+
+    def on_message(self, body: dict[str, Any], event: dict[str, Any], context: Mapping[str, Any]) -> None:
+        """Direct messages; channel messages are left to app_mention (one reply per mention)."""
+        if event.get("channel_type") != "im":
+            return
+        self.on_mention(body, event, context)
+
+    def on_diagnose(self, ack: Callable[..., None], command: dict[str, Any], respond: Callable[..., None]) -> None:
+        """/diagnose: ack at once, post an anchor in the channel, thread the work under it."""
+        text, user, channel = clean_text(command.get("text") or ""), command["user_id"], command["channel_id"]
+        refusal = self.admit(user, channel)
+        if not text or refusal:
+            ack(f"⛔ {refusal}" if refusal else HELP_TEXT)
+            return
+        ack(f"🔎 Diagnosing: {render.mrkdwn_escape(render.trim(text, 200))}")
+        try:
+            anchor = self.runner.client.chat_postMessage(
+                channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {render.mrkdwn_escape(text)}"
+            )
+        except SlackApiError as exc:
+            log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))
+            respond("I can't post in this conversation. Invite me first (`/invite @opsbot`) and try again.")
+            return
+        anchor_ts = str(anchor["ts"])
+        question = Question(text=text, user=user, channel=channel, thread_ts=anchor_ts, source="slack")
+        self.runner.submit(Job(question, channel, anchor_ts, anchor_ts, user, str(command.get("team_id") or "")))
+
+    def on_shortcut(self, ack: Callable[..., None], body: dict[str, Any]) -> None:
+        """The "Diagnose this" message shortcut, e.g. on an alert inside a thread."""
+        ack()
+        question = question_from_message_shortcut(body)
+        if question is None:
+            self._tell(body, "That message has no text to diagnose.")
+            return
+        self._enqueue(question, str(body["message"]["ts"]), str((body.get("team") or {}).get("id", "")), ())
+
+    def on_vote(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """👍/👎: the vote is stored with the trace."""
+        ack()
+        vote = 1 if action["action_id"] == render.ACTION_VOTE_UP else -1
+        if self.record_feedback is not None:
+            try:
+                self.record_feedback(action["value"], body["user"]["id"], vote)
+            except Exception:
+                log.exception("recording feedback failed trace_id=%s", action["value"])
+                self._tell(body, "Sorry, your vote could not be stored.")
+                return
+        self._tell(body, "Thanks, your feedback is recorded." if vote > 0 else "Thanks, noted: this answer missed.")
+
+    def on_rerun(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Re-run: a new run of the stored question, in the same thread."""
+        ack()
+        trace = self.fetch_trace(action["value"])
+        if trace is None:
+            self._tell(body, "I can't find that run any more; please ask again.")
+            return
+        message, user = body.get("message") or {}, body["user"]["id"]
+        channel = body["channel"]["id"]
+        thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+        question = Question(text=trace.question, user=user, channel=channel, thread_ts=thread_ts, source="slack")
+        if refusal := self.admit(user, channel):
+            self._tell(body, f"⛔ {refusal}")
+            return
+        self.runner.submit(Job(question, channel, thread_ts, "", user, str((body.get("team") or {}).get("id", ""))))
+
+    def on_show_trace(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any],
+                      client: WebClient) -> None:
+        """Show full trace: views.open first, while the trigger_id is fresh."""
+        ack()
+        trace = self.fetch_trace(action["value"])
+        view = render.trace_to_modal(trace) if trace else {
+            "type": "modal",
+            "title": {"type": "plain_text", "text": "opsbot trace"},
+            "blocks": [render.section(f"Trace `{render.mrkdwn_escape(action['value'])}` is no longer stored.")],
+        }
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def _enqueue(self, question: Question, react_ts: str, team: str, keys: tuple[str, ...]) -> None:
+        if refusal := self.admit(question.user, question.channel):
+            self._ephemeral(question.channel, question.user, f"⛔ {refusal}", question.thread_ts)
+            return
+        job = Job(question, question.channel, question.thread_ts, react_ts, question.user, team)
+        self.runner.submit(job, keys)
+
+    def _tell(self, body: Mapping[str, Any], text: str) -> None:
+        channel = (body.get("channel") or {}).get("id", "")
+        message = body.get("message") or {}
+        self._ephemeral(channel, body["user"]["id"], text, str(message.get("thread_ts") or ""))
+
+    def _ephemeral(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
+        try:
+            self.runner.client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts or None)
+        except SlackApiError as exc:
+            log.info("ephemeral reply failed channel=%s: %s", channel, exc.response.get("error"))

@@ -1,0 +1,132 @@
+"""Live progress of one run in its Slack thread, and the final answer.
+
+Preferred: Slack chat streaming with one task_update per finished step (chat.startStream / appendStream /
+stopStream via slack-sdk's chat_stream helper). Otherwise, or as soon as the stream fails, ONE message is edited
+in place at most every `update_interval_s`. The final answer is always delivered: stopStream, else chat.update
+of the progress message, else a new threaded message; if even that fails it is logged with the trace id.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.web.chat_stream import ChatStream
+
+from bot.agent.types import Step, Trace
+from bot.slack.render import progress_blocks, step_to_task_chunk, trace_to_blocks, trace_to_text
+from bot.slack.state import Job
+
+log = logging.getLogger(__name__)
+
+
+class ThreadProgress:
+    """The progress display of one job; on_step is called from the worker running the agent."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        job: Job,
+        *,
+        use_streaming: bool = True,
+        update_interval_s: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client = client
+        self._job = job
+        self._streaming = use_streaming
+        self._interval_s = update_interval_s
+        self._clock = clock
+        self._started = clock()
+        self._steps: list[Step] = []
+        self._stream: ChatStream | None = None
+        self._message_ts = ""
+        self._last_update = float("-inf")
+        self._lock = threading.Lock()  # steps may arrive from the loop's tool threads
+        self.stream_failures = 0
+
+    def on_step(self, step: Step) -> None:
+        """Show a finished step. Never raises into the agent."""
+        with self._lock:
+            self._steps.append(step)
+            try:
+                if self._streaming and self._stream_step(step):
+                    return
+                self._maybe_update()
+            except Exception:
+                log.warning("progress update failed channel=%s thread=%s", self._job.channel, self._job.thread_ts,
+                            exc_info=True)
+
+    def finish(self, trace: Trace) -> bool:
+        """Deliver the final answer; False (and logged) only when every way of posting failed."""
+        blocks, text = trace_to_blocks(trace), trace_to_text(trace)
+        with self._lock:
+            if self._streaming and self._stream is not None:
+                try:
+                    self._stream.stop(blocks=blocks)
+                    return True
+                except Exception as exc:
+                    self._fall_back(exc)
+            return self._deliver(trace.trace_id, text, blocks)
+
+    def _stream_step(self, step: Step) -> bool:
+        try:
+            if self._stream is None:
+                self._stream = self._client.chat_stream(
+                    channel=self._job.channel,
+                    thread_ts=self._job.thread_ts,
+                    recipient_team_id=self._job.team or None,
+                    recipient_user_id=self._job.user or None,
+                    task_display_mode="plan",
+                )
+            self._stream.append(chunks=[step_to_task_chunk(step)])
+            return True
+        except Exception as exc:
+            self._fall_back(exc)
+            return False
+
+    def _fall_back(self, exc: Exception) -> None:
+        # A stream that broke mid-run (e.g. message_not_in_streaming_state) keeps its ts: edit that message.
+        self.stream_failures += 1
+        self._streaming = False
+        if self._stream is not None and self._stream.ts:
+            self._message_ts = self._stream.ts
+        log.warning("chat stream failed, falling back to chat.update channel=%s thread=%s: %s",
+                    self._job.channel, self._job.thread_ts, exc)
+
+    def _maybe_update(self) -> None:
+        now = self._clock()
+        if now - self._last_update < self._interval_s:
+            return  # the next step or the final answer carries this one
+        self._last_update = now
+        blocks = progress_blocks(self._job.question.text, self._steps, elapsed_s=now - self._started)
+        text = f"Diagnosing… step {len(self._steps)}"
+        if self._message_ts:
+            self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=blocks)
+        else:
+            self._message_ts = self._post(text, blocks)
+
+    def _deliver(self, trace_id: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+        if self._message_ts:
+            try:
+                self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=blocks)
+                return True
+            except Exception as exc:
+                log.warning("final chat.update failed trace_id=%s: %s; posting a new message", trace_id, exc)
+        try:
+            self._post(text, blocks)
+            return True
+        except Exception:
+            log.error("final answer could not be posted trace_id=%s channel=%s thread=%s", trace_id,
+                      self._job.channel, self._job.thread_ts, exc_info=True)
+            return False
+
+    def _post(self, text: str, blocks: list[dict[str, Any]]) -> str:
+        response = self._client.chat_postMessage(
+            channel=self._job.channel, thread_ts=self._job.thread_ts, text=text, blocks=blocks
+        )
+        return str(response.get("ts") or "")

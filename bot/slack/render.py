@@ -1,0 +1,235 @@
+"""Trace -> Slack Block Kit payloads. Pure, and always within Slack's limits.
+
+Limits (notes/slack-platform.md §3): 50 blocks per message (100 in a modal), 3,000 chars per section text,
+12,000 chars across all markdown blocks of a message, top-level text kept under 4,000 (Slack truncates at 40k),
+button value 2,000, stream task details/output 256. Oversize content is trimmed with a marker that says where
+the full trace is; nothing here ever produces invalid_blocks or msg_too_long.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.agent.types import Step, StopReason, Trace
+from bot.slack.events import neutralise_mentions
+
+MAX_BLOCKS = 50
+MAX_MODAL_BLOCKS = 100
+MAX_SECTION_CHARS = 3_000
+MAX_MARKDOWN_CHARS = 12_000
+MAX_TEXT_CHARS = 4_000
+MAX_TASK_CHARS = 256
+# Slack reported msg_blocks_too_long at ~13.2k of blocks, so stay well below the documented 12k.
+ANSWER_CHARS = 9_000
+MODAL_TOTAL_CHARS = 60_000
+
+ACTION_VOTE_UP = "opsbot_vote_up"
+ACTION_VOTE_DOWN = "opsbot_vote_down"
+ACTION_RERUN = "opsbot_rerun"
+ACTION_SHOW_TRACE = "opsbot_show_trace"
+
+_STOP_EXPLAINED = {
+    StopReason.MAX_STEPS: "the step limit was reached",
+    StopReason.TIME_BUDGET: "the time budget ran out",
+    StopReason.TOKEN_BUDGET: "the token budget ran out",
+    StopReason.REPEATED_ACTION: "the model repeated the same action",
+    StopReason.FORMAT_ERRORS: "the model's replies could not be read",
+    StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
+}
+_STATUS_EMOJI = {"ok": "✅", "error": "❌", "no_data": "∅", "format_error": "⚠️", "refused": "⛔"}
+
+
+def trim(text: str, limit: int, marker: str = "… (trimmed)") -> str:
+    """Cut text to at most `limit` chars, ending with the marker when cut."""
+    return text if len(text) <= limit else text[: max(limit - len(marker), 0)] + marker
+
+
+def mrkdwn_escape(text: str) -> str:
+    """Untrusted text for mrkdwn fields: broadcasts neutralised, control characters escaped."""
+    return neutralise_mentions(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def full_trace_hint(trace_id: str) -> str:
+    """Where the untrimmed trace lives."""
+    return f"full trace: `opsbot traces show {trace_id}` or the Show full trace button"
+
+
+def step_title(step: Step) -> str:
+    """A one-line, plain-language title for a step (task card title, progress line)."""
+    if not step.action:
+        return "The model's reply could not be read"
+    if step.action == "finish":
+        return "Concluding"
+    args = " ".join(f"{k}={v}" for k, v in step.args.items() if v not in ("", None))
+    return trim(f"{step.action} {args}".strip(), 120, "…")
+
+
+def key_line(observation: str) -> str:
+    """The most telling line of an observation: a change point if there is one, else the first line."""
+    lines = [line.strip() for line in observation.splitlines() if line.strip()]
+    changes = [line for line in lines if line.lower().startswith("change:")]
+    return (changes or lines or [""])[0]
+
+
+def step_to_task_chunk(step: Step) -> dict[str, Any]:
+    """A chat-stream task_update chunk for a finished step (details/output <= 256 chars)."""
+    status = "complete" if step.status in ("ok", "no_data") else "error"
+    return {
+        "type": "task_update",
+        "id": f"step-{step.index}",
+        "title": step_title(step),
+        "status": status,
+        "details": trim(neutralise_mentions(step.thought), MAX_TASK_CHARS, "…"),
+        "output": trim(neutralise_mentions(key_line(step.observation)) or step.status, MAX_TASK_CHARS, "…"),
+    }
+
+
+def progress_blocks(question: str, steps: Sequence[Step], *, elapsed_s: float) -> list[dict[str, Any]]:
+    """The one progress message edited in place when streaming is unavailable."""
+    lines = [f"{_STATUS_EMOJI.get(s.status, '•')} {mrkdwn_escape(step_title(s))}" for s in steps[-12:]]
+    body = "\n".join(lines) or "_starting…_"
+    return [
+        section(f"🔎 *Diagnosing:* {mrkdwn_escape(trim(question, 300))}"),
+        section(body),
+        context(f"step {len(steps)} · {elapsed_s:.0f} s elapsed"),
+    ]
+
+
+def trace_to_text(trace: Trace) -> str:
+    """The top-level `text` fallback (notifications, screen readers): short, never empty."""
+    head = "Answer" if trace.complete else f"Partial answer ({trace.stop_reason.value})"
+    return trim(f"{head}: {neutralise_mentions(trace.answer) or 'no answer'}", MAX_TEXT_CHARS - 100)
+
+
+def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
+    """The final message: answer, evidence, partial-stop reason, tokens/time, and the three controls."""
+    blocks: list[dict[str, Any]] = [section(_headline(trace))]
+    answer = neutralise_mentions(trace.answer.strip()) or "_No answer was produced._"
+    blocks.append({"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… (answer trimmed; {_hint(trace)})")})
+    evidence = _evidence_lines(trace.steps)
+    if evidence:
+        evidence_text = trim("*Evidence*\n" + "\n".join(evidence), MAX_SECTION_CHARS - 100, f"\n… ({_hint(trace)})")
+        blocks.append(section(evidence_text))
+    notes = [trim(mrkdwn_escape(n), 600) for n in trace.notes[:5]]
+    if notes:
+        blocks.append(context(*notes))
+    blocks.append(context(_meta_line(trace)))
+    blocks.append(_controls(trace.trace_id))
+    return blocks
+
+
+def trace_to_modal(trace: Trace) -> dict[str, Any]:
+    """The "Show full trace" modal: every step, trimmed per block and in total, with the CLI hint."""
+    blocks = [section(f"*Question*\n{mrkdwn_escape(trim(trace.question, 2_500))}"), context(_meta_line(trace))]
+    budget = MODAL_TOTAL_CHARS
+    for step in trace.steps:
+        text = trim(_step_detail(step), MAX_SECTION_CHARS - 10)
+        if len(blocks) >= MAX_MODAL_BLOCKS - 4 or budget - len(text) < 0:
+            blocks.append(section(f"_Trace trimmed after step {step.index - 1}; {_hint(trace)}._"))
+            break
+        budget -= len(text)
+        blocks += [{"type": "divider"}, section(text)]
+    blocks += [{"type": "divider"}, section(f"*Answer*\n{mrkdwn_escape(trim(trace.answer, 2_800))}")]
+    blocks.append(context(mrkdwn_escape(full_trace_hint(trace.trace_id))))
+    return {
+        "type": "modal",
+        "title": {"type": "plain_text", "text": "opsbot trace"},
+        "close": {"type": "plain_text", "text": "Close"},
+        "blocks": blocks[:MAX_MODAL_BLOCKS],
+    }
+
+
+def trace_to_markdown(trace: Trace) -> str:
+    """The whole trace as Markdown, untrimmed (file uploads, the CLI)."""
+    parts = [f"# {trace.question}", f"trace {trace.trace_id} · {_meta_line(trace)}"]
+    parts += [_step_detail(s, max_chars=10**9).replace("*", "**") for s in trace.steps]
+    parts += ["## Answer", trace.answer, *trace.notes]
+    return "\n\n".join(parts)
+
+
+def limit_violations(blocks: Sequence[dict[str, Any]], *, max_blocks: int = MAX_BLOCKS) -> list[str]:
+    """Every way a block list breaks Slack's limits (empty when valid). Used by tests and as a guard."""
+    problems = [f"{len(blocks)} blocks > {max_blocks}"] if len(blocks) > max_blocks else []
+    markdown_total = sum(len(b.get("text", "")) for b in blocks if b.get("type") == "markdown")
+    if markdown_total > MAX_MARKDOWN_CHARS:
+        problems.append(f"markdown blocks total {markdown_total} > {MAX_MARKDOWN_CHARS}")
+    for i, block in enumerate(blocks):
+        text = block.get("text")
+        if block.get("type") == "section" and isinstance(text, dict) and len(text["text"]) > MAX_SECTION_CHARS:
+            problems.append(f"block {i}: section text {len(text['text'])} > {MAX_SECTION_CHARS}")
+        if block.get("type") == "context" and len(block.get("elements", ())) > 10:
+            problems.append(f"block {i}: context has more than 10 elements")
+        for element in block.get("elements", ()) if block.get("type") == "actions" else ():
+            if len(element.get("value", "")) > 2_000:
+                problems.append(f"block {i}: button value over 2,000 chars")
+    return problems
+
+
+def section(text: str) -> dict[str, Any]:
+    """A mrkdwn section, cut to Slack's 3,000-char limit."""
+    return {"type": "section", "text": {"type": "mrkdwn", "text": trim(text, MAX_SECTION_CHARS) or " "}}
+
+
+def context(*texts: str) -> dict[str, Any]:
+    """A context block of up to 10 mrkdwn elements."""
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": trim(t, 2_000)} for t in texts[:10]]}
+
+
+def _headline(trace: Trace) -> str:
+    if trace.complete:
+        return "✅ *Diagnosis*" if trace.protocol not in ("single",) else "💬 *Answer*"
+    if trace.stop_reason is StopReason.FINISH:
+        return "⚠️ *Partial answer*. Verify before acting."
+    why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)
+    return f"⚠️ *Partial answer*: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
+
+
+def _evidence_lines(steps: Sequence[Step]) -> list[str]:
+    lines = []
+    for step in steps:
+        if step.action in ("", "finish"):
+            continue
+        observed = trim(mrkdwn_escape(key_line(step.observation)), 200)
+        lines.append(f"{step.index}. `{trim(mrkdwn_escape(step_title(step)), 100)}` → {step.status}: {observed}")
+    return lines[-15:]
+
+
+def _meta_line(trace: Trace) -> str:
+    t = trace.totals
+    route = f"{trace.intent.route} ({trace.intent.tier})" if trace.intent else trace.protocol
+    model = f" · {trace.model}" if trace.model else ""
+    seconds = t.elapsed_ms / 1000
+    return f"{route} · {t.steps} steps · {t.tokens:,} tokens · {seconds:.1f} s{model} · trace `{trace.trace_id}`"
+
+
+def _hint(trace: Trace) -> str:
+    return f"`opsbot traces show {trace.trace_id}`"
+
+
+def _step_detail(step: Step, max_chars: int = MAX_SECTION_CHARS - 50) -> str:
+    args = trim(", ".join(f"{k}={v!r}" for k, v in step.args.items()), 300)
+    thought = trim(step.thought, max_chars // 4)
+    observation = trim(step.observation, max(max_chars - len(thought) - len(args) - 150, 100))
+    return (
+        f"*Step {step.index}* ({step.status}, {step.elapsed_ms} ms)\n"
+        f"*Thought:* {mrkdwn_escape(thought)}\n*Action:* `{step.action}({mrkdwn_escape(args)})`\n"
+        f"*Observation:*\n```{mrkdwn_escape(observation)}```"
+    )
+
+
+def _controls(trace_id: str) -> dict[str, Any]:
+    def button(text: str, action_id: str, style: str = "") -> dict[str, Any]:
+        element = {"type": "button", "text": {"type": "plain_text", "text": text}, "action_id": action_id}
+        return element | {"value": trace_id[:2_000]} | ({"style": style} if style else {})
+
+    return {
+        "type": "actions",
+        "block_id": "opsbot_controls",
+        "elements": [
+            button("👍", ACTION_VOTE_UP),
+            button("👎", ACTION_VOTE_DOWN),
+            button("Re-run", ACTION_RERUN, "primary"),
+            button("Show full trace", ACTION_SHOW_TRACE),
+        ],
+    }

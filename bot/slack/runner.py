@@ -1,0 +1,194 @@
+"""opsbot's own worker pool for Slack work. Bolt's listener threads only enqueue; they never run a diagnosis.
+
+A submitted job is deduplicated (event_id, client_msg_id, channel+ts; entries live >= 10 minutes), gets a 👀
+reaction and a "Diagnosing…" status at once, and waits in a bounded queue. When every worker is busy the thread
+is told "busy, queued as #n"; when the queue is full the user is told so: nothing is dropped silently. Each
+finished trace is handed to `persist` BEFORE anything is posted, so a failed post never loses it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Literal
+
+from slack_sdk import WebClient
+
+from bot.agent.types import Question, StepObserver, StopReason, Totals, Trace
+from bot.slack.progress import ThreadProgress
+from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
+
+log = logging.getLogger(__name__)
+
+Responder = Callable[[Question, StepObserver | None], Trace]
+Persist = Callable[[Trace], None]
+
+
+@dataclass(frozen=True)
+class Submission:
+    outcome: Literal["started", "queued", "duplicate", "rejected"]
+    position: int = 0
+
+
+class Runner:
+    """A fixed pool of worker threads answering Jobs from a WorkQueue."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        responder: Responder,
+        *,
+        persist: Persist,
+        queue: WorkQueue,
+        dedupe: Dedupe,
+        memory: ThreadMemory,
+        workers: int = 4,
+        use_streaming: bool = True,
+        update_interval_s: float = 3.0,
+        status_text: str = "Diagnosing…",
+    ) -> None:
+        self.client = client
+        self._responder = responder
+        self._persist = persist
+        self._queue = queue
+        self._dedupe = dedupe
+        self._memory = memory
+        self._workers = max(workers, 1)
+        self._use_streaming = use_streaming
+        self._update_interval_s = update_interval_s
+        self._status_text = status_text
+        self._active = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._recent: OrderedDict[str, Trace] = OrderedDict()
+
+    def start(self) -> None:
+        """Start the worker threads (idempotent)."""
+        if self._threads:
+            return
+        for n in range(self._workers):
+            thread = threading.Thread(target=self._work, name=f"opsbot-worker-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop taking jobs; running jobs finish in their (daemon) threads."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout_s)
+        self._threads = []
+
+    @property
+    def active(self) -> int:
+        return self._active
+
+    def recent_trace(self, trace_id: str) -> Trace | None:
+        """A trace answered by this process (used when no TraceStore is configured)."""
+        return self._recent.get(trace_id)
+
+    def submit(self, job: Job, keys: Sequence[str] = ()) -> Submission:
+        """Queue a job unless it is a duplicate delivery; tell the thread when it has to wait."""
+        if keys and not self._dedupe.first_seen(keys):
+            log.info("duplicate delivery ignored keys=%s", ",".join(keys))
+            return Submission("duplicate")
+        with self._lock:
+            busy = self._active >= self._workers or self._queue.depth() > 0
+            position = self._queue.put(job)
+        if position is None:
+            log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
+            self._say(job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
+            return Submission("rejected")
+        self._acknowledge(job)
+        if busy:
+            self._say(job, f"⏳ busy, queued as #{position}. I'll answer here when a worker is free.")
+            return Submission("queued", position)
+        return Submission("started", position)
+
+    def run(self, job: Job) -> Trace:
+        """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
+        progress = ThreadProgress(
+            self.client, job, use_streaming=self._use_streaming, update_interval_s=self._update_interval_s
+        )
+        question = replace(job.question, history=self._memory.recall(job.channel, job.thread_ts))
+        try:
+            trace = self._responder(question, progress.on_step)
+        except Exception as exc:  # the one catch for this surface: the user still gets an answer
+            log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
+            trace = internal_error_trace(question, exc)
+        self._keep(trace)
+        self._memory.remember(job.channel, job.thread_ts, trace)
+        delivered = progress.finish(trace)
+        self._conclude(job, trace, delivered)
+        return trace
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            job = self._queue.get(timeout_s=0.2)
+            if job is None:
+                continue
+            with self._lock:
+                self._active += 1
+            try:
+                self.run(job)
+            except Exception:
+                log.exception("worker failed channel=%s thread=%s", job.channel, job.thread_ts)
+            finally:
+                with self._lock:
+                    self._active -= 1
+
+    def _keep(self, trace: Trace) -> None:
+        try:
+            self._persist(trace)  # before any post: a failed post must never lose the trace
+        except Exception:
+            log.exception("persisting the trace failed trace_id=%s", trace.trace_id)
+        with self._lock:
+            self._recent[trace.trace_id] = trace
+            while len(self._recent) > 500:
+                self._recent.popitem(last=False)
+
+    def _acknowledge(self, job: Job) -> None:
+        if job.react_ts:
+            self._call("reactions_add", channel=job.channel, timestamp=job.react_ts, name="eyes")
+        self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts,
+                   status=self._status_text)
+
+    def _conclude(self, job: Job, trace: Trace, delivered: bool) -> None:
+        if job.react_ts:
+            emoji = "white_check_mark" if trace.complete and delivered else "warning"
+            self._call("reactions_add", channel=job.channel, timestamp=job.react_ts, name=emoji)
+        # Posting clears the status; clear it explicitly too, so an error path never leaves "Diagnosing…".
+        self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
+        log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
+                 job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
+
+    def _say(self, job: Job, text: str) -> None:
+        self._call("chat_postMessage", channel=job.channel, thread_ts=job.thread_ts, text=text)
+
+    def _call(self, method: str, **kwargs: object) -> None:
+        # Reactions and status are cosmetic: a failure (already_reacted, missing scope) must not stop the run.
+        try:
+            getattr(self.client, method)(**kwargs)
+        except Exception as exc:
+            log.info("slack %s failed channel=%s: %s", method, kwargs.get("channel") or kwargs.get("channel_id"), exc)
+
+
+def internal_error_trace(question: Question, exc: Exception) -> Trace:
+    """A labelled answer for a failure nobody anticipated; the details go to the log, not the user."""
+    return Trace(
+        trace_id=uuid.uuid4().hex[:12],
+        question=question.text,
+        protocol="single",
+        steps=(),
+        answer="Sorry, opsbot hit an internal error and could not answer. The error is logged; please try again.",
+        complete=False,
+        stop_reason=StopReason.FINISH,  # no stop reason fits; complete=False and the note label it
+        totals=Totals(),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        notes=(f"internal error: {type(exc).__name__}",),
+    )
