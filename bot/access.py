@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 
 WINDOW_S = 60.0
+RATE_LIMITED = "rate limit"  # every rate-limit refusal starts with this (HTTP surfaces answer 429 for it)
 
 Admit = Callable[[str, str], str | None]
 
@@ -35,7 +36,8 @@ class AccessPolicy:
 
     def admit(self, user: str, channel: str) -> str | None:
         """Check the channel, then take one slot from the user's window (a refused run takes none)."""
-        if self.allowed_channels and channel not in self.allowed_channels:
+        # No channel (an API call without one) is not a conversation: the allowlist gates conversations only.
+        if self.allowed_channels and channel and channel not in self.allowed_channels:
             return "opsbot is not enabled in this channel. Ask in one of the incident channels it serves."
         if self.rate_limit_per_minute <= 0:
             return None
@@ -50,7 +52,7 @@ class AccessPolicy:
             if len(recent) >= self.rate_limit_per_minute:
                 wait_s = max(1, round(WINDOW_S - (now - recent[0])))
                 return (
-                    f"rate limit: {self.rate_limit_per_minute} diagnoses per minute per user. "
+                    f"{RATE_LIMITED}: {self.rate_limit_per_minute} diagnoses per minute per user. "
                     f"Try again in {wait_s} s."
                 )
             recent.append(now)
