@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -52,7 +52,13 @@ class KeyChange:
 @dataclass(frozen=True)
 class LogSignature:
     count: int
-    text: str
+    text: str  # the clustered template ("... timed out after <n>ms")
+    example: str = ""  # one concrete message of the cluster, as logged
+
+    @property
+    def quoted(self) -> str:
+        """The concrete example when there is one (it can be checked against the logs), else the template."""
+        return self.example or self.text
 
 
 _NUM = r"[-+]?\d[\d,]*(?:\.\d+)?"
@@ -67,9 +73,9 @@ _ISO_RX = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z
 _VERSION_RX = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:[-+][0-9A-Za-z.]+)?(?![\w.])")
 _KNOWN_RX = re.compile(r"known(?: services)?:\s*(?P<names>[^\n;]+?)(?:\.\s|\.?$)", re.IGNORECASE | re.MULTILINE)
 _DIFF_KEY_RX = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[\w.\-/\"']+)\s*[:=]\s*(?P<value>.*?)\s*$")
-_SIGNATURE_RX = re.compile(
-    r"^\s*(?:\d+[.)]\s*)?\[?(?P<count>\d[\d,]*)\s*(?:x|×|times|occurrences)?\]?\s*[:|-]?\s*(?P<text>\S.*)$"
-)
+# "   example: 15:36:59 ERROR order <host> <logger>: <message> trace=<id>"
+_EXAMPLE_RX = re.compile(r"^\s+example:\s+\S+\s+[A-Z]+\s+\S+\s+[^:]*?:\s(?P<message>.+)$")
+_SIGNATURE_RX = re.compile(r"^\s*\d+[.)]\s+(?P<count>\d[\d,]*)\s*(?:x|×)\s+(?P<text>\S.*)$")
 
 
 def number_from_text(text: str) -> float | None:
@@ -208,28 +214,21 @@ def _key_value(text: str, parents: list[tuple[int, str]]) -> tuple[str, str] | N
 
 
 def signatures_from_text(observation: str) -> list[LogSignature]:
-    """The clustered error signatures of a query_logs observation, biggest first."""
-    section = _section(observation, ("signature", "cluster", "top error"))
-    found = []
-    for line in section:
-        match = _SIGNATURE_RX.match(line)
-        if match:
-            found.append(LogSignature(int(match.group("count").replace(",", "")), match.group("text").strip()))
+    """The clustered error signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`)."""
+    found: list[LogSignature] = []
+    in_section = False
+    for line in observation.splitlines():
+        if re.match(r"^top .*signatures", line, re.IGNORECASE):
+            in_section = True
+        elif in_section and (not line.strip() or re.match(r"^(newest|no) ", line)):
+            break
+        elif in_section and (match := _SIGNATURE_RX.match(line)):
+            text = re.sub(r"\s{2,}first \S.*$", "", match.group("text")).strip()
+            found.append(LogSignature(int(match.group("count").replace(",", "")), text))
+        elif in_section and found and not found[-1].example and (example := _EXAMPLE_RX.match(line)):
+            message = re.sub(r" trace=\S+$", "", example.group("message")).strip()
+            found[-1] = LogSignature(found[-1].count, found[-1].text, message[:200])
     return sorted(found, key=lambda s: -s.count)
-
-
-def _section(observation: str, headings: Sequence[str]) -> list[str]:
-    """The lines after the first heading that mentions one of `headings`, up to the next blank line."""
-    lines = observation.splitlines()
-    for i, line in enumerate(lines):
-        if any(h in line.lower() for h in headings) and not line.startswith((" ", "\t")):
-            out: list[str] = []
-            for follow in lines[i + 1 :]:
-                if not follow.strip() or (not follow.startswith((" ", "\t", "-", "*")) and out):
-                    break
-                out.append(follow)
-            return out
-    return []
 
 
 _QUESTION_CLOCK_RX = re.compile(

@@ -117,7 +117,7 @@ def _deploy_headline(findings: Findings, deploy: DeployRecord, symptom: str) -> 
     when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
     keys = "; ".join(f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3])
     change = f", which changed {keys}" if keys else ""
-    top = f" Top error: {findings.signatures[0].text}." if findings.signatures else ""
+    top = f" Top error: {findings.signatures[0].quoted}" if findings.signatures else ""
     return f"Likely cause: deploy {deploy.service} {deploy.version}{when}{change}. Symptom: {symptom}.{top}"
 
 
@@ -133,7 +133,7 @@ def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
                 f"{symptom}.", True)
     if findings.signatures:
         top = findings.signatures[0]
-        return f"Likely cause: {top.text} ({top.count:,} errors), with no deploy before it. {symptom}.", True
+        return f"Likely cause: {top.quoted} ({top.count:,} errors), with no deploy before it. {symptom}.", True
     return f"Unexplained change: {symptom}; no deploy, downstream change or error cluster explains it.", False
 
 
@@ -149,7 +149,10 @@ def _evidence_lines(findings: Findings) -> list[str]:
         if health.readings and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
     lines.extend(_deploy_evidence(findings))
-    lines.extend(f"error log cluster: {s.count:,} × {s.text}" for s in findings.signatures[:3])
+    lines.extend(
+        f"error log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
+        for s in findings.signatures[:3]
+    )
     return lines
 
 
