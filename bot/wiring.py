@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 
+from bot.agent.context import ContextLimits
+from bot.agent.llm import LLM, OpenAILLM
 from bot.agent.types import Budget
 from bot.config import Settings
 
@@ -27,4 +29,30 @@ def build_budget(settings: Settings) -> Budget:
         max_format_errors=a.max_format_errors,
         max_args_chars=a.max_args_chars,
         parallel_tools=a.parallel_tools,
+    )
+
+
+def build_llm(settings: Settings) -> LLM | None:
+    """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then)."""
+    c = settings.llm
+    if not c.configured:
+        return None
+    return OpenAILLM(
+        base_url=c.base_url,
+        api_key=c.api_key.get_secret_value(),
+        model=c.model,
+        cheap_model=c.cheap_model,
+        timeout_s=c.timeout_s,
+        max_retries=c.max_retries,
+        temperature=c.temperature,
+        max_reply_tokens=c.max_reply_tokens,
+        tokenizer=c.tokenizer,
+    )
+
+
+def build_context_limits(settings: Settings) -> ContextLimits:
+    """How much of a run's history the model sees (observation cut, steps kept verbatim)."""
+    return ContextLimits(
+        max_observation_chars=settings.agent.max_observation_chars,
+        keep_recent_steps=settings.agent.keep_recent_steps,
     )

@@ -1,0 +1,149 @@
+"""What the model sees: the system prompt, the question with thread memory, and a bounded history.
+
+Two levers keep the prompt small as a run grows: long observations are cut (head and tail kept, with a marker
+saying how much went), and steps older than the last `keep_recent_steps` shrink to one line each. Tool output
+is untrusted (logs can contain anything), so observations are fenced and the prompts say they are data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.agent.types import Budget, Question, Step
+from tools.base import Toolbox
+
+Message = dict[str, Any]
+
+_GIST_CHARS = 160
+_KEY_LINE_PREFIXES = ("change:", "error:", "total", "summary:")
+
+
+@dataclass(frozen=True)
+class ContextLimits:
+    """How much history the model sees: observation size and how many steps stay verbatim."""
+
+    max_observation_chars: int = 2_500
+    keep_recent_steps: int = 3
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One model turn as it is replayed to the model: its steps, the assistant message and the answers to it."""
+
+    steps: tuple[Step, ...]
+    assistant: Message
+    answers: tuple[Message, ...]
+
+
+def truncate_observation(text: str, max_chars: int) -> str:
+    """Keep the head and the tail (where the totals and the latest lines usually are), mark what was cut."""
+    if len(text) <= max_chars:
+        return text
+    head = max_chars * 2 // 3
+    tail = max_chars - head
+    cut = len(text) - head - tail
+    cut_lines = text[head : len(text) - tail].count("\n")
+    marker = f"\n[... {cut:,} characters ({cut_lines} lines) cut; narrow the query to see them ...]\n"
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+def fence_observation(text: str) -> str:
+    """Tool output inside tags, so the prompt can tell the model it is data and not instructions."""
+    return f"<observation>\n{text.replace('</observation>', '</ observation>')}\n</observation>"
+
+
+def call_text(step: Step) -> str:
+    """`query_logs(service="order", level="ERROR")`, or what stood in for a call."""
+    if step.status == "format_error" or not step.action:
+        return "(unreadable reply)"
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in step.args.items())
+    return f"{step.action}({args})"
+
+
+def step_to_line(step: Step) -> str:
+    """One line for an old step: what was called, how it went, and the gist of what it showed."""
+    return f"#{step.index} {call_text(step)} -> {step.status}: {observation_gist(step.observation)}"
+
+
+def observation_gist(text: str) -> str:
+    """The first line plus any change-point/summary lines, within one short line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(empty)"
+    key_lines = [line for line in lines[1:] if line.lower().startswith(_KEY_LINE_PREFIXES)]
+    picked = [lines[0], *key_lines[:2]]
+    gist = " | ".join(picked)
+    return gist if len(gist) <= _GIST_CHARS else gist[: _GIST_CHARS - 1] + "…"
+
+
+def tool_catalogue(tools: Toolbox) -> str:
+    """Each tool once: name, description, argument schema."""
+    blocks = []
+    for spec in tools:
+        schema = json.dumps(spec.parameters, ensure_ascii=False, separators=(",", ":"))
+        blocks.append(f"### {spec.name}\n{spec.description}\nArguments (JSON schema): {schema}")
+    return "\n\n".join(blocks)
+
+
+def question_text(question: Question) -> str:
+    """The user's question with the thread's memory in front of it, oldest first."""
+    if not question.history:
+        return f"Question: {question.text}"
+    memory = "\n".join(f"- {line}" for line in question.history)
+    return f"Earlier in this thread:\n{memory}\n\nQuestion: {question.text}"
+
+
+def budget_note(steps_used: int, budget: Budget) -> str:
+    """Told to the model every turn, so it plans within the budget instead of being cut off."""
+    left = budget.max_steps - steps_used
+    if left <= 1:
+        return f"[Step {steps_used + 1} of {budget.max_steps}: this is your last step. Give your final answer now.]"
+    return f"[Step {steps_used + 1} of {budget.max_steps}: {left} steps left, including the final answer.]"
+
+
+def render_messages(
+    system: str, question: Question, exchanges: Sequence[Exchange], limits: ContextLimits, note: str
+) -> list[Message]:
+    """The request's messages: system, question (+ old steps as lines), recent exchanges verbatim, budget note."""
+    recent = _recent_exchanges(exchanges, limits.keep_recent_steps)
+    old_steps = [step for exchange in exchanges[: len(exchanges) - len(recent)] for step in exchange.steps]
+    opening = question_text(question)
+    if old_steps:
+        lines = "\n".join(step_to_line(step) for step in old_steps)
+        opening += f"\n\nEarlier steps, one line each (full results no longer shown):\n{lines}"
+    messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": opening}]
+    for exchange in recent:
+        messages += [exchange.assistant, *exchange.answers]
+    return _with_note(messages, note)
+
+
+def _recent_exchanges(exchanges: Sequence[Exchange], keep_steps: int) -> Sequence[Exchange]:
+    """The newest exchanges holding at most `keep_steps` steps (an exchange is never split: ids stay paired)."""
+    kept = 0
+    start = len(exchanges)
+    while start > 0 and kept + len(exchanges[start - 1].steps) <= keep_steps:
+        start -= 1
+        kept += len(exchanges[start].steps)
+    return exchanges[start:]
+
+
+def _with_note(messages: list[Message], note: str) -> list[Message]:
+    last = messages[-1]
+    if last["role"] == "user" and isinstance(last.get("content"), str):
+        return [*messages[:-1], {**last, "content": f"{last['content']}\n\n{note}"}]
+    return [*messages, {"role": "user", "content": note}]
+
+
+def steps_as_text(steps: Sequence[Step], limits: ContextLimits) -> str:
+    """All steps as plain text (no tool-call messages): for the forced conclusion, which runs without tools."""
+    blocks = []
+    for step in steps:
+        head = f"Step {step.index}: {call_text(step)}"
+        thought = f"\nThought: {step.thought}" if step.thought else ""
+        observation = truncate_observation(step.observation, limits.max_observation_chars)
+        blocks.append(f"{head}{thought}\nStatus: {step.status}\n{fence_observation(observation)}")
+    return "\n\n".join(blocks) or "(no step ran)"
+
