@@ -27,7 +27,7 @@ def choice_or_error(value: str, known: Sequence[str], kind: str = "service", whe
     source = f" in {where}" if where else ""
     if not known:
         raise ToolError(f"unknown {kind} {name!r}; there are no {kind}s{source} yet.")
-    raise ToolError(f"unknown {kind} {name!r}; known{source}: {listed}.{hint}")
+    raise ToolError(f"unknown {kind} {name!r}{source}; known: {listed}.{hint}")
 
 
 class CachedNames:

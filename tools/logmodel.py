@@ -87,10 +87,11 @@ def search_text_from_query(text: str) -> SearchText:
     any_of = False
     for match in _TOKEN.finditer(text):
         phrase, word = match.group(1), match.group(2)
-        if word in ("OR", "||"):
+        operator = _EDGE_JUNK.sub("", word) if word else ""
+        if operator == "OR" or word == "||":
             any_of = True
             continue
-        if word in ("AND", "&&"):
+        if operator in ("AND", "NOT") or word == "&&":
             continue
         term = _term_from_token(phrase if phrase is not None else word, is_phrase=phrase is not None)
         if term is not None and term not in terms:

@@ -124,7 +124,7 @@ def render_logs(query: LogQuery, result: LogResult) -> str:
     lines = [f"logs of {query.service or 'every service'}, {window.describe()}{searched}{levels}"]
     counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(result.counts_by_level.items(), key=_level_order))
     lines.append(f"matched {result.total:,} lines · by level: {counts or 'none'}")
-    clock = "%H:%M:%S" if window.seconds <= 86_400 else "%m-%d %H:%M:%S"
+    clock = window.clock_format.replace("%H:%M", "%H:%M:%S")
     lines += _signature_lines(query, result, clock)
     shown = len(result.entries)
     if shown:

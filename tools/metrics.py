@@ -40,6 +40,7 @@ _DISPLAY_UNITS = {
     "count": ("", 1.0),
 }
 SUMMARY_POINTS = 12
+_BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
 
 
 @dataclass(frozen=True)
@@ -183,9 +184,9 @@ def render_series(series: MetricSeries) -> str:
     lines.append(f"{stats} · last {_value(s.last, u)}")
     if series.series_count > 1:
         lines.append(f"note: the query returned {series.series_count} series; this is the first.")
-    clock = "%H:%M" if series.window.seconds <= 86_400 else "%m-%d %H:%M"
+    clock = series.window.clock_format
     lines += [_change_line(c, u, clock) for c in series.changes] or ["change: none detected"]
-    lines.append(_summary_line(series.points, u, clock))
+    lines.append(_summary_line(series.points, u, series.step_s, clock))
     return "\n".join(lines)
 
 
@@ -195,12 +196,15 @@ def _change_line(change: ChangePoint, unit: str, clock: str) -> str:
     return f"change: {change.at:{clock}} {_value(change.before, unit)} -> {_value(change.after, unit)} ({factor})"
 
 
-def _summary_line(points: Sequence[tuple[datetime, float]], unit: str, clock: str) -> str:
-    size = max(1, math.ceil(len(points) / SUMMARY_POINTS))
-    buckets = [points[i : i + size] for i in range(0, len(points), size)]
-    cells = [f"{b[0][0]:{clock}} {_number(fmean(v for _, v in b))}" for b in buckets]
-    every = duration_to_text((points[min(size, len(points) - 1)][0] - points[0][0]).total_seconds() or 60)
-    return f"series (mean per {every}, {unit or 'count'}): " + ", ".join(cells)
+def _summary_line(points: Sequence[tuple[datetime, float]], unit: str, step_s: int, clock: str) -> str:
+    """About SUMMARY_POINTS means over buckets of a round length (2h rather than 125m)."""
+    wanted_s = math.ceil(len(points) / SUMMARY_POINTS) * step_s
+    bucket_s = next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
+    buckets: dict[int, list[tuple[datetime, float]]] = {}
+    for moment, value in points:
+        buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
+    cells = [f"{b[0][0]:{clock}} {_number(fmean(v for _, v in b))}" for b in buckets.values()]
+    return f"series (mean per {duration_to_text(bucket_s)}, {unit or 'count'}): " + ", ".join(cells)
 
 
 def _value(number: float, unit: str) -> str:

@@ -35,11 +35,16 @@ class TimeWindow:
     def seconds(self) -> float:
         return (self.end - self.start).total_seconds()
 
+    @property
+    def clock_format(self) -> str:
+        """strftime for times inside the window: the date is added when the window crosses midnight."""
+        return "%H:%M" if self.start.date() == self.end.date() else "%m-%d %H:%M"
+
     def describe(self) -> str:
         """`2026-11-28 14:00 → 16:00 UTC (2h)`: short, unambiguous, always UTC."""
         same_day = self.start.date() == self.end.date()
         end = self.end.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M")
-        return f"{self.start:%Y-%m-%d %H:%M} → {end} UTC ({duration_to_text(self.seconds)})"
+        return f"{self.start:%Y-%m-%d %H:%M} → {end} UTC ({rough_duration(self.seconds)})"
 
 
 def duration_from_text(text: str) -> timedelta:
@@ -56,6 +61,15 @@ def duration_to_text(seconds: float) -> str:
         if seconds >= _UNIT_S[unit] and seconds % _UNIT_S[unit] == 0:
             return f"{int(seconds // _UNIT_S[unit])}{unit}"
     return f"{int(seconds)}s"
+
+
+def rough_duration(seconds: float) -> str:
+    """A window's length as people say it: 21660 s -> `6h`, 90 min -> `90m`, 7 days and 15 min -> `7d`."""
+    if seconds >= 2 * 86_400:
+        return f"{round(seconds / 86_400, 1):g}d"
+    if seconds >= 2 * 3600:
+        return f"{round(seconds / 3600, 1):g}h"
+    return f"{round(seconds / 60):g}m"
 
 
 def instant_from_text(text: str, now: datetime) -> datetime:
