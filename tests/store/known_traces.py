@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.types import Intent, Step, StopReason, Trace, Totals
+from bot.agent.types import Intent, Step, StopReason, Totals, Trace
 
 DIAGNOSE = Intent("diagnose", 0.9, "rules", "why question")
 LOOKUP = Intent("lookup", 0.8, "rules", "what is")
@@ -35,7 +35,8 @@ def known_traces() -> list[Trace]:
         make_trace("t2", "2026-11-28T09:00:00+00:00", t2_steps, stop=StopReason.MAX_STEPS, elapsed_ms=90_000,
                    tokens=(5_000, 800), question="why are checkout 5xx up?", answer="partial: no conclusion"),
         make_trace("t3", "2026-11-28T10:00:00Z",
-                   [step(1, "query_deploy_records"), step(2, "query_deploy_diff", observation="maximumPoolSize 50 -> 200"),
+                   [step(1, "query_deploy_records"),
+                    step(2, "query_deploy_diff", observation="maximumPoolSize 50 -> 200"),
                     step(3, "finish", observation="")],
                    elapsed_ms=2_000, protocol="playbook"),
         make_trace("t4", "2026-11-28T11:00:00Z", [step(1, "finish", observation="")], elapsed_ms=1_500,
@@ -47,7 +48,9 @@ def known_traces() -> list[Trace]:
 
 VOTES = [("t1", "alice", 1), ("t1", "bob", 1), ("t1", "bob", -1), ("t2", "carol", -1)]  # bob changes his mind
 
-EXPECTED_TOOLS = [("query_metrics", 7, 0), ("query_deploy_records", 2, 0), ("query_logs", 2, 2), ("query_deploy_diff", 1, 0)]
+EXPECTED_TOOLS = [
+    ("query_metrics", 7, 0), ("query_deploy_records", 2, 0), ("query_logs", 2, 2), ("query_deploy_diff", 1, 0)
+]
 EXPECTED_STOP = {"finish": 3, "max_steps": 1, "llm_unavailable": 1}
 EXPECTED_DAYS = [("2026-11-27", 1, 1_200), ("2026-11-28", 4, 6_150)]
 EXPECTED_P50_MS, EXPECTED_P95_MS = 10_000, 90_000  # nearest rank over 1.5, 2, 10, 30, 90 s
