@@ -7,10 +7,23 @@ from __future__ import annotations
 
 import logging
 
+from elasticsearch import Elasticsearch
+from prometheus_api_client import PrometheusConnect
+from urllib3.util.retry import Retry
+
 from bot.agent.context import ContextLimits
 from bot.agent.llm import LLM, OpenAILLM
+from bot.agent.redact import redact
 from bot.agent.types import Budget
 from bot.config import Settings
+from bot.elastic import es_client
+from tools.base import Toolbox, ToolSpec
+from tools.calculate import calculate_tool
+from tools.deployindex import ElasticsearchDeploys
+from tools.deploys import DeploySource, DeployTools
+from tools.gitdeploys import GitDeploys
+from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
+from tools.metrics import MetricQuery, MetricsTools
 
 log = logging.getLogger(__name__)
 
@@ -56,3 +69,78 @@ def build_context_limits(settings: Settings) -> ContextLimits:
         max_observation_chars=settings.agent.max_observation_chars,
         keep_recent_steps=settings.agent.keep_recent_steps,
     )
+
+
+# --- tools (H4): one builder per client/source, then the toolbox ----------------------------------------
+
+
+def build_prometheus(settings: Settings) -> PrometheusConnect:
+    """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
+    p = settings.prometheus
+    token = p.bearer_token.get_secret_value()
+    retry = Retry(total=1, read=0, backoff_factor=0.2, status_forcelist=(502, 503, 504), raise_on_status=False)
+    return PrometheusConnect(
+        url=p.url.rstrip("/"),
+        headers={"Authorization": f"Bearer {token}"} if token else None,
+        disable_ssl=not p.verify_tls,
+        retry=retry,
+        timeout=p.timeout_s,
+    )
+
+
+def build_es(settings: Settings) -> Elasticsearch:
+    """The shared Elasticsearch client (logs, deploys and the trace store use the same connection)."""
+    e = settings.elasticsearch
+    return es_client(
+        e.url,
+        api_key=e.api_key.get_secret_value(),
+        username=e.username,
+        password=e.password.get_secret_value(),
+        verify_certs=e.verify_certs,
+        timeout_s=e.timeout_s,
+        plain_json=e.plain_json,
+    )
+
+
+def build_metrics_tools(settings: Settings) -> MetricsTools:
+    """query_metrics over the configured catalogue."""
+    p = settings.prometheus
+    catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
+    return MetricsTools(build_prometheus(settings), catalogue, service_label=p.service_label, max_points=p.max_points)
+
+
+def build_log_source(settings: Settings) -> LogSource:
+    """SQLite FTS5 (default) or Elasticsearch, as settings.logs.backend says."""
+    c = settings.logs
+    if c.backend == "sqlite":
+        return SqliteLogs(c.sqlite_path)
+    fields = LogFields(
+        timestamp=c.timestamp_field,
+        service=c.service_field,
+        level=c.level_field,
+        message=c.message_field,
+        stack_trace=c.stack_field,
+        trace_id=c.trace_field,
+    )
+    return ElasticsearchLogs(build_es(settings), c.index_pattern, fields)
+
+
+def build_deploy_source(settings: Settings) -> DeploySource:
+    """A GitOps repository (default) or an Elasticsearch deploy-events index."""
+    d = settings.deploys
+    if d.backend == "git":
+        return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
+    return ElasticsearchDeploys(build_es(settings), d.index)
+
+
+def build_tool_specs(settings: Settings) -> list[ToolSpec]:
+    """Every tool the model may call, in the order the catalogue lists them."""
+    c = settings.logs
+    logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit)
+    deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
+    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool()]
+
+
+def build_toolbox(settings: Settings) -> Toolbox:
+    """All tools, with secrets redacted from every observation. Duplicate names fail here, at startup."""
+    return Toolbox(build_tool_specs(settings), redact=redact)

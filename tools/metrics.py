@@ -11,8 +11,8 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from statistics import fmean, median
 from string import Template
 from typing import Annotated, Any
@@ -133,8 +133,21 @@ class MetricsTools:
         points = _points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
-        changes = tuple(detect_changes(times, values))
+        changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
         return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result))
+
+    def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
+        """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
+        if step_s <= 60:
+            return change
+        start = change.at - timedelta(seconds=step_s)
+        try:
+            result = self._call(lambda: self.client.custom_query_range(promql, start, change.at, "60s"))
+        except ToolError:
+            return change  # the coarse time is still right to within one step
+        mid, up = (change.before + change.after) / 2, change.after > change.before
+        first = next((t for t, v in _points_from_result(result, factor) if (v > mid) == up), change.at)
+        return replace(change, at=first)
 
     def known_services(self) -> list[str]:
         """Label values of the service label, cached for a short while."""
