@@ -14,6 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from bot.agent.redact import redact_trace
 from bot.agent.types import Trace, trace_from_dict, trace_to_dict
 from bot.store.analytics import MAX_DURATIONS, elastic_stats_query, since_query, stats_from_elastic
 from bot.store.base import (
@@ -74,7 +75,7 @@ def trace_to_document(trace: Trace) -> dict[str, Any]:
 class ElasticsearchTraceStore:
     """Traces in `index`, votes in `<index>-feedback`, eval runs in `<index>-evals`; created when missing."""
 
-    def __init__(self, client: Elasticsearch, index: str, *, redact: TraceRedactor | None = None) -> None:
+    def __init__(self, client: Elasticsearch, index: str, *, redact: TraceRedactor = redact_trace) -> None:
         self._es = client
         self.index = index
         self._feedback = f"{index}-feedback"
@@ -91,8 +92,7 @@ class ElasticsearchTraceStore:
 
     def save(self, trace: Trace) -> None:
         """Index (or replace) one trace, redacted; visible to search when this returns."""
-        if self._redact is not None:
-            trace = self._redact(trace)
+        trace = self._redact(trace)
         self._es.index(index=self.index, id=trace.trace_id, document=trace_to_document(trace), refresh="wait_for")
 
     def get(self, trace_id: str) -> Trace | None:

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.agent.redact import redact_trace
 from bot.agent.types import Trace, trace_from_dict, trace_to_dict
 from bot.store.analytics import sqlite_stats
 from bot.store.base import (
@@ -81,7 +82,7 @@ def fts_query_from_text(text: str) -> str:
 class SqliteTraceStore:
     """Traces in one SQLite file. Thread-safe: one connection behind a lock (runs are seconds, writes ms)."""
 
-    def __init__(self, path: Path | str, *, redact: TraceRedactor | None = None) -> None:
+    def __init__(self, path: Path | str, *, redact: TraceRedactor = redact_trace) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -104,8 +105,7 @@ class SqliteTraceStore:
 
     def save(self, trace: Trace) -> None:
         """Store (or replace) one trace, redacted, with its tool calls and search text, in one transaction."""
-        if self._redact is not None:
-            trace = self._redact(trace)
+        trace = self._redact(trace)
         t, started = trace.totals, started_at_of(trace)
         row = (
             trace.trace_id, started.timestamp(), trace.question, trace.answer, trace.protocol,
