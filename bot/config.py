@@ -157,6 +157,9 @@ class ServerSettings(BaseModel):
     port: int = 8080
     api_token: SecretStr = SecretStr("")  # bearer token for /api/*; empty disables the API
     threads: int = 8
+    api_workers: int = 2  # diagnoses from the HTTP API and Alertmanager run on their own pool
+    api_queue_size: int = 16  # waiting runs beyond this get 503
+    alert_dedupe_ttl_s: int = 21_600  # a re-sent alert group within this window starts no new run
 
 
 class AccessSettings(BaseModel):
