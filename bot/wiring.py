@@ -11,12 +11,21 @@ from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
+from bot.access import AccessPolicy, Admit
 from bot.agent.context import ContextLimits
 from bot.agent.llm import LLM, OpenAILLM
 from bot.agent.redact import redact
 from bot.agent.types import Budget
+from bot.alerts import TtlDedupe
+from bot.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.config import Settings
+from bot.dispatch import Dispatcher, Responder
 from bot.elastic import es_client
+from bot.logfilter import install_redaction
+from bot.store.base import TraceStore
+from bot.store.elastic import ElasticsearchTraceStore
+from bot.store.sqlite import SqliteTraceStore
+from bot.telemetry import Telemetry
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.deployindex import ElasticsearchDeploys
@@ -144,3 +153,63 @@ def build_tool_specs(settings: Settings) -> list[ToolSpec]:
 def build_toolbox(settings: Settings) -> Toolbox:
     """All tools, with secrets redacted from every observation. Duplicate names fail here, at startup."""
     return Toolbox(build_tool_specs(settings), redact=redact)
+
+
+def build_store(settings: Settings) -> TraceStore:
+    """SQLite (default) or Elasticsearch, as settings.store.backend says. Both redact before storing."""
+    c = settings.store
+    if c.backend == "elasticsearch":
+        return ElasticsearchTraceStore(build_es(settings), c.index)
+    return SqliteTraceStore(c.sqlite_path.expanduser())
+
+
+def build_telemetry(settings: Settings) -> Telemetry:
+    """opsbot's own metrics registry; build one per process and share it with every surface."""
+    return Telemetry()
+
+
+def build_access(settings: Settings) -> AccessPolicy:
+    """The channel allowlist and per-user rate limit every entry point applies."""
+    a = settings.access
+    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute)
+
+
+def build_api(
+    settings: Settings,
+    responder: Responder,
+    store: TraceStore,
+    telemetry: Telemetry,
+    *,
+    post_alert: AlertPoster | None = None,
+    admit: Admit | None = None,
+) -> WSGIApp:
+    """The /api/* and /metrics WSGI app on its own worker pool; mount it on "/api/" and "/metrics".
+
+    Pass a responder that does not store traces itself: the Dispatcher stores each one (redacted, under the
+    trace id the API handed out) before `post_alert` runs.
+    """
+    s = settings.server
+    dispatcher = Dispatcher(
+        telemetry.instrument(responder),
+        store,
+        workers=s.api_workers,
+        queue_size=s.api_queue_size,
+        on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"),
+    )
+    alerts = AlertRoute(
+        settings.slack.alert_channel, post_alert, TtlDedupe(s.alert_dedupe_ttl_s), settings.prometheus.service_label
+    )
+    return api_app(
+        dispatcher,
+        store,
+        telemetry,
+        api_token=s.api_token.get_secret_value(),
+        admit=admit or build_access(settings).admit,
+        alerts=alerts,
+        sync_wait_s=settings.agent.time_budget_s + 60,
+    )
+
+
+def install_log_redaction() -> None:
+    """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
+    install_redaction(redact)
