@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
 
 from bot import wiring
 from bot.agent.parser import parse_reply, parsed_to_dict
+from bot.agent.types import trace_to_dict
+from bot.store.analytics import since_from_text, stats_to_text
+from bot.terminal import step_to_text, trace_summary
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="opsbot: incident diagnosis from chat.")
 
@@ -19,6 +23,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="opsbot: inci
 def _setup(verbose: bool = typer.Option(False, "--verbose", "-v", help="DEBUG logging")) -> None:
     level = logging.DEBUG if verbose else getattr(logging, wiring.load_settings().log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    wiring.install_log_redaction()  # no secret from a backend's error text reaches the logs
 
 
 @app.command("parse")
@@ -45,6 +50,65 @@ def _parse_jsonl_line(line: str, number: int, tools: list[str]) -> dict[str, Any
     if not isinstance(reply, str):
         return {"kind": "error", "message": f"input line {number} is not a JSON string"}
     return parsed_to_dict(parse_reply(reply, tools))
+
+
+traces_app = typer.Typer(no_args_is_help=True, help="Read stored diagnoses: list, show, search, stats.")
+app.add_typer(traces_app, name="traces")
+
+
+@traces_app.command("list")
+def traces_list(
+    min_steps: int = typer.Option(0, "--min-steps", help="only runs with at least this many steps"),
+    since: str = typer.Option("", "--since", help="30m, 12h, 7d, 2w or an ISO date"),
+    limit: int = typer.Option(20, "--limit"),
+) -> None:
+    """Newest stored runs first: id, start, stop reason, steps, tokens, seconds, question."""
+    store = wiring.build_store(wiring.load_settings())
+    for trace in store.list(limit, min_steps=min_steps, since=_since(since)):
+        t = trace.totals
+        typer.echo(
+            f"{trace.trace_id}  {trace.started_at[:19]}  {trace.stop_reason.value:<15} {len(trace.steps):>2} steps "
+            f"{t.tokens:>7,} tok {t.elapsed_ms / 1000:>6.1f} s  {trace.question[:70]!r}"
+        )
+
+
+@traces_app.command("show")
+def traces_show(trace_id: str, as_json: bool = typer.Option(False, "--json", help="the stored trace as JSON")) -> None:
+    """One stored run: every step, then the answer with its status line."""
+    trace = wiring.build_store(wiring.load_settings()).get(trace_id)
+    if trace is None:
+        typer.echo(f"no trace {trace_id!r}", err=True)
+        raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2))
+        return
+    for step in trace.steps:
+        typer.echo(step_to_text(step))
+    typer.echo(trace_summary(trace))
+
+
+@traces_app.command("search")
+def traces_search(text: str, limit: int = typer.Option(20, "--limit")) -> None:
+    """Full-text search over questions, answers and observations, best match first."""
+    for trace in wiring.build_store(wiring.load_settings()).search(text, limit):
+        typer.echo(f"{trace.trace_id}  {trace.started_at[:19]}  {trace.question[:60]!r} -> {trace.answer[:60]!r}")
+
+
+@traces_app.command("stats")
+def traces_stats(
+    since: str = typer.Option("7d", "--since", help="30m, 12h, 7d, 2w, an ISO date, or '' for all"),
+    long_run_steps: int = typer.Option(6, "--long-run-steps", help="count runs with more steps than this"),
+) -> None:
+    """Operator questions: long runs, tool error rates, stop reasons, tokens per day, feedback, p50/p95."""
+    stats = wiring.build_store(wiring.load_settings()).stats(since=_since(since), long_run_steps=long_run_steps)
+    typer.echo(stats_to_text(stats))
+
+
+def _since(text: str) -> datetime | None:
+    try:
+        return since_from_text(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--since") from exc
 
 
 def main() -> None:
