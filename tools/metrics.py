@@ -165,9 +165,10 @@ class MetricsTools:
     def _call(self, request: Callable[[], Any]) -> Any:
         try:
             return request()
-        except requests.Timeout as exc:
-            raise ToolError(f"Prometheus at {self.client.url} did not answer in time ({exc}).") from exc
         except requests.RequestException as exc:
+            # requests reports a read timeout after retries as a ConnectionError; tell the two apart by text.
+            if isinstance(exc, requests.Timeout) or "timed out" in str(exc):
+                raise ToolError(f"Prometheus at {self.client.url} did not answer in time: {exc}") from exc
             raise ToolError(f"Prometheus at {self.client.url} is unreachable: {exc}") from exc
         except PrometheusApiClientException as exc:
             raise ToolError(f"Prometheus rejected the request: {_backend_text(str(exc))}") from exc
@@ -265,7 +266,7 @@ def _promql_string(value: str) -> str:
 
 
 def _backend_text(message: str) -> str:
-    match = re.search(r'"error":"((?:[^"\\]|\\.)*)"', message)
+    match = re.search(r'"error":\s*"((?:[^"\\]|\\.)*)"', message)
     status = re.search(r"HTTP Status Code (\d+)", message)
     if match:
         return f"HTTP {status.group(1) if status else '?'}: {match.group(1)}"

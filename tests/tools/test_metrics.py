@@ -1,0 +1,130 @@
+"""query_metrics against the real Prometheus of the sandbox, and against a down, slow or failing one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from bot import wiring
+from tests.fakes.faulty import closed_port_url, fake_backend
+from tests.tools.conftest import tool_settings
+from tools.base import ToolError, call_tool
+from tools.metrics import MetricQuery, MetricsTools, render_series
+from tools.timerange import iso_z
+
+
+def interval(sandbox, before_h: float = 3, after_h: float = 3) -> str:
+    at = sandbox.incident_at
+    return f"{iso_z(at - timedelta(hours=before_h))}/{iso_z(at + timedelta(hours=after_h))}"
+
+
+def test_latency_jump_is_reported_at_the_incident_minute_with_units_and_ratio(sandbox, sandbox_tools):
+    result = call_tool(sandbox_tools, "query_metrics", {"service": "order", "metric": "p99_latency", "range": "48h"})
+    assert result.status == "ok", result.text
+    text = result.text
+    assert 'promql: histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="order"}' in text
+    change = next(line for line in text.splitlines() if line.startswith("change:"))
+    incident = sandbox.incident_at
+    assert any(f"{incident + timedelta(minutes=m):%H:%M}" in change for m in (0, 1, 2)), change
+    assert " ms -> " in change and "(x" in change
+    assert "min " in text and "median " in text and "last " in text and " ms" in text
+    assert "series (mean per" in text
+    assert len(text) < 1_200  # a summary, never the 288-point dump
+
+
+def test_series_gives_the_playbook_points_stats_and_change_points(sandbox):
+    tools = wiring.build_metrics_tools(tool_settings(prometheus_url=sandbox.prometheus_url))
+    series = tools.series("order", "p99_latency", interval(sandbox))
+    assert series.unit == "ms" and len(series.points) <= 288 and series.step_s == 120
+    assert series.stats is not None and series.stats.max > 900 and series.stats.min < 300
+    [change] = series.changes
+    assert timedelta(0) <= change.at - sandbox.incident_at <= timedelta(minutes=2)
+    assert change.before < 300 < 900 < change.after
+    assert render_series(series).count("change:") == 1
+
+
+def test_error_rate_is_shown_in_percent(sandbox, sandbox_tools):
+    args = {"service": "order", "metric": "error_rate", "range": interval(sandbox)}
+    text = call_tool(sandbox_tools, "query_metrics", args).text
+    assert "%" in text.splitlines()[2] and "change:" in text
+
+
+def test_unknown_service_lists_known_services_and_a_close_match(sandbox_tools):
+    result = call_tool(sandbox_tools, "query_metrics", {"service": "ordr", "metric": "qps"})
+    assert result.status == "error"
+    assert "unknown service 'ordr'" in result.text and "known: " in result.text
+    assert "payment" in result.text and "Did you mean 'order'?" in result.text
+
+
+@pytest.mark.parametrize("service", ['order"} or vector(1) #', "order|payment", ".*"])
+def test_service_text_never_reaches_promql_unchecked(sandbox_tools, service):
+    result = call_tool(sandbox_tools, "query_metrics", {"service": service, "metric": "qps"})
+    assert result.status == "error" and "unknown service" in result.text
+
+
+def test_unknown_metric_names_the_catalogue(sandbox_tools):
+    result = call_tool(sandbox_tools, "query_metrics", {"service": "order", "metric": "latency"})
+    assert result.status == "error"
+    for name in ("p99_latency", "qps", "error_rate", "cpu_usage"):
+        assert name in result.text
+
+
+def test_unknown_metric_called_directly_lists_the_catalogue(sandbox):
+    tools = wiring.build_metrics_tools(tool_settings(prometheus_url=sandbox.prometheus_url))
+    with pytest.raises(ToolError, match="the catalogue has: p99_latency, qps, error_rate, cpu_usage"):
+        tools.series("order", "latency")
+
+
+@pytest.mark.parametrize("bad_range", ["yesterday", "0h", "5y", "2026-11-28T16:00Z/2026-11-28T14:00Z"])
+def test_bad_range_names_the_legal_forms(sandbox_tools, bad_range):
+    result = call_tool(sandbox_tools, "query_metrics", {"service": "order", "metric": "qps", "range": bad_range})
+    assert result.status == "error"
+    assert "range" in result.text or "window" in result.text or "time" in result.text
+
+
+def test_metric_without_samples_is_no_data_not_an_error(sandbox):
+    catalogue = {"queue_depth": MetricQuery('sum(no_such_metric{$label="$service"})', "count", "queue depth")}
+    tools = MetricsTools(wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url)), catalogue)
+    result = tools.query_metrics("order", "queue_depth", "1h")
+    assert not isinstance(result, str) and result.status == "no_data"
+    assert "no data" in result.text and "no_such_metric" in result.text
+
+
+def test_promql_the_backend_rejects_comes_back_with_prometheus_own_text(sandbox):
+    catalogue = {"broken": MetricQuery('sum(rate(http_requests_total{$label="$service"}[5m])', "rps", "typo")}
+    client = wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url))
+    with pytest.raises(ToolError, match=r"Prometheus rejected the request: HTTP 400: .*parse error"):
+        MetricsTools(client, catalogue).series("order", "broken")
+
+
+def test_prometheus_down_is_a_clear_observation():
+    url = closed_port_url()
+    box = wiring.build_toolbox(tool_settings(prometheus_url=url))
+    result = call_tool(box, "query_metrics", {"service": "order", "metric": "qps"})
+    assert result.status == "error"
+    assert f"Prometheus at {url} is unreachable" in result.text
+
+
+def test_prometheus_slow_is_a_clear_observation():
+    with fake_backend(body={"status": "success", "data": []}, delay_s=3.0) as slow:
+        box = wiring.build_toolbox(tool_settings(prometheus_url=slow.url, prometheus={"timeout_s": 0.3}))
+        result = call_tool(box, "query_metrics", {"service": "order", "metric": "qps"})
+    assert result.status == "error" and "did not answer in time" in result.text
+
+
+def test_prometheus_500_keeps_the_backend_error_text():
+    body = {"status": "error", "errorType": "internal", "error": "query processing would load too many samples"}
+    with fake_backend(status=500, body=body) as failing:
+        box = wiring.build_toolbox(tool_settings(prometheus_url=failing.url))
+        result = call_tool(box, "query_metrics", {"service": "order", "metric": "qps"})
+    assert result.status == "error"
+    assert "HTTP 500: query processing would load too many samples" in result.text
+
+
+def test_description_names_the_configured_catalogue_and_the_schema_restricts_metric(sandbox_tools):
+    spec = sandbox_tools.get("query_metrics")
+    assert spec is not None
+    for name in ("p99_latency", "qps", "error_rate", "cpu_usage"):
+        assert name in spec.description
+    assert spec.parameters["properties"]["metric"]["enum"] == ["p99_latency", "qps", "error_rate", "cpu_usage"]
