@@ -5,8 +5,9 @@ than no number at all at 3 a.m. The rules, chosen to flag inventions without cry
 - Numbers are compared by value, not spelling: "1,180 ms" = "1180ms"; units convert within one dimension
   ("1.2 s" is backed by "1,180 ms", since 1.18 s rounds to 1.2 s at the answer's precision; rounding down
   counts too). A number backed only with a different unit ("1180 s" vs "1180 ms") stays unverified.
-- Dimensionless claims (x5.6, 456 %) may be backed by a bare number, e.g. the calculate tool's output; a
-  bare number in the answer may be backed by that value with any unit.
+- A bare number in the evidence backs the same value with any unit: tools often state the unit once in a
+  header ("series (mean per 2h, ms): 14:00 205, ...") and the calculate tool returns bare numbers. A bare
+  number in the answer makes no unit claim, so that value with any unit backs it.
 - Whole numbers 0-10 without a unit are ignored: they are step counts, list positions and "3 pods" talk.
 - Versions (v2.8.1, 1.4.0, also IP-like dotted literals) and dates must appear verbatim ("v" optional).
 - Times of day match when trivially equal: 15:05 = 15:05:00 = 2026-11-28T15:05:00Z = 3:05 PM.
@@ -45,7 +46,6 @@ _UNIT_TABLE: dict[str, tuple[str, float]] = {
     **dict.fromkeys(["%", "percent"], ("percent", 1.0)),
     **dict.fromkeys(["x", "×", "times"], ("ratio", 1.0)),
 }
-_DIMENSIONLESS = frozenset({"percent", "ratio"})
 _UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNIT_TABLE, key=len, reverse=True))
 
 _VERSION = re.compile(
@@ -176,7 +176,7 @@ def _in_unit_of(claim: Claim, seen: Claim) -> float | None:
         return seen.value  # a bare number in the answer makes no unit claim
     dimension, factor = _UNIT_TABLE[claim.unit]
     if not seen.unit:
-        return seen.value if dimension in _DIMENSIONLESS else None
+        return seen.value
     seen_dimension, seen_factor = _UNIT_TABLE[seen.unit]
     if seen_dimension != dimension:
         return None

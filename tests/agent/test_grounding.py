@@ -14,6 +14,7 @@ EVIDENCE = [
     "5.566037736",
     "456.6037736",
     "memory 1.5 GiB, qps 240 req/s, error_rate 4.2%",
+    "series (mean per 2h, ms): 14:00 205, 16:00 990",
 ]
 
 # (case, answer, expected unverified claims)
@@ -24,7 +25,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("thousands_separator_and_spacing", "p99 1180ms (was 212ms)", []),
     ("unit_conversion_within_dimension", "p99 reached 1.2 s; timeouts after 30 s", []),
     ("different_unit_stays_unverified", "p99 reached 1180 s", ["1180 s"]),
-    ("number_seen_only_with_other_dimension", "the pool waited 200 ms", ["200 ms"]),
+    ("number_seen_only_with_other_dimension", "memory reached 240 MB", ["240 MB"]),
+    ("unit_stated_in_a_header_backs_the_value", "the hourly mean was 205 ms", []),
     ("ratio_both_spellings", "latency grew 5.6x (x5.6), roughly 5x", []),
     ("calculator_output_backs_dimensionless", "p99 rose 456% (5.57x)", []),
     ("rounded_and_truncated", "error rate 4%, memory 1.5 GB, qps 240 rps", []),
