@@ -22,6 +22,7 @@ from bot.sandbox.logdocs import iso_z, log_docs, write_jsonl
 from bot.sandbox.openmetrics import write_openmetrics
 from bot.sandbox.scenario import Scenario
 from bot.sandbox.signals import signals_from_scenario
+from tools.logs import SqliteLogs
 
 log = logging.getLogger(__name__)
 
@@ -108,13 +109,8 @@ def deploy_event(record: DeployRecord) -> dict[str, Any]:
 
 def ingest_sqlite(jsonl: Path, db: Path) -> None:
     """Load the log documents into the SQLite FTS5 store that tools/logs.py reads."""
-    try:
-        from tools.logs import SqliteLogs  # H4's store; imported late so the rest builds without it
-    except ImportError:
-        log.warning("tools.logs.SqliteLogs is not available: %s not built (logs are in %s)", db, jsonl)
-        return
-    if db.exists():
-        db.unlink()
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)
     SqliteLogs(db).ingest_jsonl(jsonl)
 
 

@@ -57,7 +57,7 @@ def previous_version(version: str) -> str:
 def baseline_deploys(scenario: Scenario, incident: datetime) -> list[Deploy]:
     """Older routine deploys per service, ending with the version running before the incident."""
     out = []
-    for n, svc in enumerate(scenario.services):
+    for n, svc in enumerate(s for s in scenario.services if s.kind != "external"):
         versions = [svc.version]
         for _ in BASELINE_DAYS_BEFORE[1:]:
             versions.insert(0, previous_version(versions[0]))
@@ -86,11 +86,11 @@ def build_deploy_repo(scenario: Scenario, repo: Path, now: datetime) -> list[Dep
 
 
 def _bootstrap(scenario: Scenario, repo: Path, at: datetime) -> None:
-    for svc in scenario.services:
+    for svc in (s for s in scenario.services if s.kind != "external"):
         folder = repo / "services" / svc.name
         folder.mkdir(parents=True)
         later_first = sorted(scenario.deploys, key=lambda d: -d.at_minutes)  # the earliest deploy's 'before' wins
-        first_changes = {f.path: f.before for d in later_first if d.service == svc.name for f in d.files}
+        first_changes = {f.path: f.before for d in later_first if d.service == svc.name for f in d.files if f.before}
         files = {**_default_files(svc), **first_changes}
         for name, text in files.items():
             (folder / name).write_text(text.strip("\n") + "\n")

@@ -32,6 +32,7 @@ _BACKGROUND = {
     "gateway": ("gateway.access", "$method /api/$route -> $status ($ms ms) upstream=$route"),
     "database": ("postgres", "duration: $ms ms  statement: SELECT * FROM $svc_table WHERE id = $n"),
     "cache": ("redis", "GET $svc:item:$id served in $ms ms"),
+    "dns": ("coredns", "[INFO] 10.4.$n.17:53 - $n \"A IN $route.svc.cluster.local. udp\" NOERROR qr,aa,rd $ms ms"),
 }
 
 
@@ -50,7 +51,8 @@ def log_docs(scenario: Scenario, signals: list[ServiceSignals], now: datetime) -
     """All documents from the start of the signals up to `now`, sorted by time."""
     incident = scenario.incident_at(now)
     by_service = {sig.service: sig for sig in signals}
-    docs = [d for svc in scenario.services for d in _background(svc, by_service[svc.name], incident, now)]
+    inside = [svc for svc in scenario.services if svc.kind != "external"]  # a third party's logs are not ours
+    docs = [d for svc in inside for d in _background(svc, by_service[svc.name], incident, now)]
     docs += [d for p in scenario.logs for d in _pattern_docs(scenario, p, by_service[p.service], incident, now)]
     return sorted(docs, key=lambda d: str(d["@timestamp"]))
 
@@ -96,14 +98,15 @@ def _pattern_docs(
     stop = min(now, incident + timedelta(minutes=stop_rel)) if stop_rel is not None else now
     tail_minutes = max(1.0, (stop - begin).total_seconds() / 60 - FULL_RATE_MINUTES)
     tail_rate = min(pattern.per_minute / 10, MAX_TAIL_DOCS / tail_minutes)
+    fixed = {"incident": incident.strftime("%a %b %d %H:%M:%S UTC %Y")}
     minute, index = max(begin, sig.start), 0
     while minute < stop:
         rate = pattern.per_minute if index < FULL_RATE_MINUTES else tail_rate
         for _ in range(int(rate) + (rng.random() < rate - int(rate))):
             when = minute + timedelta(milliseconds=rng.randrange(60_000))
-            doc = _doc(pattern.service, pattern.level, pattern.logger, _fill(pattern.message, rng), when, rng)
+            doc = _doc(pattern.service, pattern.level, pattern.logger, _fill(pattern.message, rng, fixed), when, rng)
             if pattern.stack_trace:
-                doc["stack_trace"] = _fill(pattern.stack_trace.strip("\n"), rng)
+                doc["stack_trace"] = _fill(pattern.stack_trace.strip("\n"), rng, fixed)
             yield doc
         minute, index = minute + timedelta(minutes=1), index + 1
 

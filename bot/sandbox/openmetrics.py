@@ -82,8 +82,9 @@ def _cumulative(per_minute: list[float], digits: int = 0) -> list[float] | list[
 
 def _request_series(sig: ServiceSignals) -> Iterator[list[str]]:
     counts = [q * 60 for q in sig.values["qps"]]
-    errors = [n * r for n, r in zip(counts, sig.values["error_ratio"], strict=True)]
-    ok = [n - e - n * NOT_FOUND_RATIO for n, e in zip(counts, errors, strict=True)]
+    # 5xx, 404 and 200 share each minute's requests; no share may go negative or a counter would "reset"
+    errors = [n * min(r, 1 - NOT_FOUND_RATIO) for n, r in zip(counts, sig.values["error_ratio"], strict=True)]
+    ok = [max(0.0, n - e - n * NOT_FOUND_RATIO) for n, e in zip(counts, errors, strict=True)]
     yield _lines("http_requests_total", _labels(sig, status="200"), sig, _cumulative(ok))
     not_found = [n * NOT_FOUND_RATIO for n in counts]
     yield _lines("http_requests_total", _labels(sig, status="404"), sig, _cumulative(not_found))

@@ -15,7 +15,8 @@ from importlib import resources
 from typing import Any, Literal
 
 METRICS = ("p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb")
-Shape = Literal["step", "ramp", "sawtooth"]
+Shape = Literal["step", "ramp", "recover", "sawtooth"]
+SHAPES = ("step", "ramp", "recover", "sawtooth")
 _INCIDENT_RX = re.compile(r"^(?:(today|yesterday)\s+(\d{1,2}):(\d{2})|-(\d+)m)$")
 
 
@@ -34,7 +35,7 @@ class Service:
     cpu_cores: float = 0.5
     memory_mb: float = 512.0
     version: str = "v1.0.0"
-    kind: str = "service"  # "service" | "database" | "cache" | "gateway": flavours logs and default files
+    kind: str = "service"  # service | gateway | database | cache | dns | external (a third party: no repo folder)
     downstream: tuple[str, ...] = ()
 
     def baseline(self, metric: str) -> float:
@@ -45,7 +46,8 @@ class Service:
 class Effect:
     """From `at_minutes` (relative to the incident) `metric` of `service` moves to `to`.
 
-    step: at once; ramp: linearly over ramp_minutes; sawtooth: climbs from baseline to `to` over
+    step: at once; ramp: linearly over ramp_minutes; recover: jumps to `to`, then returns linearly to the
+    baseline over ramp_minutes (a cache warming up); sawtooth: climbs from baseline to `to` over
     ramp_minutes, then the pod is OOM-killed (restart counter +1) and it starts again.
     The effect ends at end_minutes (None = the scenario's resolved_minutes, or never).
     """
@@ -81,7 +83,7 @@ class Deploy:
 
 @dataclass(frozen=True)
 class LogPattern:
-    """Log lines of one kind. `message` and `stack_trace` may use $n, $ms, $id (string.Template)."""
+    """Log lines of one kind. `message` and `stack_trace` may use $n, $ms, $id, $incident (string.Template)."""
 
     service: str
     level: str
@@ -107,6 +109,7 @@ class Scenario:
     deploys: tuple[Deploy, ...] = ()
     logs: tuple[LogPattern, ...] = ()
     resolved_minutes: int | None = None
+    expect_incident: bool = True  # False: the right answer is "nothing is wrong"
     replay: tuple[dict[str, Any], ...] = field(default=())  # ScriptedLLM replies for the eval (H7)
 
     @property
@@ -175,6 +178,7 @@ def scenario_from_dict(data: dict[str, Any]) -> Scenario:
         deploys=deploys,
         logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
         resolved_minutes=data.get("resolved_minutes"),
+        expect_incident=data.get("expect_incident", True),
         replay=tuple(data.get("replay", ())),
     )
     _validate(scenario)
@@ -190,6 +194,7 @@ def _validate(scenario: Scenario) -> None:
         if item.service not in names:
             problems.append(f"{type(item).__name__.lower()} names unknown service {item.service!r}")
     problems += [f"effect metric {e.metric!r} not in {METRICS}" for e in scenario.timeline if e.metric not in METRICS]
+    problems += [f"effect shape {e.shape!r} not in {SHAPES}" for e in scenario.timeline if e.shape not in SHAPES]
     problems += [f"log level {p.level!r}" for p in scenario.logs if p.level not in ("ERROR", "WARN", "INFO", "DEBUG")]
     incident_time(scenario.incident, datetime(2026, 1, 2, 12, 0))
     if problems:

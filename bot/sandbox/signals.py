@@ -91,8 +91,18 @@ def _apply(effect: Effect, series: list[float], rels: list[int], base: float, en
                 count += 1 if since and since % period == 0 else 0
                 frac = (since % period) / period
             else:
-                frac = 1.0 if effect.shape == "step" else min(1.0, (since + 1) / max(1, effect.ramp_minutes))
+                frac = _fraction(effect, since)
             factor = 1 + (ratio - 1) * frac
             series[i] = series[i] * factor if base else effect.to * frac
         wraps.append(count)
     return wraps
+
+
+def _fraction(effect: Effect, since: int) -> float:
+    """How far (0..1) the effect has moved the metric from its baseline towards `to`, `since` minutes in."""
+    span = max(1, effect.ramp_minutes)
+    if effect.shape == "ramp":
+        return min(1.0, (since + 1) / span)
+    if effect.shape == "recover":
+        return max(0.0, 1 - since / span)
+    return 1.0

@@ -1,0 +1,90 @@
+"""Every bundled scenario loads, builds, and reads back from the real Prometheus as its timeline says."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+import pytest
+from prometheus_api_client import PrometheusConnect
+
+from bot.sandbox.scenario import Effect, load_scenario, scenario_names
+
+PROMQL = {
+    "p99_ms": "1000 * histogram_quantile(0.99, sum by (le) "
+    '(rate(http_request_duration_seconds_bucket{service="$s"}[5m])))',
+    "qps": 'sum(rate(http_requests_total{service="$s"}[5m]))',
+    "error_ratio": 'sum(rate(http_requests_total{service="$s",status=~"5.."}[5m])) '
+    '/ sum(rate(http_requests_total{service="$s"}[5m]))',
+    "cpu_cores": 'sum(rate(process_cpu_seconds_total{service="$s"}[5m]))',
+    "memory_mb": 'max(process_resident_memory_bytes{service="$s"}) / 1048576',
+}
+
+
+def _value(client: PrometheusConnect, promql: str, when: datetime) -> float:
+    result = client.custom_query(promql, params={"time": when.timestamp()})
+    assert result, f"no sample for {promql} at {when:%H:%M}"
+    return float(result[0]["value"][1])
+
+
+def _probe_minutes(effect: Effect) -> int:
+    """Minutes after the incident where the effect should be fully visible (rate windows are 5 minutes)."""
+    if effect.shape == "recover":
+        return effect.at_minutes + 5
+    if effect.shape == "sawtooth":
+        return effect.at_minutes + int(effect.ramp_minutes * 0.9)
+    return effect.at_minutes + effect.ramp_minutes + 6
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_scenario_timeline_is_visible_in_prometheus(name, make_sandbox):
+    box = make_sandbox(name)
+    client = PrometheusConnect(url=box.prometheus_url, disable_ssl=True)
+    scenario = box.scenario
+    for effect in scenario.timeline:
+        promql = PROMQL[effect.metric].replace("$s", effect.service)
+        before = _value(client, promql, box.incident_at + timedelta(minutes=min(effect.at_minutes, 0) - 30))
+        after = _value(client, promql, box.incident_at + timedelta(minutes=_probe_minutes(effect)))
+        base = scenario.service(effect.service).baseline(effect.metric)
+        label = f"{name}: {effect.service} {effect.metric} {before:.4g} -> {after:.4g} (scenario {base} -> {effect.to})"
+        if base == 0:
+            assert after > 0.5 * effect.to, label
+            continue
+        expected = math.log(effect.to / base)
+        moved = math.log(max(after, 1e-9) / max(before, 1e-9))
+        assert moved * expected > 0 and abs(moved) >= 0.3 * abs(expected), label
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_scenario_answers_instant_queries_at_the_wall_clock(name, make_sandbox):
+    box = make_sandbox(name)
+    client = PrometheusConnect(url=box.prometheus_url, disable_ssl=True)
+    services = {r["metric"]["service"] for r in client.custom_query("sum by (service) (http_requests_total)")}
+    assert services == {s.name for s in box.scenario.services}
+
+
+def test_oom_scenario_counts_container_restarts(make_sandbox):
+    box = make_sandbox("memory-leak-oom")
+    client = PrometheusConnect(url=box.prometheus_url, disable_ssl=True)
+    promql = 'max(kube_pod_container_status_restarts_total{service="cart"})'
+    assert _value(client, promql, box.incident_at - timedelta(minutes=5)) == 0
+    assert _value(client, promql, box.incident_at + timedelta(minutes=85)) == 3
+
+
+def test_nothing_changes_in_the_no_incident_scenario(make_sandbox):
+    box = make_sandbox("no-incident")
+    assert not box.scenario.expect_incident
+    client = PrometheusConnect(url=box.prometheus_url, disable_ssl=True)
+    promql = PROMQL["p99_ms"].replace("$s", "checkout")
+    before = _value(client, promql, box.incident_at - timedelta(hours=3))
+    after = _value(client, promql, box.incident_at)
+    assert abs(math.log(after / before)) < 0.2
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_scenario_names_its_facts_and_a_user_question(name):
+    scenario = load_scenario(name)
+    assert scenario.question.strip() and scenario.root_cause.strip()
+    assert scenario.must_name, "a scenario must say which facts a correct answer names"
+    for fact in scenario.must_name:
+        assert fact in scenario.root_cause, f"{fact!r} is not in the root cause of {name}"
