@@ -33,7 +33,5 @@ def tool_settings(
 @pytest.fixture
 def sandbox_tools(sandbox: Any) -> Toolbox:
     """Every tool over the default scenario's Prometheus, SQLite logs and git repository."""
-    settings = tool_settings(
-        prometheus_url=sandbox.prometheus_url, logs_db=sandbox.logs_db, git_repo=sandbox.git_repo
-    )
+    settings = tool_settings(prometheus_url=sandbox.prometheus_url, logs_db=sandbox.logs_db, git_repo=sandbox.git_repo)
     return wiring.build_toolbox(settings)

@@ -23,7 +23,10 @@ def test_latency_jump_is_reported_at_the_incident_minute_with_units_and_ratio(sa
     result = call_tool(sandbox_tools, "query_metrics", {"service": "order", "metric": "p99_latency", "range": "48h"})
     assert result.status == "ok", result.text
     text = result.text
-    assert 'promql: histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="order"}' in text
+    assert (
+        'promql: histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="order"}'
+        in text
+    )
     change = next(line for line in text.splitlines() if line.startswith("change:"))
     incident = sandbox.incident_at
     assert any(f"{incident + timedelta(minutes=m):%H:%M}" in change for m in (0, 1, 2)), change

@@ -1,0 +1,225 @@
+"""query_logs over real SQLite FTS5 (logs ingested here) and the sandbox's logs, plus its validation."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tools.base import Toolbox, call_tool
+from tools.logs import LogTools, SqliteLogs, signature_of, trim_stack
+from tools.logmodel import LogEntry, search_text_from_query
+
+NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
+STACK = "\n".join(
+    ["java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available"]
+    + [f"\tat com.zaxxer.hikari.pool.HikariPool.frame{i}(HikariPool.java:{100 + i})" for i in range(12)]
+    + ["Caused by: org.postgresql.util.PSQLException: FATAL: sorry, too many clients already", "\t... 9 more"]
+)
+
+
+def doc(minutes_ago: float, level: str, message: str, service: str = "order", **extra: str) -> dict[str, str]:
+    at = NOW - timedelta(minutes=minutes_ago)
+    return {
+        "@timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "service": service,
+        "level": level,
+        "message": message,
+        "logger": "app",
+        "host": f"{service}-1",
+        "trace_id": f"t{int(minutes_ago)}",
+        **extra,
+    }
+
+
+def sample_docs() -> list[dict[str, str]]:
+    docs = [
+        doc(
+            50 - i,
+            "ERROR",
+            f"HikariPool-1 - Connection is not available, request timed out after {30000 + i}ms",
+            stack_trace=STACK,
+        )
+        for i in range(30)
+    ]
+    docs += [
+        doc(40 - i, "ERROR", f"Payment call to 10.0.3.{i}:8443 failed for order {i:08x}-aaaa-bbbb-cccc-{i:012x}")
+        for i in range(5)
+    ]
+    docs += [doc(30 - i, "WARN", "slow query on orders: 2300 ms") for i in range(10)]
+    docs += [doc(59 - i, "INFO", f"GET /api/orders/{i} -> 200") for i in range(40)]
+    docs += [
+        doc(10, "INFO", "Zahlung bestätigt für Bestellung ü-42 (你好)"),
+        doc(5, "ERROR", "other", service="payment"),
+    ]
+    docs.append(doc(200, "ERROR", "outside the window: request timed out"))
+    return docs
+
+
+@pytest.fixture
+def logs_db(tmp_path: Path) -> Path:
+    path = tmp_path / "logs.db"
+    lines = [json.dumps(d) for d in sample_docs()]
+    assert SqliteLogs(path).ingest_jsonl(lines) == len(lines)
+    return path
+
+
+@pytest.fixture
+def toolbox(logs_db: Path) -> Toolbox:
+    return Toolbox(LogTools(SqliteLogs(logs_db), clock=lambda: NOW).specs())
+
+
+def query(toolbox: Toolbox, **args):
+    return call_tool(toolbox, "query_logs", {"service": "order", **args})
+
+
+def test_observation_gives_counts_then_signatures_then_newest_lines(toolbox):
+    text = query(toolbox).text
+    counts, signatures, newest = text.index("by level:"), text.index("top ERROR/FATAL signatures"), text.index("newest")
+    assert counts < signatures < newest
+    assert "matched 86 lines · by level: ERROR 35 · WARN 10 · INFO 41" in text
+    assert "newest 86 of 86 matching lines:" in text
+
+
+def test_error_messages_cluster_into_normalised_signatures_with_first_and_last_seen(toolbox):
+    text = query(toolbox).text
+    line = next(x for x in text.splitlines() if x.startswith("1. "))
+    assert line.startswith("1. 30x HikariPool-<n> - Connection is not available, request timed out after <n>ms")
+    assert "[java.sql.SQLTransientConnectionException]" in line
+    assert "first 15:10:00 last 15:39:00" in line
+    assert "2. 5x Payment call to <ip> failed for order <uuid>" in text
+
+
+def test_example_stack_trace_is_trimmed_but_keeps_the_cause(toolbox):
+    text = query(toolbox).text
+    assert "at com.zaxxer.hikari.pool.HikariPool.frame2(HikariPool.java:102)" in text
+    assert "frame3(" not in text
+    assert "Caused by: org.postgresql.util.PSQLException: FATAL: sorry, too many clients already" in text
+    assert "… 10 more lines" in text
+
+
+def test_limit_shows_the_newest_lines_and_says_how_many_matched(toolbox):
+    text = query(toolbox, limit=3).text
+    lines = text.split("newest 3 of 86 matching lines:\n")[1].splitlines()
+    assert len(lines) == 3 and lines[0].startswith("15:50:00 INFO order order-1 app: Zahlung bestätigt")
+
+
+def test_level_filter_narrows_lines_but_counts_still_show_the_mix(toolbox):
+    text = query(toolbox, level="warning").text
+    assert "level WARN" in text and "matched 10 lines · by level: ERROR 35 · WARN 10 · INFO 41" in text
+    assert "top WARN signatures (1 of 1, all):" in text and "1. 10x slow query on orders: <n> ms" in text
+
+
+def test_phrase_prefix_and_or_searches(toolbox):
+    assert "matched 30 lines" in query(toolbox, query='"request timed out"').text
+    assert "matched 5 lines" in query(toolbox, query="paym*").text
+    assert "matched 15 lines" in query(toolbox, query="slow OR payment").text
+    assert "matched 1 lines" in query(toolbox, query="bestätigt 你好").text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"',
+        "AND(",
+        "*",
+        ":",
+        "ü",
+        'timeout"',
+        "NEAR(a b)",
+        "-x",
+        "^",
+        "{}",
+        "message:timeout",
+        '"unbalanced phrase',
+        "* OR *",
+        "a AND OR NOT b",
+        "col:val AND (x OR",
+        "\\",
+        "'; DROP TABLE logs; --",
+        "\x00",
+        "🔥",
+    ],
+)
+def test_any_query_text_is_searched_safely_never_a_syntax_error(toolbox, text):
+    result = query(toolbox, query=text)
+    assert result.status in ("ok", "no_data"), result.text
+    assert "logs of order" in result.text
+
+
+def test_window_excludes_older_lines(toolbox):
+    assert "matched 30 lines" in query(toolbox, query="timed out", range="1h").text
+    assert "matched 31 lines" in query(toolbox, query="timed out", range="4h").text
+    start, end = "2026-11-28T15:00Z", "2026-11-28T15:20Z"
+    assert "matched 10 lines" in query(toolbox, query="timed out", start=start, end=end).text
+
+
+def test_every_service_with_star(toolbox):
+    assert "matched 87 lines" in query(toolbox, service="*").text
+
+
+def test_limit_over_the_maximum_names_the_maximum(toolbox):
+    result = query(toolbox, limit=5000)
+    assert result.status == "error" and "1 to 1,000" in result.text
+    assert query(toolbox, limit=0).status == "error"
+
+
+def test_unknown_service_and_level_name_the_valid_choices(toolbox):
+    result = query(toolbox, service="ordr")
+    assert (
+        result.status == "error" and "known: order, payment" in result.text and "Did you mean 'order'?" in result.text
+    )
+    result = query(toolbox, level="LOUD")
+    assert result.status == "error" and "FATAL, ERROR, WARN, INFO, DEBUG" in result.text
+
+
+def test_nothing_matching_is_no_data(toolbox):
+    result = query(toolbox, query="zzzqqq")
+    assert result.status == "no_data" and "matched 0 lines" in result.text
+
+
+def test_missing_log_store_is_a_clear_observation(tmp_path):
+    box = Toolbox(LogTools(SqliteLogs(tmp_path / "absent.db")).specs())
+    result = call_tool(box, "query_logs", {"service": "order"})
+    assert result.status == "error" and "does not exist" in result.text
+
+
+def test_ingest_appends_and_uses_wal(logs_db):
+    store = SqliteLogs(logs_db)
+    assert store.ingest_jsonl([json.dumps(doc(1, "ERROR", "late arrival", service="cart"))]) == 1
+    assert "cart" in store.services()
+    assert (logs_db.parent / "logs.db-wal").exists() or _journal_mode(logs_db) == "wal"
+
+
+def _journal_mode(path: Path) -> str:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        return str(db.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_sandbox_logs_show_the_pool_timeouts(sandbox, sandbox_tools):
+    start = (sandbox.incident_at - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%MZ")
+    end = (sandbox.incident_at + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%MZ")
+    result = call_tool(sandbox_tools, "query_logs", {"service": "order", "start": start, "end": end, "limit": 20})
+    assert result.status == "ok"
+    assert "1. " in result.text and "HikariPool-<n> - Connection is not available" in result.text
+
+
+def test_search_terms_keep_words_phrases_and_prefixes_only():
+    parsed = search_text_from_query('timeout AND( "pool exhausted" conn* OR -x ""')
+    assert [(t.text, t.prefix) for t in parsed.terms] == [
+        ("timeout", False),
+        ("pool exhausted", False),
+        ("conn", True),
+        ("x", False),
+    ]
+    assert parsed.any_of
+
+
+def test_signature_normalises_ids_but_keeps_words():
+    entry = LogEntry(NOW, "order", "ERROR", "user 42 from 192.168.1.5:80 hit deadbeef12 id 0x1f at 3.5s")
+    assert signature_of(entry) == "user <n> from <ip> hit <hex> id <hex> at <n>s"
+    assert trim_stack("") == []
