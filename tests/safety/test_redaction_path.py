@@ -1,0 +1,112 @@
+"""No planted secret crosses the tool boundary: not to the model, not to Slack, not to the store or the logs."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.agent.loop import run_agent
+from bot.agent.redact import redact
+from bot.agent.types import Budget, Question, StepObserver, Trace
+from bot.logfilter import install_redaction
+from bot.slack.listeners import build_web_client
+from bot.slack.runner import Runner
+from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.store.sqlite import SqliteTraceStore
+from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
+from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
+from tests.safety.conftest import leaky_toolbox
+from tests.safety.secret_shapes import SECRETS
+from tools.base import call_tool
+
+QUESTION = Question("Why is order p99 high since 15:05?", user="U1", channel="C1", source="slack")
+NATIVE_SCRIPT: list[dict[str, Any]] = [
+    {"content": "Read the order logs.", "tool_calls": [{"name": "read_logs", "arguments": {"service": "order"}}]},
+    {"content": "Final Answer: the order DB pool is exhausted (connection timeouts in the logs)."},
+]
+TEXT_SCRIPT: list[dict[str, Any]] = [
+    {"content": 'Thought: read the logs.\nAction: read_logs\nAction Input: {"service": "order"}'},
+    {"content": "Thought: enough.\nFinal Answer: the order DB pool is exhausted."},
+]
+
+
+def leaked(text: str) -> list[str]:
+    return [kind for kind, (secret, _) in SECRETS.items() if secret in text]
+
+
+def test_the_table_covers_at_least_twenty_shapes() -> None:
+    assert len(SECRETS) >= 20
+    assert all(secret in line for secret, line in SECRETS.values())
+
+
+def test_without_redaction_the_backend_really_leaks_every_secret() -> None:
+    raw = call_tool(leaky_toolbox(redacted=False), "read_logs", {"service": "order"})
+    assert leaked(raw.text) == list(SECRETS)  # the control: the test below is not vacuous
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_redaction_removes_each_shape(kind: str) -> None:
+    secret, line = SECRETS[kind]
+    assert secret not in redact(line)
+    assert "[REDACTED:" in redact(line)
+
+
+@pytest.mark.parametrize(("protocol", "script"), [("native", NATIVE_SCRIPT), ("text", TEXT_SCRIPT)])
+def test_no_secret_reaches_the_model(scripted_llm: ScriptedLLM, protocol: str, script: list[dict[str, Any]]) -> None:
+    scripted_llm.script(*script)
+    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), leaky_toolbox(), Budget(max_steps=4),
+                      protocol=protocol)  # type: ignore[arg-type]  # fmt: skip
+    assert trace.steps[0].action == "read_logs" and trace.steps[0].status == "ok"
+    sent = json.dumps([r.body for r in scripted_llm.chat_requests], ensure_ascii=False)
+    assert "[REDACTED:" in sent
+    assert leaked(sent) == []
+
+
+def test_no_secret_reaches_slack_or_the_store(scripted_llm: ScriptedLLM, fake_slack: FakeSlackAPI,
+                                               tmp_path: Path) -> None:  # fmt: skip
+    scripted_llm.script(*NATIVE_SCRIPT)
+    llm, store = scripted_openai_llm(scripted_llm), SqliteTraceStore(tmp_path / "traces.db")
+
+    def responder(question: Question, on_step: StepObserver | None) -> Trace:
+        return run_agent(question, llm, leaky_toolbox(), Budget(max_steps=4), on_step=on_step)
+
+    runner = Runner(build_web_client(BOT_TOKEN, fake_slack.base_url), responder, persist=store.save,
+                    queue=MemoryWorkQueue(4), dedupe=MemoryDedupe(), memory=MemoryThreadMemory(),
+                    update_interval_s=0.0)  # fmt: skip
+    trace = runner.run(Job(QUESTION, "C1", "1700000000.000001", react_ts="1700000000.000001", user="U1"))
+    assert trace.steps[0].action == "read_logs"
+    posted = json.dumps([c.params for c in fake_slack.calls], ensure_ascii=False)
+    assert "pool is exhausted" in posted  # the answer did reach Slack
+    assert leaked(posted) == []
+    stored = store.get(trace.trace_id)
+    assert stored is not None and leaked(json.dumps(stored.steps[0].observation)) == []
+    store.close()
+    on_disk = "".join(p.read_bytes().decode("latin-1") for p in tmp_path.glob("traces.db*"))
+    assert leaked(on_disk) == []
+
+
+def test_no_secret_reaches_the_logs() -> None:
+    out = io.StringIO()
+    logger = logging.getLogger("opsbot.test.redaction")
+    logger.propagate = False
+    handler = logging.StreamHandler(out)
+    logger.addHandler(handler)
+    install_redaction(redact, logger)
+    try:
+        for _, line in SECRETS.values():
+            logger.warning("backend said: %s", line)
+        try:
+            raise RuntimeError(SECRETS["postgres_url"][1])
+        except RuntimeError:
+            logger.exception("query failed")
+    finally:
+        logger.removeHandler(handler)
+    text = out.getvalue()
+    assert text.count("backend said") == len(SECRETS)
+    assert "RuntimeError" in text
+    assert leaked(text) == []
