@@ -81,8 +81,14 @@ class RunningServer:
         return f"http://{self.host}:{self.port}"
 
     def stop(self) -> None:
-        self._server.close()
+        # Close every dispatcher from inside waitress' own loop (closing from here races its select()).
+        def close_all() -> None:
+            for dispatcher in list(self._server._map.values()):
+                dispatcher.close()
+
+        self._server.trigger.pull_trigger(close_all)
         self._thread.join(5)
+        self._server.task_dispatcher.shutdown()
 
 
 def start_server(app: WSGIApp, host: str, port: int, threads: int) -> RunningServer:

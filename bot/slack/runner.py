@@ -159,11 +159,11 @@ class Runner:
                    status=self._status_text)
 
     def _conclude(self, job: Job, trace: Trace, delivered: bool) -> None:
+        # Posting clears the status; clear it explicitly too, so an error path never leaves "Diagnosing…".
+        self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
         if job.react_ts:
             emoji = "white_check_mark" if trace.complete and delivered else "warning"
             self._call("reactions_add", channel=job.channel, timestamp=job.react_ts, name=emoji)
-        # Posting clears the status; clear it explicitly too, so an error path never leaves "Diagnosing…".
-        self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
         log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
                  job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
 

@@ -14,6 +14,7 @@ import json
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +24,8 @@ import pytest
 import requests
 from slack_sdk.signature import SignatureVerifier
 from websockets.sync.server import ServerConnection, serve
+
+from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
 
 SIGNING_SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -36,6 +39,7 @@ class SlackCall:
     method: str
     params: dict[str, Any]
     headers: dict[str, str]
+    response: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,7 +114,7 @@ class FakeSlackAPI:
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/api/"
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="fake-slack").start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True, name="fake-slack").start()
 
     # --- test controls -------------------------------------------------------------------------------------
     @property
@@ -145,6 +149,10 @@ class FakeSlackAPI:
                 remaining = deadline - time.monotonic()
                 assert remaining > 0, f"expected {count} {method} calls, got {len(found)}: {self.methods()}"
                 self._changed.wait(remaining)
+
+    def responses_to(self, method: str) -> list[dict[str, Any]]:
+        with self._changed:
+            return [c.response for c in self.calls if c.method == method]
 
     def methods(self) -> list[str]:
         return [c.method for c in self.calls]
@@ -190,10 +198,12 @@ class FakeSlackAPI:
             return {"url": self.socket_peer.url}
         return {}
 
-    def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> None:
+    def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> SlackCall:
+        call = SlackCall(method, params, headers)
         with self._changed:
-            self.calls.append(SlackCall(method, params, headers))
+            self.calls.append(call)
             self._changed.notify_all()
+        return call
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -203,8 +213,9 @@ class FakeSlackAPI:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
                 params = _params_from_body(raw, self.headers.get("Content-Type", ""))
                 method = "response_url" if self.path.startswith("/respond/") else self.path.removeprefix("/api/")
-                fake._record(method, params, dict(self.headers.items()))
+                call = fake._record(method, params, dict(self.headers.items()))
                 status, body, headers = fake.answer(method, params)
+                call.response = body
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
@@ -279,6 +290,37 @@ def post_interaction(url: str, payload: dict[str, Any], *, secret: str = SIGNING
     raw = urllib.parse.urlencode({"payload": json.dumps(payload)})
     headers = signed_headers(raw, content_type="application/x-www-form-urlencoded", secret=secret)
     return requests.post(url, data=raw.encode(), headers=headers, timeout=10)
+
+
+class ScriptedResponder:
+    """A Responder stand-in for surface tests: emits `steps` steps `delay_s` apart, then a fixed answer.
+
+    `gate`, when given, holds every run until it is set (to keep workers busy). Records the questions.
+    """
+
+    def __init__(self, answer: str = "Root cause: order v2.8.1 raised hikari.maximumPoolSize 50 -> 200.",
+                 *, steps: int = 2, delay_s: float = 0.0, gate: threading.Event | None = None) -> None:
+        self.answer, self.steps, self.delay_s, self.gate = answer, steps, delay_s, gate
+        self.questions: list[Question] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, question: Question, on_step: StepObserver | None) -> Trace:
+        with self._lock:
+            self.questions.append(question)
+        if self.gate is not None:
+            self.gate.wait(30)
+        steps = []
+        for index in range(1, self.steps + 1):
+            time.sleep(self.delay_s)
+            step = Step(index=index, thought=f"check {index}", action="query_metrics",
+                        args={"service": "order", "metric": "p99_latency"},
+                        observation=f"change: 15:05 212 ms -> 1,180 ms (x5.6) #{index}", status="ok")
+            steps.append(step)
+            if on_step is not None:
+                on_step(step)
+        return Trace(trace_id=uuid.uuid4().hex, question=question.text, protocol="native", steps=tuple(steps),
+                     answer=self.answer, complete=True, stop_reason=StopReason.FINISH,
+                     totals=Totals(steps=len(steps), prompt_tokens=100, completion_tokens=20, elapsed_ms=1234))
 
 
 @pytest.fixture

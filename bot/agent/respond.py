@@ -1,0 +1,169 @@
+"""The one function every surface calls: classify, then the cheapest path that answers the question.
+
+diagnose -> run_agent, or the deterministic playbook when no LLM is configured or it is unavailable at the first
+call (the answer says so); lookup -> answer_once with at most one tool call; chitchat -> one cheap answer;
+help -> canned help. The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs
+last. Never raises: an unexpected failure becomes a labelled answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Literal
+
+from bot.agent.context import ContextLimits
+from bot.agent.llm import LLM
+from bot.agent.loop import answer_once, run_agent
+from bot.agent.types import Budget, Intent, Question, StepObserver, StopReason, Totals, Trace
+from tools.base import Toolbox
+
+try:  # H2's grounding and redaction: run when present
+    from bot.agent.grounding import mark_unverified
+except ImportError:  # pragma: no cover - until bot/agent/grounding.py lands
+
+    def mark_unverified(trace: Trace) -> Trace:
+        return trace
+
+
+try:
+    from bot.agent.redact import redact_trace
+except ImportError:  # pragma: no cover - until bot/agent/redact.py lands
+
+    def redact_trace(trace: Trace) -> Trace:
+        return trace
+
+
+log = logging.getLogger(__name__)
+
+Responder = Callable[[Question, StepObserver | None], Trace]
+Playbook = Callable[..., Trace]  # run_playbook(question, tools, on_step=...) with the topology bound
+
+HELP_ANSWER = (
+    "I'm opsbot. I investigate production incidents with read-only queries over metrics (Prometheus), logs and "
+    "deploy records, and I show every step I take.\n"
+    "- Ask why something broke: \"why is order p99 high since 15:05?\" / \"order 服务 P99 飙升，帮我排查一下\"\n"
+    "- Ask for one number: \"what is the p99 of order now?\" / \"当前 order 的 QPS 是多少\"\n"
+    "- Follow up in the same thread: \"and what about payment?\"\n"
+    "When a budget stops me early I say so and label the answer partial."
+)
+NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."
+MODEL_DOWN_NOTE = "The LLM was unavailable, so this is the deterministic playbook's diagnosis (no model involved)."
+_DEFAULT_INTENT = Intent("diagnose", 0.0, "default", "classifier failed; defaulting to diagnose")
+
+
+def respond(
+    question: Question,
+    *,
+    llm: LLM | None,
+    tools: Toolbox,
+    budget: Budget,
+    protocol: str,
+    classify: Callable[[str], Intent],
+    playbook: Playbook | None,
+    on_step: StepObserver | None = None,
+    limits: ContextLimits | None = None,
+    tool_timeout_s: float | None = 20.0,
+) -> Trace:
+    """Answer `question` on the route its intent calls for; the Trace records the route and why."""
+    started = time.monotonic()
+    intent = _DEFAULT_INTENT
+    try:
+        intent = classify(question.text)
+        log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,
+                 intent.confidence, intent.reason)
+        if intent.route == "help":
+            trace = canned_trace(question, HELP_ANSWER)
+        elif intent.route == "chitchat":
+            trace = _chitchat(question, llm, tools, on_step)
+        elif intent.route == "lookup" and llm is not None:
+            trace = answer_once(question, llm, tools, allow_tool=True, on_step=on_step)
+            trace = _playbook_if_down(trace, question, tools, playbook, on_step)
+        else:
+            agent_protocol: Literal["text", "native"] = "text" if protocol == "text" else "native"
+            trace = _diagnose(question, llm, tools, budget, agent_protocol, playbook, on_step, limits, tool_timeout_s)
+        trace = replace(trace, intent=intent)
+        if intent.route in ("diagnose", "lookup"):
+            trace = mark_unverified(trace)
+        return redact_trace(trace)
+    except Exception as exc:  # the contract: never raise, always answer
+        log.exception("respond failed question=%r", question.text[:200])
+        return failure_trace(question, intent, exc, started)
+
+
+def _diagnose(
+    question: Question,
+    llm: LLM | None,
+    tools: Toolbox,
+    budget: Budget,
+    protocol: Literal["text", "native"],
+    playbook: Playbook | None,
+    on_step: StepObserver | None,
+    limits: ContextLimits | None,
+    tool_timeout_s: float | None,
+) -> Trace:
+    if llm is None:
+        return _run_playbook(question, tools, playbook, on_step, NO_MODEL_NOTE)
+    trace = run_agent(question, llm, tools, budget, protocol=protocol, on_step=on_step, limits=limits,
+                      tool_timeout_s=tool_timeout_s)
+    return _playbook_if_down(trace, question, tools, playbook, on_step)
+
+
+def _playbook_if_down(trace: Trace, question: Question, tools: Toolbox, playbook: Playbook | None,
+                      on_step: StepObserver | None) -> Trace:
+    # Only when the model failed before any tool ran: a run that got somewhere keeps its own partial answer.
+    if trace.stop_reason is StopReason.LLM_UNAVAILABLE and trace.totals.tool_calls == 0 and playbook is not None:
+        log.warning("LLM unavailable at the first call, running the playbook trace_id=%s", trace.trace_id)
+        fallback = _run_playbook(question, tools, playbook, on_step, MODEL_DOWN_NOTE)
+        return replace(fallback, notes=(*fallback.notes, *trace.notes))
+    return trace
+
+
+def _run_playbook(question: Question, tools: Toolbox, playbook: Playbook | None, on_step: StepObserver | None,
+                  note: str) -> Trace:
+    if playbook is None:
+        return canned_trace(question, f"{note.split(',')[0]}, and no playbook is available: I can't diagnose.",
+                            complete=False, stop_reason=StopReason.LLM_UNAVAILABLE)
+    trace = playbook(question, tools, on_step=on_step)
+    return replace(trace, answer=f"_{note}_\n\n{trace.answer}", notes=(*trace.notes, note))
+
+
+def _chitchat(question: Question, llm: LLM | None, tools: Toolbox, on_step: StepObserver | None) -> Trace:
+    if llm is not None:
+        trace = answer_once(question, llm, tools, allow_tool=False, on_step=on_step)
+        if trace.stop_reason is not StopReason.LLM_UNAVAILABLE:
+            return trace
+    return canned_trace(question, "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`.")
+
+
+def canned_trace(question: Question, answer: str, *, complete: bool = True,
+                 stop_reason: StopReason = StopReason.FINISH) -> Trace:
+    """A trace for an answer that needed no model and no tool."""
+    return Trace(
+        trace_id=uuid.uuid4().hex,
+        question=question.text,
+        protocol="single",
+        steps=(),
+        answer=answer,
+        complete=complete,
+        stop_reason=stop_reason,
+        totals=Totals(),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def failure_trace(question: Question, intent: Intent, exc: Exception, started: float) -> Trace:
+    """The answer when something nobody anticipated broke; details go to the log, not to the user."""
+    trace = canned_trace(
+        question,
+        "Sorry, I hit an internal error while answering and have no conclusion. The error is logged; "
+        "please try again, or check the dashboards directly.",
+        complete=False,
+    )
+    elapsed_ms = int((time.monotonic() - started) * 1000)
+    return replace(trace, intent=intent, totals=Totals(elapsed_ms=elapsed_ms),
+                   notes=(f"internal error: {type(exc).__name__}",))

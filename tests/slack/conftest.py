@@ -1,0 +1,85 @@
+"""A whole Slack surface (runner + Bolt app + HTTP server) against the FakeSlackAPI."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from slack_bolt import App
+
+from bot.agent.types import Trace
+from bot.server import RunningServer, health_app, route, slack_app, start_server
+from bot.slack.listeners import Admit, allow_all, build_app, build_web_client
+from bot.slack.runner import Responder, Runner, Submission
+from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder
+
+
+@dataclass
+class Surface:
+    fake: FakeSlackAPI
+    runner: Runner
+    app: App
+    server: RunningServer
+    persisted: list[Trace] = field(default_factory=list)
+    votes: list[tuple[str, str, int]] = field(default_factory=list)
+    submissions: list[Submission] = field(default_factory=list)
+
+    @property
+    def events_url(self) -> str:
+        return f"{self.server.url}/slack/events"
+
+
+SurfaceFactory = Callable[..., Surface]
+
+
+@pytest.fixture
+def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
+    built: list[Surface] = []
+
+    def make(responder: Responder | None = None, *, workers: int = 4, queue_size: int = 32,
+             use_streaming: bool = True, admit: Admit = allow_all, persist_fails: bool = False) -> Surface:
+        persisted: list[Trace] = []
+        votes: list[tuple[str, str, int]] = []
+
+        def persist(trace: Trace) -> None:
+            if persist_fails:
+                raise OSError("disk full")
+            persisted.append(trace)
+
+        client = build_web_client(BOT_TOKEN, fake_slack.base_url)
+        runner = Runner(client, responder or ScriptedResponder(), persist=persist,
+                        queue=MemoryWorkQueue(queue_size), dedupe=MemoryDedupe(900), memory=MemoryThreadMemory(),
+                        workers=workers, use_streaming=use_streaming, update_interval_s=3.0)
+        app = build_app(runner, signing_secret=SIGNING_SECRET, fetch_trace=runner.recent_trace,
+                        record_feedback=lambda trace_id, user, vote: votes.append((trace_id, user, vote)),
+                        admit=admit)
+        submissions: list[Submission] = []
+        submit = runner.submit
+
+        def recording_submit(job: Job, keys: Sequence[str] = ()) -> Submission:
+            submissions.append(outcome := submit(job, keys))
+            return outcome
+
+        runner.submit = recording_submit  # type: ignore[method-assign]
+        runner.start()
+        health = health_app(lambda: {"status": "ok", "mode": "http", "active": runner.active})
+        server = start_server(route({"/slack/": slack_app(app), "/healthz": health}), "127.0.0.1", 0, threads=8)
+        surface = Surface(fake_slack, runner, app, server, persisted, votes, submissions)
+        built.append(surface)
+        return surface
+
+    yield make
+    for surface in built:
+        surface.server.stop()
+        surface.runner.stop(timeout_s=1)
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 15.0, what: str = "condition") -> None:
+    """Poll until `condition` holds (a wait, not a timing assertion: the timeout only stops a hung test)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)

@@ -1,0 +1,247 @@
+"""HTTP mode end to end: signed requests to /slack/events, answers threaded through the FakeSlackAPI."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import requests
+
+from tests.fakes.slack import (
+    ScriptedResponder,
+    command_params,
+    event_body,
+    mention_event,
+    post_command,
+    post_event,
+    signed_headers,
+)
+from tests.slack.conftest import SurfaceFactory, wait_until
+
+ANSWER = "Root cause: order v2.8.1 raised hikari.maximumPoolSize 50 -> 200."
+
+
+def final_stops(fake, count: int = 1) -> list[dict]:
+    return fake.wait_for("chat.stopStream", count)
+
+
+def test_mention_gets_a_threaded_final_answer(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    response = post_event(surface.events_url, event_body(mention_event("why is order slow since 15:05?")))
+    assert response.status_code == 200
+    [stop] = final_stops(surface.fake)
+    [start] = surface.fake.calls_to("chat.startStream")
+    assert start["thread_ts"] == "1699999999.000100" and start["channel"] == "C1"
+    assert start["recipient_user_id"] == "U1" and start["recipient_team_id"] == "T1"
+    assert ANSWER in json.dumps(stop["blocks"])
+    appended = [c for call in surface.fake.calls_to("chat.appendStream") for c in call.get("chunks", [])]
+    assert [c["status"] for c in start["chunks"] + appended] == ["complete", "complete"]
+    reactions = [r["name"] for r in surface.fake.calls_to("reactions.add")]
+    assert reactions[0] == "eyes"
+    surface.fake.wait_for("reactions.add", 2)
+    assert "white_check_mark" in [r["name"] for r in surface.fake.calls_to("reactions.add")]
+    statuses = [s["status"] for s in surface.fake.calls_to("assistant.threads.setStatus")]
+    assert statuses[0] == "Diagnosing…"
+    assert [t.answer for t in surface.persisted] == [ANSWER]
+
+
+def test_diagnose_command_acks_and_threads_under_an_anchor(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    params = command_params("why is order slow?", response_url=surface.fake.response_url())
+    response = post_command(surface.events_url, params)
+    assert response.status_code == 200 and "Diagnosing" in response.text
+    [stop] = final_stops(surface.fake)
+    [anchor] = surface.fake.calls_to("chat.postMessage")
+    assert "thread_ts" not in anchor and "Diagnosis requested by <@U1>" in anchor["text"]
+    [start] = surface.fake.calls_to("chat.startStream")
+    anchor_ts = surface.fake.calls_to("reactions.add")[0]["timestamp"]
+    assert start["thread_ts"] == anchor_ts
+    assert ANSWER in json.dumps(stop["blocks"])
+
+
+def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceFactory) -> None:
+    gate = threading.Event()
+    responder = ScriptedResponder(gate=gate)
+    surface = make_surface(responder, workers=10)
+    for n in range(10):
+        event = mention_event(f"why is service{n} slow?", ts=f"1700000100.{n:06d}")
+        assert post_event(surface.events_url, event_body(event, event_id=f"Ev{n}")).status_code == 200
+    wait_until(lambda: surface.runner.active == 10, what="10 running diagnoses")
+    params = command_params("why is order slow?", response_url=surface.fake.response_url())
+    response = post_command(surface.events_url, params)
+    assert response.status_code == 200 and "Diagnosing" in response.text
+    gate.set()
+    final_stops(surface.fake, 11)
+
+
+def test_retried_event_gets_one_reply(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder()
+    surface = make_surface(responder)
+    body = event_body(mention_event("why is order slow?"), event_id="EvRetry")
+    assert post_event(surface.events_url, body).status_code == 200
+    final_stops(surface.fake)
+    assert post_event(surface.events_url, body, retry_num=1).status_code == 200
+    assert post_event(surface.events_url, body, retry_num=2).status_code == 200
+    wait_until(lambda: len(surface.submissions) == 3, what="three deliveries")
+    assert [s.outcome for s in surface.submissions] == ["started", "duplicate", "duplicate"]
+    assert len(responder.questions) == 1
+    assert len(surface.fake.calls_to("chat.startStream")) == 1
+
+
+def test_bad_signature_gets_401(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    body = event_body(mention_event("why?"))
+    assert post_event(surface.events_url, body, secret="wrong-secret").status_code == 401
+    raw = json.dumps(body)
+    stale = signed_headers(raw, content_type="application/json", timestamp=int(time.time()) - 600)
+    assert requests.post(surface.events_url, data=raw, headers=stale, timeout=10).status_code == 401
+    assert surface.submissions == []
+
+
+def test_url_verification_echoes_the_challenge(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    response = post_event(surface.events_url, {"type": "url_verification", "challenge": "abc123", "token": "x"})
+    assert response.status_code == 200 and "abc123" in response.text
+
+
+def test_busy_workers_answer_queued_as_n(make_surface: SurfaceFactory) -> None:
+    gate = threading.Event()
+    responder = ScriptedResponder(gate=gate)
+    surface = make_surface(responder, workers=1, queue_size=1)
+    post_event(surface.events_url, event_body(mention_event("why a?", ts="1.000001"), event_id="EvA"))
+    wait_until(lambda: len(responder.questions) == 1, what="the first run")
+    post_event(surface.events_url, event_body(mention_event("why b?", ts="1.000002"), event_id="EvB"))
+    post_event(surface.events_url, event_body(mention_event("why c?", ts="1.000003"), event_id="EvC"))
+    wait_until(lambda: len(surface.submissions) == 3, what="three submissions")
+    assert sorted(s.outcome for s in surface.submissions) == ["queued", "rejected", "started"]
+    texts = [c["text"] for c in surface.fake.wait_for("chat.postMessage", 2)]
+    assert any("busy, queued as #1" in t for t in texts)
+    assert any("queue is full" in t for t in texts)
+    gate.set()
+    final_stops(surface.fake, 2)
+
+
+def test_stream_failing_mid_run_still_delivers_the_final_answer(make_surface: SurfaceFactory) -> None:
+    surface = make_surface(ScriptedResponder(steps=4))
+    surface.fake.fail("chat.appendStream", error="message_not_in_streaming_state", after=1, times=100)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?")))
+    final = surface.fake.wait_for("chat.update", where=lambda p: ANSWER in json.dumps(p.get("blocks", [])))
+    [start] = surface.fake.responses_to("chat.startStream")
+    assert final[-1]["ts"] == start["ts"] and final[-1]["text"].startswith("Answer:")  # the stream's message
+    assert surface.fake.calls_to("chat.stopStream") == []
+
+
+def test_without_streaming_one_message_is_edited(make_surface: SurfaceFactory) -> None:
+    surface = make_surface(ScriptedResponder(steps=5), use_streaming=False)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?")))
+    surface.fake.wait_for("chat.update", where=lambda p: ANSWER in json.dumps(p.get("blocks", [])))
+    posts = surface.fake.calls_to("chat.postMessage")
+    assert len(posts) == 1 and posts[0]["thread_ts"] == "1699999999.000100"
+    [progress] = surface.fake.responses_to("chat.postMessage")
+    assert {u["ts"] for u in surface.fake.calls_to("chat.update")} == {progress["ts"]}
+
+
+def test_rate_limited_post_honours_retry_after(make_surface: SurfaceFactory) -> None:
+    surface = make_surface(ScriptedResponder(steps=0), use_streaming=False)
+    surface.fake.fail("chat.postMessage", error="ratelimited", status=429, retry_after=1)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?")))
+    posts = surface.fake.wait_for("chat.postMessage", 2)
+    assert ANSWER in json.dumps(posts[-1]["blocks"])
+
+
+def test_failed_posts_never_lose_the_trace(make_surface: SurfaceFactory) -> None:
+    surface = make_surface(ScriptedResponder(steps=1))
+    for method in ("chat.startStream", "chat.postMessage", "chat.update"):
+        surface.fake.fail(method, error="channel_not_found", times=100)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?")))
+    surface.fake.wait_for("reactions.add", 2)
+    assert [t.answer for t in surface.persisted] == [ANSWER]
+    assert surface.fake.calls_to("reactions.add")[-1]["name"] == "warning"
+    assert surface.fake.calls_to("assistant.threads.setStatus")[-1]["status"] == ""
+
+
+def test_trace_is_persisted_before_anything_is_posted(make_surface: SurfaceFactory) -> None:
+    surface = make_surface(ScriptedResponder(steps=0), use_streaming=False)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?")))
+    surface.fake.wait_for("chat.postMessage")
+    assert len(surface.persisted) == 1
+    # steps=0: the only post is the final answer, and the trace was stored by then
+    assert surface.runner.recent_trace(surface.persisted[0].trace_id) is not None
+
+
+def test_broadcasts_are_never_echoed(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder(answer="<!channel> order is down")
+    surface = make_surface(responder)
+    post_event(surface.events_url, event_body(mention_event("<!channel> <!here> why is order slow?")))
+    params = command_params("<!everyone> <!subteam^S1|@sre> why?", response_url=surface.fake.response_url())
+    ack = post_command(surface.events_url, params)
+    final_stops(surface.fake, 2)
+    everything = json.dumps([c.params for c in surface.fake.calls]) + ack.text
+    for ping in ("<!channel>", "<!here>", "<!everyone>", "<!subteam"):
+        assert ping not in everything
+    assert all("<!" not in q.text for q in responder.questions)
+
+
+def test_bot_and_own_messages_are_ignored(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder()
+    surface = make_surface(responder)
+    bot_dm: dict[str, Any] = {"type": "message", "channel": "D1", "channel_type": "im", "user": "U9", "bot_id": "B9",
+              "text": "why is order slow?", "ts": "2.000001"}
+    edit: dict[str, Any] = {"type": "message", "channel": "D1", "channel_type": "im", "subtype": "message_changed",
+            "ts": "2.000002", "message": {"text": "why?"}}
+    real: dict[str, Any] = {"type": "message", "channel": "D1", "channel_type": "im", "user": "U1", "text": "why is order slow?",
+            "ts": "2.000003"}
+    for n, event in enumerate((bot_dm, edit, real)):
+        assert post_event(surface.events_url, event_body(event, event_id=f"EvDM{n}")).status_code == 200
+    final_stops(surface.fake)
+    assert [(q.channel, q.user) for q in responder.questions] == [("D1", "U1")]
+
+
+def test_follow_up_in_the_thread_sees_earlier_turns(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder()
+    surface = make_surface(responder)
+    post_event(surface.events_url, event_body(mention_event("why is order slow since 15:05?"), event_id="Ev1"))
+    final_stops(surface.fake)
+    follow_up = mention_event("and what about payment?", ts="1699999999.000200", thread_ts="1699999999.000100")
+    post_event(surface.events_url, event_body(follow_up, event_id="Ev2"))
+    final_stops(surface.fake, 2)
+    [turn] = responder.questions[1].history
+    assert "why is order slow since 15:05?" in turn and "maximumPoolSize" in turn and "change: 15:05" in turn
+
+
+def test_refused_user_is_told_and_nothing_runs(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder()
+    surface = make_surface(responder, admit=lambda user, channel: "opsbot is not enabled in this channel")
+    post_event(surface.events_url, event_body(mention_event("why is order slow?")))
+    [ephemeral] = surface.fake.wait_for("chat.postEphemeral")
+    assert "not enabled" in ephemeral["text"] and ephemeral["user"] == "U1"
+    ack = post_command(surface.events_url, command_params("why?", response_url=surface.fake.response_url()))
+    assert "not enabled" in ack.text
+    assert responder.questions == [] and surface.submissions == []
+
+
+def test_healthz_reports_status(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    response = requests.get(f"{surface.server.url}/healthz", timeout=5)
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+    assert requests.get(f"{surface.server.url}/nope", timeout=5).status_code == 404
+
+
+def test_empty_diagnose_shows_help(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    ack = post_command(surface.events_url, command_params("  ", response_url=surface.fake.response_url()))
+    assert ack.status_code == 200 and "/diagnose" in ack.text
+    assert surface.submissions == []
+
+
+def test_diagnose_in_a_channel_without_the_bot_says_invite_me(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    surface.fake.fail("chat.postMessage", error="not_in_channel")
+    ack = post_command(surface.events_url, command_params("why?", response_url=surface.fake.response_url()))
+    assert ack.status_code == 200
+    [reply] = surface.fake.wait_for("response_url")
+    assert "Invite me" in reply["text"]
+    assert surface.submissions == []
+
