@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from elasticsearch import helpers
+from osmem_server import OsmemServer
 
+from bot.elastic import es_client
+from tests.fakes.faulty import closed_port_url, fake_backend
 from tools.base import Toolbox, call_tool
-from tools.logs import LogTools, SqliteLogs, signature_of, trim_stack
 from tools.logmodel import LogEntry, search_text_from_query
+from tools.logs import ElasticsearchLogs, LogSource, LogTools, SqliteLogs, signature_of, trim_stack
 
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
 STACK = "\n".join(
@@ -18,6 +23,16 @@ STACK = "\n".join(
     + [f"\tat com.zaxxer.hikari.pool.HikariPool.frame{i}(HikariPool.java:{100 + i})" for i in range(12)]
     + ["Caused by: org.postgresql.util.PSQLException: FATAL: sorry, too many clients already", "\t... 9 more"]
 )
+
+
+LOG_MAPPINGS = {
+    "properties": {
+        "@timestamp": {"type": "date"},
+        **{f: {"type": "keyword"} for f in ("service", "level", "logger", "host", "trace_id")},
+        "message": {"type": "text"},
+        "stack_trace": {"type": "text"},
+    }
+}
 
 
 def doc(minutes_ago: float, level: str, message: str, service: str = "order", **extra: str) -> dict[str, str]:
@@ -66,9 +81,27 @@ def logs_db(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def toolbox(logs_db: Path) -> Toolbox:
-    return Toolbox(LogTools(SqliteLogs(logs_db), clock=lambda: NOW).specs())
+@pytest.fixture(scope="module")
+def es_logs_url() -> Iterator[str]:
+    """osmem-server (OpenSearch API) holding the same documents in `logs-test`, read through `logs-*`."""
+    server = OsmemServer.start(japanese=False)
+    try:
+        es = es_client(server.url, plain_json=True)
+        es.indices.create(index="logs-test", mappings=LOG_MAPPINGS)
+        helpers.bulk(es, ({"_index": "logs-test", "_source": d} for d in sample_docs()), refresh=True)
+        yield server.url
+    finally:
+        server.close()
+
+
+@pytest.fixture(params=["sqlite", "elasticsearch"])
+def toolbox(request: pytest.FixtureRequest, logs_db: Path) -> Toolbox:
+    """The same tool over both log sources: every behaviour below must hold for each."""
+    if request.param == "sqlite":
+        source: LogSource = SqliteLogs(logs_db)
+    else:
+        source = ElasticsearchLogs(es_client(request.getfixturevalue("es_logs_url"), plain_json=True), "logs-*")
+    return Toolbox(LogTools(source, clock=lambda: NOW).specs())
 
 
 def query(toolbox: Toolbox, **args):
@@ -223,3 +256,38 @@ def test_signature_normalises_ids_but_keeps_words():
     entry = LogEntry(NOW, "order", "ERROR", "user 42 from 192.168.1.5:80 hit deadbeef12 id 0x1f at 3.5s")
     assert signature_of(entry) == "user <n> from <ip> hit <hex> id <hex> at <n>s"
     assert trim_stack("") == []
+
+
+def test_elasticsearch_down_is_a_clear_observation():
+    box = Toolbox(LogTools(ElasticsearchLogs(es_client(closed_port_url(), plain_json=True))).specs())
+    result = call_tool(box, "query_logs", {"service": "order"})
+    assert result.status == "error" and "Elasticsearch is unreachable" in result.text
+
+
+def test_elasticsearch_slow_is_a_clear_observation():
+    with fake_backend(body={}, delay_s=3.0, headers={"X-Elastic-Product": "Elasticsearch"}) as slow:
+        client = es_client(slow.url, plain_json=True, timeout_s=0.3, max_retries=0)
+        result = call_tool(Toolbox(LogTools(ElasticsearchLogs(client)).specs()), "query_logs", {"service": "order"})
+    assert result.status == "error" and "did not answer in time" in result.text
+
+
+def test_elasticsearch_error_keeps_the_backend_text():
+    body = {
+        "error": {
+            "root_cause": [{"type": "x", "reason": "all shards failed: too_many_clauses"}],
+            "type": "x",
+            "reason": "all shards failed: too_many_clauses",
+        },
+        "status": 500,
+    }
+    with fake_backend(status=500, body=body, headers={"X-Elastic-Product": "Elasticsearch"}) as failing:
+        client = es_client(failing.url, plain_json=True, max_retries=0)
+        result = call_tool(Toolbox(LogTools(ElasticsearchLogs(client)).specs()), "query_logs", {"service": "order"})
+    assert result.status == "error" and "too_many_clauses" in result.text
+
+
+def test_sandbox_logs_in_elasticsearch_show_the_pool_timeouts(sandbox, es_sandbox):
+    tools = LogTools(ElasticsearchLogs(es_client(es_sandbox, plain_json=True), "logs-*"))
+    start = (sandbox.incident_at - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%MZ")
+    result = tools.query_logs("order", "Hikari*", start=start, limit=5)
+    assert isinstance(result, str) and "HikariPool-<n> - Connection is not available" in result
