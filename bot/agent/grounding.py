@@ -15,6 +15,7 @@ than no number at all at 3 a.m. The rules, chosen to flag inventions without cry
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 import re
@@ -80,12 +81,12 @@ def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
     """Numbers, versions and times in the answer that appear in no evidence text, as written, in order."""
     backing = [c for text in evidence for c in claims_from_text(text)]
     literals = {c.key for c in backing if c.kind != "number"} | {c.key[:5] for c in backing if c.kind == "time"}
-    numbers = [c for c in backing if c.kind == "number"]
+    numbers = _Numbers(backing)
     unverified: list[str] = []
     for claim in claims_from_text(_without_unverified_line(answer)):
         if _is_trivial(claim) or claim.text in unverified:
             continue
-        grounded = claim.key in literals if claim.kind != "number" else _number_backed(claim, numbers)
+        grounded = claim.key in literals if claim.kind != "number" else numbers.back(claim)
         if not grounded:
             unverified.append(claim.text)
     return unverified
@@ -162,25 +163,35 @@ def _is_trivial(claim: Claim) -> bool:
     return claim.kind == "number" and not claim.unit and claim.decimals == 0 and claim.value <= _SMALL_COUNT
 
 
-def _number_backed(claim: Claim, evidence: Iterable[Claim]) -> bool:
-    for seen in evidence:
-        value = _in_unit_of(claim, seen)
-        if value is not None and _same_at_precision(claim.value, value, claim.decimals):
-            return True
-    return False
+class _Numbers:
+    """Evidence numbers sorted for range lookups, so a long answer against long observations stays cheap."""
+
+    def __init__(self, claims: Iterable[Claim]) -> None:
+        numbers = [c for c in claims if c.kind == "number"]
+        self._raw = sorted({c.value for c in numbers})  # as written, whatever the unit
+        self._bare = sorted({c.value for c in numbers if not c.unit})
+        self._base: dict[str, list[float]] = {}  # dimension -> values in its base unit (ms, bytes, ...)
+        for c in numbers:
+            if c.unit:
+                dimension, factor = _UNIT_TABLE[c.unit]
+                self._base.setdefault(dimension, []).append(c.value * factor)
+        for values in self._base.values():
+            values.sort()
+
+    def back(self, claim: Claim) -> bool:
+        """True when some evidence number equals the claim at the claim's precision and in a comparable unit."""
+        if not claim.unit:
+            return _any_equal(self._raw, claim, 1.0)  # a bare number in the answer makes no unit claim
+        dimension, factor = _UNIT_TABLE[claim.unit]
+        return _any_equal(self._bare, claim, 1.0) or _any_equal(self._base.get(dimension, []), claim, factor)
 
 
-def _in_unit_of(claim: Claim, seen: Claim) -> float | None:
-    """The evidence value in the claim's unit, or None when the units are not comparable."""
-    if not claim.unit:
-        return seen.value  # a bare number in the answer makes no unit claim
-    dimension, factor = _UNIT_TABLE[claim.unit]
-    if not seen.unit:
-        return seen.value
-    seen_dimension, seen_factor = _UNIT_TABLE[seen.unit]
-    if seen_dimension != dimension:
-        return None
-    return seen.value * seen_factor / factor
+def _any_equal(values: list[float], claim: Claim, factor: float) -> bool:
+    """Search the window rounding or truncation could map onto the claim; check each candidate exactly."""
+    step = 10.0**-claim.decimals
+    low = bisect.bisect_left(values, (claim.value - step) * factor)
+    high = bisect.bisect_right(values, (claim.value + 2 * step) * factor)
+    return any(_same_at_precision(claim.value, values[i] / factor, claim.decimals) for i in range(low, high))
 
 
 def _same_at_precision(claimed: float, seen: float, decimals: int) -> bool:

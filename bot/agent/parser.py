@@ -38,6 +38,7 @@ EXPECTED_FORMAT = (
 )
 FINISH_NAMES = frozenset({"finish", "final_answer", "finalanswer", "final answer", "done"})
 _MAX_INPUT_CHARS = 20_000  # larger "arguments" are a runaway reply, not a tool call
+_MAX_BRACKETS = 200  # real tool arguments nest a few levels; thousands of braces are a degenerate reply
 _CALL = re.compile(r"^(?P<name>[\w.\-]+)\s*(?P<open>[(\[])(?P<inner>.*)[)\]]\s*$", re.S)
 _JSON_NAME_KEYS = ("action", "tool", "name", "tool_name", "function")
 _JSON_ARGS_KEYS = ("action_input", "arguments", "args", "input", "parameters", "tool_input")
@@ -274,8 +275,10 @@ def _from_unlabelled(text: str, tool_names: Collection[str]) -> Parsed:
 
 
 def _loads(text: str) -> Any:
-    """json-repair from the first brace; never raises."""
+    """json-repair from the first brace; never raises. Runaway input is not tried (repair slows on it)."""
     start = text.find("{")
+    if len(text) > _MAX_INPUT_CHARS or text.count("{") + text.count("[") > _MAX_BRACKETS:
+        return None
     try:
         return json_repair.loads(text[start:] if start >= 0 else text)
     except (ValueError, RecursionError):
