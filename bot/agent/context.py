@@ -98,10 +98,11 @@ def question_text(question: Question) -> str:
 
 def budget_note(steps_used: int, budget: Budget) -> str:
     """Told to the model every turn, so it plans within the budget instead of being cut off."""
-    left = budget.max_steps - steps_used
-    if left <= 1:
+    after = budget.max_steps - steps_used - 1
+    if after <= 0:
         return f"[Step {steps_used + 1} of {budget.max_steps}: this is your last step. Give your final answer now.]"
-    return f"[Step {steps_used + 1} of {budget.max_steps}: {left} steps left, including the final answer.]"
+    more = "1 more step" if after == 1 else f"{after} more steps"
+    return f"[Step {steps_used + 1} of {budget.max_steps}: {more} after this one, the final answer included.]"
 
 
 def render_messages(
