@@ -27,7 +27,7 @@ def tool_settings(
     }
     for name, overrides in sections.items():
         values[name] = {**values.get(name, {}), **overrides}
-    return Settings(_env_file=None, **values)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
 @pytest.fixture
