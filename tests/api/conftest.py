@@ -84,7 +84,7 @@ def serve_api(tmp_path: Path) -> Iterator[Callable[..., ApiServer]]:
         app = api_app(dispatcher, store, telemetry, api_token=token, admit=(policy or AccessPolicy()).admit,
                       alerts=AlertRoute(channel, post, TtlDedupe(3_600)), sync_wait_s=sync_wait_s)  # fmt: skip
         server = make_server("127.0.0.1", 0, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
-        threading.Thread(target=server.serve_forever, daemon=True, name="api-test").start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True, name="api-test").start()
         started.append((server, dispatcher, store))
         return ApiServer(f"http://127.0.0.1:{server.server_port}", store, telemetry, dispatcher)
 
