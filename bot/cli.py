@@ -13,6 +13,9 @@ import typer
 from bot import wiring
 from bot.agent.parser import parse_reply, parsed_to_dict
 from bot.agent.types import trace_to_dict
+from bot.sandbox.backends import BackendError
+from bot.sandbox.control import SandboxInfo, sandbox_down, sandbox_status
+from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
 from bot.store.analytics import since_from_text, stats_to_text
 from bot.terminal import step_to_text, trace_summary
 
@@ -109,6 +112,59 @@ def _since(text: str) -> datetime | None:
         return since_from_text(text)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--since") from exc
+
+
+sandbox_app = typer.Typer(no_args_is_help=True, help="Local incident sandbox: Prometheus, SQLite logs, git deploys.")
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("up")
+def sandbox_up_command(
+    scenario: str = typer.Option("", "--scenario", help="scenario name (default: OPSBOT_SANDBOX__SCENARIO)"),
+    es: str = typer.Option("", "--es", help="also load logs and deploy events into this Elasticsearch URL"),
+) -> None:
+    """Build a scenario's data and start Prometheus on loopback; reuses a healthy running sandbox."""
+    try:
+        info = wiring.bring_up_sandbox(wiring.load_settings(), scenario, es)
+    except (ScenarioError, BackendError, OSError, RuntimeError, ValueError) as exc:
+        typer.echo(f"sandbox up failed: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"sandbox {info.scenario} {'already running' if info.already_running else 'started'}")
+    _echo_sandbox(info)
+    typer.echo(f"point opsbot at it: set -a; . {info.env_path}; set +a")
+
+
+@sandbox_app.command("down")
+def sandbox_down_command() -> None:
+    """Stop the sandbox's Prometheus (by its recorded PID) and remove its data."""
+    stopped = sandbox_down(wiring.load_settings().sandbox.dir)
+    typer.echo("sandbox stopped" if stopped else "sandbox was not running")
+
+
+@sandbox_app.command("status")
+def sandbox_status_command() -> None:
+    """Is the sandbox running and healthy, and where does it live? Exit 1 when it is not running."""
+    info, verdict = sandbox_status(wiring.load_settings().sandbox.dir)
+    typer.echo(f"sandbox: {verdict}")
+    if info is not None:
+        _echo_sandbox(info)
+    if verdict != "running":
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("scenarios")
+def sandbox_scenarios_command() -> None:
+    """The bundled incident scenarios: name and title."""
+    for name in scenario_names():
+        typer.echo(f"{name:<22} {load_scenario(name).title}")
+
+
+def _echo_sandbox(info: SandboxInfo) -> None:
+    typer.echo(f"  scenario    {info.scenario} (incident {info.incident_at:%Y-%m-%d %H:%M} UTC)")
+    typer.echo(f"  prometheus  {info.prometheus_url} (pid {info.prometheus_pid}, data until {info.data_end:%H:%M} UTC)")
+    typer.echo(f"  logs        {info.es_url + ' (logs-sandbox)' if info.es_url else info.logs_db}")
+    typer.echo(f"  deploys     {info.es_url + ' (deploys)' if info.es_url else info.git_repo}")
+    typer.echo(f"  env file    {info.env_path}")
 
 
 def main() -> None:

@@ -18,10 +18,11 @@ from bot.agent.redact import redact
 from bot.agent.types import Budget
 from bot.alerts import TtlDedupe
 from bot.api import AlertPoster, AlertRoute, WSGIApp, api_app
-from bot.config import Settings
+from bot.config import MetricTemplate, Settings
 from bot.dispatch import Dispatcher, Responder
 from bot.elastic import es_client
 from bot.logfilter import install_redaction
+from bot.sandbox.control import SandboxInfo, ensure_sandbox
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
@@ -213,3 +214,33 @@ def build_api(
 def install_log_redaction() -> None:
     """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
     install_redaction(redact)
+
+
+def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "") -> SandboxInfo:
+    """`opsbot sandbox up` / the demo: the sandbox running (reused when healthy), its opsbot.env written."""
+    base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
+    return ensure_sandbox(
+        settings.sandbox, scenario or None, es_url=es_url, es_client_factory=_sandbox_es_client,
+        base_metrics=base_metrics,
+    )
+
+
+def _sandbox_es_client(url: str) -> Elasticsearch:
+    # plain JSON works against Elasticsearch, OpenSearch and osmem alike; the sandbox needs no credentials
+    return es_client(url, plain_json=True)
+
+
+def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
+    """Settings pointed at a running sandbox: Prometheus, logs, deploys, topology, the extra metric templates."""
+    backend = "elasticsearch" if info.es_url else None
+    extra = {name: MetricTemplate.model_validate(t) for name, t in info.metric_templates.items()}
+    metrics = {**settings.prometheus.metrics, **extra}
+    update = {
+        "prometheus": settings.prometheus.model_copy(update={"url": info.prometheus_url, "metrics": metrics}),
+        "logs": settings.logs.model_copy(update={"backend": backend or "sqlite", "sqlite_path": info.logs_db}),
+        "deploys": settings.deploys.model_copy(update={"backend": backend or "git", "git_repo": info.git_repo}),
+        "topology": info.topology,
+    }
+    if info.es_url:
+        update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": info.es_url, "plain_json": True})
+    return settings.model_copy(update=update)

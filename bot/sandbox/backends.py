@@ -132,7 +132,10 @@ def start_osmem(port: int, seed_dir: Path | None = None, *, ready_timeout_s: flo
 
 def _spawn(cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float) -> Proc:
     with log_path.open("ab") as out:
-        popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # own session: a Ctrl-C meant for the CLI that started it must not kill a server meant to outlive it
+        popen = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     proc = Proc(popen.pid, url, log_path, popen)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
