@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -139,7 +139,7 @@ def service_from_text(text: str, services: Iterable[str]) -> str | None:
     """The known service the text names, preferring the longest match ("order-db" over "order")."""
     lowered = text.lower()
     for name in sorted(set(services), key=len, reverse=True):
-        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", lowered):
+        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?:e?s)?(?![\w-])", lowered):  # "payments" names payment
             return name
     return None
 
@@ -166,36 +166,55 @@ def _version_in(line: str, service: str) -> str | None:
     return match.group() if match else None
 
 
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".properties", ".env", ".conf", ".toml")
+# Statements in a migration or script that can make a query slow or data disappear.
+_RISKY_LINE_RX = re.compile(r"\b(DROP|ALTER|TRUNCATE|DELETE FROM|RENAME|CREATE (UNIQUE )?INDEX|FLUSH\w*)\b", re.I)
+ABSENT = "(absent)"
+
+
 def key_changes_from_diff(diff: str) -> list[KeyChange]:
-    """Pair `-key: old` / `+key: new` lines of a unified diff; keys are dotted by YAML indentation."""
+    """Config keys a unified diff changes, added or removes; keys are dotted by YAML indentation."""
     removed: dict[str, tuple[str, str]] = {}
     added: dict[str, tuple[str, str]] = {}
+    for path, sign, key, value in _config_lines(diff):
+        (removed if sign == "-" else added)[key] = (value, path)
+    changes = [
+        KeyChange(key, removed.get(key, (ABSENT, ""))[0], added.get(key, (ABSENT, ""))[0],
+                  added.get(key, removed.get(key, ("", "")))[1])
+        for key in dict.fromkeys([*removed, *added])
+        if removed.get(key, (None,))[0] != added.get(key, (None,))[0]
+    ]
+    # Image tags only repeat the version; the keys an engineer changed by hand come first.
+    return sorted(changes, key=lambda c: bool(re.search(r"(?i)tag|image|version", c.key)))
+
+
+def _config_lines(diff: str) -> Iterator[tuple[str, str, str, str]]:
+    """(path, "+"/"-", dotted key, value) of every changed `key: value` line in a config file."""
     path = ""
     parents: list[tuple[int, str]] = []
     for line in diff.splitlines():
         if line.startswith(("+++", "---")):
-            path = line[4:].strip().removeprefix("b/").removeprefix("a/")
+            name = line[4:].strip().removeprefix("b/").removeprefix("a/")
+            path = name if name != "/dev/null" else path
             parents = []
-            continue
-        if line.startswith("@@"):
+        elif line.startswith("@@"):
             parents = []
             _key_value(line.rpartition("@@")[2][1:], parents)  # git names the enclosing block: "@@ ... @@ spring:"
-            continue
-        if not line or line[0] not in " +-":
-            continue
-        key_value = _key_value(line[1:], parents)
-        if key_value is None:
-            continue
-        key, value = key_value
-        if line[0] == "-":
-            removed[key] = (value, path)
-        elif line[0] == "+":
-            added[key] = (value, path)
-    return [
-        KeyChange(key, removed[key][0], added[key][0], added[key][1])
-        for key in added
-        if key in removed and removed[key][0] != added[key][0]
-    ]
+        elif line[:1] in (" ", "+", "-") and path.endswith(_CONFIG_SUFFIXES):
+            key_value = _key_value(line[1:], parents)
+            if key_value is not None and line[0] != " ":
+                yield path, line[0], *key_value
+
+
+def risky_lines_from_diff(diff: str) -> list[str]:
+    """Added lines outside config files that drop, alter or flush something (migrations, scripts)."""
+    path, found = "", []
+    for line in diff.splitlines():
+        if line.startswith("+++"):
+            path = line[4:].strip().removeprefix("b/")
+        elif line.startswith("+") and not path.endswith((*_CONFIG_SUFFIXES, ".md")) and _RISKY_LINE_RX.search(line):
+            found.append(f"{path}: {' '.join(line[1:].split())}")
+    return found
 
 
 def _key_value(text: str, parents: list[tuple[int, str]]) -> tuple[str, str] | None:
@@ -210,7 +229,7 @@ def _key_value(text: str, parents: list[tuple[int, str]]) -> tuple[str, str] | N
     if not value or value in ("|", ">"):
         parents.append((indent, key))
         return None
-    return dotted, value.strip("\"'")
+    return dotted, re.sub(r"\s+#", " #", value).strip("\"'")
 
 
 def signatures_from_text(observation: str) -> list[LogSignature]:
@@ -234,16 +253,21 @@ def signatures_from_text(observation: str) -> list[LogSignature]:
 _QUESTION_CLOCK_RX = re.compile(
     r"\b(?:(?P<day>yesterday|today)\b[^\d]{0,12})?(?P<h>\d{1,2}):(?P<m>\d{2})\b", re.IGNORECASE
 )
+_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+                 "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "half an": 0.5}
 _QUESTION_AGO_RX = re.compile(
-    r"\b(?P<n>\d{1,3}|an?)\s*(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+ago\b", re.IGNORECASE
+    rf"\b(?P<n>\d{{1,3}}(?:\.\d+)?|{'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})\s*"
+    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+ago\b",
+    re.IGNORECASE,
 )
 
 
 def moment_from_question(text: str, now: datetime) -> datetime | None:
-    """When the user says it started: "yesterday 15:05", "since 09:30", "45 minutes ago"; None if unsaid."""
+    """When the user says it started: "yesterday 15:05", "since 09:30", "1.5 hours ago"; None if unsaid."""
     ago = _QUESTION_AGO_RX.search(text)
     if ago:
-        count = 1 if ago.group("n").lower() in ("a", "an") else int(ago.group("n"))
+        word = ago.group("n").lower()
+        count = _WORD_NUMBERS[word] if word in _WORD_NUMBERS else float(word)
         unit = timedelta(hours=1) if ago.group("unit").lower().startswith("h") else timedelta(minutes=1)
         return (now - count * unit).replace(second=0, microsecond=0)
     clock = _QUESTION_CLOCK_RX.search(text)

@@ -1,8 +1,9 @@
 """What the playbook found, and the templated conclusion that cites it.
 
 The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
-change point (with the keys it changed), then a downstream service that changed too, then saturation or
-restarts, then a traffic surge, then an error signature alone. Nothing found means no incident is visible.
+change point (with what it changed), then the deepest downstream service that changed too (with its own
+deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
+then an error signature alone. Nothing changed means no incident is visible in what was checked.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.agent.evidence import ChangePoint, DeployRecord, KeyChange, LogSignature
+from bot.agent.evidence import ABSENT, ChangePoint, DeployRecord, KeyChange, LogSignature
 from bot.agent.prompts import load_prompt
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
@@ -23,6 +24,13 @@ METRIC_LABELS = {
     "memory_usage": "memory",
     "restarts": "restarts",
 }
+# Local causes, in the order that breaks ties: traffic drives CPU, CPU and memory drive restarts.
+LOCAL_CAUSES = (
+    ("qps", "a traffic surge"),
+    ("cpu_usage", "CPU saturation"),
+    ("memory_usage", "memory growth"),
+    ("restarts", "container restarts (likely OOM kills)"),
+)
 
 
 @dataclass
@@ -42,9 +50,9 @@ class ServiceHealth:
         return max((p.strength for _, p in self.changes()), default=0.0)
 
     def changed(self, metric: str) -> ChangePoint | None:
-        """The strongest significant change of one metric."""
+        """The earliest significant change of one metric."""
         points = [p for p in self.readings.get(metric) or () if _significant(p)]
-        return max(points, key=lambda p: p.strength) if points else None
+        return min(points, key=lambda p: p.at) if points else None
 
 
 def _significant(point: ChangePoint) -> bool:
@@ -56,12 +64,15 @@ class Findings:
     """Accumulated evidence of one playbook run (mutable while the run lasts, read once at the end)."""
 
     window_label: str
-    service: str = ""
+    service: str = ""  # the service the question is about
+    origin: str = ""  # the deepest downstream service that changed too, when there is one
     health: dict[str, ServiceHealth] = field(default_factory=dict)
     deploys_checked: list[str] = field(default_factory=list)
+    late_deploys: list[DeployRecord] = field(default_factory=list)  # in the window but after the change
     deploy: DeployRecord | None = None
     key_changes: list[KeyChange] = field(default_factory=list)
-    signatures: list[LogSignature] = field(default_factory=list)
+    risky_lines: list[str] = field(default_factory=list)
+    signatures: dict[str, list[LogSignature]] = field(default_factory=dict)
     unknowns: list[str] = field(default_factory=list)
 
     def first_change(self, service: str) -> tuple[str, datetime] | None:
@@ -70,10 +81,9 @@ class Findings:
         changes = health.changes() if health else []
         return (changes[0][0], changes[0][1].at) if changes else None
 
-    def changed_downstream(self) -> list[ServiceHealth]:
-        """Downstream services (every checked service but the target) that changed, strongest first."""
-        others = [h for s, h in self.health.items() if s != self.service and h.changes()]
-        return sorted(others, key=lambda h: -h.strength)
+    def top_signature(self, service: str) -> LogSignature | None:
+        found = self.signatures.get(service) or []
+        return found[0] if found else None
 
 
 def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
@@ -90,7 +100,7 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
     return answer.strip(), complete
 
 
-def _describe_change(service: str, metric: str, point: ChangePoint) -> str:
+def describe_change(service: str, metric: str, point: ChangePoint) -> str:
     label = METRIC_LABELS.get(metric, metric)
     factor = f", x{point.ratio:.1f}" if not math.isinf(point.ratio) and point.ratio >= 1 else ""
     return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
@@ -98,41 +108,53 @@ def _describe_change(service: str, metric: str, point: ChangePoint) -> str:
 
 def _headline(findings: Findings) -> tuple[str, bool]:
     service = findings.service
+    if not any(points is not None for h in findings.health.values() for points in h.readings.values()):
+        whose = f"{service}'s" if service else "the services'"
+        return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
     health = findings.health.get(service)
     changes = health.changes() if health else []
-    if not service or (not changes and not findings.changed_downstream()):
-        scope = f"{service}'s" if service else "the services'"
-        return (f"No incident found: {scope} metrics show no significant change over {findings.window_label}.", False)
-    symptom = _describe_change(service, *changes[0]) if changes else f"{service} looks steady itself"
-    if findings.deploy is not None:
-        return _deploy_headline(findings, findings.deploy, symptom), True
-    for downstream in findings.changed_downstream():
-        change = _describe_change(downstream.service, *downstream.changes()[0])
-        return f"Likely cause: downstream {downstream.service} degraded ({change}); {symptom}. " \
-               f"No deploy of {service} precedes it.", True
+    if not changes and not findings.origin:
+        scope = f"{service}'s metrics show" if service else "no service shows"
+        return f"No incident found: {scope} no significant change over {findings.window_label}.", False
+    symptom = describe_change(service, *changes[0]) if changes else f"{service} itself looks steady"
+    origin_first = findings.first_change(findings.origin) if findings.origin else None
+    deploy = findings.deploy
+    if deploy is not None and not (origin_first and deploy.at and origin_first[1] < deploy.at):
+        return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
+    if findings.origin:
+        return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
 
 
-def _deploy_headline(findings: Findings, deploy: DeployRecord, symptom: str) -> str:
+def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
     when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
-    keys = "; ".join(f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3])
-    change = f", which changed {keys}" if keys else ""
-    top = f" Top error: {findings.signatures[0].quoted}" if findings.signatures else ""
-    return f"Likely cause: deploy {deploy.service} {deploy.version}{when}{change}. Symptom: {symptom}.{top}"
+    what = [f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3]] + findings.risky_lines[:2]
+    change = f", which changed {'; '.join(what)}" if what else ""
+    top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
+    error = f". Top error since: {top.quoted}" if top else ""
+    return f"deploy {deploy.service} {deploy.version}{when}{change}{error}"
+
+
+def _origin_cause(findings: Findings) -> str:
+    origin = findings.health[findings.origin]
+    change = describe_change(origin.service, *origin.changes()[0])
+    top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
+    error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
+    return f"downstream {origin.service} degraded first ({change}){error}. No deploy of {findings.service} precedes it"
 
 
 def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
     health = findings.health[findings.service]
-    for metric, what in (("restarts", "restarts (likely OOM kills)"), ("memory_usage", "memory growth"),
-                         ("cpu_usage", "CPU saturation")):
-        if health.changed(metric):
-            return f"Likely cause: {what} on {findings.service}, with no deploy before it. {symptom}.", True
-    surge = health.changed("qps")
-    if surge is not None and surge.ratio > 1:
-        return (f"Likely cause: a traffic surge with no deploy: {_describe_change(findings.service, 'qps', surge)}. "
-                f"{symptom}.", True)
-    if findings.signatures:
-        top = findings.signatures[0]
+    candidates = [(point.at, rank, what, metric, point) for rank, (metric, what) in enumerate(LOCAL_CAUSES)
+                  if (point := health.changed(metric)) is not None and (metric != "qps" or point.ratio > 1)]
+    top = findings.top_signature(findings.service)
+    error = f" Top error: {top.quoted} ({top.count:,} lines)." if top else ""
+    if candidates:
+        _, _, what, metric, point = min(candidates)
+        cause = describe_change(findings.service, metric, point)
+        also = "" if cause == symptom else f" Symptom: {symptom}."
+        return f"Likely cause: {what} on {findings.service} with no deploy before it ({cause}).{also}{error}", True
+    if top is not None:
         return f"Likely cause: {top.quoted} ({top.count:,} errors), with no deploy before it. {symptom}.", True
     return f"Unexplained change: {symptom}; no deploy, downstream change or error cluster explains it.", False
 
@@ -145,23 +167,29 @@ def _evidence_lines(findings: Findings) -> list[str]:
             if points is None:
                 lines.append(f"{service} {label}: could not be read (see the step's observation)")
             elif (point := health.changed(metric)) is not None:
-                lines.append(_describe_change(service, metric, point))
+                lines.append(describe_change(service, metric, point))
         if health.readings and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
     lines.extend(_deploy_evidence(findings))
-    lines.extend(
-        f"error log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
-        for s in findings.signatures[:3]
-    )
+    for service, signatures in findings.signatures.items():
+        lines.extend(
+            f"{service} log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
+            for s in signatures[:2]
+        )
     return lines
 
 
 def _deploy_evidence(findings: Findings) -> list[str]:
+    lines = [f"deploy {d.service} {d.version} came after the change, so it is not the cause: {d.line}"
+             for d in findings.late_deploys]
     if findings.deploy is None:
-        return [f"no deploy of {s} in the hour before the first change" for s in findings.deploys_checked]
-    lines = [f"deploy: {findings.deploy.line}"]
-    lines.extend(f"changed {c.key}: {c.old} → {c.new} ({c.path})" for c in findings.key_changes[:5])
-    if not findings.key_changes:
+        return lines + [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
+    lines.append(f"deploy: {findings.deploy.line}")
+    for c in findings.key_changes[:5]:
+        verb = "added" if c.old == ABSENT else "removed" if c.new == ABSENT else "changed"
+        lines.append(f"{verb} {c.key}: {c.old} → {c.new} ({c.path})")
+    lines.extend(f"risky statement: {line}" for line in findings.risky_lines[:3])
+    if not findings.key_changes and not findings.risky_lines:
         lines.append(f"the diff of {findings.deploy.version} shows no changed configuration key (a code change?)")
     return lines
 

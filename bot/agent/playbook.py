@@ -22,6 +22,7 @@ from bot.agent.evidence import (
     key_changes_from_diff,
     known_services_from_text,
     moment_from_question,
+    risky_lines_from_diff,
     service_from_text,
     signatures_from_text,
 )
@@ -32,10 +33,11 @@ from tools.base import Toolbox, call_tool
 GOLDEN_METRICS = ("p99_latency", "error_rate", "qps")
 SATURATION_METRICS = ("cpu_usage", "memory_usage", "restarts")
 DEPLOYS_BEFORE_MINUTES = 60  # a config change can take a while to bite (pool exhaustion under peak load)
-DEPLOYS_AFTER_MINUTES = 5  # change detection over 5-minute rates can lead the deploy by a few minutes
+DEPLOYS_AFTER_MINUTES = 10  # listed too, to show a deploy in the window that came after the change
 LOGS_AROUND_MINUTES = 30
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
 DEFAULT_RANGE = "24h"
+MAX_DOWNSTREAM_DEPTH = 3
 TOOL_TIMEOUT_S = 20.0
 
 
@@ -136,7 +138,12 @@ def _investigate(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) ->
     if first is not None:
         _check_deploys(run, findings, target, first)
     _check_logs(run, findings, target, first)
-    _check_downstream(run, findings, topology.get(target, ()))
+    findings.origin = _follow_downstream(run, findings, topology, target)
+    if findings.origin:
+        origin_first = findings.first_change(findings.origin)
+        if findings.deploy is None and origin_first is not None:
+            _check_deploys(run, findings, findings.origin, origin_first)
+        _check_logs(run, findings, findings.origin, origin_first)
     return findings
 
 
@@ -193,7 +200,7 @@ def _iso(moment: datetime) -> str:
 
 
 def _check_deploys(run: _Run, findings: Findings, service: str, first: tuple[str, datetime]) -> None:
-    """Deploys in the window before the first change point, then the diff of the nearest one."""
+    """Deploys in the hour before the first change point, then the diff of the nearest one."""
     if "query_deploy_records" not in run.tools:
         findings.unknowns.append("no deploy tool is configured, so recent changes were not checked")
         return
@@ -207,34 +214,59 @@ def _check_deploys(run: _Run, findings: Findings, service: str, first: tuple[str
     observation = run.call(thought, "query_deploy_records", args)
     findings.deploys_checked.append(service)
     deploys = [d for d in deploys_from_text(observation, service, end) if d.at is None or start <= d.at <= end]
+    # Change points sit mid-ramp, so a deploy that caused the change is never after it.
+    findings.late_deploys += [d for d in deploys if d.at is not None and d.at > at]
+    deploys = [d for d in deploys if d.at is None or d.at <= at]
     if not deploys:
         return
-    nearest = min(deploys, key=lambda d: abs((at - d.at).total_seconds()) if d.at else float("inf"))
+    nearest = max(deploys, key=lambda d: d.at or at)
     findings.deploy = nearest
     if "query_deploy_diff" in run.tools:
         when = f" at {nearest.at:%H:%M}" if nearest.at else ""
-        thought = f"{service} {nearest.version} was deployed{when}, nearest to the change; reading what it changed."
+        thought = f"{service} {nearest.version} was deployed{when}, the last one before the change; reading its diff."
         diff = run.call(thought, "query_deploy_diff", {"version": nearest.version, "service": service})
         findings.key_changes = key_changes_from_diff(diff)
+        findings.risky_lines = risky_lines_from_diff(diff)
 
 
 def _check_logs(run: _Run, findings: Findings, service: str, first: tuple[str, datetime] | None) -> None:
+    """Error clusters around the change (the whole window when nothing changed); warnings when no errors."""
     if "query_logs" not in run.tools:
         findings.unknowns.append("no log tool is configured, so error messages were not checked")
         return
-    args: dict[str, Any] = {"service": service, "level": "ERROR", "range": run.window.range_arg}
-    thought = f"Looking for {service}'s error log clusters over {run.window.label}."
+    window: dict[str, Any] = {"range": run.window.range_arg}
+    where = f"over {run.window.label}"
     if first is not None:
         at = first[1]
-        args = {"service": service, "level": "ERROR", "start": _iso(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
-        args["end"] = _iso(at + timedelta(minutes=LOGS_AROUND_MINUTES))
-        thought = f"Looking for {service}'s error log clusters in the {LOGS_AROUND_MINUTES} min around {at:%H:%M}."
-    findings.signatures = signatures_from_text(run.call(thought, "query_logs", args))
+        window = {"start": _iso(at - timedelta(minutes=LOGS_AROUND_MINUTES)),
+                  "end": _iso(at + timedelta(minutes=LOGS_AROUND_MINUTES))}
+        where = f"in the {LOGS_AROUND_MINUTES} min around {at:%H:%M}"
+    for level in ("ERROR", "WARN"):
+        thought = (f"Looking for {service}'s error clusters {where}." if level == "ERROR"
+                   else f"{service} logged no errors {where}; its warnings may still name the cause.")
+        found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}))
+        if found:
+            findings.signatures[service] = found
+            return
 
 
-def _check_downstream(run: _Run, findings: Findings, downstream: Sequence[str]) -> None:
-    for service in downstream:
-        health = findings.health.setdefault(service, ServiceHealth(service))
-        for metric in ("p99_latency", "error_rate"):
-            if metric not in health.readings:
-                run.read_metric(f"{findings.service} calls {service}; checking its {metric}.", health, metric)
+def _follow_downstream(run: _Run, findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> str:
+    """Walk down the dependencies that changed too; the deepest one is where the trouble likely starts."""
+    origin, current, seen = "", service, {service}
+    for _ in range(MAX_DOWNSTREAM_DEPTH):
+        changed = []
+        for downstream in topology.get(current, ()):
+            if downstream in seen:
+                continue
+            seen.add(downstream)
+            health = findings.health.setdefault(downstream, ServiceHealth(downstream))
+            for metric in ("p99_latency", "error_rate"):
+                if metric not in health.readings:
+                    run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
+            if health.changes():
+                changed.append(health)
+        if not changed:
+            break
+        earliest = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength))
+        origin = current = earliest.service
+    return origin
