@@ -12,21 +12,8 @@ from slack_sdk import WebClient
 from bot.access import AccessPolicy
 from bot.agent.types import Question, Step, StepObserver, Trace
 from tests.api.conftest import ApiServer, canned_responder
+from tests.api.payloads import alert_group
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
-
-
-def alert_group(status: str = "firing", fingerprints: tuple[str, ...] = ("fp1",), **extra: Any) -> dict[str, Any]:
-    alerts = [
-        {"status": status, "labels": {"alertname": "OrderLatencyHigh", "service": "order", "severity": "page"},
-         "annotations": {"summary": "order p99 above 1 s", "description": f"p99 is 1.18 s ({fp})"},
-         "startsAt": "2026-11-28T15:07:00Z", "endsAt": "0001-01-01T00:00:00Z", "fingerprint": fp,
-         "generatorURL": "http://prometheus/graph"}
-        for fp in fingerprints
-    ]  # fmt: skip
-    return {"version": "4", "groupKey": '{}:{alertname="OrderLatencyHigh"}', "truncatedAlerts": 0, "status": status,
-            "receiver": "opsbot", "groupLabels": {"alertname": "OrderLatencyHigh"},
-            "commonLabels": {"alertname": "OrderLatencyHigh", "service": "order"}, "commonAnnotations": {},
-            "externalURL": "http://alertmanager", "alerts": alerts, **extra}  # fmt: skip
 
 
 def slack_poster(fake_slack: FakeSlackAPI) -> Callable[[str, Question, Trace], None]:

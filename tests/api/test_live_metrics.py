@@ -10,7 +10,8 @@ from bot.agent.loop import run_agent
 from bot.agent.redact import redact
 from bot.agent.types import Budget, Question, StepObserver, Trace
 from tests.api.conftest import ApiServer
-from tests.api.test_api import alert_group, metric, wait_for_trace
+from tests.api.payloads import alert_group
+from tests.api.test_api import metric, wait_for_trace
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tools.base import Toolbox, tool
 
