@@ -11,13 +11,14 @@ from typing import Annotated, Any
 import typer
 
 from bot import wiring
+from bot.agent.loop import run_agent
 from bot.agent.parser import parse_reply, parsed_to_dict
-from bot.agent.types import trace_to_dict
+from bot.agent.types import Question, trace_to_dict
 from bot.sandbox.backends import BackendError
 from bot.sandbox.control import SandboxInfo, sandbox_down, sandbox_status
 from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
 from bot.store.analytics import since_from_text, stats_to_text
-from bot.terminal import step_to_text, trace_summary
+from bot.terminal import step_printer, step_to_text, trace_summary
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="opsbot: incident diagnosis from chat.")
 
@@ -165,6 +166,43 @@ def _echo_sandbox(info: SandboxInfo) -> None:
     typer.echo(f"  logs        {info.es_url + ' (logs-sandbox)' if info.es_url else info.logs_db}")
     typer.echo(f"  deploys     {info.es_url + ' (deploys)' if info.es_url else info.git_repo}")
     typer.echo(f"  env file    {info.env_path}")
+
+
+@app.command("diagnose")
+def diagnose_command(
+    question: Annotated[str, typer.Argument(help='what you would ask in Slack, e.g. "why is order slow since 15:05?"')],
+    as_json: bool = typer.Option(False, "--json", help="print the whole Trace as JSON instead of the readable form"),
+) -> None:
+    """Run one diagnosis with the configured LLM and tools: each step as it completes, then the answer."""
+    settings = wiring.load_settings()
+    llm = wiring.build_llm(settings)
+    if llm is None:
+        typer.echo(NO_LLM_MESSAGE, err=True)
+        raise typer.Exit(2)
+    on_step = None if as_json else step_printer(sys.stdout)
+    try:  # the CLI is a surface: it catches once and always answers
+        trace = run_agent(
+            Question(question, source="cli"),
+            llm,
+            wiring.build_toolbox(settings),
+            wiring.build_budget(settings),
+            protocol=settings.llm.protocol,
+            on_step=on_step,
+            limits=wiring.build_context_limits(settings),
+            tool_timeout_s=settings.agent.tool_timeout_s,
+        )
+    except Exception as exc:
+        logging.getLogger(__name__).exception("diagnose failed")
+        typer.echo(f"opsbot could not run the diagnosis: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2) if as_json else trace_summary(trace))
+
+
+NO_LLM_MESSAGE = (
+    "No LLM is configured, so opsbot cannot run the model-driven diagnosis.\n"
+    "Set OPENAI_API_KEY (and OPENAI_BASE_URL for a self-hosted OpenAI-compatible server), or\n"
+    "OPSBOT_LLM__BASE_URL / OPSBOT_LLM__API_KEY / OPSBOT_LLM__MODEL, then run this again."
+)
 
 
 def main() -> None:
