@@ -45,10 +45,24 @@ _TAG_LABELS: dict[str, str] = {
     "final-answer": "Final Answer",
     "answer": "Final Answer",
     "observation": "Observation",
+    "tool_call": "Action",  # Hermes / Qwen: <tool_call>{"name": ..., "arguments": {...}}</tool_call>
+    "function_call": "Action",
 }
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)(?:```|$)", re.S)
 _OPEN_TAG = re.compile(r"<\s*(" + "|".join(map(re.escape, _TAG_LABELS)) + r")\s*>", re.I)
 _CLOSE_TAG = re.compile(r"<\s*/\s*(" + "|".join(map(re.escape, _TAG_LABELS)) + r")\s*>", re.I)
+# Reasoning models' scratchpad often drafts "Action:" lines that were never meant to run.
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+_HEADING = re.compile(
+    r"^[ \t]*#{1,6}[ \t]*(?P<label>" + "|".join(s for _, s in _SPELLINGS) + r")[ \t]*[:：]?[ \t]*$", re.I | re.M
+)
+# Labels run into the previous line ("... latency. Action: query_metrics Action Input: {...}"). Only the
+# canonical spellings (case-sensitive) are split out, and Action / Final Answer / Observation only after the
+# end of a sentence, so prose such as "the next Action: ..." stays intact.
+_INLINE = re.compile(
+    r"(?<=\S)[ \t]+(?=Action Input[ \t]*[:：])"
+    r"|(?<=[.!?。！？])[ \t]*(?=(?:Action|Final Answer|Observation|行动输入|行动|最终答案|观察)[ \t]*[:：])"
+)
 
 
 @dataclass(frozen=True)
@@ -61,10 +75,11 @@ class Segment:
 
 
 def normalise_reply(text: str) -> str:
-    """Rewrite XML-style tags as labels and unify line endings; the labels themselves are matched leniently."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    """Unify line endings, drop <think> drafts, and turn tags, headings and run-in labels into label lines."""
+    text = _THINK.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _OPEN_TAG.sub(lambda m: "\n" + _TAG_LABELS[m.group(1).lower()] + ": ", text)
-    return _CLOSE_TAG.sub("\n", text)
+    text = _HEADING.sub(lambda m: m["label"] + ":", _CLOSE_TAG.sub("\n", text))
+    return _INLINE.sub("\n", text)
 
 
 def kind_from_label(label: str) -> Kind:

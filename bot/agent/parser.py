@@ -1,21 +1,19 @@
 """Lenient reading of text-ReAct model output: one action (the first) or a final answer, or a ParseError.
 
-Labels are found by bot.agent.labels; this module reads the action name and its arguments. Broken JSON is
-repaired by json-repair, function-call style `tool(a="x")` is read with `ast` (never evaluated). A reply that
-cannot be read becomes a ParseError whose message quotes the expected format, so the loop can send it back
-to the model as a format-error observation.
+Three readers, one module each: bot.agent.labels finds the labels (any spelling, tags, Chinese), this module
+decides what they mean and reads the action name, bot.agent.arguments reads the arguments (json-repair, ast).
+A reply that cannot be read becomes a ParseError whose message quotes the expected format, so the loop can
+send it back to the model as a format-error observation.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import json_repair
-
+from bot.agent.arguments import Unreadable, answer_from_args, args_from_call, args_from_text, loads_lenient
 from bot.agent.labels import (
     Segment,
     cut_at_observation,
@@ -37,12 +35,10 @@ EXPECTED_FORMAT = (
     "Final Answer: <root cause and the evidence for it>"
 )
 FINISH_NAMES = frozenset({"finish", "final_answer", "finalanswer", "final answer", "done"})
-_MAX_INPUT_CHARS = 20_000  # larger "arguments" are a runaway reply, not a tool call
-_MAX_BRACKETS = 200  # real tool arguments nest a few levels; thousands of braces are a degenerate reply
+_NO_ACTION = frozenset({"", "none", "null", "n/a", "na", "no action", "nothing", "无"})
 _CALL = re.compile(r"^(?P<name>[\w.\-]+)\s*(?P<open>[(\[])(?P<inner>.*)[)\]]\s*$", re.S)
 _JSON_NAME_KEYS = ("action", "tool", "name", "tool_name", "function")
 _JSON_ARGS_KEYS = ("action_input", "arguments", "args", "input", "parameters", "tool_input")
-_JSON_LITERALS = {"true": True, "false": False, "null": None}
 
 
 @dataclass(frozen=True)
@@ -68,25 +64,21 @@ class ParseError:
 Parsed = ParsedAction | ParsedFinal | ParseError
 
 
-class _Unreadable(ValueError):
-    """Arguments or an action that no lenient reading could make sense of."""
-
-
 def parse_reply(text: str, tool_names: Collection[str] = ()) -> Parsed:
     """Read one model reply: the first action (later ones counted, not run), a final answer, or a ParseError."""
     chatter, segments = segments_from_reply(normalise_reply(text or ""))
     segments = cut_at_observation(segments)
     if not segments:
         return _from_unlabelled(chatter, tool_names)
-    decision = next((i for i, s in enumerate(segments) if s.kind in ("action", "final_answer")), None)
+    decision = next((i for i, s in enumerate(segments) if _is_decision(s)), None)
     thought = _thought_before(segments, decision, chatter)
     if decision is None:
-        return format_error("there is no Action or Final Answer line", thought)
+        return format_error("there is no Action (with a tool name) or Final Answer line", thought)
     if segments[decision].kind == "final_answer":
         return _final(thought, tidy_answer(text_from(segments, decision)))
     try:
         return _action(thought, segments, decision, tool_names)
-    except _Unreadable as exc:
+    except Unreadable as exc:
         return format_error(str(exc), thought)
 
 
@@ -108,6 +100,13 @@ def parsed_to_dict(parsed: Parsed) -> dict[str, Any]:
 def format_error(reason: str, thought: str = "") -> ParseError:
     """A ParseError whose message says what was wrong and quotes the expected format."""
     return ParseError(f"Format error: {reason}. Reply in exactly this format:\n\n{EXPECTED_FORMAT}", thought)
+
+
+def _is_decision(segment: Segment) -> bool:
+    """A Final Answer, or an Action naming something: "Action: None" before a Final Answer is not a call."""
+    if segment.kind == "final_answer":
+        return True
+    return segment.kind == "action" and strip_fences(segment.text).strip("`*[]. ").lower() not in _NO_ACTION
 
 
 def _thought_before(segments: list[Segment], decision: int | None, chatter: str) -> str:
@@ -133,7 +132,7 @@ def _action(thought: str, segments: list[Segment], decision: int, tool_names: Co
     if name.lower() in FINISH_NAMES:
         return _final(thought, answer_from_args(args))
     if not isinstance(args, dict):
-        raise _Unreadable("the Action Input is not a JSON object")
+        raise Unreadable("the Action Input is not a JSON object")
     return ParsedAction(thought, name, args, ignored)
 
 
@@ -141,7 +140,7 @@ def action_from_text(value: str, input_text: str | None, tool_names: Collection[
     """Read `name`, `name[{...}]`, `name(a=1)`, `name {...}` or a JSON action object; returns (name, args)."""
     value = strip_fences(value)
     if value.startswith("{"):
-        return _action_from_json(_loads(value), tool_names)
+        return _action_from_json(loads_lenient(value), tool_names)
     head, _, rest = value.partition("\n")
     if input_text is None and rest.strip().startswith(("{", "```")):
         input_text = rest  # "Action: tool" followed directly by a JSON block without its own label
@@ -162,7 +161,7 @@ def _split_inline(head: str, tool_names: Collection[str]) -> tuple[str, str]:
 
 def tool_name_from(raw: str, tool_names: Collection[str]) -> str:
     """Clean a tool name (backticks, quotes, bold, trailing punctuation) and match it to a known tool."""
-    name = raw.strip().strip("`*'\"“”").strip().rstrip(".:,;").strip("`*'\"")
+    name = raw.strip().strip("`*'\"“”[]").strip().rstrip(".:,;").strip("`*'\"[]")
     if name.startswith("functions."):
         name = name.removeprefix("functions.")
     if not tool_names or name in tool_names:
@@ -174,83 +173,13 @@ def tool_name_from(raw: str, tool_names: Collection[str]) -> str:
     return mentioned[0] if len(mentioned) == 1 else name
 
 
-def args_from_text(text: str | None, *, raw_ok: bool = False) -> Any:
-    """Read an Action Input: repaired JSON, `a="x", b=2` keyword style, or (for finish) plain text."""
-    text = strip_fences(text or "")
-    if not text:
-        return {}
-    if len(text) > _MAX_INPUT_CHARS:
-        raise _Unreadable(f"the Action Input is {len(text):,} characters; send at most {_MAX_INPUT_CHARS:,}")
-    loaded = _loads(text)
-    if isinstance(loaded, dict):
-        return loaded
-    if isinstance(loaded, list) and loaded and isinstance(loaded[0], dict):
-        return loaded[0]  # two JSON objects: the first is the call
-    keywords = _keywords_or_none(text)
-    if keywords is not None:
-        return keywords
-    if raw_ok:
-        return text
-    raise _Unreadable("the Action Input is not a JSON object")
-
-
-def args_from_call(inner: str, opener: str) -> dict[str, Any]:
-    """Arguments of `tool(a="x", b=2)`, `tool({...})` or `tool[{...}]`."""
-    inner = inner.strip()
-    if not inner:
-        return {}
-    if opener == "[" or inner.startswith("{"):
-        args = args_from_text(inner)
-        if isinstance(args, dict):
-            return args
-    keywords = _keywords_or_none(inner)
-    if keywords is None:
-        raise _Unreadable("the call arguments are neither keyword arguments (name=value) nor a JSON object")
-    return keywords
-
-
-def _keywords_or_none(text: str) -> dict[str, Any] | None:
-    """`a="x", b=2` read with ast as literals only; None when it is not that shape."""
-    try:
-        tree = ast.parse(f"f({text})", mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    call = tree.body
-    if not isinstance(call, ast.Call) or not call.keywords or call.args:
-        return None
-    try:
-        return {kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}
-    except ValueError:
-        return None
-
-
-def _literal(node: ast.expr) -> Any:
-    """A Python literal, also accepting the JSON spellings true/false/null."""
-    if isinstance(node, ast.Name) and node.id in _JSON_LITERALS:
-        return _JSON_LITERALS[node.id]
-    return ast.literal_eval(node)
-
-
-def answer_from_args(args: Any) -> str:
-    """The answer of `Action: finish`: args["answer"], a lone string value, or the raw input text."""
-    if isinstance(args, str):
-        return args.strip()
-    if isinstance(args, Mapping):
-        if "answer" in args:
-            return str(args["answer"]).strip()
-        texts = [v for v in args.values() if isinstance(v, str)]
-        if len(texts) == 1:
-            return texts[0].strip()
-    return ""
-
-
 def _action_from_json(obj: Any, tool_names: Collection[str]) -> tuple[str, Any]:
     """`{"action": "tool", "action_input": {...}}` and the similar shapes models emit."""
     if not isinstance(obj, Mapping):
-        raise _Unreadable("the Action is neither a tool name nor a JSON action object")
+        raise Unreadable("the Action is neither a tool name nor a JSON action object")
     name = next((obj[k] for k in _JSON_NAME_KEYS if isinstance(obj.get(k), str)), None)
     if not name:
-        raise _Unreadable('the JSON action has no "action" (tool name) field')
+        raise Unreadable('the JSON action has no "action" (tool name) field')
     args: Any = next((obj[k] for k in _JSON_ARGS_KEYS if k in obj), {})
     if isinstance(args, str) and name.lower() not in FINISH_NAMES:
         args = args_from_text(args)
@@ -259,10 +188,10 @@ def _action_from_json(obj: Any, tool_names: Collection[str]) -> tuple[str, Any]:
 
 def _from_unlabelled(text: str, tool_names: Collection[str]) -> Parsed:
     """A reply with no labels at all may still be a bare JSON action object."""
-    obj = _loads(text) if "{" in text else None
+    obj = loads_lenient(text) if "{" in text else None
     try:
         name, args = _action_from_json(obj, tool_names)
-    except _Unreadable:
+    except Unreadable:
         pass
     else:
         thought = str(obj.get("thought", "")).strip() if isinstance(obj, Mapping) else ""
@@ -272,14 +201,3 @@ def _from_unlabelled(text: str, tool_names: Collection[str]) -> Parsed:
             return ParsedAction(thought, name, args)
     reason = "the reply is empty" if not text else "the reply has no Thought / Action / Final Answer labels"
     return format_error(reason)
-
-
-def _loads(text: str) -> Any:
-    """json-repair from the first brace; never raises. Runaway input is not tried (repair slows on it)."""
-    start = text.find("{")
-    if len(text) > _MAX_INPUT_CHARS or text.count("{") + text.count("[") > _MAX_BRACKETS:
-        return None
-    try:
-        return json_repair.loads(text[start:] if start >= 0 else text)
-    except (ValueError, RecursionError):
-        return None

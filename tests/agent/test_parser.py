@@ -217,6 +217,71 @@ ACTIONS: list[tuple[str, str, str, dict[str, Any], int]] = [
         0,
     ),
     (
+        "labels_run_into_one_line",
+        'Thought: latency first. Action: query_logs Action Input: {"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    ("chinese_labels_run_in", '思考：先看日志。行动：query_logs\n行动输入：{"service": "order"}', "query_logs", SVC, 0),
+    (
+        "markdown_heading_labels",
+        '## Thought\nt\n## Action\nquery_logs\n## Action Input\n{"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
+        "hermes_tool_call_tag",
+        'Thought: t\n<tool_call>\n{"name": "query_logs", "arguments": {"service": "order"}}\n</tool_call>',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
+        "think_block_drafts_are_ignored",
+        "<think>maybe\nAction: query_metrics</think>\n"
+        'Thought: t\nAction: query_logs\nAction Input: {"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
+        "yaml_style_input",
+        "Thought: t\nAction: query_logs\nAction Input:\nservice: order\nlimit: 20",
+        "query_logs",
+        {"service": "order", "limit": "20"},
+        0,
+    ),
+    (
+        "json_encoded_string_input",
+        'Thought: t\nAction: query_logs\nAction Input: "{\\"service\\": \\"order\\"}"',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
+        "bracketed_tool_name",
+        'Thought: t\nAction: [query_logs]\nAction Input: {"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
+        "functions_prefix",
+        'Thought: t\nAction: functions.query_logs\nAction Input: {"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
+        "prose_with_action_word_is_not_split",
+        'Thought: the next Action: unclear\nAction: query_logs\nAction Input: {"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
         "crlf_line_endings",
         'Thought: t\r\nAction: query_logs\r\nAction Input: {"service": "order"}\r\n',
         "query_logs",
@@ -254,6 +319,9 @@ FINALS: list[tuple[str, str, str]] = [
     ),
     ("final_in_fenced_reply", "```\nThought: done\nFinal Answer: pool exhausted\n```", "pool exhausted"),
     ("final_then_invented_observation", "Final Answer: pool exhausted\nObservation: thanks", "pool exhausted"),
+    ("none_action_then_final", "Thought: enough\nAction: None\nFinal Answer: pool exhausted", "pool exhausted"),
+    ("empty_action_then_final", "Thought: enough\nAction:\nFinal Answer: pool exhausted", "pool exhausted"),
+    ("final_run_into_thought_line", "Thought: enough. Final Answer: pool exhausted", "pool exhausted"),
     ("bare_json_finish", '{"action": "finish", "action_input": {"answer": "pool exhausted"}}', "pool exhausted"),
 ]
 
@@ -268,6 +336,8 @@ ERRORS: list[tuple[str, str, str]] = [
     ("finish_without_answer", "Thought: t\nAction: finish\nAction Input: {}", "empty"),
     ("json_action_without_name", 'Thought: t\nAction: {"action_input": {"service": "order"}}', "tool name"),
     ("call_with_positional_text", "Thought: t\nAction: query_logs(order, errors)", "keyword arguments"),
+    ("none_action_alone", "Thought: t\nAction: None", "no Action"),
+    ("only_a_think_block", "<think>Action: query_logs</think>", "empty"),
     ("input_is_a_list", "Thought: t\nAction: query_logs\nAction Input: [1, 2]", "not a JSON object"),
 ]
 
