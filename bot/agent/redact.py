@@ -73,7 +73,7 @@ _KEY_KINDS: tuple[tuple[str, str], ...] = (
     ("private_key", r"private[_-]?key"),
     ("api_key", r"api[_-]?key|apikey|auth[_-]?key"),
     ("access_key", r"access[_-]?key"),
-    ("secret", r"secret"),
+    ("secret", r"secret|(?:secret|signing|encryption|master)[_-]?key|passphrase"),
     ("token", r"token"),
     ("credentials", r"credentials?"),
 )

@@ -109,6 +109,17 @@ SECRETS: list[tuple[str, str, str]] = [
         "api_key=abcd1234 token=zzz9 secret=shh client_secret: 'abc'",
         "api_key=[REDACTED:api_key] token=[REDACTED:token] secret=[REDACTED:secret] client_secret: '[REDACTED:secret]'",
     ),
+    (
+        "secret_key_and_passphrase",
+        "SECRET_KEY=django-insecure-abc123 signing_key: k1 ssh passphrase=open-sesame",
+        "SECRET_KEY=[REDACTED:secret] signing_key: [REDACTED:secret] ssh passphrase=[REDACTED:secret]",
+    ),
+    ("url_query_token", "GET /cb?access_token=qT0k3n-abc&state=1", "GET /cb?access_token=[REDACTED:token]&state=1"),
+    (
+        "quoted_env_value_with_spaces",
+        'export DB_PASSWORD="correct horse battery"',
+        'export DB_PASSWORD="[REDACTED:password]"',
+    ),
     ("api_key_header", "X-Api-Key: 0123456789abcdef", "X-Api-Key: [REDACTED:api_key]"),
     (
         "npm_token",
@@ -136,6 +147,7 @@ NOT_SECRETS: list[tuple[str, str]] = [
     ("hikari_config", "hikari.maximumPoolSize: 50 -> 200, connectionTimeout: 30000"),
     ("prose_about_tokens", "the token bucket refills at 100 tokens per second"),
     ("disk_name", "disk-sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa is full"),
+    ("cache_and_partition_keys", "cache_key=order:123 partition_key: tenant routing_key=orders.created"),
     ("empty", ""),
 ]
 
