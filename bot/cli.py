@@ -9,11 +9,15 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import typer
+from pydantic import SecretStr
 
 from bot import wiring
+from bot.agent.intent import intent_to_dict
 from bot.agent.loop import run_agent
 from bot.agent.parser import parse_reply, parsed_to_dict
 from bot.agent.types import Question, trace_to_dict
+from bot.config import Settings
+from bot.eval import case_from_scenario, report_to_dict, report_to_table, run_eval
 from bot.sandbox.backends import BackendError
 from bot.sandbox.control import SandboxInfo, sandbox_down, sandbox_status
 from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
@@ -203,6 +207,99 @@ NO_LLM_MESSAGE = (
     "Set OPENAI_API_KEY (and OPENAI_BASE_URL for a self-hosted OpenAI-compatible server), or\n"
     "OPSBOT_LLM__BASE_URL / OPSBOT_LLM__API_KEY / OPSBOT_LLM__MODEL, then run this again."
 )
+
+
+@app.command("demo")
+def demo_command(
+    scenario: str = typer.Option("", "--scenario", help="a sandbox scenario (default: settings.sandbox.scenario)"),
+) -> None:
+    """Bring the incident sandbox up if needed and diagnose its incident live, step by step."""
+    settings = wiring.load_settings()
+    try:  # the CLI is a surface: it catches once and always answers
+        info = wiring.bring_up_sandbox(settings, scenario)
+        settings = wiring.sandbox_overrides(settings, info)
+        question = load_scenario(info.scenario).question
+        typer.echo(f"sandbox {info.scenario}: {'already running' if info.already_running else 'started'}, "
+                   f"Prometheus {info.prometheus_url}")
+        typer.echo(_mode_line(settings))
+        typer.echo(f"\nQuestion: {question}\n")
+        trace = wiring.build_responder(settings)(Question(question, source="cli"), step_printer(sys.stdout))
+    except (BackendError, ScenarioError, OSError) as exc:
+        typer.echo(f"demo: the sandbox could not start: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    except Exception as exc:
+        logging.getLogger(__name__).exception("demo failed")
+        typer.echo(f"demo failed: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(trace_summary(trace))
+
+
+def _mode_line(settings: Settings) -> str:
+    if settings.llm.configured:
+        return f"LLM: {settings.llm.model} at {settings.llm.base_url or 'api.openai.com'}"
+    return ("No LLM configured (set OPENAI_API_KEY or OPSBOT_LLM__BASE_URL to use one): the deterministic "
+            "playbook diagnoses, without a model.")
+
+
+@app.command("eval")
+def eval_command(
+    scenario: Annotated[list[str] | None, typer.Option("--scenario", help="run only these (repeatable)")] = None,
+    model: str = typer.Option("", "--model", help="the model to measure (default: OPSBOT_LLM__MODEL)"),
+    playbook: bool = typer.Option(False, "--playbook", help="measure the playbook even if an LLM is configured"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a table"),
+) -> None:
+    """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store."""
+    settings = _eval_settings(wiring.load_settings(), model, playbook)
+    names = scenario or scenario_names()
+    try:
+        cases = [case_from_scenario(load_scenario(name)) for name in names]
+    except ScenarioError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--scenario") from exc
+    mode = "model" if settings.llm.configured else "playbook"
+    typer.echo(f"eval: {len(cases)} scenarios, {mode}. {_mode_line(settings)}", err=True)
+    report = run_eval(
+        cases, wiring.build_eval_diagnoser(settings), mode=mode, model=settings.llm.model if mode == "model" else "",
+        on_result=lambda r: typer.echo(f"  {r.scenario}: {'hit' if r.hit else 'MISS'} ({r.wall_s:.1f} s)", err=True),
+    )
+    result = report_to_dict(report)
+    try:
+        wiring.build_store(settings).save_eval_run(result)
+    except Exception as exc:  # the report is still printed; only its history entry is lost
+        typer.echo(f"eval: could not store the run: {exc}", err=True)
+    typer.echo(json.dumps(result, ensure_ascii=False, indent=2) if as_json else report_to_table(report))
+
+
+def _eval_settings(settings: Settings, model: str, playbook: bool) -> Settings:
+    llm = settings.llm
+    if playbook:
+        llm = llm.model_copy(update={"base_url": "", "api_key": SecretStr("")})
+    if model:
+        llm = llm.model_copy(update={"model": model})
+    return settings.model_copy(update={"llm": llm})
+
+
+@app.command("classify")
+def classify_command(
+    text: Annotated[str, typer.Argument(help="the message to route; omit with --jsonl")] = "",
+    jsonl: bool = typer.Option(False, "--jsonl", help="classify each stdin line; one JSON line out per line in"),
+) -> None:
+    """Show how the intent gate routes a message: route, confidence, tier (rules/model/default) and reason."""
+    classifier = wiring.build_classifier(wiring.load_settings())
+    lines = [line.rstrip("\n") for line in sys.stdin if line.strip()] if jsonl else [text]
+    for line in lines:
+        typer.echo(json.dumps(intent_to_dict(classifier(line)), ensure_ascii=False))
+
+
+@app.command("serve")
+def serve_command() -> None:
+    """Serve Slack (Socket Mode when OPSBOT_SLACK__APP_TOKEN is set, else HTTP at /slack/events), the API, /healthz."""
+    try:
+        wiring.serve_forever(wiring.load_settings())
+    except ValueError as exc:
+        typer.echo(f"opsbot serve: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except KeyboardInterrupt:
+        typer.echo("stopped")
 
 
 def main() -> None:

@@ -5,24 +5,38 @@ Every other module receives ready objects and plain limits through its construct
 
 from __future__ import annotations
 
+import functools
 import logging
+import socket
+from collections.abc import Callable
+from typing import Any
 
 from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
+from slack_bolt.adapter.socket_mode import SocketModeHandler
 from urllib3.util.retry import Retry
 
 from bot.access import AccessPolicy, Admit
 from bot.agent.context import ContextLimits
+from bot.agent.intent import classify
 from bot.agent.llm import LLM, OpenAILLM
+from bot.agent.playbook import run_playbook
 from bot.agent.redact import redact
-from bot.agent.types import Budget
+from bot.agent.respond import Playbook, respond
+from bot.agent.types import Budget, Intent, Question, StepObserver, Trace
 from bot.alerts import TtlDedupe
 from bot.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.config import MetricTemplate, Settings
 from bot.dispatch import Dispatcher, Responder
 from bot.elastic import es_client
+from bot.eval import EvalCase
 from bot.logfilter import install_redaction
-from bot.sandbox.control import SandboxInfo, ensure_sandbox
+from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
+from bot.server import HealthCheck, health_app, route, serve, slack_app
+from bot.slack.listeners import SlackSurface, build_app, build_web_client
+from bot.slack.runner import Responder as SlackResponder
+from bot.slack.runner import Runner
+from bot.slack.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
@@ -244,3 +258,160 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
     if info.es_url:
         update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": info.es_url, "plain_json": True})
     return settings.model_copy(update=update)
+
+
+# --- Slack, intent, respond and the HTTP server (H5) ------------------------------------------------------
+
+
+def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
+    """The intent gate: rules, then the cheap model when settings.intent.use_model and an LLM is configured."""
+    model = llm if llm is not None else build_llm(settings)
+    return functools.partial(
+        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below
+    )
+
+
+def build_playbook(settings: Settings) -> Playbook:
+    """The model-free diagnosis over the configured topology."""
+    return functools.partial(run_playbook, topology=settings.topology)
+
+
+def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None) -> SlackResponder:
+    """respond() with everything bound: the function every surface calls. It does not store traces itself."""
+    model = llm if llm is not None else build_llm(settings)
+    return functools.partial(
+        _respond_one,
+        llm=model,
+        tools=tools if tools is not None else build_toolbox(settings),
+        budget=build_budget(settings),
+        protocol=settings.llm.protocol,
+        classify=build_classifier(settings, model),
+        playbook=build_playbook(settings),
+        limits=build_context_limits(settings),
+        tool_timeout_s=settings.agent.tool_timeout_s,
+    )
+
+
+def _respond_one(question: Question, on_step: StepObserver | None, **bound: Any) -> Trace:
+    return respond(question, on_step=on_step, **bound)
+
+
+def build_slack_app(
+    settings: Settings,
+    responder: SlackResponder,
+    *,
+    persist: Callable[[Trace], None],
+    fetch_trace: Callable[[str], Trace | None] | None = None,
+    record_feedback: Callable[[str, str, int], None] | None = None,
+    admit: Admit | None = None,
+) -> SlackSurface:
+    """The Bolt app and its worker pool (not started). `persist` runs before anything is posted."""
+    s = settings.slack
+    client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
+    runner = Runner(
+        client,
+        responder,
+        persist=persist,
+        queue=MemoryWorkQueue(s.queue_size),
+        dedupe=MemoryDedupe(s.dedupe_ttl_s),
+        memory=MemoryThreadMemory(),
+        workers=s.workers,
+        use_streaming=s.use_streaming,
+        update_interval_s=s.update_interval_s,
+    )
+    app = build_app(
+        runner,
+        signing_secret=s.signing_secret.get_secret_value(),
+        fetch_trace=fetch_trace or runner.recent_trace,
+        record_feedback=record_feedback,
+        admit=admit or build_access(settings).admit,
+    )
+    return SlackSurface(app, runner)
+
+
+def build_server(
+    settings: Settings,
+    *,
+    slack: SlackSurface | None,
+    api: WSGIApp | None,
+    health: HealthCheck,
+    socket_mode: bool = False,
+) -> WSGIApp:
+    """The one WSGI app: /slack/ (HTTP mode), /healthz, and H6's /api/ + /metrics."""
+    mounts: dict[str, WSGIApp] = {"/healthz": health_app(health)}
+    if slack is not None and not socket_mode:
+        mounts["/slack/"] = slack_app(slack.app)
+    if api is not None:
+        mounts |= {"/api/": api, "/metrics": api}
+    return route(mounts)
+
+
+def serve_forever(settings: Settings) -> None:
+    """`opsbot serve`: Slack (Socket Mode when an app token is set, else HTTP), the API and /healthz."""
+    llm, store = build_llm(settings), build_store(settings)
+    telemetry, access = build_telemetry(settings), build_access(settings)
+    responder = build_responder(settings, llm=llm)
+    slack: SlackSurface | None = None
+    if settings.slack.bot_token.get_secret_value():
+        slack = build_slack_app(settings, telemetry.instrument(responder), persist=store.save, fetch_trace=store.get,
+                                record_feedback=store.record_feedback, admit=access.admit)
+    app_token = settings.slack.app_token.get_secret_value()
+    if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
+        raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")
+    api = build_api(settings, responder, store, telemetry, post_alert=slack.runner.post_trace if slack else None,
+                    admit=access.admit)
+    handler = SocketModeHandler(slack.app, app_token) if slack is not None and app_token else None
+    health = functools.partial(slack_health, slack, handler)
+    app = build_server(settings, slack=slack, api=api, health=health, socket_mode=handler is not None)
+    if slack is None:
+        log.warning("no Slack bot token configured: serving the API and /healthz only")
+    else:
+        slack.runner.start()
+    if handler is not None:
+        handler.connect()  # non-blocking: the HTTP server below keeps /healthz and the API up
+    try:
+        s = settings.server
+        serve(app, s.host, s.port, s.threads)
+    finally:
+        if handler is not None:
+            handler.close()
+        if slack is not None:
+            slack.runner.stop()
+
+
+def slack_health(slack: SlackSurface | None, handler: SocketModeHandler | None) -> dict[str, Any]:
+    """/healthz: the Slack mode, the Socket Mode connection and the worker pool; never calls Slack."""
+    if slack is None:
+        return {"status": "ok", "slack": "disabled"}
+    report: dict[str, Any] = {"status": "ok", "slack": "http", "workers_busy": slack.runner.active}
+    if handler is not None:
+        connected = bool(handler.client.is_connected())
+        report |= {"slack": "socket", "socket_connected": connected, "status": "ok" if connected else "starting"}
+    return report
+
+
+def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
+    """`opsbot eval`: each case in its own fresh sandbox (free port, own folder), through build_responder."""
+    base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
+    store = build_store(settings)
+
+    def diagnose(case: EvalCase) -> Trace:
+        folder = settings.sandbox.dir / "eval" / case.name
+        info = sandbox_up(folder, case.name, _free_port(), base_metrics=base_metrics)
+        try:
+            trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
+        finally:
+            sandbox_down(folder)
+        try:  # kept so `opsbot traces show <id>` explains a score; losing it must not lose the score
+            store.save(trace)
+        except Exception as exc:
+            log.warning("eval: could not store trace %s: %s", trace.trace_id, exc)
+        return trace
+
+    return diagnose
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt import App, BoltResponse
@@ -49,6 +50,14 @@ def build_web_client(token: str, base_url: str, *, rate_limit_retries: int = 2, 
     client = WebClient(token=token or None, base_url=base_url, timeout=timeout_s)
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
     return client
+
+
+@dataclass(frozen=True)
+class SlackSurface:
+    """The Bolt app and the runner behind it (wiring starts the runner and picks HTTP or Socket Mode)."""
+
+    app: App
+    runner: Runner
 
 
 def build_app(

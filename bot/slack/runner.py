@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 
 from bot.agent.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.slack.progress import ThreadProgress
+from bot.slack.render import mrkdwn_escape, trim
 from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,16 @@ class Runner:
         self._conclude(job, trace, delivered)
         return trace
 
+    def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
+        """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""
+        anchor = self.client.chat_postMessage(channel=channel, text=f"🚨 {mrkdwn_escape(trim(question.text, 2_000))}")
+        thread_ts = str(anchor["ts"])
+        job = Job(replace(question, channel=channel, thread_ts=thread_ts), channel, thread_ts)
+        self._remember_recent(trace)  # the caller (the API's dispatcher) has stored it already
+        self._memory.remember(channel, thread_ts, trace)  # a follow-up @mention in that thread has the context
+        if not ThreadProgress(self.client, job, use_streaming=False).finish(trace):
+            raise RuntimeError(f"could not post trace {trace.trace_id} to {channel}")
+
     def _work(self) -> None:
         while not self._stop.is_set():
             job = self._queue.get(timeout_s=0.2)
@@ -147,6 +158,9 @@ class Runner:
             self._persist(trace)  # before any post: a failed post must never lose the trace
         except Exception:
             log.exception("persisting the trace failed trace_id=%s", trace.trace_id)
+        self._remember_recent(trace)
+
+    def _remember_recent(self, trace: Trace) -> None:
         with self._lock:
             self._recent[trace.trace_id] = trace
             while len(self._recent) > 500:

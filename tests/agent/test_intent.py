@@ -98,7 +98,8 @@ def test_no_model_means_default_tier_for_unsure_text() -> None:
     assert "no model configured" in intent.reason
 
 
-def test_classify_cli_prints_route_confidence_tier_and_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_classify_cli_prints_route_confidence_tier_and_reason(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)  # no developer .env
     monkeypatch.setenv("OPSBOT_LLM__BASE_URL", "")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -108,7 +109,8 @@ def test_classify_cli_prints_route_confidence_tier_and_reason(monkeypatch: pytes
     assert printed["route"] == "diagnose" and printed["tier"] == "rules" and printed["confidence"] >= 0.75
 
 
-def test_classify_cli_jsonl_answers_one_line_per_input(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_classify_cli_jsonl_answers_one_line_per_input(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPSBOT_LLM__BASE_URL", "")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -60,6 +60,7 @@ class FakeSocketModePeer:
 
     def __post_init__(self) -> None:
         self._connection: ServerConnection | None = None
+        self._closed = False
         self._connected = threading.Event()
         self._changed = threading.Condition()
         self._server = serve(self._handle, "127.0.0.1", 0)
@@ -98,7 +99,9 @@ class FakeSocketModePeer:
                 self._changed.wait(remaining)
 
     def close(self) -> None:
-        self._server.shutdown()
+        if not self._closed:
+            self._closed = True
+            self._server.shutdown()
 
 
 class FakeSlackAPI:

@@ -191,8 +191,8 @@ def test_bot_and_own_messages_are_ignored(make_surface: SurfaceFactory) -> None:
               "text": "why is order slow?", "ts": "2.000001"}
     edit: dict[str, Any] = {"type": "message", "channel": "D1", "channel_type": "im", "subtype": "message_changed",
             "ts": "2.000002", "message": {"text": "why?"}}
-    real: dict[str, Any] = {"type": "message", "channel": "D1", "channel_type": "im", "user": "U1", "text": "why is order slow?",
-            "ts": "2.000003"}
+    real: dict[str, Any] = {"type": "message", "channel": "D1", "channel_type": "im", "user": "U1",
+                            "text": "why is order slow?", "ts": "2.000003"}
     for n, event in enumerate((bot_dm, edit, real)):
         assert post_event(surface.events_url, event_body(event, event_id=f"EvDM{n}")).status_code == 200
     final_stops(surface.fake)
