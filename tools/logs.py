@@ -129,7 +129,8 @@ def render_logs(query: LogQuery, result: LogResult) -> str:
     shown = len(result.entries)
     if shown:
         lines.append(f"newest {shown:,} of {result.total:,} matching lines:")
-        lines += [_entry_line(e, clock) for e in result.entries]
+        # Trace ids are long and rarely useful line by line; the signature examples keep theirs.
+        lines += [_entry_line(e, clock, service=query.service is None, trace=False) for e in result.entries]
     return "\n".join(lines)
 
 
@@ -180,13 +181,21 @@ def trim_stack(stack: str) -> list[str]:
     return [line.strip() for line in kept] + ([f"… {more} more lines"] if more else [])
 
 
-def _entry_line(entry: LogEntry, clock: str) -> str:
+def _entry_line(entry: LogEntry, clock: str, *, service: bool = True, trace: bool = True) -> str:
+    """One log line, compact: logger abbreviated the logback way, the service only when it varies."""
     message = " ".join(entry.message.split())
     if len(message) > MAX_LINE_CHARS:
         message = message[: MAX_LINE_CHARS - 1] + "…"
-    where = " ".join(p for p in (entry.host, entry.logger) if p)
-    trace = f" trace={entry.trace_id}" if entry.trace_id else ""
-    return f"{entry.timestamp:{clock}} {entry.level} {entry.service} {where}: {message}{trace}"
+    who = [entry.service] if service else []
+    where = " ".join(p for p in (*who, entry.host, _short_logger(entry.logger)) if p)
+    trace_id = f" trace={entry.trace_id}" if trace and entry.trace_id else ""
+    return f"{entry.timestamp:{clock}} {entry.level} {where}: {message}{trace_id}"
+
+
+def _short_logger(logger: str) -> str:
+    """`com.zaxxer.hikari.pool.HikariPool` -> `c.z.h.p.HikariPool`."""
+    parts = logger.split(".")
+    return ".".join([p[:1] for p in parts[:-1]] + parts[-1:]) if len(parts) > 2 else logger
 
 
 def _levels_from_text(text: str) -> tuple[str, ...]:

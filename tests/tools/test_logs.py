@@ -136,7 +136,7 @@ def test_example_stack_trace_is_trimmed_but_keeps_the_cause(toolbox):
 def test_limit_shows_the_newest_lines_and_says_how_many_matched(toolbox):
     text = query(toolbox, limit=3).text
     lines = text.split("newest 3 of 86 matching lines:\n")[1].splitlines()
-    assert len(lines) == 3 and lines[0].startswith("15:50:00 INFO order order-1 app: Zahlung bestätigt")
+    assert len(lines) == 3 and lines[0].startswith("15:50:00 INFO order-1 app: Zahlung bestätigt")
 
 
 def test_level_filter_narrows_lines_but_counts_still_show_the_mix(toolbox):
