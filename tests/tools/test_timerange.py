@@ -49,4 +49,6 @@ def test_bad_windows_explain_the_legal_forms(range_, start, end, message):
 
 
 def test_described_lengths_are_rounded_as_people_say_them():
-    assert rough_duration(6 * 3600 + 60) == "6h" and rough_duration(90 * 60) == "90m" and rough_duration(86_400) == "24h"
+    assert rough_duration(6 * 3600 + 60) == "6h"
+    assert rough_duration(90 * 60) == "90m"
+    assert rough_duration(86_400) == "24h"
