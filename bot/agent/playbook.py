@@ -119,7 +119,6 @@ def run_playbook(
         ),
         started_at=started_at.isoformat(timespec="seconds"),
         model="",
-        notes=("produced by the deterministic playbook, without a model",),
     )
 
 
