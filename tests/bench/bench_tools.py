@@ -6,6 +6,7 @@ It prints a table; it asserts only that each tool answered, never a timing.
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import subprocess
@@ -91,7 +92,7 @@ def test_bench_tool_observations_and_latency(sandbox: Any, es_sandbox: str) -> N
     for name, args in calls.items():
         backends = [("local", local)] + ([("elasticsearch", elastic)] if name in elastic else [])
         for backend, box in backends:
-            result, ms = timed(lambda box=box, name=name, args=args: call_tool(box, name, args))
+            result, ms = timed(functools.partial(call_tool, box, name, args))
             assert result.status == "ok", result.text
             obs, dump = count_tokens(result.text), count_tokens(dumps[name])
             print(f"{name:24} {backend:14} {obs:>10,} {dump:>11,} {obs / dump:>6.1%} {ms:>9.1f}")
