@@ -74,7 +74,7 @@ def naive_dumps(sandbox: Any, window: tuple[str, str]) -> dict[str, str]:
 def test_bench_tool_observations_and_latency(sandbox: Any, es_sandbox: str) -> None:
     at = sandbox.incident_at
     window = (iso_z(at - timedelta(hours=12)), iso_z(at + timedelta(hours=12)))
-    calls = {
+    calls: dict[str, dict[str, Any]] = {
         "query_metrics": {"service": "order", "metric": "p99_latency", "range": f"{window[0]}/{window[1]}"},
         "query_logs": {"service": "order", "start": window[0], "end": window[1], "limit": 100},
         "query_deploy_records": {"service": "*", "start": window[0], "end": window[1]},
