@@ -17,26 +17,12 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bot.agent.context import ContextLimits
+from bot.agent.grounding import mark_unverified
 from bot.agent.llm import LLM
 from bot.agent.loop import answer_once, run_agent
+from bot.agent.redact import redact_trace
 from bot.agent.types import Budget, Intent, Question, StepObserver, StopReason, Totals, Trace
 from tools.base import Toolbox
-
-try:  # H2's grounding and redaction: run when present
-    from bot.agent.grounding import mark_unverified
-except ImportError:  # pragma: no cover - until bot/agent/grounding.py lands
-
-    def mark_unverified(trace: Trace) -> Trace:
-        return trace
-
-
-try:
-    from bot.agent.redact import redact_trace
-except ImportError:  # pragma: no cover - until bot/agent/redact.py lands
-
-    def redact_trace(trace: Trace) -> Trace:
-        return trace
-
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ def events_envelope(envelope_id: str, body: dict[str, Any], retry_attempt: int =
 
 
 def test_mention_over_socket_mode_gets_a_threaded_answer(socket_surface) -> None:
-    surface, handler, _ = socket_surface
+    surface, _handler, _ = socket_surface
     peer = surface.fake.socket_peer
     peer.send(events_envelope("env-1", event_body(mention_event("why is order slow since 15:05?"))))
     assert peer.wait_ack("env-1")["envelope_id"] == "env-1"
@@ -45,7 +45,7 @@ def test_mention_over_socket_mode_gets_a_threaded_answer(socket_surface) -> None
 
 
 def test_diagnose_over_socket_mode_acks_with_payload_and_threads_under_anchor(socket_surface) -> None:
-    surface, handler, _ = socket_surface
+    surface, _handler, _ = socket_surface
     peer = surface.fake.socket_peer
     params = command_params("why is order slow?", response_url=surface.fake.response_url())
     peer.send({"envelope_id": "env-cmd", "type": "slash_commands", "accepts_response_payload": True,
@@ -60,7 +60,7 @@ def test_diagnose_over_socket_mode_acks_with_payload_and_threads_under_anchor(so
 
 
 def test_retried_envelope_gets_one_reply(socket_surface) -> None:
-    surface, handler, responder = socket_surface
+    surface, _handler, responder = socket_surface
     peer = surface.fake.socket_peer
     body = event_body(mention_event("why is order slow?"), event_id="EvSock")
     peer.send(events_envelope("env-a", body))
