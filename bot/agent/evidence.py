@@ -250,6 +250,16 @@ def signatures_from_text(observation: str) -> list[LogSignature]:
     return sorted(found, key=lambda s: -s.count)
 
 
+def log_lines_from_text(observation: str) -> list[str]:
+    """The listed log lines of a query_logs observation (`newest N of M matching lines:`), oldest first."""
+    lines = observation.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"^newest [\d,]+ of", line)), None)
+    if start is None:
+        return []
+    listed = [line.strip() for line in lines[start + 1 :] if re.match(r"^\s*\d{1,2}:\d{2}", line)]
+    return listed[::-1]
+
+
 _QUESTION_CLOCK_RX = re.compile(
     r"\b(?:(?P<day>yesterday|today)\b[^\d]{0,12})?(?P<h>\d{1,2}):(?P<m>\d{2})\b", re.IGNORECASE
 )

@@ -73,6 +73,7 @@ class Findings:
     key_changes: list[KeyChange] = field(default_factory=list)
     risky_lines: list[str] = field(default_factory=list)
     signatures: dict[str, list[LogSignature]] = field(default_factory=dict)
+    onset_lines: list[str] = field(default_factory=list)  # jobs or batches that started at the onset
     unknowns: list[str] = field(default_factory=list)
 
     def first_change(self, service: str) -> tuple[str, datetime] | None:
@@ -153,6 +154,8 @@ def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
         _, _, what, metric, point = min(candidates)
         cause = describe_change(findings.service, metric, point)
         also = "" if cause == symptom else f" Symptom: {symptom}."
+        if findings.onset_lines:
+            also = f" It began as this ran: {findings.onset_lines[0]}.{also}"
         return f"Likely cause: {what} on {findings.service} with no deploy before it ({cause}).{also}{error}", True
     if top is not None:
         return f"Likely cause: {top.quoted} ({top.count:,} errors), with no deploy before it. {symptom}.", True
@@ -171,6 +174,7 @@ def _evidence_lines(findings: Findings) -> list[str]:
         if health.readings and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
     lines.extend(_deploy_evidence(findings))
+    lines.extend(f"at the onset, {findings.service} logged: {line}" for line in findings.onset_lines)
     for service, signatures in findings.signatures.items():
         lines.extend(
             f"{service} log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")

@@ -21,6 +21,7 @@ from bot.agent.evidence import (
     deploys_from_text,
     key_changes_from_diff,
     known_services_from_text,
+    log_lines_from_text,
     moment_from_question,
     risky_lines_from_diff,
     service_from_text,
@@ -38,6 +39,8 @@ LOGS_AROUND_MINUTES = 30
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
 DEFAULT_RANGE = "24h"
 MAX_DOWNSTREAM_DEPTH = 3
+ONSET_MINUTES = 10
+ONSET_QUERY = "started OR starting OR job OR cron OR batch OR reindex OR backfill OR migration"
 TOOL_TIMEOUT_S = 20.0
 
 
@@ -143,6 +146,8 @@ def _investigate(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) ->
         if findings.deploy is None and origin_first is not None:
             _check_deploys(run, findings, findings.origin, origin_first)
         _check_logs(run, findings, findings.origin, origin_first)
+    elif findings.deploy is None and first is not None and first[0] in SATURATION_METRICS:
+        _check_onset(run, findings, target, first[1])
     return findings
 
 
@@ -247,6 +252,17 @@ def _check_logs(run: _Run, findings: Findings, service: str, first: tuple[str, d
         if found:
             findings.signatures[service] = found
             return
+
+
+def _check_onset(run: _Run, findings: Findings, service: str, at: datetime) -> None:
+    """Saturation with no deploy: did a job, batch or cron run start just before it?"""
+    if "query_logs" not in run.tools:
+        return
+    start, end = at - timedelta(minutes=ONSET_MINUTES), at + timedelta(minutes=2)
+    thought = (f"{service} saturated at {at:%H:%M} with no deploy before it; looking for a job, batch or cron "
+               f"that started in the {ONSET_MINUTES} min before.")
+    args = {"service": service, "query": ONSET_QUERY, "start": _iso(start), "end": _iso(end), "limit": 20}
+    findings.onset_lines = log_lines_from_text(run.call(thought, "query_logs", args))[:3]
 
 
 def _follow_downstream(run: _Run, findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> str:
