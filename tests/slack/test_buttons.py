@@ -1,0 +1,65 @@
+"""The final message's controls: 👍/👎 stored with the trace, Re-run from the stored run, the full-trace modal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.slack.render import ACTION_RERUN, ACTION_SHOW_TRACE, ACTION_VOTE_DOWN, ACTION_VOTE_UP, MAX_MODAL_BLOCKS
+from tests.fakes.slack import ScriptedResponder, event_body, mention_event, post_event, post_interaction
+from tests.slack.conftest import Surface, SurfaceFactory, wait_until
+
+
+def answered(make_surface: SurfaceFactory, responder: ScriptedResponder | None = None) -> tuple[Surface, str]:
+    surface = make_surface(responder)
+    post_event(surface.events_url, event_body(mention_event("why is order slow since 15:05?")))
+    surface.fake.wait_for("chat.stopStream")
+    return surface, surface.persisted[0].trace_id
+
+
+def click(surface: Surface, action_id: str, trace_id: str) -> None:
+    payload: dict[str, Any] = {
+        "type": "block_actions", "api_app_id": "A1", "token": "x", "trigger_id": "trig-1",
+        "user": {"id": "U2"}, "team": {"id": "T1"}, "channel": {"id": "C1"},
+        "container": {"type": "message", "message_ts": "1700000000.000009", "channel_id": "C1"},
+        "message": {"ts": "1700000000.000009", "thread_ts": "1699999999.000100", "text": "Answer"},
+        "response_url": surface.fake.response_url("action"),
+        "actions": [{"action_id": action_id, "block_id": "opsbot_controls", "value": trace_id, "type": "button",
+                     "action_ts": "1700000001.0"}],
+    }
+    assert post_interaction(surface.events_url, payload).status_code == 200
+
+
+def test_votes_are_stored_with_the_trace(make_surface: SurfaceFactory) -> None:
+    surface, trace_id = answered(make_surface)
+    click(surface, ACTION_VOTE_UP, trace_id)
+    click(surface, ACTION_VOTE_DOWN, trace_id)
+    surface.fake.wait_for("chat.postEphemeral", 2)
+    assert surface.votes == [(trace_id, "U2", 1), (trace_id, "U2", -1)]
+
+
+def test_show_full_trace_opens_a_modal_within_limits(make_surface: SurfaceFactory) -> None:
+    surface, trace_id = answered(make_surface, ScriptedResponder(steps=120))
+    click(surface, ACTION_SHOW_TRACE, trace_id)
+    [opened] = surface.fake.wait_for("views.open")
+    assert opened["trigger_id"] == "trig-1" and opened["view"]["type"] == "modal"
+    assert len(opened["view"]["blocks"]) <= MAX_MODAL_BLOCKS
+    assert f"opsbot traces show {trace_id}" in json.dumps(opened["view"])
+
+
+def test_rerun_starts_a_new_run_of_the_stored_question_in_the_thread(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder()
+    surface, trace_id = answered(make_surface, responder)
+    click(surface, ACTION_RERUN, trace_id)
+    surface.fake.wait_for("chat.stopStream", 2)
+    wait_until(lambda: len(surface.persisted) == 2, what="the second trace")
+    assert [q.text for q in responder.questions] == ["why is order slow since 15:05?"] * 2
+    assert responder.questions[1].thread_ts == "1699999999.000100" and responder.questions[1].user == "U2"
+    assert surface.persisted[1].trace_id != trace_id
+
+
+def test_rerun_of_an_unknown_trace_says_so(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    click(surface, ACTION_RERUN, "no-such-trace")
+    [reply] = surface.fake.wait_for("chat.postEphemeral")
+    assert "can't find" in reply["text"] and surface.submissions == []
