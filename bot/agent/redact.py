@@ -78,9 +78,10 @@ _KEY_KINDS: tuple[tuple[str, str], ...] = (
     ("credentials", r"credentials?"),
 )
 # key = value, key: value, "key": "value"; the key ends with a secret word (so max_tokens is left alone).
-# The key prefix is bounded so a long run of word characters cannot make the search quadratic.
+# Only the secret word is matched: whatever precedes it (DB_, client_, X-Api-) stays in place untouched,
+# and the search never backtracks over long words.
 _ASSIGNMENT = re.compile(
-    r"(?P<key>(?<![\w.-])[\w.-]{0,40}?(?:" + "|".join(s for _, s in _KEY_KINDS) + r"))"
+    r"(?P<key>" + "|".join(s for _, s in _KEY_KINDS) + r")"
     r"(?P<sep>[\"']?[ \t]*[:=][ \t]*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&}\])]+)",
     re.I,
