@@ -25,6 +25,12 @@ def _cli(monkeypatch, tmp_path, port):
     return lambda *args: runner.invoke(app, ["sandbox", *args])
 
 
+def _state(tmp_path) -> SandboxInfo:
+    info = read_state(tmp_path / "sandbox")
+    assert info is not None, "no sandbox state recorded"
+    return info
+
+
 def test_up_is_idempotent_and_down_stops_prometheus(monkeypatch, tmp_path):
     port = free_port()
     run = _cli(monkeypatch, tmp_path, port)
@@ -32,11 +38,11 @@ def test_up_is_idempotent_and_down_stops_prometheus(monkeypatch, tmp_path):
     try:
         assert first.exit_code == 0, first.output
         assert "sandbox no-incident started" in first.output
-        pid = read_state(tmp_path / "sandbox").prometheus_pid
+        pid = _state(tmp_path).prometheus_pid
         assert requests.get(f"http://127.0.0.1:{port}/-/ready", timeout=5).status_code == 200
         second = run("up", "--scenario", "no-incident")
         assert "already running" in second.output
-        assert read_state(tmp_path / "sandbox").prometheus_pid == pid
+        assert _state(tmp_path).prometheus_pid == pid
         status = run("status")
         assert status.exit_code == 0 and "sandbox: running" in status.output
     finally:
@@ -57,8 +63,8 @@ def test_env_file_points_opsbot_at_the_sandbox(monkeypatch, tmp_path):
         )
         for key, value in env.items():
             monkeypatch.setenv(key, value.strip("'"))
-        settings = Settings(_env_file=None)
-        info = read_state(tmp_path / "sandbox")
+        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+        info = _state(tmp_path)
         assert settings.prometheus.url == info.prometheus_url
         assert {"p99_latency", "memory_usage", "restarts"} <= set(settings.prometheus.metrics)
         assert settings.topology["checkout"] == ["payment"]
@@ -109,7 +115,7 @@ def test_up_with_es_loads_logs_and_deploy_events(monkeypatch, tmp_path):
         hit = requests.post(f"{osmem.url}/deploys/_search", json={"query": {"term": {"version": "v2.8.1"}}},
                             timeout=5).json()["hits"]["hits"][0]["_source"]
         assert hit["service"] == "order" and "maximumPoolSize: 200" in hit["diff"]
-        settings = sandbox_overrides(Settings(_env_file=None), read_state(tmp_path / "sandbox"))
+        settings = sandbox_overrides(Settings(_env_file=None), _state(tmp_path))  # type: ignore[call-arg]
         assert (settings.logs.backend, settings.deploys.backend) == ("elasticsearch", "elasticsearch")
         assert settings.elasticsearch.url == osmem.url and settings.elasticsearch.plain_json
         env = (tmp_path / "sandbox" / "opsbot.env").read_text()
