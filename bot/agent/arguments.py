@@ -105,10 +105,22 @@ def _keywords_or_none(text: str) -> dict[str, Any] | None:
 
 
 def _literal(node: ast.expr) -> Any:
-    """A Python literal, also accepting the JSON spellings true/false/null."""
+    """A Python literal as JSON would hold it, also accepting the JSON spellings true/false/null."""
     if isinstance(node, ast.Name) and node.id in _JSON_LITERALS:
         return _JSON_LITERALS[node.id]
-    return ast.literal_eval(node)
+    return _jsonable(ast.literal_eval(node))
+
+
+def _jsonable(value: Any) -> Any:
+    """Tuples and sets become lists, bytes and complex numbers strings: arguments must survive json.dumps."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [_jsonable(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value) if isinstance(value, complex) else value
 
 
 def _key_values_or_none(text: str) -> dict[str, str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -409,6 +410,13 @@ def test_observation_quoted_before_any_action_is_not_a_cut() -> None:
     parsed = parse_reply(reply, TOOLS)
     assert isinstance(parsed, ParsedAction)
     assert parsed.thought == "check logs"
+
+
+def test_python_only_literals_become_json_values() -> None:
+    parsed = parse_reply("Thought: t\nAction: query_logs(ids=(1, 2), tags={'b', 'a'}, raw=b'x', z=1j)", TOOLS)
+    assert isinstance(parsed, ParsedAction)
+    assert parsed.args == {"ids": [1, 2], "tags": ["a", "b"], "raw": "x", "z": "1j"}
+    json.dumps(parsed.args)
 
 
 def test_runaway_input_is_refused() -> None:
