@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from bot.agent.types import Budget, Question, Step
 from tools.base import Toolbox
@@ -18,6 +18,7 @@ from tools.base import Toolbox
 Message = dict[str, Any]
 
 _GIST_CHARS = 160
+_MIN_OBSERVATION_CHARS = 600
 _KEY_LINE_PREFIXES = ("change:", "error:", "total", "summary:")
 
 
@@ -30,12 +31,37 @@ class ContextLimits:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """One message answering the model: fixed text around a raw observation, fenced and cut when rendered."""
+
+    role: Literal["tool", "user"]
+    prefix: str = ""
+    observation: str | None = None  # raw tool output; None when the answer carries no tool output
+    suffix: str = ""
+    tool_call_id: str = ""
+
+    def to_message(self, max_observation_chars: int) -> Message:
+        body = "" if self.observation is None else fence_observation(
+            truncate_observation(self.observation, max_observation_chars))
+        message: Message = {"role": self.role, "content": f"{self.prefix}{body}{self.suffix}"}
+        if self.role == "tool":
+            message["tool_call_id"] = self.tool_call_id
+        return message
+
+
+@dataclass(frozen=True)
 class Exchange:
     """One model turn as it is replayed to the model: its steps, the assistant message and the answers to it."""
 
     steps: tuple[Step, ...]
     assistant: Message
-    answers: tuple[Message, ...]
+    answers: tuple[Answer, ...]
+
+
+def observation_cap(limits: ContextLimits, age: int) -> int:
+    """The newest observation gets the full limit; each older kept one half the previous (the model's Thought
+    about it already says what it showed), never under a floor that keeps head and tail readable."""
+    return max(limits.max_observation_chars >> age, min(limits.max_observation_chars, _MIN_OBSERVATION_CHARS))
 
 
 def truncate_observation(text: str, max_chars: int) -> str:
@@ -116,8 +142,9 @@ def render_messages(
         lines = "\n".join(step_to_line(step) for step in old_steps)
         opening += f"\n\nEarlier steps, one line each (full results no longer shown):\n{lines}"
     messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": opening}]
-    for exchange in recent:
-        messages += [exchange.assistant, *exchange.answers]
+    for position, exchange in enumerate(recent):
+        cap = observation_cap(limits, age=len(recent) - 1 - position)
+        messages += [exchange.assistant, *(answer.to_message(cap) for answer in exchange.answers)]
     return _with_note(messages, note)
 
 

@@ -73,11 +73,11 @@ def _take_turn(
         decision = Unreadable(decision.thought, "Format error: the final answer is empty. Write it after Final Answer:")
     if isinstance(decision, Unreadable):
         step = _step(run.next_index, decision.thought, "", reply, llm_ms, decision.message, "format_error")
-        run.add([step], proto.exchange(reply, decision, (), [step], limits))
+        run.add([step], proto.exchange(reply, decision, (), [step]))
         return gate_after_step(run.steps, budget)
     executed = execute_calls(decision.calls, run.steps, tools, budget, _tool_timeout(run, budget, tool_timeout_s))
     steps = _tool_steps(run.next_index, decision, executed, reply, llm_ms)
-    run.add(steps, proto.exchange(reply, decision, executed.outcomes, steps, limits))
+    run.add(steps, proto.exchange(reply, decision, executed.outcomes, steps))
     return StopReason.REPEATED_ACTION if executed.only_repeats else gate_after_step(run.steps, budget)
 
 

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.agent.context import (
+    Answer,
     ContextLimits,
     Exchange,
     Message,
     budget_note,
-    fence_observation,
     render_messages,
     tool_catalogue,
-    truncate_observation,
 )
 from bot.agent.llm import UNPARSED_ARGS_KEY, LLMReply
 from bot.agent.parser import EXPECTED_FORMAT, FINISH_NAMES, ParsedAction, ParsedFinal, parse_reply
@@ -109,7 +108,7 @@ class NativeProtocol:
         return Finish(*split_final(content))
 
     def exchange(self, reply: LLMReply, decision: Act | Unreadable, outcomes: Sequence[Outcome],
-                 steps: Sequence[Step], limits: ContextLimits) -> Exchange:
+                 steps: Sequence[Step]) -> Exchange:
         """The assistant message with its calls, and one tool message per call id (run or not)."""
         calls = decision.calls
         assistant: Message = {"role": "assistant", "content": reply.content or None}
@@ -118,12 +117,11 @@ class NativeProtocol:
         elif not reply.content:
             assistant["content"] = "(empty reply)"
         if isinstance(decision, Unreadable):
-            answers = [_tool_message(c.call_id, decision.message) for c in calls]
-            answers = answers or [{"role": "user", "content": decision.message}]
-            return Exchange(tuple(steps), assistant, tuple(answers))
+            errors = [Answer("tool", decision.message, tool_call_id=c.call_id) for c in calls]
+            return Exchange(tuple(steps), assistant, tuple(errors or [Answer("user", decision.message)]))
         by_id = {o.call.call_id: o for o in outcomes}
         nudge = "" if decision.thought else "\n(No Thought was given. State what you know and why, before each call.)"
-        answers = [_tool_message(c.call_id, _observation(by_id[c.call_id], limits) + nudge) for c in calls]
+        answers = [_observation(by_id[c.call_id], "tool", suffix=nudge) for c in calls]
         return Exchange(tuple(steps), assistant, tuple(answers))
 
 
@@ -155,18 +153,17 @@ class TextProtocol:
         return Unreadable(parsed.thought, parsed.message)
 
     def exchange(self, reply: LLMReply, decision: Act | Unreadable, outcomes: Sequence[Outcome],
-                 steps: Sequence[Step], limits: ContextLimits) -> Exchange:
+                 steps: Sequence[Step]) -> Exchange:
         """Replay the step in canonical form (it teaches the format), the observation as the user's turn."""
         if isinstance(decision, Unreadable):
             raw = reply.content.strip()[:_RAW_REPLY_CHARS] or "(empty reply)"
-            error = {"role": "user", "content": f"Observation: {decision.message}"}
+            error = Answer("user", f"Observation: {decision.message}")
             return Exchange(tuple(steps), {"role": "assistant", "content": raw}, (error,))
         call = decision.calls[0]
         text = f"Thought: {decision.thought}\nAction: {call.name}\nAction Input: {json.dumps(dict(call.args))}"
-        observation = _observation(outcomes[0], limits)
-        if decision.ignored_actions:
-            observation += f"\n({decision.ignored_actions} more action(s) in your reply were not run: one per step.)"
-        answer = {"role": "user", "content": f"Observation: {observation}"}
+        ignored = decision.ignored_actions
+        note = f"\n({ignored} more action(s) in your reply were not run: one per step.)" if ignored else ""
+        answer = _observation(outcomes[0], "user", prefix="Observation: ", suffix=note)
         return Exchange(tuple(steps), {"role": "assistant", "content": text}, (answer,))
 
 
@@ -191,11 +188,13 @@ def split_final(content: str) -> tuple[str, str]:
     return thought, content[match.end() :].strip() or content.strip()
 
 
-def _observation(outcome: Outcome, limits: ContextLimits) -> str:
-    if not outcome.ran:
-        return outcome.result.text
+def _observation(outcome: Outcome, role: Literal["tool", "user"], *, prefix: str = "", suffix: str = "") -> Answer:
+    """A call's result as the model will see it: status, then the tool output fenced (cut at render time)."""
+    call_id = outcome.call.call_id if role == "tool" else ""
+    if not outcome.ran:  # our own words ("not run: ..."), not tool output
+        return Answer(role, prefix + outcome.result.text, suffix=suffix, tool_call_id=call_id)
     status = "" if outcome.result.status == "ok" else f"[{outcome.result.status}] "
-    return status + fence_observation(truncate_observation(outcome.result.text, limits.max_observation_chars))
+    return Answer(role, prefix + status, outcome.result.text, suffix, call_id)
 
 
 def _steps_in(exchanges: Sequence[Exchange]) -> int:
@@ -207,5 +206,3 @@ def _call_to_openai(call: ToolCall) -> dict[str, Any]:
     return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
 
 
-def _tool_message(call_id: str, content: str) -> Message:
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
