@@ -20,6 +20,11 @@ SAMPLE = re.compile(r'^(\w+)\{([^}]*)\} (\S+) (\d+)$')
 NOW = datetime(2026, 11, 29, 16, 11, tzinfo=UTC)
 
 
+@pytest.fixture(scope="module")
+def om_series(sandbox):
+    return _series(sandbox.data.openmetrics_path)
+
+
 def _series(path):
     series = defaultdict(list)
     for line in path.read_text().splitlines():
@@ -39,8 +44,8 @@ def test_openmetrics_ends_with_eof_and_uses_second_timestamps(sandbox):
     assert abs(first_ts - sandbox.data.data_start.timestamp()) < 120  # seconds, not milliseconds
 
 
-def test_counters_never_decrease_and_timestamps_increase(sandbox):
-    for (name, labels), points in _series(sandbox.data.openmetrics_path).items():
+def test_counters_never_decrease_and_timestamps_increase(om_series):
+    for (name, labels), points in om_series.items():
         if name.endswith(("_total", "_bucket", "_count", "_sum")):
             values = [v for _, v in points]
             assert all(b >= a for a, b in itertools.pairwise(values)), f"{name}{{{labels}}} decreases"
@@ -48,9 +53,8 @@ def test_counters_never_decrease_and_timestamps_increase(sandbox):
         assert all(b - a == 60 for a, b in itertools.pairwise(stamps)), f"{name}{{{labels}}} gaps"
 
 
-def test_histogram_buckets_are_cumulative_over_le(sandbox):
-    series = _series(sandbox.data.openmetrics_path)
-    buckets = {labels: pts for (name, labels), pts in series.items()
+def test_histogram_buckets_are_cumulative_over_le(om_series):
+    buckets = {labels: pts for (name, labels), pts in om_series.items()
                if name == "http_request_duration_seconds_bucket" and 'service="order"' in labels}
     order = sorted(buckets, key=lambda labels: float(labels.rsplit('le="', 1)[1].rstrip('"')))
     last_values = [buckets[labels][-1][1] for labels in order]

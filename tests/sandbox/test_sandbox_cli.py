@@ -108,19 +108,19 @@ def test_up_with_es_loads_logs_and_deploy_events(monkeypatch, tmp_path):
     osmem = start_osmem(free_port())
     run = _cli(monkeypatch, tmp_path, free_port())
     try:
-        result = run("up", "--scenario", "hikari-pool", "--es", osmem.url)
+        result = run("up", "--scenario", "bad-release-npe", "--es", osmem.url)
         assert result.exit_code == 0, result.output
         count = requests.get(f"{osmem.url}/logs-sandbox/_count", timeout=5).json()["count"]
         assert count == sum(1 for _ in (tmp_path / "sandbox" / "data" / "logs.jsonl").open())
-        hit = requests.post(f"{osmem.url}/deploys/_search", json={"query": {"term": {"version": "v2.8.1"}}},
+        hit = requests.post(f"{osmem.url}/deploys/_search", json={"query": {"term": {"version": "v4.12.0"}}},
                             timeout=5).json()["hits"]["hits"][0]["_source"]
-        assert hit["service"] == "order" and "maximumPoolSize: 200" in hit["diff"]
+        assert hit["service"] == "checkout" and "+  newDiscountEngine: true" in hit["diff"]
         settings = sandbox_overrides(Settings(_env_file=None), _state(tmp_path))  # type: ignore[call-arg]
         assert (settings.logs.backend, settings.deploys.backend) == ("elasticsearch", "elasticsearch")
         assert settings.elasticsearch.url == osmem.url and settings.elasticsearch.plain_json
         env = (tmp_path / "sandbox" / "opsbot.env").read_text()
         assert "OPSBOT_LOGS__BACKEND='elasticsearch'" in env
-        assert json.loads(env.split("OPSBOT_TOPOLOGY='")[1].split("'")[0])["order"] == ["payment", "orders-db"]
+        assert json.loads(env.split("OPSBOT_TOPOLOGY='")[1].split("'")[0])["checkout"] == ["payment", "promotions"]
     finally:
         run("down")
         osmem.stop()
