@@ -57,7 +57,7 @@ class GitDeploys:
 
     def describe(self) -> str:
         """Where the deploy records come from."""
-        return f"git repository {self.repo_path}"
+        return "the git deploy repository"
 
     def services(self) -> list[str]:
         """Every service with a deploy tag."""

@@ -37,7 +37,7 @@ class SqliteLogs:
 
     def describe(self) -> str:
         """Where the logs come from."""
-        return f"SQLite log store {self.path}"
+        return "the SQLite log store"
 
     def ingest_jsonl(self, source: str | Path | Iterable[str]) -> int:
         """Load JSON-lines log documents (a file path or lines); returns how many were stored."""

@@ -11,9 +11,9 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from statistics import fmean, median
+from statistics import median
 from string import Template
 from typing import Annotated, Any
 
@@ -23,9 +23,12 @@ from prometheus_api_client import PrometheusApiClientException, PrometheusConnec
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.changepoints import ChangePoint, detect_changes
 from tools.choices import CachedNames, choice_or_error
-from tools.timerange import Clock, TimeWindow, duration_to_text, utc_now, window_from_args
+from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
+from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 log = logging.getLogger(__name__)
+
+__all__ = ["MetricQuery", "MetricSeries", "MetricStats", "MetricsTools", "render_series"]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
@@ -39,41 +42,6 @@ _DISPLAY_UNITS = {
     "bytes": ("MB", 1e-6),
     "count": ("", 1.0),
 }
-SUMMARY_POINTS = 12
-_BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
-
-
-@dataclass(frozen=True)
-class MetricQuery:
-    """One catalogue entry: a PromQL template with `$label` and `$service` placeholders, and its unit."""
-
-    promql: str
-    unit: str
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class MetricStats:
-    min: float
-    median: float
-    max: float
-    last: float
-
-
-@dataclass(frozen=True)
-class MetricSeries:
-    """What query_metrics saw, in the display unit; the observation text is rendered from this."""
-
-    service: str
-    metric: str
-    promql: str
-    unit: str
-    window: TimeWindow
-    step_s: int
-    points: tuple[tuple[datetime, float], ...]
-    stats: MetricStats | None
-    changes: tuple[ChangePoint, ...]
-    series_count: int
 
 
 class MetricsTools:
@@ -95,6 +63,8 @@ class MetricsTools:
             raise ValueError("the metric catalogue is empty")
         self.client = client
         self.catalogue = {k: v if isinstance(v, MetricQuery) else MetricQuery(*v) for k, v in catalogue.items()}
+        for name, query in self.catalogue.items():
+            _check_template(name, query.promql)
         self.service_label = service_label
         self.max_points = max_points
         self.clock = clock
@@ -186,54 +156,6 @@ Returns ~10 lines, never the raw series: the PromQL run; min, median, max and la
 change points as "change: HH:MM before -> after (xN)"; 12 averaged points (at most {max_points} are fetched)."""
 
 
-def render_series(series: MetricSeries) -> str:
-    """The compact observation: PromQL, stats with units, change points, a 12-point summary."""
-    head = f"{series.metric} of {series.service}, {series.window.describe()}, step {duration_to_text(series.step_s)}"
-    lines = [head, f"promql: {series.promql}"]
-    if series.stats is None:
-        lines.append("no data: the query returned no samples in this window for this service.")
-        return "\n".join(lines)
-    s, u = series.stats, series.unit
-    stats = f"min {_value(s.min, u)} · median {_value(s.median, u)} · max {_value(s.max, u)}"
-    lines.append(f"{stats} · last {_value(s.last, u)}")
-    if series.series_count > 1:
-        lines.append(f"note: the query returned {series.series_count} series; this is the first.")
-    clock = series.window.clock_format
-    lines += [_change_line(c, u, clock) for c in series.changes] or ["change: none detected"]
-    lines.append(_summary_line(series.points, u, series.step_s, clock))
-    return "\n".join(lines)
-
-
-def _change_line(change: ChangePoint, unit: str, clock: str) -> str:
-    ratio = change.ratio
-    factor = f"x{ratio:.1f}" if ratio is not None and ratio >= 0.1 else f"x{ratio:.2g}" if ratio else "from 0"
-    return f"change: {change.at:{clock}} {_value(change.before, unit)} -> {_value(change.after, unit)} ({factor})"
-
-
-def _summary_line(points: Sequence[tuple[datetime, float]], unit: str, step_s: int, clock: str) -> str:
-    """About SUMMARY_POINTS means over buckets of a round length (2h rather than 125m)."""
-    wanted_s = math.ceil(len(points) / SUMMARY_POINTS) * step_s
-    bucket_s = next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
-    buckets: dict[int, list[tuple[datetime, float]]] = {}
-    for moment, value in points:
-        buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
-    cells = [f"{b[0][0]:{clock}} {_number(fmean(v for _, v in b))}" for b in buckets.values()]
-    return f"series (mean per {duration_to_text(bucket_s)}, {unit or 'count'}): " + ", ".join(cells)
-
-
-def _value(number: float, unit: str) -> str:
-    text = _number(number)
-    return f"{text}%" if unit == "%" else f"{text} {unit}".rstrip()
-
-
-def _number(number: float) -> str:
-    if abs(number) >= 100:
-        return f"{number:,.0f}"
-    if abs(number) >= 1:
-        return f"{number:.1f}"
-    return f"{number:.2g}"
-
-
 def _display_unit(unit: str) -> tuple[str, float]:
     return _DISPLAY_UNITS.get(unit, (unit, 1.0))
 
@@ -263,6 +185,14 @@ def _align(moment: datetime, step_s: int) -> datetime:
 def _promql_string(value: str) -> str:
     """A PromQL double-quoted string literal (JSON escaping is a valid subset)."""
     return json.dumps(value)
+
+
+def _check_template(name: str, promql: str) -> None:
+    """Fail at startup, not mid-incident, on a template with a placeholder other than $label and $service."""
+    try:
+        Template(promql).substitute(label="service", service="x")
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"metric {name!r}: PromQL template may use only $label and $service ({exc})") from exc
 
 
 def _backend_text(message: str) -> str:

@@ -131,3 +131,9 @@ def test_description_names_the_configured_catalogue_and_the_schema_restricts_met
     for name in ("p99_latency", "qps", "error_rate", "cpu_usage"):
         assert name in spec.description
     assert spec.parameters["properties"]["metric"]["enum"] == ["p99_latency", "qps", "error_rate", "cpu_usage"]
+
+
+def test_catalogue_template_with_an_unknown_placeholder_fails_at_startup():
+    client = wiring.build_prometheus(tool_settings())
+    with pytest.raises(ValueError, match=r"metric 'qps': PromQL template may use only \$label and \$service"):
+        MetricsTools(client, {"qps": MetricQuery('sum(rate(http_requests_total{pod="$pod"}[5m]))', "rps")})
