@@ -6,10 +6,12 @@ The sources live in tools/logstore.py (SQLite FTS5, the embedded default) and to
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
@@ -71,7 +73,22 @@ class LogTools:
         text = _QUERY_LOGS_DOC.format(
             default=self.default_limit, maximum=f"{self.max_limit:,}", levels="|".join(LEVELS)
         )
-        return [tool(self.query_logs, description=text)]
+        return [tool(self._query_logs_with_configured_limit(), description=text)]
+
+    def _query_logs_with_configured_limit(self) -> Callable[..., ToolResult | str]:
+        """query_logs whose schema shows the configured default limit (the method's own default is 100)."""
+        method = self.query_logs
+
+        def query_logs(*args: Any, **kwargs: Any) -> ToolResult | str:
+            return method(*args, **kwargs)
+
+        functools.update_wrapper(query_logs, method)
+        signature = inspect.signature(method)
+        params = [
+            p.replace(default=self.default_limit) if p.name == "limit" else p for p in signature.parameters.values()
+        ]
+        query_logs.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        return query_logs
 
     def query_logs(
         self,

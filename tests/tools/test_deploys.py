@@ -149,3 +149,9 @@ def test_elasticsearch_deploys_down_is_a_clear_observation():
     tools = DeployTools(ElasticsearchDeploys(es_client(closed_port_url(), plain_json=True)))
     result = call_tool(Toolbox(tools.specs()), "query_deploy_records", {"service": "order"})
     assert result.status == "error" and "Elasticsearch is unreachable" in result.text
+
+
+def test_git_too_slow_is_a_clear_observation(repo):
+    box = Toolbox(DeployTools(GitDeploys(repo, timeout_s=0.0001)).specs())
+    result = call_tool(box, "query_deploy_records", {"service": "order"})
+    assert result.status == "error" and "git did not answer within" in result.text
