@@ -22,12 +22,11 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from bot.agent.types import Question, Trace
 from bot.slack import render
 from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
-from bot.slack.runner import Runner
+from bot.slack.runner import Admit, Runner
 from bot.slack.state import Job
 
 log = logging.getLogger(__name__)
 
-Admit = Callable[[str, str], str | None]  # (user, channel) -> None when allowed, else the reason
 RecordFeedback = Callable[[str, str, int], None]  # (trace_id, user, vote +1/-1)
 FetchTrace = Callable[[str], Trace | None]
 
@@ -174,10 +173,8 @@ class _Listeners:
         channel = body["channel"]["id"]
         thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
         question = Question(text=trace.question, user=user, channel=channel, thread_ts=thread_ts, source="slack")
-        if refusal := self.admit(user, channel):
-            self._tell(body, f"⛔ {refusal}")
-            return
-        self.runner.submit(Job(question, channel, thread_ts, "", user, str((body.get("team") or {}).get("id", ""))))
+        job = Job(question, channel, thread_ts, "", user, str((body.get("team") or {}).get("id", "")))
+        self.runner.submit(job, admit=self.admit)
 
     def on_show_trace(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any],
                       client: WebClient) -> None:
@@ -192,11 +189,8 @@ class _Listeners:
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     def _enqueue(self, question: Question, react_ts: str, team: str, keys: tuple[str, ...]) -> None:
-        if refusal := self.admit(question.user, question.channel):
-            self._ephemeral(question.channel, question.user, f"⛔ {refusal}", question.thread_ts)
-            return
         job = Job(question, question.channel, question.thread_ts, react_ts, question.user, team)
-        self.runner.submit(job, keys)
+        self.runner.submit(job, keys, admit=self.admit)
 
     def _tell(self, body: Mapping[str, Any], text: str) -> None:
         channel = (body.get("channel") or {}).get("id", "")

@@ -28,11 +28,12 @@ log = logging.getLogger(__name__)
 
 Responder = Callable[[Question, StepObserver | None], Trace]
 Persist = Callable[[Trace], None]
+Admit = Callable[[str, str], str | None]  # (user, channel) -> None when allowed, else the reason
 
 
 @dataclass(frozen=True)
 class Submission:
-    outcome: Literal["started", "queued", "duplicate", "rejected"]
+    outcome: Literal["started", "queued", "duplicate", "refused", "rejected"]
     position: int = 0
 
 
@@ -93,11 +94,16 @@ class Runner:
         """A trace answered by this process (used when no TraceStore is configured)."""
         return self._recent.get(trace_id)
 
-    def submit(self, job: Job, keys: Sequence[str] = ()) -> Submission:
-        """Queue a job unless it is a duplicate delivery; tell the thread when it has to wait."""
+    def submit(self, job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> Submission:
+        """Queue a job unless it is a duplicate delivery or `admit` refuses it; tell the thread when it waits."""
         if keys and not self._dedupe.first_seen(keys):
             log.info("duplicate delivery ignored keys=%s", ",".join(keys))
             return Submission("duplicate")
+        # After dedupe, so a retried delivery neither takes a second rate-limit slot nor a second refusal.
+        if admit is not None and (refusal := admit(job.user, job.channel)):
+            self._call("chat_postEphemeral", channel=job.channel, user=job.user, text=f"⛔ {refusal}",
+                       thread_ts=job.thread_ts)
+            return Submission("refused")
         with self._lock:
             busy = self._active >= self._workers or self._queue.depth() > 0
             position = self._queue.put(job)

@@ -59,8 +59,8 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
         submissions: list[Submission] = []
         submit = runner.submit
 
-        def recording_submit(job: Job, keys: Sequence[str] = ()) -> Submission:
-            submissions.append(outcome := submit(job, keys))
+        def recording_submit(job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> Submission:
+            submissions.append(outcome := submit(job, keys, admit))
             return outcome
 
         runner.submit = recording_submit  # type: ignore[method-assign]

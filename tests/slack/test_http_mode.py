@@ -219,7 +219,7 @@ def test_refused_user_is_told_and_nothing_runs(make_surface: SurfaceFactory) -> 
     assert "not enabled" in ephemeral["text"] and ephemeral["user"] == "U1"
     ack = post_command(surface.events_url, command_params("why?", response_url=surface.fake.response_url()))
     assert "not enabled" in ack.text
-    assert responder.questions == [] and surface.submissions == []
+    assert responder.questions == [] and [s.outcome for s in surface.submissions] == ["refused"]
 
 
 def test_healthz_reports_status(make_surface: SurfaceFactory) -> None:
