@@ -31,7 +31,11 @@ _NO_INCIDENT_RX = re.compile(
     r"|within (?:the )?normal|no action (?:is )?needed",
     re.IGNORECASE,
 )
-_CLAIMS_CAUSE_RX = re.compile(r"\b(?:likely |root )cause\b", re.IGNORECASE)
+# Blaming something; "Root cause: none / no incident" (the answer format's label) is not blame.
+_CLAIMS_CAUSE_RX = re.compile(
+    r"\blikely cause\b|\bcaused by\b|\broot cause\b(?!:?\s*(?:none|no|nothing|there is no|n/a)\b)",
+    re.IGNORECASE,
+)
 _TOOL_ERROR_STATUSES = ("error", "refused")
 
 
@@ -102,10 +106,10 @@ def normalised(text: str) -> str:
 
 def fact_named(fact: str, answer: str) -> bool:
     """Whether the answer names the fact; a version matches with or without its leading "v"."""
-    haystack, needle = normalised(answer), normalised(fact)
-    if re.fullmatch(r"v\d[\w.]*", needle):
-        return re.search(rf"(?<![\w.])v?{re.escape(needle[1:])}(?![\w])", haystack.replace("version", " ")) is not None
-    return needle in haystack
+    if re.fullmatch(r"v?\d+(?:\.\d+)+[\w.+-]*", fact.strip(), re.IGNORECASE):
+        core = re.escape(fact.strip().casefold().removeprefix("v"))
+        return re.search(rf"(?<![\w.])v?{core}(?!\w|\.\d)", answer.casefold()) is not None
+    return normalised(fact) in normalised(answer)
 
 
 def says_no_incident(answer: str) -> bool:

@@ -1,0 +1,73 @@
+"""The playbook over the real tools and real backends (Prometheus, SQLite logs, git), with no model at all."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot import wiring
+from bot.agent.playbook import run_playbook, window_from_question
+from bot.agent.types import Question, Step, StopReason
+from bot.eval import fact_named
+from tests.eval.harness import sandbox_settings
+
+OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration", "memory-leak-oom")
+
+
+def _diagnose(box, tmp_path, text: str | None = None, steps: list[Step] | None = None, **overrides):
+    settings = sandbox_settings(box, tmp_path, **overrides)
+    tools = wiring.build_toolbox(settings)
+    question = Question(text or box.scenario.question)
+    return run_playbook(question, tools, topology=box.topology, on_step=steps.append if steps is not None else None,
+                        now=box.now)
+
+
+def test_default_scenario_names_the_deploy_and_the_changed_key(sandbox, tmp_path):
+    trace = _diagnose(sandbox, tmp_path)
+    assert trace.complete and trace.stop_reason is StopReason.FINISH
+    assert "v2.8.1" in trace.answer and "maximumPoolSize 50 → 200" in trace.answer
+    assert "15:02" in trace.answer  # the deploy time
+    assert "HikariPool-1 - Connection is not available" in trace.answer  # the top error, quoted
+    assert "WITHOUT a model" in trace.answer
+
+
+def test_trace_has_the_loops_shape_and_each_step_explains_itself(sandbox, tmp_path):
+    seen: list[Step] = []
+    trace = _diagnose(sandbox, tmp_path, steps=seen)
+    assert trace.protocol == "playbook" and trace.model == ""
+    assert list(trace.steps) == seen  # every step was emitted as it happened, in order
+    assert [s.index for s in trace.steps] == list(range(1, len(trace.steps) + 1))
+    assert all(s.thought and s.action for s in trace.steps)
+    actions = [s.action for s in trace.steps]
+    assert actions.index("query_metrics") < actions.index("query_deploy_records") < actions.index("query_deploy_diff")
+    assert actions.index("query_deploy_diff") < actions.index("query_logs")
+    deploy_step = trace.steps[actions.index("query_deploy_records")]
+    assert "checking order's deploys" in deploy_step.thought and "15:0" in deploy_step.thought
+    assert trace.totals.tool_calls == len(trace.steps) and trace.totals.tokens == 0
+
+
+@pytest.mark.parametrize("name", OTHER_SCENARIOS)
+def test_other_scenarios_name_their_root_cause(make_sandbox, tmp_path, name):
+    box = make_sandbox(name)
+    trace = _diagnose(box, tmp_path)
+    missing = [f for f in box.scenario.must_name if not fact_named(f, trace.answer)]
+    assert not missing, trace.answer
+
+
+def test_no_named_service_scans_every_service_and_picks_the_strongest_change(sandbox, tmp_path):
+    trace = _diagnose(sandbox, tmp_path, text="something is off since yesterday 15:05, can you look?")
+    assert "v2.8.1" in trace.answer
+    assert any("scanning" in s.thought for s in trace.steps)
+
+
+def test_backend_down_gives_an_honest_partial_answer(sandbox, tmp_path):
+    down = {"url": "http://127.0.0.1:9", "timeout_s": 1.0}
+    trace = _diagnose(sandbox, tmp_path, prometheus=down)
+    assert not trace.complete
+    assert trace.steps and trace.steps[0].status == "error"
+    assert "WITHOUT a model" in trace.answer
+
+
+def test_window_is_centred_on_the_time_the_question_names(sandbox):
+    window = window_from_question(sandbox.scenario.question, sandbox.now)
+    start, end = window.range_arg.split("/")
+    assert start.endswith("13:05:00Z") and end.endswith("17:05:00Z")

@@ -1,0 +1,99 @@
+"""Scoring: a wrong answer is a miss, an invented number is caught, the report is stored for comparison."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot import wiring
+from bot.agent.types import Question, Step, StopReason, Totals, Trace
+from bot.config import Settings
+from bot.eval import (
+    EvalCase,
+    case_from_scenario,
+    corrected_tool_errors,
+    fact_named,
+    report_to_dict,
+    report_to_table,
+    run_eval,
+    says_no_incident,
+)
+from tests.eval.harness import replay_for, sandbox_settings
+from tests.eval.test_suite import intent_or
+
+WRONG_FINAL = {
+    "content": "Thought: payment looks guilty.\nFinal Answer:\nRoot cause: the payment service is slow.\n"
+    "Evidence:\n- payment latency.\nConfidence: low."
+}
+INVENTED_FINAL = {
+    "content": "Thought: enough.\nFinal Answer:\nRoot cause: deploy order v2.8.1 raised maximumPoolSize from 50 to "
+    "200.\nEvidence:\n- order p99 peaked at 4,321 ms.\nConfidence: high."
+}
+
+
+def _run_scripted(sandbox, scripted_llm, tmp_path, final: dict[str, Any]):
+    replies = [*replay_for("hikari-pool", sandbox)[:-1], final]
+    scripted_llm.responder = intent_or(replies)
+    responder = wiring.build_responder(sandbox_settings(sandbox, tmp_path, llm_base_url=scripted_llm.base_url))
+    case = case_from_scenario(sandbox.scenario)
+    return run_eval([case], lambda c: responder(Question(c.question, source="eval"), None), mode="model")
+
+
+def test_wrong_scripted_answer_is_scored_as_a_miss(sandbox, scripted_llm, tmp_path):
+    report = _run_scripted(sandbox, scripted_llm, tmp_path, WRONG_FINAL)
+    [result] = report.results
+    assert not result.hit
+    assert set(result.missing) == {"v2.8.1", "maximumPoolSize"}
+    assert "miss hikari-pool: missing: v2.8.1, maximumPoolSize" in report_to_table(report)
+
+
+def test_invented_number_is_caught_by_the_grounding_check(sandbox, scripted_llm, tmp_path):
+    report = _run_scripted(sandbox, scripted_llm, tmp_path, INVENTED_FINAL)
+    [result] = report.results
+    assert result.hit  # the facts are right ...
+    assert any("4,321" in claim or "4321" in claim for claim in result.unverified)  # ... the number is not
+    assert report_to_dict(report)["totals"]["unverified"] >= 1
+
+
+def test_facts_match_case_and_separator_insensitively():
+    assert fact_named("maximumPoolSize", "raised `hikari.maximum_pool_size` to 200")
+    assert fact_named("v2.8.1", "order version 2.8.1 was deployed")
+    assert not fact_named("v2.8.1", "order v2.8.10 was deployed")
+    assert not fact_named("maximumPoolSize", "the pool is exhausted")
+
+
+def test_no_incident_needs_a_clear_statement_and_no_blamed_cause():
+    assert says_no_incident("No incident found: order's metrics show no significant change.")
+    assert says_no_incident("Everything looks healthy; nothing is wrong with checkout.")
+    assert not says_no_incident("Likely cause: deploy v1.2 changed the timeout. There is no other issue.")
+    assert not says_no_incident("p99 rose from 200 ms to 1.2 s at 15:05.")
+
+
+def _step(index: int, action: str, status: str) -> Step:
+    return Step(index, "t", action, {}, "obs", status)  # type: ignore[arg-type]
+
+
+def test_tool_error_counts_as_corrected_only_when_the_next_step_retries_it_successfully():
+    steps = (
+        _step(1, "query_metrics", "error"), _step(2, "query_metrics", "ok"),
+        _step(3, "query_logs", "error"), _step(4, "query_deploy_records", "ok"),
+    )
+    trace = Trace("t", "q", "native", steps, "a", True, StopReason.FINISH, Totals(steps=4, tool_calls=4, tool_errors=2))
+    assert corrected_tool_errors(trace) == 1
+
+
+def test_report_is_appended_to_the_trace_store(tmp_path):
+    trace = Trace("t1", "q", "playbook", (), "No incident found.", False, StopReason.FINISH, Totals())
+    report = run_eval([EvalCase("quiet", "is all ok?", (), True)], lambda c: trace, mode="playbook")
+    store = wiring.build_store(Settings(_env_file=None, store={"sqlite_path": tmp_path / "traces.db"}))
+    store.save_eval_run(report_to_dict(report))
+    [saved] = store.eval_runs(limit=5)
+    assert saved["run_id"] == report.run_id
+    assert saved["totals"]["hits"] == 1
+    json.dumps(saved)
+
+
+
+def test_the_answer_formats_root_cause_label_is_not_blame():
+    assert says_no_incident("Root cause: no incident: checkout's metrics show no change point.")
+    assert not says_no_incident("Root cause: a bad deploy. There is no incident elsewhere.")
