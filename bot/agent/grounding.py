@@ -2,9 +2,10 @@
 
 Run on every diagnosis (not only in the eval): an invented "p99 was 42 ms" or "rolled out v9.9.9" is worse
 than no number at all at 3 a.m. The rules, chosen to flag inventions without crying wolf:
-- Numbers are compared by value, not spelling: "1,180 ms" = "1180ms"; units convert within one dimension
-  ("1.2 s" is backed by "1,180 ms", since 1.18 s rounds to 1.2 s at the answer's precision; rounding down
-  counts too). A number backed only with a different unit ("1180 s" vs "1180 ms") stays unverified.
+- Numbers are compared by value, not spelling: "1,180 ms" = "1180ms", "2.4k" = "2,400". Units convert within
+  one dimension ("1.2 s" is backed by "1,180 ms", since 1.18 s rounds to 1.2 s at the answer's precision;
+  rounding down counts too). A number backed only with a different unit ("1180 s" vs "1180 ms") stays
+  unverified.
 - A bare number in the evidence backs the same value with any unit: tools often state the unit once in a
   header ("series (mean per 2h, ms): 14:00 205, ...") and the calculate tool returns bare numbers. A bare
   number in the answer makes no unit claim, so that value with any unit backs it.
@@ -56,7 +57,7 @@ _DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
 _TIME = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\b\.?)?(?!\d)(?!:\d)")
 _PREFIX_RATIO = re.compile(r"(?<![\w.])[x×]\s?(\d+(?:\.\d+)?)(?!\w)(?!\.\d)")
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?"
+    r"(?<![\w.])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?:(?P<k>[kK])(?![A-Za-z]))?"
     r"(?:\s?(?P<unit>" + _UNIT_ALTERNATION + r"))?(?![\w])(?!\.\d)",
     re.I,
 )
@@ -151,7 +152,10 @@ def _ratio(match: re.Match[str]) -> Claim:
 def _number(match: re.Match[str]) -> Claim:
     digits = match["int"].replace(",", "") + (match["frac"] or "")
     unit = (match["unit"] or "").lower()
-    return Claim(match[0].strip(), "number", value=float(digits), unit=unit, decimals=_decimals(digits))
+    value, decimals = float(digits), _decimals(digits)
+    if match["k"]:  # "2.4k" is 2,400 to the nearest hundred
+        value, decimals = value * 1000, decimals - 3
+    return Claim(match[0].strip(), "number", value=value, unit=unit, decimals=decimals)
 
 
 def _decimals(digits: str) -> int:

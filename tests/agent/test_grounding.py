@@ -42,6 +42,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("date_from_timestamp", "on 2026-11-28", []),
     ("invented_date", "on 2026-11-27", ["2026-11-27"]),
     ("question_is_evidence", "since 14:00 the order service is slow", []),
+    ("thousands_suffix", "about 0.24k req/s, timeouts after 30k ms", []),
+    ("thousands_suffix_at_its_precision", "qps 2.4k", ["2.4k"]),
     ("duplicates_reported_once", "42 ms, then 42 ms again", ["42 ms"]),
     ("identifiers_are_not_numbers", "p99 and 5xx errors; pod order-7f9c4d; trace 4bf92f3577b34da6", []),
 ]
