@@ -8,7 +8,9 @@ wraps a responder so every surface gets both, counted once.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -87,6 +89,21 @@ class Telemetry:
 
     def set_queue_depth(self, depth: int, queue: str = "slack") -> None:
         self.queue_depth.labels(queue).set(depth)
+
+    def watch_queue_depth(self, depth: Callable[[], int], queue: str = "slack") -> None:
+        """Read a queue's depth at every scrape (for pools that report no changes themselves)."""
+        self.queue_depth.labels(queue).set_function(depth)
+
+    def ack_timer(self, next_: Callable[[], Any]) -> Any:
+        """Bolt global middleware (`app.use(telemetry.ack_timer)`): the time until the listeners have acked.
+
+        opsbot's listeners only ack and enqueue, so the middleware chain's duration is the ack latency.
+        """
+        started = time.monotonic()
+        try:
+            return next_()
+        finally:
+            self.observe_ack(time.monotonic() - started)
 
     def observe_llm_error(self, kind: str) -> None:
         """Hook for the LLM adapter: rate_limited, timeout, server_error, unavailable..."""

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from prometheus_client import REGISTRY
+from slack_bolt import App, BoltRequest
+from slack_sdk import WebClient
 
 from bot.agent.types import Intent, Question, Step, StepObserver, StopReason, Totals, Trace
 from bot.telemetry import Telemetry
+from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
 
 
 def sample(t: Telemetry, name: str, **labels: str) -> float:
@@ -65,3 +68,23 @@ def test_two_telemetry_objects_do_not_share_a_registry() -> None:
     a.observe_llm_error("timeout")
     assert sample(b, "opsbot_llm_errors_total", kind="timeout") == 0
     assert REGISTRY.get_sample_value("opsbot_llm_errors_total", {"kind": "timeout"}) is None
+
+
+def test_ack_timer_as_bolt_middleware_observes_each_request(fake_slack: FakeSlackAPI) -> None:
+    t = Telemetry()
+    client = WebClient(token=BOT_TOKEN, base_url=fake_slack.base_url)
+    app = App(client=client, signing_secret="s", request_verification_enabled=False)
+    app.use(t.ack_timer)
+    app.command("/diagnose")(lambda ack: ack("on it"))
+    body = "command=%2Fdiagnose&text=why&user_id=U1&channel_id=C1&team_id=T1&response_url=http%3A%2F%2F127.0.0.1%3A9"
+    response = app.dispatch(BoltRequest(body=body, headers={"content-type": ["application/x-www-form-urlencoded"]}))
+    assert response.status == 200 and "on it" in response.body
+    assert sample(t, "opsbot_slack_ack_seconds_count") == 1
+
+
+def test_queue_depth_can_be_read_at_scrape_time() -> None:
+    t = Telemetry()
+    waiting = [2]
+    t.watch_queue_depth(lambda: waiting[0], "slack")
+    waiting[0] = 5
+    assert sample(t, "opsbot_queue_depth", queue="slack") == 5
