@@ -10,7 +10,8 @@ from bot.agent.types import Question, Step, StopReason
 from bot.eval import fact_named
 from tests.eval.harness import sandbox_settings
 
-OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration", "memory-leak-oom")
+OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration",
+                   "memory-leak-oom", "cpu-saturation")
 
 
 def _diagnose(box, tmp_path, text: str | None = None, steps: list[Step] | None = None, **overrides):

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot import wiring
 from bot.agent.types import Question, Step, StopReason, Totals, Trace
-from bot.config import Settings
+from bot.config import Settings, StoreSettings
 from bot.eval import (
     EvalCase,
     case_from_scenario,
@@ -85,7 +85,8 @@ def test_tool_error_counts_as_corrected_only_when_the_next_step_retries_it_succe
 def test_report_is_appended_to_the_trace_store(tmp_path):
     trace = Trace("t1", "q", "playbook", (), "No incident found.", False, StopReason.FINISH, Totals())
     report = run_eval([EvalCase("quiet", "is all ok?", (), True)], lambda c: trace, mode="playbook")
-    store = wiring.build_store(Settings(_env_file=None, store={"sqlite_path": tmp_path / "traces.db"}))
+    settings = Settings(_env_file=None, store=StoreSettings(sqlite_path=tmp_path / "traces.db"))  # type: ignore[call-arg]
+    store = wiring.build_store(settings)
     store.save_eval_run(report_to_dict(report))
     [saved] = store.eval_runs(limit=5)
     assert saved["run_id"] == report.run_id
