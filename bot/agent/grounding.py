@@ -12,6 +12,7 @@ than no number at all at 3 a.m. The rules, chosen to flag inventions without cry
 - Whole numbers 0-10 without a unit are ignored: they are step counts, list positions and "3 pods" talk.
 - Versions (v2.8.1, 1.4.0, also IP-like dotted literals) and dates must appear verbatim ("v" optional).
 - Times of day match when trivially equal: 15:05 = 15:05:00 = 2026-11-28T15:05:00Z = 3:05 PM.
+- Word boundaries are ASCII-only, so "升至1180ms" in a Chinese answer is read like "rose to 1180 ms".
 """
 
 from __future__ import annotations
@@ -51,15 +52,16 @@ _UNIT_TABLE: dict[str, tuple[str, float]] = {
 _UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNIT_TABLE, key=len, reverse=True))
 
 _VERSION = re.compile(
-    r"(?<![\w.])(?:[vV](?P<short>\d+(?:\.\d+)*)|(?P<long>\d+(?:\.\d+){2,}))(?P<pre>-[A-Za-z][\w.]*)?(?![\w])(?!\.\d)"
+    r"(?<![\w.])(?:[vV](?P<short>\d+(?:\.\d+)*)|(?P<long>\d+(?:\.\d+){2,}))(?P<pre>-[A-Za-z][\w.]*)?(?![\w])(?!\.\d)",
+    re.ASCII,
 )
-_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
-_TIME = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\b\.?)?(?!\d)(?!:\d)")
-_PREFIX_RATIO = re.compile(r"(?<![\w.])[x×]\s?(\d+(?:\.\d+)?)(?!\w)(?!\.\d)")
+_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)", re.ASCII)
+_TIME = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\b\.?)?(?!\d)(?!:\d)", re.ASCII)
+_PREFIX_RATIO = re.compile(r"(?<![\w.])[x×]\s?(\d+(?:\.\d+)?)(?!\w)(?!\.\d)", re.ASCII)
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?:(?P<k>[kK])(?![A-Za-z]))?"
     r"(?:\s?(?P<unit>" + _UNIT_ALTERNATION + r"))?(?![\w])(?!\.\d)",
-    re.I,
+    re.I | re.ASCII,
 )
 
 

@@ -5,6 +5,7 @@ its user and host, a header keeps its name, a JSON field keeps its key and quote
 run first (they name the kind precisely), the generic `password=` / `"token": "..."` rule runs last and
 leaves values that are already redacted, placeholders (`${DB_PASSWORD}`) and yes/no flags alone.
 Ordinary hex ids (trace ids, git SHAs) match no rule on purpose: they are evidence, not secrets.
+Word boundaries are ASCII-only (re.ASCII), so a key glued to Chinese text (密钥AKIA...) is still found.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class _Rule:
 
 
 def _rule(kind: str, pattern: str, flags: int = 0) -> _Rule:
-    return _Rule(kind, re.compile(pattern, flags))
+    return _Rule(kind, re.compile(pattern, flags | re.ASCII))
 
 
 # Order matters: whole blocks and URLs first, then precise token shapes, then header forms.
@@ -84,7 +85,7 @@ _ASSIGNMENT = re.compile(
     r"(?P<key>" + "|".join(s for _, s in _KEY_KINDS) + r")"
     r"(?P<sep>[\"']?[ \t]*[:=][ \t]*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&}\])]+)",
-    re.I,
+    re.I | re.ASCII,
 )
 _KEEP_VALUES = frozenset({"", "null", "none", "nil", "true", "false", "yes", "no", "required", "[]", "{}"})
 

@@ -44,6 +44,11 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("question_is_evidence", "since 14:00 the order service is slow", []),
     ("thousands_suffix", "about 0.24k req/s, timeouts after 30k ms", []),
     ("thousands_suffix_at_its_precision", "qps 2.4k", ["2.4k"]),
+    (
+        "chinese_answer_without_spaces",
+        "P99 从212ms升至1180ms，15:05开始；数据库耗时42ms，版本v9.9.9已回滚",
+        ["42ms", "v9.9.9"],
+    ),
     ("duplicates_reported_once", "42 ms, then 42 ms again", ["42 ms"]),
     ("identifiers_are_not_numbers", "p99 and 5xx errors; pod order-7f9c4d; trace 4bf92f3577b34da6", []),
 ]

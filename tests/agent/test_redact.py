@@ -120,6 +120,11 @@ SECRETS: list[tuple[str, str, str]] = [
         'export DB_PASSWORD="correct horse battery"',
         'export DB_PASSWORD="[REDACTED:password]"',
     ),
+    (
+        "glued_to_chinese_text",
+        f"密钥AKIAIOSFODNN7EXAMPLE，令牌{GH}。",
+        "密钥[REDACTED:aws_access_key_id]，令牌[REDACTED:github_token]。",
+    ),
     ("api_key_header", "X-Api-Key: 0123456789abcdef", "X-Api-Key: [REDACTED:api_key]"),
     (
         "npm_token",
