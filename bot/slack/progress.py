@@ -34,6 +34,8 @@ class ThreadProgress:
         *,
         use_streaming: bool = True,
         update_interval_s: float = 3.0,
+        status_text: str = "Diagnosing…",
+        status_refresh_s: float = 90.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
@@ -47,12 +49,27 @@ class ThreadProgress:
         self._message_ts = ""
         self._last_update = float("-inf")
         self._lock = threading.Lock()  # steps may arrive from the loop's tool threads
+        self._status_text = status_text
+        self._status_refresh_s = status_refresh_s
+        self._status_at = float("-inf")
         self.stream_failures = 0
+
+    def set_status(self) -> None:
+        """Show "Diagnosing…" in the thread; Slack clears it after 2 minutes, so long runs refresh it."""
+        self._status_at = self._clock()
+        try:
+            self._client.assistant_threads_setStatus(
+                channel_id=self._job.channel, thread_ts=self._job.thread_ts, status=self._status_text
+            )
+        except Exception as exc:  # cosmetic: a workspace without the feature still gets the answer
+            log.info("setting the thread status failed channel=%s: %s", self._job.channel, exc)
 
     def on_step(self, step: Step) -> None:
         """Show a finished step. Never raises into the agent."""
         with self._lock:
             self._steps.append(step)
+            if self._clock() - self._status_at >= self._status_refresh_s:
+                self.set_status()
             try:
                 if self._streaming and self._stream_step(step):
                     return

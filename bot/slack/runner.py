@@ -88,7 +88,13 @@ class Runner:
 
     @property
     def active(self) -> int:
+        """Jobs running now."""
         return self._active
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for a worker."""
+        return self._queue.depth()
 
     def recent_trace(self, trace_id: str) -> Trace | None:
         """A trace answered by this process (used when no TraceStore is configured)."""
@@ -119,9 +125,9 @@ class Runner:
 
     def run(self, job: Job) -> Trace:
         """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
-        progress = ThreadProgress(
-            self.client, job, use_streaming=self._use_streaming, update_interval_s=self._update_interval_s
-        )
+        progress = ThreadProgress(self.client, job, use_streaming=self._use_streaming,
+                                  update_interval_s=self._update_interval_s, status_text=self._status_text)
+        progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
         question = replace(job.question, history=self._memory.recall(job.channel, job.thread_ts))
         try:
             trace = self._responder(question, progress.on_step)
