@@ -145,10 +145,26 @@ def render_logs(query: LogQuery, result: LogResult) -> str:
     lines += _signature_lines(query, result, clock)
     shown = len(result.entries)
     if shown:
-        lines.append(f"newest {shown:,} of {result.total:,} matching lines:")
-        # Trace ids are long and rarely useful line by line; the signature examples keep theirs.
-        lines += [_entry_line(e, clock, service=query.service is None, trace=False) for e in result.entries]
+        lines.append(f"newest {shown:,} of {result.total:,} matching lines (repeats folded):")
+        lines += _newest_lines(result.entries, clock, every_service=query.service is None)
     return "\n".join(lines)
+
+
+def _newest_lines(entries: Sequence[LogEntry], clock: str, *, every_service: bool) -> list[str]:
+    """One line per entry, except that a run of lines with the same signature is folded into one note."""
+    out: list[str] = []
+    run: list[LogEntry] = []
+    for entry in [*entries, None]:
+        if entry is not None and run and signature_of(entry) == signature_of(run[0]):
+            run.append(entry)
+            continue
+        if len(run) > 1:
+            out.append(f"  … {len(run) - 1} more like this, back to {run[-1].timestamp:{clock}}")
+        if entry is not None:
+            # Trace ids are long and rarely useful line by line; the signature examples keep theirs.
+            out.append(_entry_line(entry, clock, service=every_service, trace=False))
+            run = [entry]
+    return out
 
 
 def _signature_lines(query: LogQuery, result: LogResult, clock: str) -> list[str]:

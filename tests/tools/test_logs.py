@@ -113,7 +113,7 @@ def test_observation_gives_counts_then_signatures_then_newest_lines(toolbox):
     counts, signatures, newest = text.index("by level:"), text.index("top ERROR/FATAL signatures"), text.index("newest")
     assert counts < signatures < newest
     assert "matched 86 lines · by level: ERROR 35 · WARN 10 · INFO 41" in text
-    assert "newest 86 of 86 matching lines:" in text
+    assert "newest 86 of 86 matching lines (repeats folded):" in text
 
 
 def test_error_messages_cluster_into_normalised_signatures_with_first_and_last_seen(toolbox):
@@ -135,7 +135,7 @@ def test_example_stack_trace_is_trimmed_but_keeps_the_cause(toolbox):
 
 def test_limit_shows_the_newest_lines_and_says_how_many_matched(toolbox):
     text = query(toolbox, limit=3).text
-    lines = text.split("newest 3 of 86 matching lines:\n")[1].splitlines()
+    lines = text.split("newest 3 of 86 matching lines (repeats folded):\n")[1].splitlines()
     assert len(lines) == 3 and lines[0].startswith("15:50:00 INFO order-1 app: Zahlung bestätigt")
 
 
@@ -143,6 +143,11 @@ def test_level_filter_narrows_lines_but_counts_still_show_the_mix(toolbox):
     text = query(toolbox, level="warning").text
     assert "level WARN" in text and "matched 10 lines · by level: ERROR 35 · WARN 10 · INFO 41" in text
     assert "top WARN signatures (1 of 1, all):" in text and "1. 10x slow query on orders: <n> ms" in text
+    newest = text.split("(repeats folded):\n")[1].splitlines()
+    assert newest == [
+        "15:39:00 WARN order-1 app: slow query on orders: 2300 ms",
+        "  … 9 more like this, back to 15:30:00",
+    ]
 
 
 def test_phrase_prefix_and_or_searches(toolbox):
