@@ -169,7 +169,7 @@ def tool_name_from(raw: str, tool_names: Collection[str]) -> str:
     by_lower = {t.lower(): t for t in tool_names}
     if name.lower() in by_lower:
         return by_lower[name.lower()]
-    mentioned = [t for t in tool_names if re.search(rf"\b{re.escape(t)}\b", name)]
+    mentioned = [t for t in tool_names if re.search(rf"\b{re.escape(t)}\b", name, re.ASCII)]  # 使用query_logs
     return mentioned[0] if len(mentioned) == 1 else name
 
 

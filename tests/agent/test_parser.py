@@ -143,6 +143,7 @@ ACTIONS: list[tuple[str, str, str, dict[str, Any], int]] = [
         SVC,
         0,
     ),
+    ("tool_name_in_chinese_prose", '行动：使用query_logs工具\n行动输入：{"service": "order"}', "query_logs", SVC, 0),
     ("inline_json_after_name", 'Thought: t\nAction: query_logs {"service": "order"}', "query_logs", SVC, 0),
     (
         "json_block_without_input_label",
