@@ -355,6 +355,9 @@ def serve_forever(settings: Settings) -> None:
     if settings.slack.bot_token.get_secret_value():
         slack = build_slack_app(settings, telemetry.instrument(responder), persist=store.save, fetch_trace=store.get,
                                 record_feedback=store.record_feedback, admit=access.admit)
+        slack.app.use(telemetry.ack_timer)
+        runner = slack.runner
+        telemetry.watch_queue_depth(lambda: runner.queued, "slack")
     app_token = settings.slack.app_token.get_secret_value()
     if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
         raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")
@@ -383,7 +386,8 @@ def slack_health(slack: SlackSurface | None, handler: SocketModeHandler | None) 
     """/healthz: the Slack mode, the Socket Mode connection and the worker pool; never calls Slack."""
     if slack is None:
         return {"status": "ok", "slack": "disabled"}
-    report: dict[str, Any] = {"status": "ok", "slack": "http", "workers_busy": slack.runner.active}
+    report: dict[str, Any] = {"status": "ok", "slack": "http", "workers_busy": slack.runner.active,
+                              "queued": slack.runner.queued}
     if handler is not None:
         connected = bool(handler.client.is_connected())
         report |= {"slack": "socket", "socket_connected": connected, "status": "ok" if connected else "starting"}
