@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, Literal
@@ -110,7 +110,6 @@ class Scenario:
     logs: tuple[LogPattern, ...] = ()
     resolved_minutes: int | None = None
     expect_incident: bool = True  # False: the right answer is "nothing is wrong"
-    replay: tuple[dict[str, Any], ...] = field(default=())  # ScriptedLLM replies for the eval (H7)
 
     @property
     def topology(self) -> dict[str, list[str]]:
@@ -179,7 +178,6 @@ def scenario_from_dict(data: dict[str, Any]) -> Scenario:
         logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
         resolved_minutes=data.get("resolved_minutes"),
         expect_incident=data.get("expect_incident", True),
-        replay=tuple(data.get("replay", ())),
     )
     _validate(scenario)
     return scenario
