@@ -25,7 +25,7 @@ _KIND_PATTERNS = tuple((kind, re.compile(spelling, re.I)) for kind, spelling in 
 
 _DECOR = r"[ \t]*(?:\*{1,2}|_{1,2})?[ \t]*"  # markdown bold/italic around a label or its colon
 _LABEL = re.compile(
-    r"^[ \t>#-]*(?:\*{1,2}|_{1,2})?[ \t]*"
+    r"^[ \t>#-]*(?:\d{1,2}[.)][ \t]+)?(?:\*{1,2}|_{1,2})?[ \t]*"  # quote, heading, bullet, "1." list
     r"(?P<label>" + "|".join(s for _, s in _SPELLINGS) + r")"
     r"(?:[ \t]*\d+)?" + _DECOR + r"[:：]" + _DECOR,
     re.I | re.M,
