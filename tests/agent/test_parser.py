@@ -91,6 +91,13 @@ ACTIONS: list[tuple[str, str, str, dict[str, Any], int]] = [
         0,
     ),
     (
+        "numbered_list_labels",
+        '1. Thought: t\n2. Action: query_logs\n3. Action Input: {"service": "order"}',
+        "query_logs",
+        SVC,
+        0,
+    ),
+    (
         "snake_case_input_label",
         'Thought: t\nAction: query_logs\nAction_Input: {"service": "order"}',
         "query_logs",
