@@ -13,7 +13,7 @@ from typing import Literal
 
 Kind = Literal["thought", "action", "action_input", "final_answer", "observation"]
 
-# Order matters: "action input" must be tried before "action", "final answer" before nothing else.
+# Order matters: "action input" must be tried before "action".
 _SPELLINGS: tuple[tuple[Kind, str], ...] = (
     ("action_input", r"action[ _-]*(?:\d+[ ]*)?input|行动输入|动作输入|tool[ _-]*input"),
     ("final_answer", r"final[ _-]*answer|最终答案|最终回答"),
