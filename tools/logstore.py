@@ -7,6 +7,7 @@ Search terms always reach FTS5 as double-quoted strings, so no input is parsed a
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -16,6 +17,8 @@ from typing import Any
 
 from tools.base import ToolError
 from tools.logmodel import LogEntry, LogQuery, LogResult, SearchText, level_from_text
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs (
@@ -47,7 +50,7 @@ class SqliteLogs:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
             first = db.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone()[0]
-            rows = (_row_from_doc(json.loads(line)) for line in lines if line.strip())
+            rows = _rows_from_lines(lines)
             db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             db.execute(
                 "INSERT INTO logs_fts (rowid, message, stack_trace, logger) "
@@ -118,6 +121,21 @@ def _entry_from_row(row: tuple[Any, ...]) -> LogEntry:
     ts_ms, service, level, message, logger, host, trace_id, stack = row
     moment = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
     return LogEntry(moment, service, level, message, logger or "", host or "", trace_id or "", stack or "")
+
+
+def _rows_from_lines(lines: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+    """Rows for the documents that parse; a malformed line is skipped and counted, never fatal."""
+    skipped = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield _row_from_doc(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            skipped += 1
+            log.debug("log line %d skipped: %s", number, exc)
+    if skipped:
+        log.warning("ingest skipped %d malformed log lines (no JSON object or no @timestamp)", skipped)
 
 
 def _row_from_doc(doc: dict[str, Any]) -> tuple[Any, ...]:

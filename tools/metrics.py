@@ -98,6 +98,7 @@ class MetricsTools:
         step_s = _step_for(window.seconds, self.max_points)
         window = TimeWindow(_align(window.start, step_s), window.end)
         promql = Template(query.promql).substitute(label=self.service_label, service=_promql_string(name)[1:-1])
+        log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
         result = self._call(lambda: self.client.custom_query_range(promql, window.start, window.end, f"{step_s}s"))
         unit, factor = _display_unit(query.unit)
         points = _points_from_result(result, factor)

@@ -304,3 +304,9 @@ def test_schema_shows_the_configured_default_limit(logs_db):
     assert "limit 1-200 (default 25)" in spec.description
     result = call_tool(Toolbox([spec]), "query_logs", {"service": "order"})
     assert "newest 25 of 86 matching lines" in result.text
+
+
+def test_ingest_skips_malformed_lines_and_keeps_the_rest(tmp_path):
+    good = json.dumps(doc(1, "ERROR", "kept"))
+    lines = [good, "{not json", json.dumps({"service": "order", "message": "no timestamp"}), "", "[1, 2]", good]
+    assert SqliteLogs(tmp_path / "x.db").ingest_jsonl(lines) == 2
