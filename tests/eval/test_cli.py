@@ -1,0 +1,82 @@
+"""`opsbot demo` and `opsbot eval` end to end: a fresh sandbox on a free port, the real CLI, no developer env."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from bot import wiring
+from bot.cli import app
+from bot.config import Settings, StoreSettings
+from bot.sandbox.scenario import incident_time
+from tests.eval.harness import replay_for
+from tests.eval.test_suite import intent_or
+from tests.fakes.backends import free_port
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str | None]]:
+    """A clean environment: state under tmp_path, the sandbox on a free port, no LLM, no ./.env."""
+    monkeypatch.chdir(tmp_path)
+    env: dict[str, str | None] = {
+        "OPSBOT_SANDBOX__DIR": str(tmp_path / "sandbox"),
+        "OPSBOT_SANDBOX__PROMETHEUS_PORT": str(free_port()),
+        "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
+        "OPSBOT_LOG_LEVEL": "WARNING",
+        "OPENAI_API_KEY": None,
+        "OPENAI_BASE_URL": None,
+        "OPSBOT_LLM__BASE_URL": None,
+        "OPSBOT_LLM__API_KEY": None,
+    }
+    yield env
+    runner.invoke(app, ["sandbox", "down"], env=env)  # stops the demo's Prometheus by its recorded PID
+
+
+def test_demo_from_nothing_diagnoses_the_default_incident_with_the_playbook(cli_env):
+    result = runner.invoke(app, ["demo"], env=cli_env)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "No LLM configured" in out and "without a model" in out
+    assert out.index("[1] query_metrics(") < out.index("[7] query_deploy_records(") < out.index("== complete")
+    assert "Thought: order p99_latency changed at" in out
+    assert "v2.8.1" in out and "maximumPoolSize 50 → 200" in out
+
+
+def test_demo_uses_the_configured_llm_and_prints_its_steps(cli_env, scripted_llm):
+    incident = incident_time("yesterday 15:05", datetime.now(UTC))
+    scripted_llm.responder = intent_or(replay_for("hikari-pool", SimpleNamespace(incident_at=incident)))
+    env = {**cli_env, "OPSBOT_LLM__BASE_URL": scripted_llm.base_url, "OPSBOT_LLM__API_KEY": "test",
+           "OPSBOT_LLM__MODEL": "scripted-model", "OPSBOT_LLM__MAX_RETRIES": "0"}
+    result = runner.invoke(app, ["demo"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "LLM: scripted-model" in result.output
+    assert "[3] query_deploy_diff(" in result.output and "Root cause: deploy order v2.8.1" in result.output
+    assert "== complete · stop: finish" in result.output
+
+
+def test_eval_cli_reports_json_and_keeps_the_run_in_the_store(cli_env, tmp_path):
+    result = runner.invoke(app, ["eval", "--scenario", "hikari-pool", "--playbook", "--json"], env=cli_env)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["mode"] == "playbook" and report["totals"]["hits"] == 1
+    [row] = report["scenarios"]
+    assert row["scenario"] == "hikari-pool" and row["hit"] and row["protocol"] == "playbook"
+    settings = Settings(_env_file=None, store=StoreSettings(sqlite_path=tmp_path / "traces.db"))  # type: ignore[call-arg]
+    store = wiring.build_store(settings)
+    assert store.eval_runs(limit=1)[0]["run_id"] == report["run_id"]
+    assert store.get(row["trace_id"]) is not None  # the scored trace can be read back
+    assert not (tmp_path / "sandbox" / "eval" / "hikari-pool" / "state.json").exists()
+
+
+def test_eval_cli_names_the_known_scenarios_for_an_unknown_one(cli_env):
+    result = runner.invoke(app, ["eval", "--scenario", "nope"], env=cli_env)
+    assert result.exit_code == 2
+    assert "hikari-pool" in result.output
