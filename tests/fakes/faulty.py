@@ -19,7 +19,9 @@ from typing import Any
 class FakeBackend:
     """Answers `status` with `body` after `delay_s` seconds, on 127.0.0.1 and an ephemeral port."""
 
-    def __init__(self, *, status: int = 200, body: Any = None, delay_s: float = 0.0, headers: dict[str, str] | None = None):
+    def __init__(
+        self, *, status: int = 200, body: Any = None, delay_s: float = 0.0, headers: dict[str, str] | None = None
+    ):
         self.status, self.body, self.delay_s = status, body, delay_s
         self.headers = headers or {}
         self.requests: list[str] = []
