@@ -43,8 +43,9 @@ _RULES: tuple[_Rule, ...] = (
         r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
         r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:\\n)?|\Z)",
     ),
-    # scheme://user:password@host -> keep scheme, user and host; redis://:password@ has an empty user
-    _rule("password", r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^:/\s@\"']*:)(?!\[REDACTED)[^@\s/\"']+(?=@)"),
+    # scheme://user:password@host -> keep scheme, user and host; redis://:password@ has an empty user. The
+    # password runs to the last @ of the authority, so an unencoded "p@ss" does not leak its tail.
+    _rule("password", r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^:/\s@\"']*:)(?!\[REDACTED)[^\s/\"']+(?=@)"),
     _rule("slack_webhook", r"(?P<keep>https://hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"),
     _rule("jwt", rf"\beyJ[{_URLSAFE}]{{8,}}\.[{_URLSAFE}]{{8,}}\.[{_URLSAFE}]{{8,}}"),
     _rule("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),

@@ -69,6 +69,7 @@ SECRETS: list[tuple[str, str, str]] = [
         "mongodb+srv://admin:p%40ss@cluster0.mongodb.net/x",
         "mongodb+srv://admin:[REDACTED:password]@cluster0.mongodb.net/x",
     ),
+    ("unencoded_at_in_password", "postgres://app:p@ss@db:5432/x", "postgres://app:[REDACTED:password]@db:5432/x"),
     ("redis_password_only", "redis://:redispass@cache:6379/0", "redis://:[REDACTED:password]@cache:6379/0"),
     ("amqp_url", "amqp://guest:guest@mq:5672/", "amqp://guest:[REDACTED:password]@mq:5672/"),
     (
