@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -132,7 +133,17 @@ def start_osmem(port: int, seed_dir: Path | None = None, *, ready_timeout_s: flo
     return _spawn(cmd, f"http://127.0.0.1:{port}", "/", log_dir / f"osmem-{port}.log", ready_timeout_s)
 
 
+def port_in_use(port: int) -> bool:
+    """Something already accepts connections on 127.0.0.1:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def _spawn(cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float) -> Proc:
+    port = int(url.rsplit(":", 1)[1])
+    if port_in_use(port):  # else a readiness check could be answered by whoever holds the port
+        raise BackendError(f"port {port} is already in use on 127.0.0.1; stop that process or choose another port")
     with log_path.open("ab") as out:
         # own session: a Ctrl-C meant for the CLI that started it must not kill a server meant to outlive it
         popen = subprocess.Popen(

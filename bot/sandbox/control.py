@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import requests
 
-from bot.sandbox.backends import pid_alive, start_prometheus, stop_pid
+from bot.sandbox.backends import BackendError, pid_alive, port_in_use, start_prometheus, stop_pid
 from bot.sandbox.data import build_sandbox
 from bot.sandbox.esindex import DEPLOYS_INDEX, ingest_elasticsearch
 from bot.sandbox.scenario import load_scenario
@@ -125,6 +125,8 @@ def sandbox_up(
         log.info("sandbox %s already running at %s", scenario, current.prometheus_url)
         return replace(current, already_running=True)
     sandbox_down(sandbox_dir)
+    if port_in_use(prometheus_port):  # fail before spending seconds on a build
+        raise BackendError(f"port {prometheus_port} is in use on 127.0.0.1: free it or set another prometheus_port")
     data = build_sandbox(load_scenario(scenario), sandbox_dir / "data", now)
     proc = start_prometheus(data.prometheus_data, prometheus_port)
     if es_url:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from datetime import UTC, datetime, timedelta
 
@@ -130,3 +131,13 @@ def test_unknown_scenario_fails_with_the_known_names(monkeypatch, tmp_path):
     result = _cli(monkeypatch, tmp_path, free_port())("up", "--scenario", "nope")
     assert result.exit_code == 1
     assert "known: " in result.output and "hikari-pool" in result.output
+
+
+def test_up_on_a_busy_port_says_so_before_building(monkeypatch, tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        result = _cli(monkeypatch, tmp_path, holder.getsockname()[1])("up", "--scenario", "no-incident")
+    assert result.exit_code == 1
+    assert "is in use on 127.0.0.1" in result.output
+    assert not (tmp_path / "sandbox" / "data").exists()
