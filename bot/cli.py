@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 from datetime import datetime
 from typing import Annotated, Any
@@ -13,7 +14,6 @@ from pydantic import SecretStr
 
 from bot import wiring
 from bot.agent.intent import intent_to_dict
-from bot.agent.loop import run_agent
 from bot.agent.parser import parse_reply, parsed_to_dict
 from bot.agent.types import Question, trace_to_dict
 from bot.config import Settings
@@ -177,36 +177,21 @@ def diagnose_command(
     question: Annotated[str, typer.Argument(help='what you would ask in Slack, e.g. "why is order slow since 15:05?"')],
     as_json: bool = typer.Option(False, "--json", help="print the whole Trace as JSON instead of the readable form"),
 ) -> None:
-    """Run one diagnosis with the configured LLM and tools: each step as it completes, then the answer."""
+    """Answer one question as Slack would: each step as it completes, then the answer (stored, see `traces`)."""
     settings = wiring.load_settings()
-    llm = wiring.build_llm(settings)
-    if llm is None:
-        typer.echo(NO_LLM_MESSAGE, err=True)
-        raise typer.Exit(2)
+    typer.echo(_mode_line(settings), err=True)
     on_step = None if as_json else step_printer(sys.stdout)
     try:  # the CLI is a surface: it catches once and always answers
-        trace = run_agent(
-            Question(question, source="cli"),
-            llm,
-            wiring.build_toolbox(settings),
-            wiring.build_budget(settings),
-            protocol=settings.llm.protocol,
-            on_step=on_step,
-            limits=wiring.build_context_limits(settings),
-            tool_timeout_s=settings.agent.tool_timeout_s,
-        )
+        trace = wiring.build_responder(settings)(Question(question, source="cli"), on_step)
     except Exception as exc:
         logging.getLogger(__name__).exception("diagnose failed")
         typer.echo(f"opsbot could not run the diagnosis: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from exc
+    try:  # stored before it is shown, as on every surface; a store problem must not cost the answer
+        wiring.build_store(settings).save(trace)
+    except Exception as exc:
+        logging.getLogger(__name__).warning("trace %s not stored: %s", trace.trace_id, exc)
     typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2) if as_json else trace_summary(trace))
-
-
-NO_LLM_MESSAGE = (
-    "No LLM is configured, so opsbot cannot run the model-driven diagnosis.\n"
-    "Set OPENAI_API_KEY (and OPENAI_BASE_URL for a self-hosted OpenAI-compatible server), or\n"
-    "OPSBOT_LLM__BASE_URL / OPSBOT_LLM__API_KEY / OPSBOT_LLM__MODEL, then run this again."
-)
 
 
 @app.command("demo")
@@ -293,6 +278,8 @@ def classify_command(
 @app.command("serve")
 def serve_command() -> None:
     """Serve Slack (Socket Mode when OPSBOT_SLACK__APP_TOKEN is set, else HTTP at /slack/events), the API, /healthz."""
+    # SIGTERM (docker stop, Kubernetes) unwinds like Ctrl-C, so running diagnoses get to post their answers.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     try:
         wiring.serve_forever(wiring.load_settings())
     except ValueError as exc:

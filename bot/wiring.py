@@ -346,6 +346,9 @@ def build_server(
     return route(mounts)
 
 
+SHUTDOWN_DRAIN_S = 20.0  # running diagnoses get this long to post on SIGTERM (Kubernetes' default grace is 30 s)
+
+
 def serve_forever(settings: Settings) -> None:
     """`opsbot serve`: Slack (Socket Mode when an app token is set, else HTTP), the API and /healthz."""
     llm, store = build_llm(settings), build_store(settings)
@@ -379,7 +382,7 @@ def serve_forever(settings: Settings) -> None:
         if handler is not None:
             handler.close()
         if slack is not None:
-            slack.runner.stop()
+            slack.runner.stop(timeout_s=SHUTDOWN_DRAIN_S)
 
 
 def slack_health(slack: SlackSurface | None, handler: SocketModeHandler | None) -> dict[str, Any]:

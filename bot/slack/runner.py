@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -80,10 +81,14 @@ class Runner:
             self._threads.append(thread)
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        """Stop taking jobs; running jobs finish in their (daemon) threads."""
+        """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post."""
         self._stop.set()
+        deadline = time.monotonic() + timeout_s
         for thread in self._threads:
-            thread.join(timeout_s)
+            thread.join(max(deadline - time.monotonic(), 0.0))
+        if self._active or self._queue.depth():
+            log.warning("stopping with %d diagnoses running and %d queued; they are not answered",
+                        self._active, self._queue.depth())
         self._threads = []
 
     @property
