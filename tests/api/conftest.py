@@ -24,11 +24,11 @@ from bot.telemetry import Telemetry
 TOKEN = "test-api-token"
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
+class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
 
-class _QuietHandler(WSGIRequestHandler):
+class QuietHandler(WSGIRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -72,7 +72,7 @@ def canned_responder(answer: str = "order v2.8.1 raised maximumPoolSize") -> Res
 @pytest.fixture
 def serve_api(tmp_path: Path) -> Iterator[Callable[..., ApiServer]]:
     """Factory: serve_api(responder=..., post=..., token=..., policy=...) -> a running ApiServer."""
-    started: list[tuple[_ThreadingServer, Dispatcher, SqliteTraceStore]] = []
+    started: list[tuple[ThreadingWSGIServer, Dispatcher, SqliteTraceStore]] = []
 
     def start(responder: Any = None, *, post: AlertPoster | None = None, token: str = TOKEN,
               policy: AccessPolicy | None = None, channel: str = "C-ALERTS", sync_wait_s: float = 30.0,
@@ -83,7 +83,7 @@ def serve_api(tmp_path: Path) -> Iterator[Callable[..., ApiServer]]:
                                 on_queue_depth=lambda d: telemetry.set_queue_depth(d, "api"))  # fmt: skip
         app = api_app(dispatcher, store, telemetry, api_token=token, admit=(policy or AccessPolicy()).admit,
                       alerts=AlertRoute(channel, post, TtlDedupe(3_600)), sync_wait_s=sync_wait_s)  # fmt: skip
-        server = make_server("127.0.0.1", 0, app, server_class=_ThreadingServer, handler_class=_QuietHandler)
+        server = make_server("127.0.0.1", 0, app, server_class=ThreadingWSGIServer, handler_class=QuietHandler)
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True, name="api-test").start()
         started.append((server, dispatcher, store))
         return ApiServer(f"http://127.0.0.1:{server.server_port}", store, telemetry, dispatcher)
