@@ -11,6 +11,7 @@ import hmac
 import json
 import logging
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +132,7 @@ class Api:
         except Exception as exc:
             return 500, {"trace_id": trace_id, "error": f"diagnosis failed: {type(exc).__name__}"}
 
-    def _submit(self, question: Question, then: Callable[[Trace], None] | None = None) -> tuple[str, Any]:
+    def _submit(self, question: Question, then: Callable[[Trace], None] | None = None) -> tuple[str, Future[Trace]]:
         try:
             return self._dispatcher.submit(question, then)
         except QueueFull as exc:
