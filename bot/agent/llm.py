@@ -144,7 +144,10 @@ def args_from_json(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
-        value = json_repair.loads(raw)
+        try:
+            value = json_repair.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
     return value if isinstance(value, dict) else {UNPARSED_ARGS_KEY: raw}
 
 

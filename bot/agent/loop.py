@@ -140,6 +140,7 @@ def answer_once(
     return run.trace(answer, StopReason.FINISH, complete=True)
 
 
+_LOOKUP_TIMEOUT_S = 20.0
 _ONE_TOOL_RULE = (
     "If one lookup with a tool answers the message (a current value, the last deploy), call exactly one tool; "
     "otherwise answer directly. You will not get a second tool call."
@@ -151,7 +152,7 @@ def _with_lookup(run: Run, reply: LLMReply, tools: Toolbox, messages: list[dict[
     """Run the first requested call; the follow-up request carries its result as text (no tool messages)."""
     call = reply.tool_calls[0]
     call = ToolCall(call.name, call.args, call.call_id or "lookup")
-    executed = execute_calls((call,), (), tools, Budget(), 20.0)
+    executed = execute_calls((call,), (), tools, Budget(), _LOOKUP_TIMEOUT_S)
     llm_ms = int((time.monotonic() - started) * 1000) - executed.elapsed_ms.get(call.call_id, 0)
     thought = reply.content.strip()
     run.add(_tool_steps(run.next_index, Act(thought, (call,)), executed, reply, llm_ms))
