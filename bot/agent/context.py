@@ -1,8 +1,10 @@
 """What the model sees: the system prompt, the question with thread memory, and a bounded history.
 
 Two levers keep the prompt small as a run grows: long observations are cut (head and tail kept, with a marker
-saying how much went), and steps older than the last `keep_recent_steps` shrink to one line each. Tool output
-is untrusted (logs can contain anything), so observations are fenced and the prompts say they are data.
+saying how much went; older kept steps get a smaller share than the newest), and steps older than the last
+`keep_recent_steps` shrink to one line each. Tool output is untrusted (logs can contain anything), so
+observations are fenced and the prompts say they are data. Cutting happens at render time: the Trace keeps
+every observation whole.
 """
 
 from __future__ import annotations
@@ -59,21 +61,25 @@ class Exchange:
 
 
 def observation_cap(limits: ContextLimits, age: int) -> int:
-    """The newest observation gets the full limit; each older kept one half the previous (the model's Thought
-    about it already says what it showed), never under a floor that keeps head and tail readable."""
+    """The character limit for a kept observation `age` exchanges old: the full limit, then half each time."""
+    # The model's Thought after an observation already says what it showed, so older ones can shrink; the floor
+    # keeps enough head and tail to stay readable.
     return max(limits.max_observation_chars >> age, min(limits.max_observation_chars, _MIN_OBSERVATION_CHARS))
 
 
 def truncate_observation(text: str, max_chars: int) -> str:
-    """Keep the head and the tail (where the totals and the latest lines usually are), mark what was cut."""
+    """Keep the head and the tail (totals and the latest lines live there), on line boundaries; mark the cut."""
     if len(text) <= max_chars:
         return text
-    head = max_chars * 2 // 3
-    tail = max_chars - head
-    cut = len(text) - head - tail
-    cut_lines = text[head : len(text) - tail].count("\n")
-    marker = f"\n[... {cut:,} characters ({cut_lines} lines) cut; narrow the query to see them ...]\n"
-    return text[:head] + marker + text[len(text) - tail :]
+    head = text[: max_chars * 2 // 3]
+    tail = text[len(text) - (max_chars - len(head)) :]
+    if (newline := head.rfind("\n")) > len(head) // 2:  # whole lines, unless that loses too much
+        head = head[:newline]
+    if 0 <= (newline := tail.find("\n")) < len(tail) // 2:
+        tail = tail[newline + 1 :]
+    cut = text[len(head) : len(text) - len(tail)]
+    lines = len(cut.strip("\n").splitlines())
+    return f"{head}\n[... {len(cut):,} characters ({lines:,} lines) cut; narrow the query to see them ...]\n{tail}"
 
 
 def fence_observation(text: str) -> str:

@@ -29,11 +29,11 @@ def test_long_observation_keeps_head_and_tail_and_says_how_much_was_cut() -> Non
     text = "\n".join(f"line {i:04d}" for i in range(1_000))
     cut = truncate_observation(text, 600)
 
-    assert cut.startswith("line 0000") and cut.endswith("line 0999")
+    assert cut.startswith("line 0000\n") and cut.endswith("\nline 0999")
     assert len(cut) < 700
-    removed = len(text) - 600
-    assert f"[... {removed:,} characters" in cut
-    assert "lines) cut" in cut
+    kept = [line for line in cut.splitlines() if line.startswith("line ")]
+    assert all(len(line) == 9 for line in kept)  # cut on line boundaries: no half lines
+    assert f"characters ({1_000 - len(kept)} lines) cut" in cut
 
 
 def test_short_observation_is_untouched() -> None:
