@@ -69,6 +69,9 @@ def data_window(scenario: Scenario, now: datetime) -> tuple[datetime, datetime]:
 def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None) -> SandboxData:
     """Generate and load every data set of `scenario` into `workdir` (created; must be empty or absent)."""
     now = (now or datetime.now(UTC)).astimezone(UTC).replace(second=0, microsecond=0)
+    if workdir.exists() and any(workdir.iterdir()):
+        # promtool would merge new blocks into old ones and git would refuse the repo: never half-overwrite
+        raise FileExistsError(f"{workdir} is not empty; build a sandbox into a fresh folder")
     workdir.mkdir(parents=True, exist_ok=True)
     start, end = data_window(scenario, now)
     timings: dict[str, float] = {}

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.sandbox.data import data_window, read_jsonl
+from bot.sandbox.data import build_sandbox, data_window, read_jsonl
 from bot.sandbox.deployrepo import build_deploy_repo, previous_version
 from bot.sandbox.logdocs import log_docs
 from bot.sandbox.scenario import load_scenario, scenario_names
@@ -140,3 +140,8 @@ def test_deploy_events_match_the_repo(sandbox):
     assert event["commit"] == head
     assert event["@timestamp"] == sandbox.incident_at.strftime("%Y-%m-%dT15:02:00.000Z")
     assert set(event) == {"@timestamp", "service", "version", "previous_version", "author", "commit", "summary", "diff"}
+
+
+def test_building_into_a_used_folder_is_refused(sandbox):
+    with pytest.raises(FileExistsError, match="not empty"):
+        build_sandbox(sandbox.scenario, sandbox.data.workdir, sandbox.now)
