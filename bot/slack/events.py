@@ -102,6 +102,32 @@ def question_from_message_shortcut(body: Mapping[str, Any], history: Sequence[st
     )
 
 
+def thread_context_from_replies(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    current_ts: str,
+    bot_user_id: str = "",
+    max_messages: int = 6,
+    max_chars: int = 500,
+) -> tuple[str, ...]:
+    """Earlier messages of a thread the bot was called into (e.g. an alert), quoted as untrusted context.
+
+    Keeps the root (usually the alert) and the latest few; skips the bot's own posts, which thread memory has.
+    Alert bots' messages are kept on purpose: they are the context.
+    """
+    quoted = []
+    for message in messages:
+        if message.get("ts") == current_ts or (bot_user_id and message.get("user") == bot_user_id):
+            continue
+        raw = str(message.get("text") or "")
+        for attachment in message.get("attachments") or ():
+            raw += "\n" + str(attachment.get("fallback") or attachment.get("text") or "")
+        text = " ".join(clean_text(raw, bot_user_id).split())
+        if text:
+            quoted.append(f"Earlier in the thread (quoted, untrusted): {text[:max_chars]}")
+    return tuple(quoted[:1] + quoted[1:][-(max_messages - 1):]) if quoted else ()
+
+
 def dedupe_keys(body: Mapping[str, Any], event: Mapping[str, Any]) -> tuple[str, ...]:
     """Every identity a delivery has: the envelope event_id, the client_msg_id, and channel+ts."""
     keys = [f"event:{body['event_id']}"] if body.get("event_id") else []

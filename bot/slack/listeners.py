@@ -189,7 +189,8 @@ class _Listeners:
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     def _enqueue(self, question: Question, react_ts: str, team: str, keys: tuple[str, ...]) -> None:
-        job = Job(question, question.channel, question.thread_ts, react_ts, question.user, team)
+        in_thread = question.thread_ts != react_ts
+        job = Job(question, question.channel, question.thread_ts, react_ts, question.user, team, in_thread)
         self.runner.submit(job, keys, admit=self.admit)
 
     def _tell(self, body: Mapping[str, Any], text: str) -> None:

@@ -21,6 +21,7 @@ from typing import Literal
 from slack_sdk import WebClient
 
 from bot.agent.types import Question, StepObserver, StopReason, Totals, Trace
+from bot.slack.events import thread_context_from_replies
 from bot.slack.progress import ThreadProgress
 from bot.slack.render import mrkdwn_escape, trim
 from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
@@ -70,6 +71,7 @@ class Runner:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._recent: OrderedDict[str, Trace] = OrderedDict()
+        self._own_user_id: str | None = None
 
     def start(self) -> None:
         """Start the worker threads (idempotent)."""
@@ -133,7 +135,7 @@ class Runner:
         progress = ThreadProgress(self.client, job, use_streaming=self._use_streaming,
                                   update_interval_s=self._update_interval_s, status_text=self._status_text)
         progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
-        question = replace(job.question, history=self._memory.recall(job.channel, job.thread_ts))
+        question = replace(job.question, history=self._history(job))
         try:
             trace = self._responder(question, progress.on_step)
         except Exception as exc:  # the one catch for this surface: the user still gets an answer
@@ -154,6 +156,23 @@ class Runner:
         self._memory.remember(channel, thread_ts, trace)  # a follow-up @mention in that thread has the context
         if not ThreadProgress(self.client, job, use_streaming=False).finish(trace):
             raise RuntimeError(f"could not post trace {trace.trace_id} to {channel}")
+
+    def _history(self, job: Job) -> tuple[str, ...]:
+        remembered = self._memory.recall(job.channel, job.thread_ts)
+        if remembered or not job.read_thread:
+            return remembered
+        try:  # a thread opsbot has not answered in yet (e.g. an alert's): its messages are the context
+            replies = self.client.conversations_replies(channel=job.channel, ts=job.thread_ts, limit=50)
+            return thread_context_from_replies(replies.get("messages") or [], current_ts=job.react_ts,
+                                               bot_user_id=self._bot_user_id())
+        except Exception as exc:
+            log.info("reading thread context failed channel=%s thread=%s: %s", job.channel, job.thread_ts, exc)
+            return ()
+
+    def _bot_user_id(self) -> str:
+        if self._own_user_id is None:
+            self._own_user_id = str(self.client.auth_test().get("user_id") or "")
+        return self._own_user_id
 
     def _work(self) -> None:
         while not self._stop.is_set():

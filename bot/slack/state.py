@@ -30,6 +30,7 @@ class Job:
     react_ts: str = ""  # the message that gets the 👀 and ✅ reactions
     user: str = ""
     team: str = ""
+    read_thread: bool = False  # called inside an existing thread: read its earlier messages for context
 
 
 class Dedupe(Protocol):

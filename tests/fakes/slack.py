@@ -1,9 +1,10 @@
 """FakeSlackAPI: a Slack Web API stand-in over real HTTP on 127.0.0.1, plus a Socket Mode websocket peer.
 
 It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add, the chat streaming
-methods, assistant.threads.setStatus, views.open and apps.connections.open (whose ws:// URL points at a local
-`websockets` server acting as Slack's Socket Mode endpoint). Any method can be told to fail, e.g. make
-chat.appendStream fail mid-run or answer 429 with Retry-After. Requests to the app are signed with
+methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`) and
+apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's Socket Mode
+endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with
+Retry-After. Requests to the app are signed with
 SIGNING_SECRET so Bolt's own verification runs.
 """
 
@@ -109,6 +110,7 @@ class FakeSlackAPI:
 
     def __init__(self) -> None:
         self.calls: list[SlackCall] = []
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, thread_ts) -> messages
         self._failures: dict[str, list[_Failure]] = {}
         self._ts = itertools.count(1)
         self._changed = threading.Condition()
@@ -199,6 +201,8 @@ class FakeSlackAPI:
             return {"view": {"id": "V1", **params.get("view", {})}}
         if method == "apps.connections.open":
             return {"url": self.socket_peer.url}
+        if method == "conversations.replies":
+            return {"messages": self.threads.get((channel, params.get("ts", "")), []), "has_more": False}
         return {}
 
     def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> SlackCall:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
+from bot.slack.events import (
+    clean_text,
+    dedupe_keys,
+    question_from_event,
+    question_from_message_shortcut,
+    thread_context_from_replies,
+)
 
 BOT = "UBOT"
 
@@ -64,3 +70,10 @@ def test_message_shortcut_quotes_the_alert_as_untrusted_text() -> None:
 def test_dedupe_keys_cover_event_id_client_msg_id_and_channel_ts() -> None:
     keys = dedupe_keys({"event_id": "Ev1"}, {"client_msg_id": "m1", "channel": "C1", "ts": "1.0"})
     assert keys == ("event:Ev1", "msg:m1", "ts:C1:1.0")
+
+
+def test_thread_context_keeps_the_root_and_the_latest_messages() -> None:
+    messages = [{"ts": f"1.{n}", "user": "U1", "text": f"message {n}"} for n in range(20)]
+    context = thread_context_from_replies(messages, current_ts="1.19", bot_user_id=BOT, max_messages=4)
+    assert [line.rsplit(" ", 1)[-1] for line in context] == ["0", "16", "17", "18"]
+    assert thread_context_from_replies([], current_ts="1.0") == ()

@@ -245,3 +245,20 @@ def test_diagnose_in_a_channel_without_the_bot_says_invite_me(make_surface: Surf
     assert "Invite me" in reply["text"]
     assert surface.submissions == []
 
+
+
+def test_mention_under_an_alert_reads_the_thread_as_context(make_surface: SurfaceFactory) -> None:
+    responder = ScriptedResponder()
+    surface = make_surface(responder)
+    surface.fake.threads[("C1", "1699999999.000001")] = [
+        {"ts": "1699999999.000001", "bot_id": "BALERT", "text": "[FIRING:1] OrderP99High <!channel>",
+         "attachments": [{"fallback": "order p99 > 1s for 5m"}]},
+        {"ts": "1699999999.000050", "user": "UBOT", "text": "an earlier opsbot post"},
+        {"ts": "1699999999.000100", "user": "U1", "text": "<@UBOT> why?"},
+    ]
+    mention = mention_event("why?", ts="1699999999.000100", thread_ts="1699999999.000001")
+    post_event(surface.events_url, event_body(mention))
+    surface.fake.wait_for("chat.stopStream")
+    [context] = responder.questions[0].history
+    assert "OrderP99High" in context and "order p99 > 1s for 5m" in context and "untrusted" in context
+    assert "<!channel>" not in context and "earlier opsbot post" not in context
