@@ -66,6 +66,9 @@ _CHITCHAT = re.compile(
     r"辛苦了|好的|收到|再见)(?![a-z0-9])[\s!！.。,，~😀-🙏]*(opsbot|bot)?[\s!！.。,，~]*$",
     _I,
 )
+_GREETING_START = re.compile(
+    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|你好|您好|谢谢)\b", _I
+)
 _ROUTES: tuple[str, ...] = get_args(Route)
 
 
@@ -103,6 +106,8 @@ def _by_rules(text: str) -> _Rules:
         return _Rules("help", 0.95, "asks what the bot can do", False)
     if _CHITCHAT.match(text) and not diagnose:
         return _Rules("chitchat", 0.95, "greeting or thanks", False)
+    if _GREETING_START.match(text) and len(text.split()) <= 5 and not diagnose and not _MEASURE.search(text):
+        return _Rules("chitchat", 0.85, "short greeting or thanks", False)
     if len(diagnose) >= 2:
         return _Rules("diagnose", 0.9, " + ".join(diagnose), True)
     if diagnose and lookup:
