@@ -252,6 +252,8 @@ def _check_logs(run: _Run, findings: Findings, service: str, first: tuple[str, d
         if found:
             findings.signatures[service] = found
             return
+        if run.steps[-1].status != "no_data":  # an error (e.g. a service with no logs here): asking again won't help
+            return
 
 
 def _check_onset(run: _Run, findings: Findings, service: str, at: datetime) -> None:
