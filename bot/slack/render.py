@@ -178,7 +178,7 @@ def context(*texts: str) -> dict[str, Any]:
 
 def _headline(trace: Trace) -> str:
     if trace.complete:
-        return "✅ *Diagnosis*" if trace.protocol not in ("single",) else "💬 *Answer*"
+        return "💬 *Answer*" if trace.protocol == "single" else "✅ *Diagnosis*"
     if trace.stop_reason is StopReason.FINISH:
         return "⚠️ *Partial answer*. Verify before acting."
     why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)

@@ -117,14 +117,15 @@ class Runner:
             self._call("chat_postEphemeral", channel=job.channel, user=job.user, text=f"⛔ {refusal}",
                        thread_ts=job.thread_ts)
             return Submission("refused")
+        self._acknowledge(job)  # before the put: a fast worker must not conclude before the 👀 appears
         with self._lock:
             busy = self._active >= self._workers or self._queue.depth() > 0
             position = self._queue.put(job)
         if position is None:
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
             self._say(job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
+            self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
             return Submission("rejected")
-        self._acknowledge(job)
         if busy:
             self._say(job, f"⏳ busy, queued as #{position}. I'll answer here when a worker is free.")
             return Submission("queued", position)
@@ -142,10 +143,19 @@ class Runner:
             log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
             trace = internal_error_trace(question, exc)
         self._keep(trace)
-        self._memory.remember(job.channel, job.thread_ts, trace)
-        delivered = progress.finish(trace)
-        self._conclude(job, trace, delivered)
+        self._remember_turn(job, trace)
+        delivered = False
+        try:
+            delivered = progress.finish(trace)
+        finally:
+            self._conclude(job, trace, delivered)
         return trace
+
+    def _remember_turn(self, job: Job, trace: Trace) -> None:
+        try:  # before the post, so a quick follow-up in the thread already sees this turn
+            self._memory.remember(job.channel, job.thread_ts, trace)
+        except Exception:
+            log.exception("thread memory failed trace_id=%s", trace.trace_id)
 
     def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
         """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""
