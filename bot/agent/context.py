@@ -165,8 +165,10 @@ def _recent_exchanges(exchanges: Sequence[Exchange], keep_steps: int) -> Sequenc
 
 
 def _with_note(messages: list[Message], note: str) -> list[Message]:
+    # Appended to the last user or tool message rather than sent as a message of its own: some chat templates
+    # (Mistral's, for one) reject a user turn right after tool results.
     last = messages[-1]
-    if last["role"] == "user" and isinstance(last.get("content"), str):
+    if last["role"] in ("user", "tool") and isinstance(last.get("content"), str):
         return [*messages[:-1], {**last, "content": f"{last['content']}\n\n{note}"}]
     return [*messages, {"role": "user", "content": note}]
 

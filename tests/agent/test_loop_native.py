@@ -43,8 +43,8 @@ def test_multi_step_native_run_reaches_finish(scripted_llm: ScriptedLLM) -> None
     assert trace.totals.tool_calls == 3 and trace.totals.steps == 4
     assert trace.totals.prompt_tokens == sum(s.prompt_tokens for s in trace.steps) > 0
     last = scripted_llm.chat_requests[-1]
-    assert [m["role"] for m in last.messages][-2:] == ["tool", "user"]
-    assert "pool" in last.messages[-2]["content"].lower() or "v2.8.1" in last.messages[-2]["content"]
+    assert [m["role"] for m in last.messages][-2:] == ["assistant", "tool"]
+    assert "v2.8.1" in last.messages[-1]["content"] and "[Step 4 of 8" in last.messages[-1]["content"]
     assert {t["function"]["name"] for t in last.body["tools"]} >= {"query_metrics", "query_logs"}
 
 
