@@ -200,6 +200,8 @@ def demo_command(
 ) -> None:
     """Bring the incident sandbox up if needed and diagnose its incident live, step by step."""
     settings = wiring.load_settings()
+    if logging.getLogger().level > logging.DEBUG:  # the printed steps are the demo; keep INFO lines out of them
+        logging.getLogger().setLevel(logging.WARNING)
     try:  # the CLI is a surface: it catches once and always answers
         info = wiring.bring_up_sandbox(settings, scenario)
         settings = wiring.sandbox_overrides(settings, info)

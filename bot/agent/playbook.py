@@ -9,6 +9,7 @@ model was involved.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,6 +31,8 @@ from bot.agent.evidence import (
 from bot.agent.findings import Findings, ServiceHealth, conclusion_from_findings
 from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
 from tools.base import Toolbox, call_tool
+
+log = logging.getLogger(__name__)
 
 GOLDEN_METRICS = ("p99_latency", "error_rate", "qps")
 SATURATION_METRICS = ("cpu_usage", "memory_usage", "restarts")
@@ -70,6 +73,7 @@ class _Run:
     tools: Toolbox
     on_step: StepObserver | None
     window: Window
+    trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     steps: list[Step] = field(default_factory=list)
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
@@ -79,6 +83,8 @@ class _Run:
         elapsed_ms = int((time.monotonic() - started) * 1000)
         step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
         self.steps.append(step)
+        log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
+                 result.status, elapsed_ms)
         if self.on_step is not None:
             self.on_step(step)
         return result.text if result.status == "ok" else ""
@@ -107,7 +113,7 @@ def run_playbook(
     findings = _investigate(run, question.text, topology)
     answer, complete = conclusion_from_findings(findings)
     return Trace(
-        trace_id=uuid.uuid4().hex,
+        trace_id=run.trace_id,
         question=question.text,
         protocol="playbook",
         steps=tuple(run.steps),
