@@ -106,8 +106,14 @@ def backfill(openmetrics_path: Path, data_dir: Path) -> None:
         raise BackendError(f"promtool backfill failed: {(done.stderr or done.stdout).strip()[-600:]}")
 
 
-def start_prometheus(data_dir: Path, port: int, *, ready_timeout_s: float = 30.0) -> Proc:
-    """Run Prometheus over data_dir on 127.0.0.1:port with our own config and a 90-day retention."""
+def start_prometheus(
+    data_dir: Path, port: int, *, ready_timeout_s: float = 30.0, die_with_parent: bool = False
+) -> Proc:
+    """Run Prometheus over data_dir on 127.0.0.1:port with our own config and a 90-day retention.
+
+    die_with_parent: the kernel stops the server when the starting thread dies (test sessions: a killed
+    pytest leaks no server); without it the server outlives its starter (`opsbot sandbox up`).
+    """
     ensure_prometheus_installed()
     config = data_dir.parent / "prometheus.yml"
     config.write_text(PROMETHEUS_CONFIG)
@@ -117,10 +123,12 @@ def start_prometheus(data_dir: Path, port: int, *, ready_timeout_s: float = 30.0
         # retention counts from the newest block: keep a long one so no backfilled block is dropped at start
         "--storage.tsdb.retention.time=90d", f"--web.listen-address=127.0.0.1:{port}",
     ]
-    return _spawn(cmd, f"http://127.0.0.1:{port}", "/-/ready", log_path, ready_timeout_s)
+    return _spawn(cmd, f"http://127.0.0.1:{port}", "/-/ready", log_path, ready_timeout_s, die_with_parent)
 
 
-def start_osmem(port: int, seed_dir: Path | None = None, *, ready_timeout_s: float = 15.0) -> Proc:
+def start_osmem(
+    port: int, seed_dir: Path | None = None, *, ready_timeout_s: float = 15.0, die_with_parent: bool = False
+) -> Proc:
     """Run osmem-server (the OpenSearch-compatible stand-in) on 127.0.0.1:port, optionally seeded."""
     try:
         import osmem_server
@@ -130,7 +138,7 @@ def start_osmem(port: int, seed_dir: Path | None = None, *, ready_timeout_s: flo
     if seed_dir is not None:
         cmd += ["--seed", str(seed_dir)]
     log_dir = seed_dir.parent if seed_dir is not None else Path(os.environ.get("TMPDIR", "/tmp"))
-    return _spawn(cmd, f"http://127.0.0.1:{port}", "/", log_dir / f"osmem-{port}.log", ready_timeout_s)
+    return _spawn(cmd, f"http://127.0.0.1:{port}", "/", log_dir / f"osmem-{port}.log", ready_timeout_s, die_with_parent)
 
 
 def port_in_use(port: int) -> bool:
@@ -140,14 +148,18 @@ def port_in_use(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _spawn(cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float) -> Proc:
-    port = int(url.rsplit(":", 1)[1])
+def _spawn(cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float, die_with_parent: bool) -> Proc:
+    port, name = int(url.rsplit(":", 1)[1]), Path(cmd[0]).name
+    if die_with_parent and shutil.which("setpriv"):
+        # util-linux's setpriv sets PR_SET_PDEATHSIG and execs the server: same PID, no preexec_fn in a
+        # threaded parent
+        cmd = ["setpriv", "--pdeathsig", "TERM", "--", *cmd]
     if port_in_use(port):  # else a readiness check could be answered by whoever holds the port
         raise BackendError(f"port {port} is already in use on 127.0.0.1; stop that process or choose another port")
     with log_path.open("ab") as out:
         # own session: a Ctrl-C meant for the CLI that started it must not kill a server meant to outlive it
         popen = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
         )
     proc = Proc(popen.pid, url, log_path, popen)
     deadline = time.monotonic() + timeout_s
@@ -158,13 +170,13 @@ def _spawn(cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s:
             # the port answered; make sure it is OUR process and not an old one holding the port
             time.sleep(0.05)
             if popen.poll() is None:
-                log.info("%s ready at %s (pid %d)", Path(cmd[0]).name, url, popen.pid)
+                log.info("%s ready at %s (pid %d)", name, url, popen.pid)
                 return proc
             break
         time.sleep(0.05)
     proc.stop()
     tail = log_path.read_text(errors="replace")[-800:] if log_path.exists() else ""
-    raise BackendError(f"{Path(cmd[0]).name} did not become ready at {url} (exit {popen.poll()}): {tail}")
+    raise BackendError(f"{name} did not become ready at {url} (exit {popen.poll()}): {tail}")
 
 
 def _answers(url: str) -> bool:

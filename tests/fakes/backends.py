@@ -7,7 +7,8 @@ Fixtures (session scope):
     es_sandbox     osmem-server with the default scenario's logs (`logs-sandbox`) and deploy events (`deploys`)
                    loaded -> its URL (str)
 
-`now` is the wall clock at the start of the session, truncated to the minute, and fixed for it: every
+Servers die with the test session even when it is killed (PR_SET_PDEATHSIG), and are stopped by PID at its
+end otherwise. `now` is the wall clock at the start of the session, truncated to the minute, and fixed for it: every
 relative time in a scenario ("yesterday 15:05") resolves against it, so tests should compute times from
 `sandbox.now` / `sandbox.incident_at`, never from a second reading of the clock.
 """
@@ -81,9 +82,9 @@ def start_sandbox(name: str, workdir: Path, now: datetime) -> RunningSandbox:
     """Build `name` under workdir and start its Prometheus on a free port (retrying once on a port race)."""
     data = build_sandbox(load_scenario(name), workdir, now)
     try:
-        proc = start_prometheus(data.prometheus_data, free_port())
+        proc = start_prometheus(data.prometheus_data, free_port(), die_with_parent=True)
     except RuntimeError:
-        proc = start_prometheus(data.prometheus_data, free_port())
+        proc = start_prometheus(data.prometheus_data, free_port(), die_with_parent=True)
     return RunningSandbox(data, proc)
 
 
@@ -116,6 +117,6 @@ def sandbox(make_sandbox: Callable[[str], RunningSandbox]) -> RunningSandbox:
 @pytest.fixture(scope="session")
 def es_sandbox(sandbox: RunningSandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     seed = write_osmem_seed(sandbox.data, tmp_path_factory.mktemp("osmem") / "seed")
-    proc = start_osmem(free_port(), seed)
+    proc = start_osmem(free_port(), seed, die_with_parent=True)
     yield proc.url
     proc.stop()
