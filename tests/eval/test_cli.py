@@ -48,6 +48,9 @@ def test_demo_from_nothing_diagnoses_the_default_incident_with_the_playbook(cli_
     assert out.index("[1] query_metrics(") < out.index("[7] query_deploy_records(") < out.index("== complete")
     assert "Thought: order p99_latency changed at" in out
     assert "v2.8.1" in out and "maximumPoolSize 50 → 200" in out
+    trace_id = out.rsplit("opsbot traces show ", 1)[1].strip()
+    shown = runner.invoke(app, ["traces", "show", trace_id], env=cli_env)
+    assert shown.exit_code == 0 and "maximumPoolSize" in shown.output
 
 
 def test_demo_uses_the_configured_llm_and_prints_its_steps(cli_env, scripted_llm):
