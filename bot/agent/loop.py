@@ -17,7 +17,15 @@ from bot.agent.execution import Executed, execute_calls
 from bot.agent.guards import gate_after_step, gate_before_call
 from bot.agent.llm import LLM, LLMReply
 from bot.agent.prompts import load_prompt
-from bot.agent.protocol import Act, Finish, ReactProtocol, Unreadable, protocol_for, split_final
+from bot.agent.protocol import (
+    Act,
+    Finish,
+    ReactProtocol,
+    Unreadable,
+    protocol_for,
+    split_final,
+    with_cut_off_hint,
+)
 from bot.agent.run import Run
 from bot.agent.types import Budget, Question, Step, StepObserver, StopReason, ToolCall, Trace
 from tools.base import Toolbox
@@ -72,6 +80,7 @@ def _take_turn(
     if isinstance(decision, Finish):
         decision = Unreadable(decision.thought, "Format error: the final answer is empty. Write it after Final Answer:")
     if isinstance(decision, Unreadable):
+        decision = with_cut_off_hint(decision, reply)
         step = _step(run.next_index, decision.thought, "", reply, llm_ms, decision.message, "format_error")
         run.add([step], proto.exchange(reply, decision, (), [step]))
         return gate_after_step(run.steps, budget)

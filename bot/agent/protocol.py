@@ -179,6 +179,14 @@ def protocol_for(name: str) -> ReactProtocol:
     raise ValueError(f"unknown protocol {name!r}: use 'text' or 'native'")
 
 
+def with_cut_off_hint(decision: Unreadable, reply: LLMReply) -> Unreadable:
+    """When the reply hit the token limit, say so: the fix is a shorter Thought, not a different format."""
+    if reply.finish_reason != "length":
+        return decision
+    hint = " Your reply was cut off at the reply token limit: keep the Thought to a few sentences."
+    return Unreadable(decision.thought, decision.message + hint, decision.calls)
+
+
 def split_final(content: str) -> tuple[str, str]:
     """(thought, answer) from a finishing reply: the text after a "Final Answer:" label, else all of it."""
     match = _FINAL_LABEL.search(content)

@@ -70,6 +70,17 @@ def test_format_error_is_fed_back_and_the_model_recovers(scripted_llm: ScriptedL
     assert "Action Input:" in fed_back[-1]["content"]  # the expected format is quoted
 
 
+def test_a_reply_cut_off_at_the_token_limit_is_told_to_be_shorter(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.script(
+        {"content": "Thought: first I will consider every service in turn, starting with", "finish_reason": "length"},
+        {"content": "Final Answer: order v2.8.1."},
+    )
+    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget(), protocol="text")
+
+    assert trace.steps[0].status == "format_error"
+    assert "cut off at the reply token limit" in scripted_llm.chat_requests[1].messages[-1]["content"]
+
+
 def test_only_the_first_of_two_actions_runs_and_the_model_is_told(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script(
         {
