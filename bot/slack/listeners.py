@@ -9,6 +9,7 @@ policy arrive as callables; nothing here imports tools or the LLM adapter.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,7 @@ class _Listeners:
         app.action(render.ACTION_VOTE_DOWN)(self.on_vote)
         app.action(render.ACTION_RERUN)(self.on_rerun)
         app.action(render.ACTION_SHOW_TRACE)(self.on_show_trace)
+        app.action(re.compile(f"^{render.ACTION_TRACE_PAGE}_"))(self.on_trace_page)
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """@opsbot in a channel: answer in the mention's thread."""
@@ -187,6 +189,16 @@ class _Listeners:
             "blocks": [render.section(f"Trace `{render.mrkdwn_escape(action['value'])}` is no longer stored.")],
         }
         client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def on_trace_page(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any],
+                      client: WebClient) -> None:
+        """Previous / Next inside the trace modal: the same modal, another page."""
+        ack()
+        trace_id, page = render.page_from_value(action["value"])
+        trace = self.fetch_trace(trace_id)
+        if trace is not None:
+            view = body["view"]
+            client.views_update(view_id=view["id"], hash=view.get("hash"), view=render.trace_to_modal(trace, page))
 
     def _enqueue(self, question: Question, react_ts: str, team: str, keys: tuple[str, ...]) -> None:
         in_thread = question.thread_ts != react_ts

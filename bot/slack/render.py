@@ -28,6 +28,7 @@ ACTION_VOTE_UP = "opsbot_vote_up"
 ACTION_VOTE_DOWN = "opsbot_vote_down"
 ACTION_RERUN = "opsbot_rerun"
 ACTION_SHOW_TRACE = "opsbot_show_trace"
+ACTION_TRACE_PAGE = "opsbot_trace_page"  # + "_0" / "_1": Previous / Next in the trace modal
 
 _STOP_EXPLAINED = {
     StopReason.MAX_STEPS: "the step limit was reached",
@@ -119,25 +120,44 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     return blocks
 
 
-def trace_to_modal(trace: Trace) -> dict[str, Any]:
-    """The "Show full trace" modal: every step, trimmed per block and in total, with the CLI hint."""
+def trace_to_modal(trace: Trace, page: int = 0) -> dict[str, Any]:
+    """The "Show full trace" modal, one page of steps at a time (each page within the modal's limits)."""
+    pages = modal_pages(trace.steps)
+    page = min(max(page, 0), len(pages) - 1)
     blocks = [section(f"*Question*\n{mrkdwn_escape(trim(trace.question, 2_500))}"), context(_meta_line(trace))]
-    budget = MODAL_TOTAL_CHARS
-    for step in trace.steps:
-        text = trim(_step_detail(step), MAX_SECTION_CHARS - 10)
-        if len(blocks) >= MAX_MODAL_BLOCKS - 4 or budget - len(text) < 0:
-            blocks.append(section(f"_Trace trimmed after step {step.index - 1}; {_hint(trace)}._"))
-            break
-        budget -= len(text)
-        blocks += [{"type": "divider"}, section(text)]
-    blocks += [{"type": "divider"}, section(f"*Answer*\n{mrkdwn_escape(trim(trace.answer, 2_800))}")]
-    blocks.append(context(mrkdwn_escape(full_trace_hint(trace.trace_id))))
+    if page == 0:
+        blocks.append(section(f"*Answer*\n{mrkdwn_escape(trim(trace.answer, 2_800))}"))
+    for step in pages[page]:
+        blocks += [{"type": "divider"}, section(trim(_step_detail(step), MAX_SECTION_CHARS - 10))]
+    blocks.append(context(f"page {page + 1} of {len(pages)} · {mrkdwn_escape(full_trace_hint(trace.trace_id))}"))
+    if len(pages) > 1:
+        blocks.append(_page_controls(trace.trace_id, page, len(pages)))
     return {
         "type": "modal",
         "title": {"type": "plain_text", "text": "opsbot trace"},
         "close": {"type": "plain_text", "text": "Close"},
         "blocks": blocks[:MAX_MODAL_BLOCKS],
     }
+
+
+def modal_pages(steps: Sequence[Step]) -> list[list[Step]]:
+    """Steps split into modal pages of at most ~45 steps and MODAL_TOTAL_CHARS of text (always >= 1 page)."""
+    pages: list[list[Step]] = [[]]
+    used = 0
+    for step in steps:
+        size = min(len(_step_detail(step)), MAX_SECTION_CHARS)
+        if pages[-1] and (len(pages[-1]) >= (MAX_MODAL_BLOCKS - 10) // 2 or used + size > MODAL_TOTAL_CHARS):
+            pages.append([])
+            used = 0
+        pages[-1].append(step)
+        used += size
+    return pages
+
+
+def page_from_value(value: str) -> tuple[str, int]:
+    """(trace_id, page) from a page button's value."""
+    trace_id, _, page = value.rpartition("|")
+    return trace_id, int(page) if page.isdigit() else 0
 
 
 def trace_to_markdown(trace: Trace) -> str:
@@ -216,6 +236,20 @@ def _step_detail(step: Step, max_chars: int = MAX_SECTION_CHARS - 50) -> str:
         f"*Thought:* {mrkdwn_escape(thought)}\n*Action:* `{step.action}({mrkdwn_escape(args)})`\n"
         f"*Observation:*\n```{mrkdwn_escape(observation)}```"
     )
+
+
+def _page_controls(trace_id: str, page: int, count: int) -> dict[str, Any]:
+    buttons = [("◀ Previous", page - 1), ("Next ▶", page + 1)]
+    return {
+        "type": "actions",
+        "block_id": "opsbot_trace_pages",
+        "elements": [
+            {"type": "button", "text": {"type": "plain_text", "text": text}, "action_id": f"{ACTION_TRACE_PAGE}_{n}",
+             "value": f"{trace_id[:200]}|{target}"}
+            for n, (text, target) in enumerate(buttons)
+            if 0 <= target < count
+        ],
+    }
 
 
 def _controls(trace_id: str) -> dict[str, Any]:

@@ -197,7 +197,7 @@ class FakeSlackAPI:
             return {"channel": channel, "ts": params.get("ts", "")}
         if method == "chat.postEphemeral":
             return {"message_ts": f"1700000000.{next(self._ts):06d}"}
-        if method == "views.open":
+        if method in ("views.open", "views.update"):
             return {"view": {"id": "V1", **params.get("view", {})}}
         if method == "apps.connections.open":
             return {"url": self.socket_peer.url}

@@ -63,3 +63,17 @@ def test_rerun_of_an_unknown_trace_says_so(make_surface: SurfaceFactory) -> None
     click(surface, ACTION_RERUN, "no-such-trace")
     [reply] = surface.fake.wait_for("chat.postEphemeral")
     assert "can't find" in reply["text"] and surface.submissions == []
+
+
+def test_trace_modal_pages_with_views_update(make_surface: SurfaceFactory) -> None:
+    surface, trace_id = answered(make_surface, ScriptedResponder(steps=120))
+    payload: dict[str, Any] = {
+        "type": "block_actions", "api_app_id": "A1", "token": "x", "trigger_id": "trig-2", "user": {"id": "U2"},
+        "team": {"id": "T1"}, "container": {"type": "view", "view_id": "V1"}, "view": {"id": "V1", "hash": "h1"},
+        "actions": [{"action_id": "opsbot_trace_page_1", "block_id": "opsbot_trace_pages", "value": f"{trace_id}|1",
+                     "type": "button", "action_ts": "1700000001.0"}],
+    }
+    assert post_interaction(surface.events_url, payload).status_code == 200
+    [update] = surface.fake.wait_for("views.update")
+    assert update["view_id"] == "V1" and update["hash"] == "h1"
+    assert "page 2 of" in json.dumps(update["view"], ensure_ascii=False)

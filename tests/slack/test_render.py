@@ -14,6 +14,8 @@ from bot.slack.render import (
     MAX_TASK_CHARS,
     MAX_TEXT_CHARS,
     limit_violations,
+    modal_pages,
+    page_from_value,
     progress_blocks,
     step_to_task_chunk,
     trace_to_blocks,
@@ -109,3 +111,23 @@ def test_task_chunk_marks_errors() -> None:
     chunk = step_to_task_chunk(step)
     assert chunk == {"type": "task_update", "id": "step-2", "title": "query_logs service=order", "status": "error",
                      "details": "logs", "output": "boom"}
+
+
+def test_modal_pages_cover_every_step_within_limits() -> None:
+    trace = make_trace(steps=200, observation="o" * 5_000)
+    pages = modal_pages(trace.steps)
+    assert [s.index for page in pages for s in page] == list(range(1, 201))
+    for page in range(len(pages)):
+        modal = trace_to_modal(trace, page)
+        assert limit_violations(modal["blocks"], max_blocks=MAX_MODAL_BLOCKS) == []
+        assert f"page {page + 1} of {len(pages)}" in all_text(modal["blocks"])
+    last = trace_to_modal(trace, 999)  # out of range: clamped to the last page
+    [nav] = [b for b in last["blocks"] if b["type"] == "actions"]
+    assert [e["value"] for e in nav["elements"]] == [f"t123|{len(pages) - 2}"]
+    assert page_from_value(f"t123|{len(pages) - 2}") == ("t123", len(pages) - 2)
+
+
+def test_short_trace_fits_one_page_without_navigation() -> None:
+    modal = trace_to_modal(make_trace(steps=3))
+    assert not [b for b in modal["blocks"] if b["type"] == "actions"]
+    assert "maximumPoolSize" in all_text(modal["blocks"])
