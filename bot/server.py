@@ -29,7 +29,8 @@ def route(mounts: Mapping[str, WSGIApp]) -> WSGIApp:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
         for prefix in prefixes:
-            if path == prefix.rstrip("/") or path.startswith(prefix):
+            bare = prefix.rstrip("/")
+            if path == bare or path.startswith(bare + "/"):  # "/metrics" serves "/metrics", not "/metricsx"
                 return mounts[prefix](environ, start_response)
         return json_response(start_response, 404, {"error": "not found", "path": path})
 
