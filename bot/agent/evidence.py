@@ -22,6 +22,8 @@ class ChangePoint:
     before: str  # as printed by the tool, with its unit ("212 ms")
     after: str
     ratio: float  # after / before; inf when before is 0
+    factor: str = ""  # the factor as the tool printed it ("x5.6"); empty when it printed none
+    spike: bool = False  # a peak that came and went (before = the median, after = the max), not a level shift
 
     @property
     def strength(self) -> float:
@@ -114,8 +116,36 @@ def change_points_from_text(observation: str, now: datetime) -> list[ChangePoint
         ratio = float(match.group("ratio").replace(",", "")) if match.group("ratio") else _ratio(before, after)
         if before is not None and after is not None and after < before and ratio > 1:
             ratio = 1 / ratio  # "(x5.6)" printed for a drop still means a drop
-        points.append(ChangePoint(at, match.group("before").strip(), match.group("after").strip(), ratio))
+        factor = f"x{match.group('ratio')}" if match.group("ratio") else ""
+        points.append(ChangePoint(at, match.group("before").strip(), match.group("after").strip(), ratio, factor))
     return sorted(points, key=lambda p: p.at)
+
+
+SPIKE_RATIO = 4.0  # max at least this many times the median, with no level shift: a transient spike
+_STATS_RX = re.compile(rf"median (?P<median>{_VALUE})\s*·\s*max (?P<max>{_VALUE})")
+_SERIES_RX = re.compile(r"^series \([^)]*\):\s*(?P<cells>.+)$", re.MULTILINE)
+
+
+def spike_from_text(observation: str, now: datetime) -> ChangePoint | None:
+    """A spike that came and went (no `change:` level shift, but max >> median), dated by the series summary.
+
+    Change-point detection looks for level shifts; an incident that already recovered (a cache refill, a
+    restart) can peak far above the median without one. The date is the first summary cell well above the
+    median, so it is as coarse as the summary (about a twelfth of the window).
+    """
+    stats = _STATS_RX.search(observation)
+    series = _SERIES_RX.search(observation)
+    median = number_from_text(stats.group("median")) if stats else None
+    peak = number_from_text(stats.group("max")) if stats else None
+    if not (stats and series and median and peak and peak >= SPIKE_RATIO * median > 0):
+        return None
+    for cell in series.group("cells").split(", "):
+        clock, _, value = cell.partition(" ")
+        number = number_from_text(value)
+        if number is not None and number >= 2 * median:
+            at = moment_from_text(clock, now)
+            return ChangePoint(at, stats.group("median"), stats.group("max"), peak / median, spike=True) if at else None
+    return None
 
 
 def _ratio(before: float | None, after: float | None) -> float:

@@ -74,6 +74,7 @@ class Findings:
     risky_lines: list[str] = field(default_factory=list)
     signatures: dict[str, list[LogSignature]] = field(default_factory=dict)
     onset_lines: list[str] = field(default_factory=list)  # jobs or batches that started at the onset
+    neighbours: list[str] = field(default_factory=list)  # steady siblings of the origin that logged something
     unknowns: list[str] = field(default_factory=list)
 
     def first_change(self, service: str) -> tuple[str, datetime] | None:
@@ -103,7 +104,10 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
 
 def describe_change(service: str, metric: str, point: ChangePoint) -> str:
     label = METRIC_LABELS.get(metric, metric)
-    factor = f", x{point.ratio:.1f}" if not math.isinf(point.ratio) and point.ratio >= 1 else ""
+    # only the factor the tool printed: a number computed here would be one no observation backs
+    if point.spike:
+        return f"{service} {label} peaked at {point.after} (median {point.before}) around {point.at:%H:%M} UTC"
+    factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
     return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
 
 
@@ -141,7 +145,12 @@ def _origin_cause(findings: Findings) -> str:
     change = describe_change(origin.service, *origin.changes()[0])
     top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
     error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
-    return f"downstream {origin.service} degraded first ({change}){error}. No deploy of {findings.service} precedes it"
+    meanwhile = "".join(
+        f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
+        for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
+    )
+    return (f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. "
+            f"No deploy of {findings.service} precedes it")
 
 
 def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:

@@ -27,6 +27,7 @@ from bot.agent.evidence import (
     risky_lines_from_diff,
     service_from_text,
     signatures_from_text,
+    spike_from_text,
 )
 from bot.agent.findings import Findings, ServiceHealth, conclusion_from_findings
 from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
@@ -94,7 +95,9 @@ class _Run:
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
         observation = self.call(thought, "query_metrics", args)
         if observation or self.steps[-1].status == "no_data":
-            health.readings[metric] = change_points_from_text(observation, self.window.end)
+            points = change_points_from_text(observation, self.window.end)
+            spike = None if points else spike_from_text(observation, self.window.end)
+            health.readings[metric] = [spike] if spike else points
         else:
             health.readings[metric] = None
 
@@ -146,15 +149,31 @@ def _investigate(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) ->
     if first is not None:
         _check_deploys(run, findings, target, first)
     _check_logs(run, findings, target, first)
-    findings.origin = _follow_downstream(run, findings, topology, target)
+    findings.origin, caller = _follow_downstream(run, findings, topology, target)
     if findings.origin:
-        origin_first = findings.first_change(findings.origin)
-        if findings.deploy is None and origin_first is not None:
-            _check_deploys(run, findings, findings.origin, origin_first)
-        _check_logs(run, findings, findings.origin, origin_first)
+        _investigate_origin(run, findings, [s for s in topology.get(caller, ()) if s != findings.origin])
     elif findings.deploy is None and first is not None and first[0] in SATURATION_METRICS:
         _check_onset(run, findings, target, first[1])
     return findings
+
+
+def _investigate_origin(run: _Run, findings: Findings, siblings: Sequence[str]) -> None:
+    """The changed dependency: its deploys and logs; then what its healthy-looking siblings logged meanwhile."""
+    origin_first = findings.first_change(findings.origin)
+    if findings.deploy is None and origin_first is not None:
+        _check_deploys(run, findings, findings.origin, origin_first)
+    _check_logs(run, findings, findings.origin, origin_first)
+    if findings.deploy is not None or origin_first is None:
+        return
+    for sibling in siblings:
+        health = findings.health.get(sibling)
+        if sibling in findings.signatures or (health is not None and health.changes()):
+            continue
+        why = (f"{sibling} sits beside {findings.origin} and its metrics look steady, but it may have logged "
+               f"what set this off (a flush, a failover, a reload). ")
+        _check_logs(run, findings, sibling, origin_first, why=why)
+        if sibling in findings.signatures:
+            findings.neighbours.append(sibling)
 
 
 def _known_services(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) -> list[str]:
@@ -239,7 +258,9 @@ def _check_deploys(run: _Run, findings: Findings, service: str, first: tuple[str
         findings.risky_lines = risky_lines_from_diff(diff)
 
 
-def _check_logs(run: _Run, findings: Findings, service: str, first: tuple[str, datetime] | None) -> None:
+def _check_logs(
+    run: _Run, findings: Findings, service: str, first: tuple[str, datetime] | None, *, why: str = ""
+) -> None:
     """Error clusters around the change (the whole window when nothing changed); warnings when no errors."""
     if "query_logs" not in run.tools:
         findings.unknowns.append("no log tool is configured, so error messages were not checked")
@@ -252,8 +273,8 @@ def _check_logs(run: _Run, findings: Findings, service: str, first: tuple[str, d
                   "end": _iso(at + timedelta(minutes=LOGS_AROUND_MINUTES))}
         where = f"in the {LOGS_AROUND_MINUTES} min around {at:%H:%M}"
     for level in ("ERROR", "WARN"):
-        thought = (f"Looking for {service}'s error clusters {where}." if level == "ERROR"
-                   else f"{service} logged no errors {where}; its warnings may still name the cause.")
+        thought = why + (f"Looking for {service}'s error clusters {where}." if level == "ERROR"
+                         else f"{service} logged no errors {where}; its warnings may still name the cause.")
         found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}))
         if found:
             findings.signatures[service] = found
@@ -273,9 +294,11 @@ def _check_onset(run: _Run, findings: Findings, service: str, at: datetime) -> N
     findings.onset_lines = log_lines_from_text(run.call(thought, "query_logs", args))[:3]
 
 
-def _follow_downstream(run: _Run, findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> str:
-    """Walk down the dependencies that changed too; the deepest one is where the trouble likely starts."""
-    origin, current, seen = "", service, {service}
+def _follow_downstream(
+    run: _Run, findings: Findings, topology: Mapping[str, Sequence[str]], service: str
+) -> tuple[str, str]:
+    """Walk down the dependencies that changed too; the deepest one (and its caller) is where trouble starts."""
+    origin, caller, current, seen = "", "", service, {service}
     for _ in range(MAX_DOWNSTREAM_DEPTH):
         changed = []
         for downstream in topology.get(current, ()):
@@ -291,5 +314,6 @@ def _follow_downstream(run: _Run, findings: Findings, topology: Mapping[str, Seq
         if not changed:
             break
         earliest = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength))
-        origin = current = earliest.service
-    return origin
+        caller, origin = current, earliest.service
+        current = origin
+    return origin, caller

@@ -11,6 +11,7 @@ from bot.agent.evidence import (
     known_services_from_text,
     moment_from_question,
     service_from_text,
+    spike_from_text,
 )
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
@@ -82,3 +83,21 @@ def test_deploy_lines_give_version_and_time():
     [record] = deploys_from_text(text, "order", NOW)
     assert record.version == "v2.8.1"
     assert record.at == datetime(2026, 11, 28, 15, 2, tzinfo=UTC)
+
+
+SPIKE = """p99_latency of catalog, 2026-11-29 12:53 → 16:23 UTC (3.5h), step 1m
+min 90.3 ms · median 94.2 ms · max 2,475 ms · last 94.8 ms
+change: none detected
+series (mean per 20m, ms): 12:53 93.5, 13:00 92.8, 14:20 93.8, 14:40 1,383, 15:00 1,242, 15:20 165"""
+
+
+def test_a_spike_that_recovered_is_read_from_stats_and_dated_by_the_summary():
+    spike = spike_from_text(SPIKE, datetime(2026, 11, 29, 16, 23, tzinfo=UTC))
+    assert spike is not None and spike.spike
+    assert (spike.at, spike.before, spike.after) == (datetime(2026, 11, 29, 14, 40, tzinfo=UTC), "94.2 ms", "2,475 ms")
+    assert spike.factor == ""  # no factor is invented: the tool printed none
+
+
+def test_steady_series_is_no_spike():
+    steady = SPIKE.replace("max 2,475 ms", "max 120 ms")
+    assert spike_from_text(steady, NOW) is None

@@ -20,7 +20,9 @@ from tests.eval.conftest import record_report
 from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
-PLAYBOOK_MIN_HITS = 4  # the default scenario and at least 3 others (issue 3)
+# Issue 3 asks for the default and 3 more; the suite scores 12/12 today, so a drop below 9 is a regression
+# worth a look, while one or two borderline scenarios (a spike dated by a coarse summary) may still wobble.
+PLAYBOOK_MIN_HITS = 9
 
 
 def _full_path(settings: Any) -> Callable[[str], Trace]:
@@ -73,7 +75,7 @@ def replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalRe
     return report
 
 
-def test_playbook_names_the_root_cause_on_the_default_and_three_more(playbook_report: EvalReport):
+def test_playbook_names_the_root_cause_on_the_default_and_most_others(playbook_report: EvalReport):
     hits = {r.scenario for r in playbook_report.results if r.hit}
     assert DEFAULT in hits
     assert len(hits) >= PLAYBOOK_MIN_HITS, report_to_table(playbook_report)
