@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.agent.evidence import ABSENT, ChangePoint, DeployRecord, KeyChange, LogSignature
+from bot.agent.diffs import ABSENT, DeployRecord, KeyChange
+from bot.agent.evidence import ChangePoint, LogSignature
 from bot.agent.prompts import load_prompt
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change

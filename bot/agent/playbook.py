@@ -17,14 +17,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.agent.diffs import deploys_from_text, key_changes_from_diff, risky_lines_from_diff
 from bot.agent.evidence import (
     change_points_from_text,
-    deploys_from_text,
-    key_changes_from_diff,
     known_services_from_text,
     log_lines_from_text,
     moment_from_question,
-    risky_lines_from_diff,
     service_from_text,
     signatures_from_text,
     spike_from_text,

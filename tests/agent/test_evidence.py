@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from bot.agent.diffs import deploys_from_text, key_changes_from_diff
 from bot.agent.evidence import (
     change_points_from_text,
-    deploys_from_text,
-    key_changes_from_diff,
     known_services_from_text,
     moment_from_question,
     service_from_text,
