@@ -150,8 +150,9 @@ def _origin_cause(findings: Findings) -> str:
         f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
         for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
     )
-    return (f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. "
-            f"No deploy of {findings.service} precedes it")
+    checked = findings.deploys_checked or [findings.service]
+    names = checked[0] if len(checked) == 1 else f"{', '.join(checked[:-1])} or {checked[-1]}"
+    return f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. No deploy of {names} precedes it"
 
 
 def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:

@@ -138,7 +138,7 @@ def _investigate(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) ->
         findings.unknowns.append("no query_metrics tool is configured, so no metric could be checked")
         return findings
     services = _known_services(run, text, topology)
-    target = service_from_text(text, services) or _strongest_service(run, findings, services)
+    target = service_from_text(text, services) or _entry_service(run, findings, services, topology)
     if target is None:
         return findings
     findings.service = target
@@ -147,8 +147,13 @@ def _investigate(run: _Run, text: str, topology: Mapping[str, Sequence[str]]) ->
     if first is not None:
         _check_deploys(run, findings, target, first)
     _check_logs(run, findings, target, first)
-    findings.origin, caller = _follow_downstream(run, findings, topology, target)
-    if findings.origin:
+    path = _follow_downstream(run, findings, topology, target)
+    for service in path[:-1]:  # every changed service on the way down may have been deployed
+        if findings.deploy is None and (changed := findings.first_change(service)) is not None:
+            _check_deploys(run, findings, service, changed)
+    if path:
+        findings.origin = path[-1]
+        caller = path[-2] if len(path) > 1 else target
         _investigate_origin(run, findings, [s for s in topology.get(caller, ()) if s != findings.origin])
     elif findings.deploy is None and first is not None and first[0] in SATURATION_METRICS:
         _check_onset(run, findings, target, first[1])
@@ -209,15 +214,23 @@ def _survey(run: _Run, findings: Findings, service: str) -> None:
         run.read_metric(thought, health, metric)
 
 
-def _strongest_service(run: _Run, findings: Findings, services: Sequence[str]) -> str | None:
-    """No service named: read every service's golden signals and pick the one that changed most."""
+def _entry_service(
+    run: _Run, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]]
+) -> str | None:
+    """No service named: scan every service's golden signals; start from the changed one closest to users.
+
+    Users feel the most upstream symptom; the dependency walk then goes down to where it started. Among
+    services no other changed service calls, the one that changed most wins.
+    """
     for service in services:
         health = findings.health.setdefault(service, ServiceHealth(service))
         for metric in GOLDEN_METRICS:
             run.read_metric(f"The question names no service; scanning {service}'s {metric}.", health, metric)
-    ranked = sorted(findings.health.values(), key=lambda h: -h.strength)
-    if ranked and ranked[0].strength > 0:
-        return ranked[0].service
+    changed = {h.service for h in findings.health.values() if h.changes()}
+    called = {d for caller in changed for d in topology.get(caller, ())}
+    ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
+    if ranked:
+        return ranked[0]
     findings.unknowns.append("no service is named in the question and none shows a change point")
     return None
 
@@ -294,9 +307,10 @@ def _check_onset(run: _Run, findings: Findings, service: str, at: datetime) -> N
 
 def _follow_downstream(
     run: _Run, findings: Findings, topology: Mapping[str, Sequence[str]], service: str
-) -> tuple[str, str]:
-    """Walk down the dependencies that changed too; the deepest one (and its caller) is where trouble starts."""
-    origin, caller, current, seen = "", "", service, {service}
+) -> list[str]:
+    """Walk down the dependencies that changed too: the path below `service`, deepest (the origin) last."""
+    path: list[str] = []
+    current, seen = service, {service}
     for _ in range(MAX_DOWNSTREAM_DEPTH):
         changed = []
         for downstream in topology.get(current, ()):
@@ -311,7 +325,6 @@ def _follow_downstream(
                 changed.append(health)
         if not changed:
             break
-        earliest = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength))
-        caller, origin = current, earliest.service
-        current = origin
-    return origin, caller
+        current = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength)).service
+        path.append(current)
+    return path
