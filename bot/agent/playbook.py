@@ -81,12 +81,19 @@ class _Run:
         result = call_tool(self.tools, name, args, timeout_s=TOOL_TIMEOUT_S)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
-        self.steps.append(step)
         log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
                  result.status, elapsed_ms)
+        self._emit(step)
+        return result.text if result.status == "ok" else ""
+
+    def finish(self, thought: str) -> None:
+        """The closing step, as the loop ends with one: no tool, the reasoning that concludes."""
+        self._emit(Step(len(self.steps) + 1, thought, "finish", {}, "", "ok"))
+
+    def _emit(self, step: Step) -> None:
+        self.steps.append(step)
         if self.on_step is not None:
             self.on_step(step)
-        return result.text if result.status == "ok" else ""
 
     def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> None:
         """query_metrics over the run's window; records the change points (None when it could not be read)."""
@@ -113,6 +120,8 @@ def run_playbook(
     run = _Run(tools, on_step, window_from_question(question.text, now or started_at))
     findings = _investigate(run, question.text, topology)
     answer, complete = conclusion_from_findings(findings)
+    tool_steps = list(run.steps)
+    run.finish(f"Concluding from the {len(tool_steps)} checks above: {answer.splitlines()[0]}")
     return Trace(
         trace_id=run.trace_id,
         question=question.text,
@@ -124,8 +133,8 @@ def run_playbook(
         totals=Totals(
             steps=len(run.steps),
             elapsed_ms=int((time.monotonic() - started) * 1000),
-            tool_calls=len(run.steps),
-            tool_errors=sum(s.status in ("error", "refused") for s in run.steps),
+            tool_calls=len(tool_steps),
+            tool_errors=sum(s.status in ("error", "refused") for s in tool_steps),
         ),
         started_at=started_at.isoformat(timespec="seconds"),
         model="",

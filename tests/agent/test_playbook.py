@@ -38,12 +38,13 @@ def test_trace_has_the_loops_shape_and_each_step_explains_itself(sandbox, tmp_pa
     assert list(trace.steps) == seen  # every step was emitted as it happened, in order
     assert [s.index for s in trace.steps] == list(range(1, len(trace.steps) + 1))
     assert all(s.thought and s.action for s in trace.steps)
+    assert trace.steps[-1].action == "finish" and "v2.8.1" in trace.steps[-1].thought  # ends as the loop does
     actions = [s.action for s in trace.steps]
     assert actions.index("query_metrics") < actions.index("query_deploy_records") < actions.index("query_deploy_diff")
     assert actions.index("query_deploy_diff") < actions.index("query_logs")
     deploy_step = trace.steps[actions.index("query_deploy_records")]
     assert "checking order's deploys" in deploy_step.thought and "15:0" in deploy_step.thought
-    assert trace.totals.tool_calls == len(trace.steps) and trace.totals.tokens == 0
+    assert trace.totals.tool_calls == len(trace.steps) - 1 and trace.totals.tokens == 0
 
 
 @pytest.mark.parametrize("name", OTHER_SCENARIOS)
