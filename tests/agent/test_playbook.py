@@ -6,9 +6,11 @@ import pytest
 
 from bot import wiring
 from bot.agent.playbook import run_playbook, window_from_question
+from bot.agent.respond import MODEL_DOWN_NOTE
 from bot.agent.types import Question, Step, StopReason
 from bot.eval import fact_named
 from tests.eval.harness import sandbox_settings
+from tests.fakes.backends import free_port
 
 OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration",
                    "memory-leak-oom", "cpu-saturation")
@@ -73,3 +75,11 @@ def test_window_is_centred_on_the_time_the_question_names(sandbox):
     window = window_from_question(sandbox.scenario.question, sandbox.now)
     start, end = window.range_arg.split("/")
     assert start.endswith("13:05:00Z") and end.endswith("17:05:00Z")
+
+
+def test_unreachable_llm_falls_back_to_the_playbook_through_the_full_path(sandbox, tmp_path):
+    dead = free_port()  # nothing listens here: the model is configured but out of reach
+    settings = sandbox_settings(sandbox, tmp_path, llm_base_url=f"http://127.0.0.1:{dead}/v1")
+    trace = wiring.build_responder(settings)(Question(sandbox.scenario.question), None)
+    assert trace.protocol == "playbook" and MODEL_DOWN_NOTE in trace.answer
+    assert "v2.8.1" in trace.answer and "maximumPoolSize" in trace.answer
