@@ -1,27 +1,31 @@
 """What the model sees: the system prompt, the question with thread memory, and a bounded history.
 
-Two levers keep the prompt small as a run grows: long observations are cut (head and tail kept, with a marker
-saying how much went; older kept steps get a smaller share than the newest), and steps older than the last
-`keep_recent_steps` shrink to one line each. Tool output is untrusted (logs can contain anything), so
-observations are fenced and the prompts say they are data. Cutting happens at render time: the Trace keeps
-every observation whole.
+Three levers keep the prompt small as a run grows: the newest observation is cut when long (head and tail
+kept, with a marker saying how much went); older kept observations are re-sent as a digest of their evidence
+lines (bot/agent/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
+one line each that carries the key finding. The model's own Thought after each result already restates what
+it concluded, so re-sending raw lines it has read buys little. Tool output is untrusted (logs can contain
+anything), so observations are fenced and the prompts say they are data. All of this happens at render time:
+the Trace keeps every observation whole.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bot.agent.digest import observation_digest, observation_gist
 from bot.agent.types import Budget, Question, Step
 from tools.base import Toolbox
 
 Message = dict[str, Any]
 
-_GIST_CHARS = 160
+_GIST_CHARS = 200
+_PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
 _MIN_OBSERVATION_CHARS = 600
-_KEY_LINE_PREFIXES = ("change:", "error:", "total", "summary:")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class ContextLimits:
 
     max_observation_chars: int = 2_500
     keep_recent_steps: int = 3
+    digest_read_observations: bool = True  # kept observations older than the newest: evidence lines only
 
 
 @dataclass(frozen=True)
@@ -42,9 +47,10 @@ class Answer:
     suffix: str = ""
     tool_call_id: str = ""
 
-    def to_message(self, max_observation_chars: int) -> Message:
+    def to_message(self, max_observation_chars: int, *, digest: bool = False) -> Message:
+        """The message as sent; `digest` re-sends only the evidence lines of an observation already read."""
         body = "" if self.observation is None else fence_observation(
-            truncate_observation(self.observation, max_observation_chars))
+            truncate_observation(_digested(self.observation) if digest else self.observation, max_observation_chars))
         message: Message = {"role": self.role, "content": f"{self.prefix}{body}{self.suffix}"}
         if self.role == "tool":
             message["tool_call_id"] = self.tool_call_id
@@ -96,19 +102,28 @@ def call_text(step: Step) -> str:
 
 
 def step_to_line(step: Step) -> str:
-    """One line for an old step: what was called, how it went, and the gist of what it showed."""
-    return f"#{step.index} {call_text(step)} -> {step.status}: {observation_gist(step.observation)}"
+    """One line for an old step: what was called, how it went, and its key finding (see digest.py)."""
+    gist = observation_gist(step.observation, _GIST_CHARS)
+    return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {gist}"
 
 
-def observation_gist(text: str) -> str:
-    """The first line plus any change-point/summary lines, within one short line."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if not lines:
-        return "(empty)"
-    key_lines = [line for line in lines[1:] if line.lower().startswith(_KEY_LINE_PREFIXES)]
-    picked = [lines[0], *key_lines[:2]]
-    gist = " | ".join(picked)
-    return gist if len(gist) <= _GIST_CHARS else gist[: _GIST_CHARS - 1] + "…"
+def _compact_call_text(step: Step) -> str:
+    """`query_logs(service=order, level=ERROR)`: plain values unquoted, the rest as JSON."""
+    if step.status == "format_error" or not step.action:
+        return call_text(step)
+    args = ", ".join(f"{k}={_plain_value(v)}" for k, v in step.args.items())
+    return f"{step.action}({args})"
+
+
+def _plain_value(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text[1:-1] if isinstance(value, str) and _PLAIN_VALUE.fullmatch(value) else text
+
+
+def _digested(observation: str) -> str:
+    """The evidence digest when the output is in a known form and the digest is shorter; else the output."""
+    digest = observation_digest(observation)
+    return digest if digest is not None and len(digest) < len(observation) else observation
 
 
 def tool_catalogue(tools: Toolbox) -> str:
@@ -149,8 +164,10 @@ def render_messages(
         opening += f"\n\nEarlier steps, one line each (full results no longer shown):\n{lines}"
     messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": opening}]
     for position, exchange in enumerate(recent):
-        cap = observation_cap(limits, age=len(recent) - 1 - position)
-        messages += [exchange.assistant, *(answer.to_message(cap) for answer in exchange.answers)]
+        age = len(recent) - 1 - position
+        digest = age > 0 and limits.digest_read_observations
+        messages += [exchange.assistant,
+                     *(answer.to_message(observation_cap(limits, age), digest=digest) for answer in exchange.answers)]
     return _with_note(messages, note)
 
 

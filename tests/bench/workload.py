@@ -1,12 +1,23 @@
-"""A realistic, deterministic investigation for the engine benches: observation sizes like the real tools'."""
+"""Investigations for the engine benches.
+
+Two kinds: the real tools (catalogue descriptions, schemas and observations exactly as production sends them)
+against the sandbox's Prometheus, SQLite logs and git deploy repo; and synthetic tools whose raw, unsummarised
+output (log lines, every point, whole diffs) stands in for a backend that returns too much.
+"""
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from bot import wiring
+from bot.config import DeploysSettings, LogsSettings, PrometheusSettings, Settings
 from tools.base import Toolbox, tool
+
+Investigation = list[tuple[str, str, dict[str, Any]]]
 
 
 def query_metrics(service: str, metric: str, range: str = "1h") -> str:
@@ -69,8 +80,42 @@ def bench_toolbox(log_lines: int = 100) -> Toolbox:
     return Toolbox(tool(f) for f in funcs)
 
 
+def sandbox_toolbox(prometheus_url: str, logs_db: Path, git_repo: Path) -> Toolbox:
+    """Every production tool, built by wiring over the sandbox's backends (SQLite logs, git deploys)."""
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        prometheus=PrometheusSettings(url=prometheus_url, timeout_s=5.0),
+        logs=LogsSettings(backend="sqlite", sqlite_path=logs_db),
+        deploys=DeploysSettings(backend="git", git_repo=git_repo),
+    )
+    return wiring.build_toolbox(settings)
+
+
+def sandbox_investigation(incident_at: datetime) -> Investigation:
+    """The hikari-pool diagnosis an on-call engineer would run: 7 tool steps, windows around the incident."""
+    iso = lambda at: at.strftime("%Y-%m-%dT%H:%MZ")  # noqa: E731
+    window = f"{iso(incident_at - timedelta(hours=1))}/{iso(incident_at + timedelta(hours=1))}"
+    start, end = iso(incident_at - timedelta(minutes=30)), iso(incident_at + timedelta(minutes=60))
+    return [
+        ("Symptom first: order p99 around the reported time.",
+         "query_metrics", {"service": "order", "metric": "p99_latency", "range": window}),
+        ("p99 jumped about x6 at 15:07. What does order log as errors from just before?",
+         "query_logs", {"service": "order", "level": "ERROR", "start": start, "end": end}),
+        ("HikariPool connection timeouts: pool exhausted. Is the DB slow for everyone? payment shares it.",
+         "query_metrics", {"service": "payment", "metric": "p99_latency", "range": window}),
+        ("payment is flat, so the DB is not slow globally. Any deploy of order before 15:07?",
+         "query_deploy_records", {"service": "order", "start": iso(incident_at - timedelta(hours=6)), "end": end}),
+        ("order v2.8.1 at 15:02 raised the Hikari pool size. What exactly changed?",
+         "query_deploy_diff", {"version": "v2.8.1", "service": "order"}),
+        ("maximumPoolSize 50 -> 200. Does the database log connection limits?",
+         "query_logs", {"service": "orders-db", "start": start, "end": end}),
+        ("Size the impact: order's error rate over the same window.",
+         "query_metrics", {"service": "order", "metric": "error_rate", "range": window}),
+    ]
+
+
 # Seven tool steps then the answer: the shape of a real 8-step diagnosis.
-INVESTIGATION: list[tuple[str, str, dict[str, Any]]] = [
+INVESTIGATION: Investigation = [
     (
         "Symptom first: order p99 over the last hour.",
         "query_metrics",

@@ -1,0 +1,116 @@
+"""Evidence kept from an observation the model has already read: a digest for older steps, a gist for one line.
+
+The tools print findings in stable line forms (tools/metrics.py, logs.py, deploys.py), so a deterministic
+filter keeps what a diagnosis cites and drops what it was read from:
+- metrics: the `min · median · max · last` line and `change:` lines (the PromQL and the series go);
+- logs: the `matched N lines · by level` counts and the top error signatures with their counts and times, plus
+  one example line each (its concrete values); stack frames and the newest raw lines go;
+- deploys: one line per deploy record (time, service/version, author, summary);
+- diffs: the deploy header and the changed lines (`-`/`+`), not context lines or file headers.
+Output in no known form keeps its head and tail instead (context.truncate_observation), so nothing is lost
+silently. The Trace always keeps every observation whole: this only shapes what the model is re-sent.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STATS = re.compile(r"^min \S.* · median ")
+_CHANGE = re.compile(r"^change: ")
+_COUNTS = re.compile(r"^matched [\d,]+ lines")
+_SIGNATURE = re.compile(r"^\d+\. [\d,]+x ")
+_EXAMPLE = re.compile(r"^example: ")
+_DEPLOY = re.compile(r"^\d{4}-\d\d-\d\dT[\d:]+Z \S+/\S+ ")
+_DIFF_HEADER = re.compile(r"^deploy \S+/\S+ at ")
+_DIFF_CHANGE = re.compile(r"^[-+](?![-+]{2} )\s*\S")  # a changed line, not a `---`/`+++` file header
+_DIFF_FILE = re.compile(r"^diff --git a/\S+ b/(\S+)")
+_DOC_FILE = re.compile(r"(^|/)(CHANGELOG|CHANGES|HISTORY|README)[^/]*$|\.(md|rst|txt)$", re.IGNORECASE)
+_SETTING = re.compile(r"^(?P<sign>[-+]) (?P<key>[\w.\-\[\]\"']+)\s*[:=]\s*(?P<value>.*)$")
+_STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
+_EVIDENCE = (_STATS, _CHANGE, _COUNTS, _SIGNATURE, _DEPLOY, _DIFF_HEADER, _STATUS)
+# What a one-line gist prefers, in order: the finding itself before the context around it.
+_GIST_ORDER = (_CHANGE, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _STATUS, _COUNTS, _STATS)
+_EXAMPLE_CHARS = 220
+_MAX_EXAMPLES = 2
+
+
+def evidence_lines(text: str) -> list[str]:
+    """The lines of an observation that carry evidence (see the module docstring), in their original order."""
+    kept: list[str] = []
+    examples = 0
+    changed_file = ""  # the file of the diff section being read; announced before its first changed line
+    for line in text.splitlines()[1:]:
+        stripped = line.strip()
+        if match := _DIFF_FILE.match(line):
+            changed_file = match.group(1)
+        elif _DIFF_CHANGE.match(line):  # unstripped: a diff line starts in column 0
+            if changed_file and _DOC_FILE.search(changed_file):
+                continue  # a changelog repeats the deploy summary the header already carries
+            if changed_file and f"{changed_file}:" not in kept:
+                kept.append(f"{changed_file}:")
+            kept.append(_compact_diff_line(line))
+        elif _EXAMPLE.match(stripped) and examples < _MAX_EXAMPLES:
+            examples += 1
+            kept.append("   " + _shorten(stripped, _EXAMPLE_CHARS))
+        elif any(pattern.match(stripped) for pattern in _EVIDENCE):
+            kept.append(line.rstrip())
+    return kept
+
+
+def observation_digest(text: str) -> str | None:
+    """The first line and the evidence lines, with a note of how much went; None when no evidence form is found."""
+    lines = text.splitlines()
+    evidence = evidence_lines(text)
+    if not lines or not evidence:
+        return None
+    left_out = len(lines) - 1 - len(evidence)
+    digest = "\n".join([lines[0], *evidence])
+    if left_out <= 0:
+        return text
+    return f"{digest}\n[digest of a result you have read: {left_out:,} other lines left out]"
+
+
+def observation_gist(text: str, max_chars: int) -> str:
+    """The key finding on one line: change points, changed settings, top errors, deploys; else the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(empty)"
+    evidence = [line.strip() for line in evidence_lines(text)]
+    ranked = [line for pattern in _GIST_ORDER for line in evidence if pattern.match(line)]
+    picked = _paired_changes(list(dict.fromkeys(ranked))) or [lines[0]]
+    gist = ""
+    for line in picked:
+        candidate = f"{gist} | {_finding(line)}" if gist else _finding(line)
+        if len(candidate) > max_chars:
+            break
+        gist = candidate
+    return gist or _shorten(_finding(picked[0]), max_chars)
+
+
+def _paired_changes(lines: list[str]) -> list[str]:
+    """`- key: 50` followed by `+ key: 200` -> `key: 50 -> 200`, the form a finding is quoted in."""
+    paired: list[str] = []
+    for line in lines:
+        old = _SETTING.match(paired[-1]) if paired else None
+        new = _SETTING.match(line)
+        if old and new and old["sign"] == "-" and new["sign"] == "+" and old["key"] == new["key"]:
+            paired[-1] = f"{new['key']}: {old['value']} -> {new['value']}"
+        else:
+            paired.append(line)
+    return paired
+
+
+def _finding(line: str) -> str:
+    """A line reworded for the gist: signatures lose their list number, deploys their file list."""
+    if _SIGNATURE.match(line):
+        return re.sub(r"^\d+\. ", "", line)
+    return line.split("; files: ")[0] if _DEPLOY.match(line) else line
+
+
+def _compact_diff_line(line: str) -> str:
+    """`+      maximumPoolSize: 200` -> `+ maximumPoolSize: 200` (YAML indentation costs tokens, says nothing)."""
+    return f"{line[0]} {line[1:].strip()}".rstrip()
+
+
+def _shorten(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
