@@ -102,6 +102,10 @@ def test_replayed_model_runs_score_every_scenario(replay_report: EvalReport):
         assert result.protocol == "native" and result.stop_reason == "finish"
         assert result.prompt_tokens > 0 and result.completion_tokens > 0
         assert result.unverified == (), result
+    by_name = {r.scenario: r for r in replay_report.results}
+    # the replays include an empty reply (dns-failure) and a tool error fixed on the next step (downstream-failure)
+    assert by_name["dns-failure"].format_errors == 1 and by_name["dns-failure"].format_error_rate > 0
+    assert by_name["downstream-failure"].tool_errors == 1 and by_name["downstream-failure"].tool_errors_corrected == 1
 
 
 def test_replay_file_exists_for_every_scenario():
