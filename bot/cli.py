@@ -248,6 +248,9 @@ def eval_command(
     except ScenarioError as exc:
         raise typer.BadParameter(str(exc), param_hint="--scenario") from exc
     mode = "model" if settings.llm.configured else "playbook"
+    if model and mode == "playbook":
+        typer.echo(f"eval: --model {model} given, but no LLM is configured (or --playbook): measuring the playbook.",
+                   err=True)
     typer.echo(f"eval: {len(cases)} scenarios, {mode}. {_mode_line(settings)}", err=True)
     report = run_eval(
         cases, wiring.build_eval_diagnoser(settings), mode=mode, model=settings.llm.model if mode == "model" else "",
