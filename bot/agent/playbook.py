@@ -121,7 +121,9 @@ def run_playbook(
     findings = _investigate(run, question.text, topology)
     answer, complete = conclusion_from_findings(findings)
     tool_steps = list(run.steps)
-    run.finish(f"Concluding from the {len(tool_steps)} checks above: {answer.splitlines()[0]}")
+    verdict = answer.splitlines()[0].split(". ")[0]
+    verdict = verdict if len(verdict) <= 200 else verdict[:199] + "…"
+    run.finish(f"Concluding from the {len(tool_steps)} checks above. {verdict}.")
     return Trace(
         trace_id=run.trace_id,
         question=question.text,
