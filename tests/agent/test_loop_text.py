@@ -46,7 +46,7 @@ def test_tool_catalogue_is_listed_once_in_the_system_prompt(scripted_llm: Script
     messages = scripted_llm.chat_requests[0].messages
     system = messages[0]["content"]
     assert system.count("### query_metrics") == 1
-    assert '"enum":["p99_latency","qps","error_rate"]' in system
+    assert "- metric (required), one of p99_latency|qps|error_rate" in system
     assert "Deploys of a service." in system
     assert all("### query_metrics" not in m["content"] for m in messages[1:])
 
