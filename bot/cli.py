@@ -17,7 +17,7 @@ from bot.agent.intent import intent_to_dict
 from bot.agent.parser import parse_reply, parsed_to_dict
 from bot.agent.types import Question, trace_to_dict
 from bot.config import Settings
-from bot.eval import case_from_scenario, report_to_dict, report_to_table, run_eval
+from bot.eval import case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table
 from bot.sandbox.backends import BackendError
 from bot.sandbox.control import SandboxInfo, sandbox_down, sandbox_status
 from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
@@ -239,9 +239,13 @@ def eval_command(
     model: str = typer.Option("", "--model", help="the model to measure (default: OPSBOT_LLM__MODEL)"),
     playbook: bool = typer.Option(False, "--playbook", help="measure the playbook even if an LLM is configured"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a table"),
+    history: int = typer.Option(0, "--history", help="print the last N stored runs instead of running"),
 ) -> None:
     """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store."""
     settings = _eval_settings(wiring.load_settings(), model, playbook)
+    if history:
+        typer.echo(runs_to_table(wiring.build_store(settings).eval_runs(history)))
+        return
     names = scenario or scenario_names()
     try:
         cases = [case_from_scenario(load_scenario(name)) for name in names]

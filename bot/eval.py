@@ -13,7 +13,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -256,3 +256,20 @@ def _row(r: CaseResult) -> tuple[str, ...]:
         f"{r.prompt_tokens}/{r.completion_tokens}", f"{r.wall_s:.1f}", f"{r.format_error_rate:.0%}",
         f"{r.tool_error_rate:.0%} ({r.tool_errors_corrected}/{r.tool_errors})", str(len(r.unverified)),
     )
+
+
+def runs_to_table(runs: Sequence[Mapping[str, Any]]) -> str:
+    """Stored eval runs, newest first, one line each: the history `opsbot eval --history` compares."""
+    lines = [f"{'run':<10} {'started':<20} {'mode':<9} {'model':<24} {'hits':>7} {'steps':>6} {'tokens':>9} "
+             f"{'unverified':>10}"]
+    for run in runs:
+        t = run.get("totals", {})
+        hits = f"{t.get('hits', 0)}/{t.get('scenarios', 0)}"
+        tokens = int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
+        lines.append(
+            f"{str(run.get('run_id', ''))[:8]:<10} {str(run.get('started_at', ''))[:19]:<20} "
+            f"{run.get('mode', ''):<9} {(run.get('model') or '-')[:24]:<24} {hits:>7} {t.get('steps', 0):>6} "
+            f"{tokens:>9,} {t.get('unverified', 0):>10}"
+        )
+    return "\n".join(lines) if runs else "no eval runs stored yet: run `opsbot eval`"
+

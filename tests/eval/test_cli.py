@@ -77,6 +77,8 @@ def test_eval_cli_reports_json_and_keeps_the_run_in_the_store(cli_env, tmp_path)
     assert store.eval_runs(limit=1)[0]["run_id"] == report["run_id"]
     assert store.get(row["trace_id"]) is not None  # the scored trace can be read back
     assert not (tmp_path / "sandbox" / "eval" / "hikari-pool" / "state.json").exists()
+    history = runner.invoke(app, ["eval", "--history", "5"], env=cli_env)
+    assert history.exit_code == 0 and report["run_id"][:8] in history.output and "1/1" in history.output
 
 
 def test_eval_cli_names_the_known_scenarios_for_an_unknown_one(cli_env):
