@@ -94,8 +94,7 @@ class EvalReport:
 
 def case_from_scenario(scenario: Scenario) -> EvalCase:
     """A scenario with no effect on any metric is the "nothing is wrong" case."""
-    no_incident = not scenario.timeline
-    return EvalCase(scenario.name, scenario.question, () if no_incident else scenario.must_name, no_incident)
+    return EvalCase(scenario.name, scenario.question, scenario.must_name, no_incident=not scenario.timeline)
 
 
 def normalised(text: str) -> str:
@@ -131,14 +130,14 @@ def corrected_tool_errors(trace: Trace) -> int:
 def score_trace(case: EvalCase, trace: Trace, wall_s: float) -> CaseResult:
     """Score one finished run against its case."""
     missing = tuple(f for f in case.must_name if not fact_named(f, trace.answer))
-    hit = says_no_incident(trace.answer) if case.no_incident else not missing
+    hit = not missing and (not case.no_incident or says_no_incident(trace.answer))
     evidence = [trace.question, *(s.observation for s in trace.steps)]
     totals = trace.totals
     tool_steps = [s for s in trace.steps if s.action not in ("", "finish")]
     return CaseResult(
         scenario=case.name,
         hit=hit,
-        missing=() if case.no_incident and hit else missing,
+        missing=missing,
         route=trace.intent.route if trace.intent else "",
         protocol=trace.protocol,
         steps=totals.steps or len(trace.steps),
