@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.agent.digest import observation_digest, observation_gist
+from bot.agent.digest import indexed_evidence, observation_digest, observation_gist
 from bot.agent.types import Budget, Question, Step
 from tools.base import Toolbox
 
@@ -74,18 +74,46 @@ def observation_cap(limits: ContextLimits, age: int) -> int:
 
 
 def truncate_observation(text: str, max_chars: int) -> str:
-    """Keep the head and the tail (totals and the latest lines live there), on line boundaries; mark the cut."""
+    """Keep the head and the tail (totals and the latest lines live there), on line boundaries; mark the cut.
+
+    Evidence lines inside the cut part (a changed setting in the middle of a diff, a deploy record) are kept in
+    the marker, within a third of the limit, so a cut never hides the finding itself.
+    """
     if len(text) <= max_chars:
         return text
+    head, tail = _head_and_tail(text, max_chars)
+    evidence = _evidence_between(text, head, tail, max_chars // 3)
+    if evidence:
+        head, tail = _head_and_tail(text, max_chars - len(evidence))
+        evidence = _evidence_between(text, head, tail, len(evidence))
+    cut = text[len(head) : len(text) - len(tail)]
+    lines = len(cut.strip("\n").splitlines())
+    marker = f"[... {len(cut):,} characters ({lines:,} lines) cut; narrow the query to see them ...]"
+    if evidence:
+        marker = f"{marker[:-5]}; its evidence lines follow ...]\n{evidence}\n[... end of the cut part ...]"
+    return f"{head}\n{marker}\n{tail}"
+
+
+def _head_and_tail(text: str, max_chars: int) -> tuple[str, str]:
     head = text[: max_chars * 2 // 3]
     tail = text[len(text) - (max_chars - len(head)) :]
     if (newline := head.rfind("\n")) > len(head) // 2:  # whole lines, unless that loses too much
         head = head[:newline]
     if 0 <= (newline := tail.find("\n")) < len(tail) // 2:
         tail = tail[newline + 1 :]
-    cut = text[len(head) : len(text) - len(tail)]
-    lines = len(cut.strip("\n").splitlines())
-    return f"{head}\n[... {len(cut):,} characters ({lines:,} lines) cut; narrow the query to see them ...]\n{tail}"
+    return head, tail
+
+
+def _evidence_between(text: str, head: str, tail: str, max_chars: int) -> str:
+    """Evidence lines wholly inside the cut part (neither head nor tail shows them), within `max_chars`."""
+    first, last = head.count("\n") + 1, text.count("\n") - tail.count("\n") - 1
+    kept: list[str] = []
+    for index, line in indexed_evidence(text.splitlines()):
+        if first <= index <= last:
+            if sum(len(k) + 1 for k in kept) + len(line) > max_chars:
+                break
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def fence_observation(text: str) -> str:

@@ -36,24 +36,30 @@ _MAX_EXAMPLES = 2
 
 def evidence_lines(text: str) -> list[str]:
     """The lines of an observation that carry evidence (see the module docstring), in their original order."""
-    kept: list[str] = []
+    return [line for _, line in indexed_evidence(text.splitlines())]
+
+
+def indexed_evidence(lines: list[str]) -> list[tuple[int, str]]:
+    """(line index, evidence as re-sent) for every evidence line after the first (header) line."""
+    kept: list[tuple[int, str]] = []
     examples = 0
-    changed_file = ""  # the file of the diff section being read; announced before its first changed line
-    for line in text.splitlines()[1:]:
+    changed_file, announced = "", ""  # the diff section being read; its name goes before its first change
+    for index, line in enumerate(lines[1:], start=1):
         stripped = line.strip()
         if match := _DIFF_FILE.match(line):
             changed_file = match.group(1)
         elif _DIFF_CHANGE.match(line):  # unstripped: a diff line starts in column 0
             if changed_file and _DOC_FILE.search(changed_file):
                 continue  # a changelog repeats the deploy summary the header already carries
-            if changed_file and f"{changed_file}:" not in kept:
-                kept.append(f"{changed_file}:")
-            kept.append(_compact_diff_line(line))
+            if changed_file and changed_file != announced:
+                kept.append((index, f"{changed_file}:"))
+                announced = changed_file
+            kept.append((index, _compact_diff_line(line)))
         elif _EXAMPLE.match(stripped) and examples < _MAX_EXAMPLES:
             examples += 1
-            kept.append("   " + _shorten(stripped, _EXAMPLE_CHARS))
+            kept.append((index, "   " + _shorten(stripped, _EXAMPLE_CHARS)))
         elif any(pattern.match(stripped) for pattern in _EVIDENCE):
-            kept.append(line.rstrip())
+            kept.append((index, line.rstrip()))
     return kept
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.context import Answer, ContextLimits, Exchange, render_messages, step_to_line
+from bot.agent.context import Answer, ContextLimits, Exchange, render_messages, step_to_line, truncate_observation
 from bot.agent.digest import evidence_lines, observation_digest, observation_gist
 from bot.agent.types import Question, Step
 
@@ -113,3 +113,13 @@ def test_older_kept_observations_are_digested_and_the_newest_is_sent_whole() -> 
 
     whole = render_messages("sys", Question("why?"), exchanges, ContextLimits(digest_read_observations=False), "")
     assert "promql" in whole[3]["content"] and "at com.zaxxer" in whole[5]["content"]
+
+
+def test_cutting_a_long_diff_keeps_the_changed_setting_from_its_middle() -> None:
+    context = "\n".join(f"       setting{i}: {i}" for i in range(60))
+    diff = DIFF.replace("     hikari:\n", f"{context}\n     hikari:\n") + "\n" + context
+    cut = truncate_observation(diff, 1_200)
+
+    assert "lines) cut; narrow the query to see them; its evidence lines follow ...]" in cut
+    assert "services/order/application.yaml:\n- maximumPoolSize: 50\n+ maximumPoolSize: 200" in cut
+    assert "[... end of the cut part ...]" in cut and len(cut) < 1_400
