@@ -72,6 +72,7 @@ class Runner:
         self._threads: list[threading.Thread] = []
         self._recent: OrderedDict[str, Trace] = OrderedDict()
         self._own_user_id: str | None = None
+        self._inflight: set[tuple[str, str, str]] = set()
 
     def start(self) -> None:
         """Start the worker threads (idempotent)."""
@@ -117,11 +118,15 @@ class Runner:
             self._call("chat_postEphemeral", channel=job.channel, user=job.user, text=f"⛔ {refusal}",
                        thread_ts=job.thread_ts)
             return Submission("refused")
+        if not self._claim(job):
+            self._say(job, "🔁 I'm already working on that question in this thread; the answer will appear here.")
+            return Submission("duplicate")
         self._acknowledge(job)  # before the put: a fast worker must not conclude before the 👀 appears
         with self._lock:
             busy = self._active >= self._workers or self._queue.depth() > 0
             position = self._queue.put(job)
         if position is None:
+            self._release(job)
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
             self._say(job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
             self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
@@ -133,6 +138,12 @@ class Runner:
 
     def run(self, job: Job) -> Trace:
         """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
+        try:
+            return self._answer(job)
+        finally:
+            self._release(job)
+
+    def _answer(self, job: Job) -> Trace:
         progress = ThreadProgress(self.client, job, use_streaming=self._use_streaming,
                                   update_interval_s=self._update_interval_s, status_text=self._status_text)
         progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
@@ -144,12 +155,25 @@ class Runner:
             trace = internal_error_trace(question, exc)
         self._keep(trace)
         self._remember_turn(job, trace)
+        self._release(job)  # answered: asking again from now on is a new run
         delivered = False
         try:
             delivered = progress.finish(trace)
         finally:
             self._conclude(job, trace, delivered)
         return trace
+
+    def _claim(self, job: Job) -> bool:
+        # At most one run per (thread, question): an impatient repeat or a double-clicked Re-run is not a new run.
+        with self._lock:
+            if _inflight_key(job) in self._inflight:
+                return False
+            self._inflight.add(_inflight_key(job))
+            return True
+
+    def _release(self, job: Job) -> None:
+        with self._lock:
+            self._inflight.discard(_inflight_key(job))
 
     def _remember_turn(self, job: Job, trace: Trace) -> None:
         try:  # before the post, so a quick follow-up in the thread already sees this turn
@@ -236,6 +260,10 @@ class Runner:
             getattr(self.client, method)(**kwargs)
         except Exception as exc:
             log.info("slack %s failed channel=%s: %s", method, kwargs.get("channel") or kwargs.get("channel_id"), exc)
+
+
+def _inflight_key(job: Job) -> tuple[str, str, str]:
+    return job.channel, job.thread_ts, " ".join(job.question.text.lower().split())
 
 
 def internal_error_trace(question: Question, exc: Exception) -> Trace:

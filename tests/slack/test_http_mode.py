@@ -262,3 +262,22 @@ def test_mention_under_an_alert_reads_the_thread_as_context(make_surface: Surfac
     [context] = responder.questions[0].history
     assert "OrderP99High" in context and "order p99 > 1s for 5m" in context and "untrusted" in context
     assert "<!channel>" not in context and "earlier opsbot post" not in context
+
+
+def test_repeating_a_running_question_in_the_thread_starts_no_second_run(make_surface: SurfaceFactory) -> None:
+    gate = threading.Event()
+    responder = ScriptedResponder(gate=gate)
+    surface = make_surface(responder)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?", ts="1.000001"), event_id="Ev1"))
+    wait_until(lambda: len(responder.questions) == 1, what="the first run")
+    again = mention_event("Why is  order slow?", ts="1.000002", thread_ts="1.000001")
+    post_event(surface.events_url, event_body(again, event_id="Ev2"))
+    wait_until(lambda: len(surface.submissions) == 2, what="the repeat")
+    assert [s.outcome for s in surface.submissions] == ["started", "duplicate"]
+    assert "already working on that" in surface.fake.wait_for("chat.postMessage")[0]["text"]
+    gate.set()
+    final_stops(surface.fake)
+    post_event(surface.events_url, event_body(mention_event("why is order slow?", ts="1.000003",
+                                                            thread_ts="1.000001"), event_id="Ev3"))
+    wait_until(lambda: len(surface.submissions) == 3, what="a later repeat")
+    assert surface.submissions[-1].outcome == "started"  # once answered, asking again is a new run
