@@ -7,8 +7,9 @@ filter keeps what a diagnosis cites and drops what it was read from:
   one example line each (its concrete values); stack frames and the newest raw lines go;
 - deploys: one line per deploy record (time, service/version, author, summary);
 - diffs: the deploy header and the changed lines (`-`/`+`), not context lines or file headers.
-Output in no known form keeps its head and tail instead (context.truncate_observation), so nothing is lost
-silently. The Trace always keeps every observation whole: this only shapes what the model is re-sent.
+Raw output in no known form has its repeated lines folded (as the logs tool does at the source), or else keeps
+its head and tail (context.truncate_observation), with a marker either way: nothing goes silently. The Trace
+always keeps every observation whole: this only shapes what the model is re-sent.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ _STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
 _EVIDENCE = (_STATS, _CHANGE, _COUNTS, _SIGNATURE, _DEPLOY, _DIFF_HEADER, _STATUS)
 # What a one-line gist prefers, in order: the finding itself before the context around it.
 _GIST_ORDER = (_CHANGE, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _STATUS, _COUNTS, _STATS)
+_VARYING = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8,}|\d+(?:[.,:]\d+)*", re.IGNORECASE)  # numbers, ids, hex, times
+_MIN_FOLD = 3  # fold a group from this many lines: two alike lines are cheaper kept than summarised
 _EXAMPLE_CHARS = 220
 _MAX_EXAMPLES = 2
 
@@ -64,16 +67,37 @@ def indexed_evidence(lines: list[str]) -> list[tuple[int, str]]:
 
 
 def observation_digest(text: str) -> str | None:
-    """The first line and the evidence lines, with a note of how much went; None when no evidence form is found."""
+    """The first line and the evidence lines, with a note of how much went; output in no known form has its
+    repeated lines folded instead; None when neither applies."""
     lines = text.splitlines()
     evidence = evidence_lines(text)
-    if not lines or not evidence:
+    if not lines:
         return None
+    if not evidence:
+        return folded_repeats(lines)
     left_out = len(lines) - 1 - len(evidence)
     digest = "\n".join([lines[0], *evidence])
     if left_out <= 0:
         return text
     return f"{digest}\n[digest of a result you have read: {left_out:,} other lines left out]"
+
+
+def folded_repeats(lines: list[str]) -> str | None:
+    """Raw output (log lines, stack frames, points) with lines that differ only in numbers and ids folded into
+    the first of them, a count and the last one, as tools/logs.py does at the source; None if nothing repeats."""
+    groups: dict[str, list[str]] = {}
+    for line in lines[1:]:
+        groups.setdefault(_VARYING.sub("#", line.strip()), []).append(line.rstrip())
+    if all(len(members) < _MIN_FOLD for members in groups.values()):
+        return None
+    folded = [lines[0]]
+    for members in groups.values():
+        if len(members) < _MIN_FOLD:
+            folded += members
+            continue
+        last = _shorten(members[-1].strip(), _EXAMPLE_CHARS)
+        folded += [members[0], f"  … {len(members) - 1:,} more like this, the last: {last}"]
+    return "\n".join([*folded, "[digest of a result you have read: repeated lines folded]"])
 
 
 def observation_gist(text: str, max_chars: int) -> str:

@@ -123,3 +123,17 @@ def test_cutting_a_long_diff_keeps_the_changed_setting_from_its_middle() -> None
     assert "lines) cut; narrow the query to see them; its evidence lines follow ...]" in cut
     assert "services/order/application.yaml:\n- maximumPoolSize: 50\n+ maximumPoolSize: 200" in cut
     assert "[... end of the cut part ...]" in cut and len(cut) < 1_400
+
+
+def test_raw_lines_in_no_known_form_are_folded_with_a_count_and_the_last_one() -> None:
+    raw = "\n".join(
+        ["12 of 1,843 lines (ERROR, 1h)"]
+        + [f"2026-11-28T15:05:{i:02d}Z ERROR order trace={i:08x} pool timed out (waiting={i})" for i in range(12)]
+        + ["a one-off line", "another one-off line"]
+    )
+    digest = observation_digest(raw) or ""
+    assert digest.splitlines()[:2] == ["12 of 1,843 lines (ERROR, 1h)", raw.splitlines()[1]]
+    assert "… 11 more like this, the last: 2026-11-28T15:05:11Z ERROR order trace=0000000b" in digest
+    assert "waiting=11" in digest and "a one-off line\nanother one-off line" in digest
+    assert digest.endswith("[digest of a result you have read: repeated lines folded]")
+    assert observation_digest("header\nplain\ntext") is None
