@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.agent.digest import indexed_evidence, observation_digest, observation_gist
+from bot.agent.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
 from bot.agent.types import Budget, Question, Step
 from tools.base import Toolbox
 
@@ -49,8 +49,11 @@ class Answer:
 
     def to_message(self, max_observation_chars: int, *, digest: bool = False) -> Message:
         """The message as sent; `digest` re-sends only the evidence lines of an observation already read."""
-        body = "" if self.observation is None else fence_observation(
-            truncate_observation(_digested(self.observation) if digest else self.observation, max_observation_chars))
+        if self.observation is None:
+            body = ""
+        else:
+            shown = _digested(self.observation) if digest else _folded_if_long(self.observation, max_observation_chars)
+            body = fence_observation(truncate_observation(shown, max_observation_chars))
         message: Message = {"role": self.role, "content": f"{self.prefix}{body}{self.suffix}"}
         if self.role == "tool":
             message["tool_call_id"] = self.tool_call_id
@@ -146,6 +149,13 @@ def _compact_call_text(step: Step) -> str:
 def _plain_value(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text[1:-1] if isinstance(value, str) and _PLAIN_VALUE.fullmatch(value) else text
+
+
+def _folded_if_long(observation: str, max_chars: int) -> str:
+    """A long raw output (no evidence form) with its repeated lines folded before any cut: a count beats a gap."""
+    if len(observation) <= max_chars or indexed_evidence(observation.splitlines()):
+        return observation
+    return folded_repeats(observation.splitlines()) or observation
 
 
 def _digested(observation: str) -> str:

@@ -97,7 +97,7 @@ def folded_repeats(lines: list[str]) -> str | None:
             continue
         last = _shorten(members[-1].strip(), _EXAMPLE_CHARS)
         folded += [members[0], f"  … {len(members) - 1:,} more like this, the last: {last}"]
-    return "\n".join([*folded, "[digest of a result you have read: repeated lines folded]"])
+    return "\n".join([*folded, "[lines alike but for numbers and ids folded into the first, a count and the last]"])
 
 
 def observation_gist(text: str, max_chars: int) -> str:

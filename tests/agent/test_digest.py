@@ -135,5 +135,5 @@ def test_raw_lines_in_no_known_form_are_folded_with_a_count_and_the_last_one() -
     assert digest.splitlines()[:2] == ["12 of 1,843 lines (ERROR, 1h)", raw.splitlines()[1]]
     assert "… 11 more like this, the last: 2026-11-28T15:05:11Z ERROR order trace=0000000b" in digest
     assert "waiting=11" in digest and "a one-off line\nanother one-off line" in digest
-    assert digest.endswith("[digest of a result you have read: repeated lines folded]")
+    assert digest.endswith("[lines alike but for numbers and ids folded into the first, a count and the last]")
     assert observation_digest("header\nplain\ntext") is None
