@@ -176,17 +176,19 @@ def arguments_text(schema: Mapping[str, Any]) -> str:
     this does not know (nested objects, unions) is shown as its JSON.
     """
     required = set(schema.get("required", ()))
-    lines = []
-    for name, prop in schema.get("properties", {}).items():
-        if set(prop) - {"type", "description", "default", "enum"}:
-            lines.append(f"- {name}{'' if name in required else ' (optional)'}: {_json(prop)}")
-            continue
-        head = name if prop.get("type", "string") == "string" else f"{name}: {prop['type']}"
-        head += " (required)" if name in required else f" = {_json(prop['default'])}" if "default" in prop else ""
-        if "enum" in prop:
-            head += ", one of " + "|".join(str(value) for value in prop["enum"])
-        lines.append(f"- {head}: {prop['description']}" if prop.get("description") else f"- {head}")
+    lines = [_argument_line(name, prop, name in required) for name, prop in schema.get("properties", {}).items()]
     return "Arguments (JSON object):\n" + "\n".join(lines) if lines else "Arguments: none ({})"
+
+
+def _argument_line(name: str, prop: Mapping[str, Any], required: bool) -> str:
+    status = " (required)" if required else f" = {_json(prop['default'])}" if "default" in prop else " (optional)"
+    if set(prop) - {"type", "description", "default", "enum"}:
+        return f"- {name}{status}: {_json(prop)}"
+    kind = prop.get("type", "string")
+    head = f"{name}{'' if kind == 'string' else ': ' + (kind if isinstance(kind, str) else _json(kind))}{status}"
+    if "enum" in prop:
+        head += ", one of " + "|".join(str(value) for value in prop["enum"])
+    return f"- {head}: {prop['description']}" if prop.get("description") else f"- {head}"
 
 
 def _json(value: Any) -> str:

@@ -9,6 +9,7 @@ from bot.agent.context import (
     Answer,
     ContextLimits,
     Exchange,
+    arguments_text,
     fence_observation,
     observation_cap,
     observation_gist,
@@ -137,3 +138,25 @@ def test_last_step_tells_the_model_to_answer_now(scripted_llm: ScriptedLLM) -> N
         "[Step 2 of 2: this is your last step. Give your final answer now.]"
         in scripted_llm.chat_requests[1].messages[-1]["content"]
     )
+
+
+def test_text_catalogue_lists_each_argument_with_type_default_and_legal_values() -> None:
+    schema = {
+        "type": "object",
+        "required": ["service", "metric"],
+        "properties": {
+            "service": {"type": "string", "description": "service name"},
+            "metric": {"type": "string", "enum": ["qps", "error_rate"], "description": "catalogue metric"},
+            "limit": {"type": "integer", "default": 100, "description": "newest lines"},
+            "note": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    assert arguments_text(schema).splitlines() == [
+        "Arguments (JSON object):",
+        "- service (required): service name",
+        "- metric (required), one of qps|error_rate: catalogue metric",
+        "- limit: integer = 100: newest lines",
+        "- note (optional)",
+        '- tags (optional): {"type":"array","items":{"type":"string"}}',
+    ]
