@@ -21,7 +21,7 @@ Investigation = list[tuple[str, str, dict[str, Any]]]
 
 
 def query_metrics(service: str, metric: str, range: str = "1h") -> str:
-    """Metric series with change points (about 1.5 KB, like tools/metrics.py for 1h at 1-minute steps)."""
+    """Every point of a series plus a change line (about 1.5 KB; the real tool sends ~0.4 KB of statistics)."""
     points = "\n".join(
         f"  15:{m:02d}  {212 + (m > 5) * 968 + m % 7} ms" for m in builtins.range(0, 60, 2)
     )  # `range` is the tool argument here
@@ -32,7 +32,7 @@ def query_metrics(service: str, metric: str, range: str = "1h") -> str:
 
 
 def logs_tool(log_lines: int) -> Callable[..., str]:
-    """query_logs answering `log_lines` lines and a stack trace (100 lines: about 22 KB, tools/logs.py's worst case)."""
+    """query_logs answering `log_lines` raw lines and a stack trace, unclustered (100 lines: about 22 KB)."""
 
     def query_logs(service: str, query: str = "", level: str = "", range: str = "1h") -> str:
         """Log lines of a service around an incident."""
@@ -75,7 +75,7 @@ def query_deploy_diff(version: str, service: str) -> str:
 
 
 def bench_toolbox(log_lines: int = 100) -> Toolbox:
-    """The four tools of a real diagnosis; `log_lines` sets how heavy the log observations are."""
+    """Four synthetic tools with raw output; `log_lines` sets how heavy the log observations are."""
     funcs = (query_metrics, logs_tool(log_lines), query_deploy_records, query_deploy_diff)
     return Toolbox(tool(f) for f in funcs)
 
