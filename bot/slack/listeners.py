@@ -125,9 +125,11 @@ class _Listeners:
     def on_diagnose(self, ack: Callable[..., None], command: dict[str, Any], respond: Callable[..., None]) -> None:
         """/diagnose: ack at once, post an anchor in the channel, thread the work under it."""
         text, user, channel = clean_text(command.get("text") or ""), command["user_id"], command["channel_id"]
-        refusal = self.admit(user, channel)
-        if not text or refusal:
-            ack(f"⛔ {refusal}" if refusal else HELP_TEXT)
+        if not text:
+            ack(HELP_TEXT)
+            return
+        if refusal := self.admit(user, channel):
+            ack(f"⛔ {refusal}")
             return
         ack(f"🔎 Diagnosing: {render.mrkdwn_escape(render.trim(text, 200))}")
         try:
@@ -137,6 +139,10 @@ class _Listeners:
         except SlackApiError as exc:
             log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))
             respond("I can't post in this conversation. Invite me first (`/invite @opsbot`) and try again.")
+            return
+        except Exception:  # Slack unreachable after the retries: say so rather than go quiet
+            log.exception("posting the /diagnose anchor failed channel=%s", channel)
+            respond("Slack did not accept my message just now; please try again in a minute.")
             return
         anchor_ts = str(anchor["ts"])
         question = Question(text=text, user=user, channel=channel, thread_ts=anchor_ts, source="slack")
