@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.agent.types import Question, StopReason, Totals, Trace
 from bot.slack.render import ACTION_RERUN, ACTION_SHOW_TRACE, ACTION_VOTE_DOWN, ACTION_VOTE_UP, MAX_MODAL_BLOCKS
 from tests.fakes.slack import ScriptedResponder, event_body, mention_event, post_event, post_interaction
 from tests.slack.conftest import Surface, SurfaceFactory, wait_until
@@ -77,3 +78,16 @@ def test_trace_modal_pages_with_views_update(make_surface: SurfaceFactory) -> No
     [update] = surface.fake.wait_for("views.update")
     assert update["view_id"] == "V1" and update["hash"] == "h1"
     assert "page 2 of" in json.dumps(update["view"], ensure_ascii=False)
+
+
+def test_alert_diagnosis_is_posted_as_an_anchor_with_the_answer_in_its_thread(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    trace = Trace(trace_id="alert1", question="[FIRING] OrderP99High <!here>", protocol="playbook", steps=(),
+                  answer="order v2.8.1 raised the pool size", complete=True, stop_reason=StopReason.FINISH,
+                  totals=Totals())
+    surface.runner.post_trace("CALERTS", Question(trace.question, source="alertmanager"), trace)
+    anchor, final = surface.fake.calls_to("chat.postMessage")
+    [anchor_response, _] = surface.fake.responses_to("chat.postMessage")
+    assert "thread_ts" not in anchor and "OrderP99High" in anchor["text"] and "<!here>" not in anchor["text"]
+    assert final["thread_ts"] == anchor_response["ts"] and "pool size" in json.dumps(final["blocks"])
+    assert surface.runner.recent_trace("alert1") is trace
