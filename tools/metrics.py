@@ -21,7 +21,7 @@ import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
-from tools.changepoints import ChangePoint, detect_changes
+from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
@@ -105,20 +105,31 @@ class MetricsTools:
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
         changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
-        return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result))
+        spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
+        return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes)
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
         """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
+        mid = (change.before + change.after) / 2
+        return replace(change, at=self._first_crossing(promql, change.at, step_s, factor, mid, change.after > mid))
+
+    def _pinned_spike(self, spike: Spike, promql: str, step_s: int, factor: float) -> Spike:
+        """The same for a spike's start: the first minute a quarter of the way up to its peak."""
+        level = spike.before + (spike.peak - spike.before) / 4
+        return replace(spike, start=self._first_crossing(promql, spike.start, step_s, factor, level, True))
+
+    def _first_crossing(
+        self, promql: str, at: datetime, step_s: int, factor: float, level: float, up: bool
+    ) -> datetime:
+        """The first minute of the step ending at `at` whose value is past `level`; `at` itself when unsure."""
         if step_s <= 60:
-            return change
-        start = change.at - timedelta(seconds=step_s)
+            return at
+        start = at - timedelta(seconds=step_s)
         try:
-            result = self._call(lambda: self.client.custom_query_range(promql, start, change.at, "60s"))
+            result = self._call(lambda: self.client.custom_query_range(promql, start, at, "60s"))
         except ToolError:
-            return change  # the coarse time is still right to within one step
-        mid, up = (change.before + change.after) / 2, change.after > change.before
-        first = next((t for t, v in _points_from_result(result, factor) if (v > mid) == up), change.at)
-        return replace(change, at=first)
+            return at  # the coarse time is still right to within one step
+        return next((t for t, v in _points_from_result(result, factor) if (v > level) == up), at)
 
     def known_services(self) -> list[str]:
         """Label values of the service label, cached for a short while."""
@@ -154,7 +165,9 @@ Legal metrics:
 service must be a service label value Prometheus holds (an unknown one gets the known list back). \
 range: "30m", "1h", "6h", "24h", "7d" (any <n>m|h|d) or an ISO interval "2026-11-28T14:00Z/2026-11-28T16:00Z".
 Returns ~10 lines, never the raw series: the PromQL run; min, median, max and last with units; \
-change points as "change: HH:MM before -> after (xN)"; 12 averaged points (at most {max_points} are fetched)."""
+level shifts as "change: HH:MM before -> after (xN)"; spikes that came and went as \
+"spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM"; 12 averaged points \
+(at most {max_points} are fetched)."""
 
 
 def _display_unit(unit: str) -> tuple[str, float]:

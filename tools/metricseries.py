@@ -1,7 +1,9 @@
 """What query_metrics saw, as a small frozen value, and its compact text rendering.
 
 The playbook reads `MetricSeries` directly; the model reads `render_series()`: PromQL, stats with units,
-`change: HH:MM before -> after (xN)` lines, and about a dozen averaged points.
+`change: HH:MM before -> after (xN)` lines for level shifts,
+`spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
+and about a dozen averaged points.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from statistics import fmean
 
-from tools.changepoints import ChangePoint
+from tools.changepoints import ChangePoint, Spike
 from tools.timerange import TimeWindow, duration_to_text
 
 SUMMARY_POINTS = 12
@@ -50,6 +52,7 @@ class MetricSeries:
     stats: MetricStats | None
     changes: tuple[ChangePoint, ...]
     series_count: int
+    spikes: tuple[Spike, ...] = ()
 
 
 def render_series(series: MetricSeries) -> str:
@@ -66,14 +69,25 @@ def render_series(series: MetricSeries) -> str:
         lines.append(f"note: the query returned {series.series_count} series; this is the first.")
     clock = series.window.clock_format
     lines += [_change_line(c, u, clock) for c in series.changes] or ["change: none detected"]
+    lines += [_spike_line(spike, u, clock) for spike in series.spikes]
     lines.append(_summary_line(series.points, u, series.step_s, clock))
     return "\n".join(lines)
 
 
 def _change_line(change: ChangePoint, unit: str, clock: str) -> str:
-    ratio = change.ratio
-    factor = f"x{ratio:.1f}" if ratio is not None and ratio >= 0.1 else f"x{ratio:.2g}" if ratio else "from 0"
-    return f"change: {change.at:{clock}} {_value(change.before, unit)} -> {_value(change.after, unit)} ({factor})"
+    before, after = _value(change.before, unit), _value(change.after, unit)
+    return f"change: {change.at:{clock}} {before} -> {after} ({_factor(change.ratio)})"
+
+
+def _spike_line(spike: Spike, unit: str, clock: str) -> str:
+    """`spike: 15:26 94 ms -> peak 2,455 ms at 15:30 (x26.0), back to ~93 ms by 16:04`."""
+    rise = f"{spike.start:{clock}} {_value(spike.before, unit)} -> peak {_value(spike.peak, unit)}"
+    back = f"back to ~{_value(spike.after, unit)} by {spike.back_at:{clock}}"
+    return f"spike: {rise} at {spike.peak_at:{clock}} ({_factor(spike.ratio)}), {back}"
+
+
+def _factor(ratio: float | None) -> str:
+    return f"x{ratio:.1f}" if ratio is not None and ratio >= 0.1 else f"x{ratio:.2g}" if ratio else "from 0"
 
 
 def _summary_line(points: Sequence[tuple[datetime, float]], unit: str, step_s: int, clock: str) -> str:

@@ -2,7 +2,8 @@
 
 The playbook knows the tools only through their text (the same text the model sees), so these readers are
 lenient: they look for the stable line forms the tools promise (`change: 15:05 212 ms -> 1,180 ms (x5.6)`,
-`1. 256x <signature>`) and ignore everything else. Deploys and diffs are read in bot/agent/diffs.py.
+`spike: 15:26 94 ms -> peak 2,455 ms at 15:30 (x26.1), back to ~93 ms by 16:04`, `1. 256x <signature>`)
+and ignore everything else. Deploys and diffs are read in bot/agent/diffs.py.
 """
 
 from __future__ import annotations
@@ -101,31 +102,32 @@ def change_points_from_text(observation: str, now: datetime) -> list[ChangePoint
     return sorted(points, key=lambda p: p.at)
 
 
-SPIKE_RATIO = 4.0  # max at least this many times the median, with no level shift: a transient spike
-_STATS_RX = re.compile(rf"median (?P<median>{_VALUE})\s*·\s*max (?P<max>{_VALUE})")
-_SERIES_RX = re.compile(r"^series \([^)]*\):\s*(?P<cells>.+)$", re.MULTILINE)
+_SPIKE_RX = re.compile(
+    rf"^\s*spike:\s*(?P<when>{_WHEN})\s+(?P<before>{_VALUE})\s*(?:->|→)\s*peak\s+(?P<peak>{_VALUE})\s+at\s+"
+    rf"(?P<peak_when>{_WHEN})(?:\s*\([x×](?P<ratio>{_NUM})\))?",
+    re.MULTILINE,
+)
+
+
+def spikes_from_text(observation: str, now: datetime) -> list[ChangePoint]:
+    """Every `spike:` line (a peak that came and went) as a ChangePoint with spike=True: at = when it started,
+    before = the level it rose from, after = the peak; oldest first."""
+    spikes = []
+    for match in _SPIKE_RX.finditer(observation):
+        at = moment_from_text(match.group("when"), now)
+        if at is None:
+            continue
+        before, peak = number_from_text(match.group("before")), number_from_text(match.group("peak"))
+        ratio = float(match.group("ratio").replace(",", "")) if match.group("ratio") else _ratio(before, peak)
+        factor = f"x{match.group('ratio')}" if match.group("ratio") else ""
+        spikes.append(ChangePoint(at, match.group("before").strip(), match.group("peak").strip(), ratio, factor, True))
+    return sorted(spikes, key=lambda p: p.at)
 
 
 def spike_from_text(observation: str, now: datetime) -> ChangePoint | None:
-    """A spike that came and went (no `change:` level shift, but max >> median), dated by the series summary.
-
-    Change-point detection looks for level shifts; an incident that already recovered (a cache refill, a
-    restart) can peak far above the median without one. The date is the first summary cell well above the
-    median, so it is as coarse as the summary (about a twelfth of the window).
-    """
-    stats = _STATS_RX.search(observation)
-    series = _SERIES_RX.search(observation)
-    median = number_from_text(stats.group("median")) if stats else None
-    peak = number_from_text(stats.group("max")) if stats else None
-    if not (stats and series and median and peak and peak >= SPIKE_RATIO * median > 0):
-        return None
-    for cell in series.group("cells").split(", "):
-        clock, _, value = cell.partition(" ")
-        number = number_from_text(value)
-        if number is not None and number >= 2 * median:
-            at = moment_from_text(clock, now)
-            return ChangePoint(at, stats.group("median"), stats.group("max"), peak / median, spike=True) if at else None
-    return None
+    """The biggest spike of a query_metrics observation (see spikes_from_text), or None."""
+    spikes = spikes_from_text(observation, now)
+    return max(spikes, key=lambda p: p.strength) if spikes else None
 
 
 def _ratio(before: float | None, after: float | None) -> float:

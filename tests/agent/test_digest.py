@@ -56,6 +56,21 @@ def test_metric_digest_keeps_the_statistics_and_change_points_not_the_series() -
     assert digest.endswith("[digest of a result you have read: 2 other lines left out]")
 
 
+SPIKE_METRICS = """p99_latency of catalog, 2026-11-28 17:00 → 2026-11-29 17:03 UTC (24.1h), step 5m
+promql: histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="catalog"}[5m])))
+min 90.6 ms · median 94.0 ms · max 2,357 ms · last 93.6 ms
+change: none detected
+spike: 11-29 15:28 93.8 ms -> peak 2,357 ms at 11-29 15:30 (x25.1), back to ~93.8 ms by 11-29 16:10
+series (mean per 3h, ms): 11-29 12:00 93.6, 11-29 15:00 498"""
+
+
+def test_metric_digest_keeps_a_spike_that_came_and_went_and_the_gist_leads_with_it() -> None:
+    spike = SPIKE_METRICS.splitlines()[4]
+    assert spike in evidence_lines(SPIKE_METRICS)
+    assert "series" not in (observation_digest(SPIKE_METRICS) or "")
+    assert observation_gist(SPIKE_METRICS, 200).startswith(spike)
+
+
 def test_log_digest_keeps_counts_signatures_and_one_example_not_stack_frames_or_raw_lines() -> None:
     digest = observation_digest(LOGS) or ""
     assert "matched 480 lines · by level: ERROR 480 · WARN 182 · INFO 88" in digest

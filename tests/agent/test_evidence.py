@@ -11,6 +11,7 @@ from bot.agent.evidence import (
     moment_from_question,
     service_from_text,
     spike_from_text,
+    spikes_from_text,
 )
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
@@ -84,19 +85,32 @@ def test_deploy_lines_give_version_and_time():
     assert record.at == datetime(2026, 11, 28, 15, 2, tzinfo=UTC)
 
 
-SPIKE = """p99_latency of catalog, 2026-11-29 12:53 → 16:23 UTC (3.5h), step 1m
-min 90.3 ms · median 94.2 ms · max 2,475 ms · last 94.8 ms
+SPIKE = """p99_latency of catalog, 2026-11-28 17:00 → 2026-11-29 17:03 UTC (24.1h), step 5m
+min 90.6 ms · median 94.0 ms · max 2,357 ms · last 93.6 ms
 change: none detected
-series (mean per 20m, ms): 12:53 93.5, 13:00 92.8, 14:20 93.8, 14:40 1,383, 15:00 1,242, 15:20 165"""
+spike: 11-29 15:28 93.8 ms -> peak 2,357 ms at 11-29 15:30 (x25.1), back to ~93.8 ms by 11-29 16:10
+series (mean per 3h, ms): 11-29 12:00 93.6, 11-29 15:00 498"""
 
 
-def test_a_spike_that_recovered_is_read_from_stats_and_dated_by_the_summary():
-    spike = spike_from_text(SPIKE, datetime(2026, 11, 29, 16, 23, tzinfo=UTC))
+def test_a_spike_line_gives_its_start_level_and_peak():
+    spike = spike_from_text(SPIKE, datetime(2026, 11, 29, 17, 3, tzinfo=UTC))
     assert spike is not None and spike.spike
-    assert (spike.at, spike.before, spike.after) == (datetime(2026, 11, 29, 14, 40, tzinfo=UTC), "94.2 ms", "2,475 ms")
-    assert spike.factor == ""  # no factor is invented: the tool printed none
+    assert (spike.at, spike.before, spike.after) == (datetime(2026, 11, 29, 15, 28, tzinfo=UTC), "93.8 ms", "2,357 ms")
+    assert spike.factor == "x25.1" and spike.ratio == 25.1
+    assert change_points_from_text(SPIKE, NOW) == []  # a spike is not a level shift
 
 
-def test_steady_series_is_no_spike():
-    steady = SPIKE.replace("max 2,475 ms", "max 120 ms")
+def test_spikes_are_read_in_time_order_and_the_biggest_is_the_spike():
+    text = (
+        "spike: 15:28 2 -> peak 9 at 15:30 (x4.5), back to ~2 by 15:40\n"
+        "spike: 09:10 2 -> peak 40 at 09:12 (x20.0), back to ~2 by 09:30"
+    )
+    spikes = spikes_from_text(text, datetime(2026, 11, 29, 17, 3, tzinfo=UTC))
+    assert [(p.at.hour, p.after) for p in spikes] == [(9, "40"), (15, "9")]
+    biggest = spike_from_text(text, NOW)
+    assert biggest is not None and biggest.after == "40"
+
+
+def test_without_a_spike_line_there_is_no_spike_whatever_the_max():
+    steady = SPIKE.replace("\nspike:", "\nnot a spike:")
     assert spike_from_text(steady, NOW) is None

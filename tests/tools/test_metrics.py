@@ -137,3 +137,32 @@ def test_catalogue_template_with_an_unknown_placeholder_fails_at_startup():
     client = wiring.build_prometheus(tool_settings())
     with pytest.raises(ValueError, match=r"metric 'qps': PromQL template may use only \$label and \$service"):
         MetricsTools(client, {"qps": MetricQuery('sum(rate(http_requests_total{pod="$pod"}[5m]))', "rps")})
+
+
+def test_spike_that_recovered_is_reported_over_a_long_window(make_sandbox):
+    """cache-stampede: catalog p99 rises ~26x and decays within 35 minutes; over 24h that is 7 points."""
+    box = make_sandbox("cache-stampede")
+    tools = wiring.build_toolbox(tool_settings(prometheus_url=box.prometheus_url))
+    text = call_tool(tools, "query_metrics", {"service": "catalog", "metric": "p99_latency", "range": "24h"}).text
+    [spike] = [line for line in text.splitlines() if line.startswith("spike: ")]
+    start, back = box.incident_at, box.incident_at + timedelta(minutes=box.scenario.resolved_minutes)
+    assert spike.startswith(f"spike: {start:%m-%d %H:%M} 9"), spike  # pinned to the minute, not the 5m step
+    assert " ms -> peak 2," in spike and "back to ~9" in spike, spike
+    back_clock = spike.rsplit(" by ", 1)[1]
+    # up to a 5m step plus the 5m rate window after the scenario's recovery
+    assert back_clock in {f"{back + timedelta(minutes=m):%m-%d %H:%M}" for m in range(0, 11)}, spike
+
+
+def test_spike_line_sits_beside_the_change_at_fine_resolution(make_sandbox):
+    box = make_sandbox("cache-stampede")
+    tools = wiring.build_metrics_tools(tool_settings(prometheus_url=box.prometheus_url))
+    series = tools.series("catalog", "p99_latency", interval(box, 2, 1))
+    [spike] = series.spikes
+    assert spike.start == box.incident_at and 2000 < spike.peak < 2700 and 85 < spike.before < 100
+    assert render_series(series).count("\nspike: ") == 1
+
+
+def test_steady_service_has_no_spike(sandbox):
+    tools = wiring.build_metrics_tools(tool_settings(prometheus_url=sandbox.prometheus_url))
+    series = tools.series("order", "qps", interval(sandbox))
+    assert series.spikes == () and "spike:" not in render_series(series)
