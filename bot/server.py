@@ -70,12 +70,13 @@ def slack_app(bolt_app: Any) -> WSGIApp:
 
 @dataclass
 class RunningServer:
-    """A waitress server serving in a background thread (tests, `opsbot serve` with Socket Mode)."""
+    """A waitress server serving in a background thread (tests and benches; `serve` blocks instead)."""
 
     host: str
     port: int
     _server: Any
     _thread: threading.Thread
+    _stopping: threading.Event
 
     @property
     def url(self) -> str:
@@ -87,7 +88,12 @@ class RunningServer:
             for dispatcher in list(self._server._map.values()):
                 dispatcher.close()
 
-        self._server.trigger.pull_trigger(close_all)
+        self._stopping.set()
+        try:
+            self._server.trigger.pull_trigger(close_all)
+        except OSError as exc:  # the wake-up pipe is gone: close from here; the loop ends on its own
+            log.warning("waitress trigger unavailable (%s); closing the server from this thread", exc)
+            close_all()
         self._thread.join(5)
         self._server.task_dispatcher.shutdown()
 
@@ -96,10 +102,19 @@ def start_server(app: WSGIApp, host: str, port: int, threads: int) -> RunningSer
     """Start serving `app` in a daemon thread; port 0 picks a free port."""
     server = create_server(app, host=host, port=port, threads=threads, ident="opsbot")
     bound_port = int(server.effective_port)
-    thread = threading.Thread(target=server.run, name="opsbot-http", daemon=True)
+    stopping = threading.Event()
+
+    def run() -> None:
+        try:
+            server.run()
+        except OSError:  # a select() on sockets closed by stop() is the expected end
+            if not stopping.is_set():
+                raise
+
+    thread = threading.Thread(target=run, name="opsbot-http", daemon=True)
     thread.start()
     log.info("serving http://%s:%d", host, bound_port)
-    return RunningServer(host, bound_port, server, thread)
+    return RunningServer(host, bound_port, server, thread, stopping)
 
 
 def serve(app: WSGIApp, host: str, port: int, threads: int) -> None:
