@@ -12,7 +12,6 @@ import ast
 import math
 import operator
 from collections.abc import Callable
-from typing import Annotated
 
 from tools.base import ToolError, ToolSpec, tool
 
@@ -46,13 +45,14 @@ _FUNCTIONS: dict[str, Callable[..., Number]] = {
 }
 
 
-def calculate(expression: Annotated[str, "arithmetic expression, e.g. (1180 - 212) / 212 * 100"]) -> str:
+def calculate(expression: str) -> str:
     """Arithmetic on numbers you observed, instead of doing maths in your head.
 
     Use it for ratios (1180 / 212), percentage change ((1180 - 212) / 212 * 100) and unit conversion
-    (1.18 * 1000 for s -> ms, 2147483648 / 1024**3 for bytes -> GiB). Syntax: plain numbers (1180, not
-    1,180), + - * / // % (modulo) ** and parentheses, and abs, round, min, max, sqrt, log, log10, floor,
-    ceil. No variables or units. Returns one number.
+    (1.18 * 1000 for s -> ms, 2147483648 / 1024**3 for bytes -> GiB).
+    Legal expression: plain numbers (1180, not 1,180), + - * / // % ** and parentheses, abs, round, min, max,
+    sqrt, log, log10, floor, ceil; no variables or units.
+    Returns one number.
     """
     text = expression.strip()
     if not text:

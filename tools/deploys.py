@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Protocol
+from typing import Protocol
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
@@ -84,16 +84,16 @@ class DeployTools:
         """query_deploy_records and query_deploy_diff."""
         diff_doc = _DIFF_DOC.format(max_chars=f"{self.max_diff_chars:,}")
         return [
-            tool(self.query_deploy_records, description=_RECORDS_DOC),
+            tool(self.query_deploy_records, description=_RECORDS_DOC.format(max_records=MAX_RECORDS)),
             tool(self.query_deploy_diff, description=diff_doc),
         ]
 
     def query_deploy_records(
         self,
-        service: Annotated[str, 'service name, e.g. order; "*" for every service'],
-        start: Annotated[str, "ISO 8601 UTC start, e.g. 2026-11-28T14:00Z (overrides range)"] = "",
-        end: Annotated[str, "ISO 8601 UTC end; empty = now"] = "",
-        range: Annotated[str, 'window ending at `end` or now: "6h", "24h", "7d"; or ISO "start/end"'] = "24h",
+        service: str,
+        start: str = "",
+        end: str = "",
+        range: str = "24h",
     ) -> ToolResult | str:
         """Run query_deploy_records (the description shown to the model is _RECORDS_DOC)."""
         name = self._service_or_all(service)
@@ -109,8 +109,8 @@ class DeployTools:
 
     def query_deploy_diff(
         self,
-        version: Annotated[str, "a deployed version, e.g. v2.8.1 (as listed by query_deploy_records)"],
-        service: Annotated[str, "the service the version belongs to, e.g. order"],
+        version: str,
+        service: str,
     ) -> ToolResult | str:
         """Run query_deploy_diff (the description shown to the model is _DIFF_DOC)."""
         name = self._known_service(service)
@@ -174,21 +174,23 @@ def _record_line(r: DeployRecord) -> str:
 
 
 _RECORDS_DOC = """\
-List deploys (releases) of a service in a time window, newest first.
+List deploys (releases) in a time window, newest first.
 Use it once you know WHEN a symptom started (from query_metrics), to find what was deployed shortly before; \
-then read a suspicious deploy with query_deploy_diff. A deploy of another service can be a red herring: \
+then read a suspicious one with query_deploy_diff. A deploy of another service can be a red herring: \
 check it touches the failing service or its dependencies.
-Legal values: service as it appears in deploy records ("*" = every service); range "6h"/"24h"/"7d" or \
-start/end in ISO 8601 UTC.
-Returns one line per deploy (time, service/version, previous version, author, summary, files changed), \
-at most 50."""
+Legal values:
+- service: as the deploy records name it, e.g. order; "*" = every service
+- range: a window ending at end (or now), <n>m|h|d ("6h", "7d"), or ISO "start/end"
+- start, end: ISO 8601 UTC instead of range, e.g. 2026-11-28T14:00Z; empty end = now
+Returns one line per deploy (time, service/version, previous version, author, summary, files), \
+at most {max_records}."""
 
 _DIFF_DOC = """\
-Show what one deploy changed: the unified diff of the service's configuration/code folder against the \
+Show what one deploy changed: the unified diff of the service's folder (config and code) against the \
 previous deploy.
 Use it after query_deploy_records named a suspicious version, to find the exact setting or code that changed.
-Legal values: version exactly as query_deploy_records lists it (e.g. v2.8.1; an unknown one gets the known \
-versions back); service the version belongs to.
+Legal values: version exactly as query_deploy_records lists it, e.g. v2.8.1 (an unknown one gets the known \
+versions back); service: the one the version belongs to.
 Returns a header (time, author, summary, files) and the diff, cut at {max_chars} characters with a marker."""
 
 

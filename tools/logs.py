@@ -11,7 +11,7 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
@@ -70,9 +70,7 @@ class LogTools:
 
     def specs(self) -> list[ToolSpec]:
         """The query_logs tool."""
-        text = _QUERY_LOGS_DOC.format(
-            default=self.default_limit, maximum=f"{self.max_limit:,}", levels="|".join(LEVELS)
-        )
+        text = _QUERY_LOGS_DOC.format(maximum=f"{self.max_limit:,}", levels="|".join(LEVELS))
         return [tool(self._query_logs_with_configured_limit(), description=text)]
 
     def _query_logs_with_configured_limit(self) -> Callable[..., ToolResult | str]:
@@ -92,13 +90,13 @@ class LogTools:
 
     def query_logs(
         self,
-        service: Annotated[str, 'service name, e.g. order; "*" for every service'],
-        query: Annotated[str, 'words that must all appear, "quoted phrases", prefix*, or a OR b; empty = all'] = "",
-        level: Annotated[str, "ERROR, WARN, INFO or DEBUG; comma-separated for several; empty = all"] = "",
-        range: Annotated[str, 'window ending at `end` or now: "30m", "1h", "24h"; or ISO "start/end"'] = "1h",
-        start: Annotated[str, "ISO 8601 UTC start, e.g. 2026-11-28T15:00Z (overrides range)"] = "",
-        end: Annotated[str, "ISO 8601 UTC end; empty = now"] = "",
-        limit: Annotated[int, "newest lines to show"] = 100,
+        service: str,
+        query: str = "",
+        level: str = "",
+        range: str = "1h",
+        start: str = "",
+        end: str = "",
+        limit: int = 100,
     ) -> ToolResult | str:
         """Run query_logs (the description shown to the model is _QUERY_LOGS_DOC)."""
         log_query = self._log_query(service, query, level, window_from_args(range, start, end, self.clock()), limit)
@@ -123,14 +121,18 @@ class LogTools:
 
 
 _QUERY_LOGS_DOC = """\
-Search application logs of one service in a time window.
-Use it after query_metrics showed WHEN something changed, to see WHAT failed (exceptions, timeouts, \
-refused connections) and how often; use query_deploy_records for what changed.
-Legal values: service as it appears in the logs ("*" = all); level {levels} (comma-separated for several); \
-query = plain words that must all appear, "quoted phrases", prefix*, or words joined by OR (other syntax is \
-treated as text); range "30m"/"1h"/"24h" or start/end in ISO 8601 UTC; limit 1-{maximum} (default {default}).
+Search the application logs of one service in a time window.
+Use it once query_metrics showed WHEN something changed, to see WHAT failed (exceptions, timeouts, \
+refused connections) and how often; query_deploy_records says what changed.
+Legal values:
+- service: as the logs name it, e.g. order; "*" = every service
+- query: words that must all appear, "quoted phrases", prefix*, or a OR b (other syntax is plain text); empty = all
+- level: {levels}, comma-separated for several; empty = all
+- range: a window ending at end (or now), <n>m|h|d ("30m", "24h"), or ISO "start/end"
+- start, end: ISO 8601 UTC instead of range, e.g. 2026-11-28T15:00Z; empty end = now
+- limit: 1-{maximum} newest lines
 Returns, in order: counts by level; the top error signatures clustered (count, first/last seen, one example \
-with a trimmed stack trace); then the newest matching lines up to limit, saying how many of how many matched."""
+with a trimmed stack trace); the newest matching lines up to limit, saying how many of how many matched."""
 
 
 def render_logs(query: LogQuery, result: LogResult) -> str:

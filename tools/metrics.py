@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from statistics import median
 from string import Template
-from typing import Annotated, Any
+from typing import Any
 
 import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
@@ -72,17 +72,16 @@ class MetricsTools:
 
     def specs(self) -> list[ToolSpec]:
         """The query_metrics tool, its description listing this catalogue."""
-        lines = [
-            f"- {name} ({_display_unit(q.unit)[0] or 'count'}): {q.description}" for name, q in self.catalogue.items()
-        ]
-        text = _QUERY_METRICS_DOC.format(metrics="\n".join(lines), max_points=self.max_points)
+        units = {name: _display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
+        entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
+        text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
         return [tool(self.query_metrics, description=text, choices={"metric": list(self.catalogue)})]
 
     def query_metrics(
         self,
-        service: Annotated[str, "service name as labelled in Prometheus, e.g. order"],
-        metric: Annotated[str, "a catalogue metric name"],
-        range: Annotated[str, 'window ending now: "30m", "1h", "6h", "24h", "7d"; or ISO "start/end"'] = "1h",
+        service: str,
+        metric: str,
+        range: str = "1h",
     ) -> ToolResult | str:
         """Run query_metrics (the docstring shown to the model is _QUERY_METRICS_DOC)."""
         series = self.series(service, metric, range)
@@ -158,16 +157,16 @@ class MetricsTools:
 
 _QUERY_METRICS_DOC = """\
 Read one metric of one service from Prometheus over a time window.
-Use it first to see WHEN a symptom started and how big it is (latency, errors, traffic, saturation); \
-use query_logs for what failed and query_deploy_records for what changed.
-Legal metrics:
+Use it first, to see WHEN a symptom started and how big it is; then query_logs for what failed, \
+query_deploy_records for what changed.
+Legal values:
+- metric (unit):
 {metrics}
-service must be a service label value Prometheus holds (an unknown one gets the known list back). \
-range: "30m", "1h", "6h", "24h", "7d" (any <n>m|h|d) or an ISO interval "2026-11-28T14:00Z/2026-11-28T16:00Z".
-Returns ~10 lines, never the raw series: the PromQL run; min, median, max and last with units; \
-level shifts as "change: HH:MM before -> after (xN)"; spikes that came and went as \
-"spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM"; 12 averaged points \
-(at most {max_points} are fetched)."""
+- service: a label value Prometheus holds, e.g. order (an unknown one gets the known list back)
+- range: a window ending now, <n>m|h|d ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
+Returns ~10 lines, never the raw series: the PromQL; min, median, max, last with units; a "change:" line per \
+level shift (time, before -> after, xN); a "spike:" line per spike that came back (start, peak, recovery); \
+12 averaged points of at most {max_points} fetched."""
 
 
 def _display_unit(unit: str) -> tuple[str, float]:

@@ -301,7 +301,7 @@ def test_sandbox_logs_in_elasticsearch_show_the_pool_timeouts(sandbox, es_sandbo
 def test_schema_shows_the_configured_default_limit(logs_db):
     [spec] = LogTools(SqliteLogs(logs_db), default_limit=25, max_limit=200, clock=lambda: NOW).specs()
     assert spec.parameters["properties"]["limit"]["default"] == 25
-    assert "limit 1-200 (default 25)" in spec.description
+    assert "limit: 1-200 newest lines" in spec.description  # the default is stated once, in the schema
     result = call_tool(Toolbox([spec]), "query_logs", {"service": "order"})
     assert "newest 25 of 86 matching lines" in result.text
 
