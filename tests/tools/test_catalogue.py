@@ -49,3 +49,11 @@ def test_every_description_says_when_legal_values_and_how_much():
     for spec in wiring.build_tool_specs(tool_settings())[:4]:
         text = spec.description
         assert "Use it" in text and "Legal" in text and "Returns" in text, spec.name
+
+
+def test_each_fact_is_stated_once_in_the_description_not_again_per_parameter():
+    """Legal values live in the description; a parameter description would send them twice on every request."""
+    for spec in wiring.build_tool_specs(tool_settings()):
+        described = [name for name, prop in spec.parameters["properties"].items() if "description" in prop]
+        assert described == [], spec.name
+        assert all(f"{name}" in spec.description for name in spec.parameters["properties"]), spec.name

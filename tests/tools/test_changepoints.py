@@ -49,6 +49,8 @@ def test_plateau_gives_rise_and_recovery_in_time_order():
     changes = detect_changes(minutes(288), values)
     assert [c.at for c in changes] == [T0 + timedelta(minutes=100), T0 + timedelta(minutes=160)]
     assert changes[0].after > changes[0].before and changes[1].after < changes[1].before
+    [spike] = detect_spikes(minutes(288), values)  # a plateau also came and went: both edges and a spike
+    assert (spike.start, spike.back_at) == (T0 + timedelta(minutes=100), T0 + timedelta(minutes=160))
 
 
 def test_change_from_zero_has_no_ratio():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,8 +10,9 @@ from bot import wiring
 from tests.fakes.faulty import closed_port_url, fake_backend
 from tests.tools.conftest import tool_settings
 from tools.base import ToolError, call_tool
-from tools.metrics import MetricQuery, MetricsTools, render_series
-from tools.timerange import iso_z
+from tools.changepoints import Spike
+from tools.metrics import MetricQuery, MetricSeries, MetricStats, MetricsTools, render_series
+from tools.timerange import TimeWindow, iso_z
 
 
 def interval(sandbox, before_h: float = 3, after_h: float = 3) -> str:
@@ -166,3 +167,13 @@ def test_steady_service_has_no_spike(sandbox):
     tools = wiring.build_metrics_tools(tool_settings(prometheus_url=sandbox.prometheus_url))
     series = tools.series("order", "qps", interval(sandbox))
     assert series.spikes == () and "spike:" not in render_series(series)
+
+
+def test_spike_from_zero_renders_without_an_invented_factor():
+    at = datetime(2026, 11, 29, 16, 11, tzinfo=UTC)
+    spike = Spike(at, 0.0, at + timedelta(minutes=4), 0.68, at + timedelta(minutes=5), 0.0)
+    window = TimeWindow(at - timedelta(hours=1), at + timedelta(hours=1))
+    points = ((at, 0.67), (at + timedelta(minutes=5), 0.0))
+    stats = MetricStats(0.0, 0.0, 0.68, 0.0)
+    series = MetricSeries("fraud-check", "error_rate", "q", "%", window, 60, points, stats, (), 1, (spike,))
+    assert "\nspike: 16:11 0% -> peak 0.68% at 16:15 (from 0), back to ~0% by 16:16\n" in render_series(series)
