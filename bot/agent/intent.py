@@ -31,12 +31,13 @@ _DIAGNOSE_SIGNALS: dict[str, re.Pattern[str]] = {
     ),
     "names a symptom": re.compile(
         r"\b(slow\w*|spik\w*|surg\w*|degrad\w*|outage|down|broken|fail\w*|crash\w*|oom\w*|timeouts?|timing out|"
-        r"5\d\d|5xx|errors? (are |is )?(up|rising|increas\w*|high)|went up|jump\w*|regress\w*|hang\w*|stuck)\b|"
+        r"5\d\d|5xx|errors? (are |is )?(up|rising|increas\w*|high)|went up|jump\w*|regress\w*|hang\w*|stuck|"
+        r"broke|restarting|crash ?loop\w*|flapp\w*|leak\w*|unreachable|unavailable|expired)\b|"
         r"飙升|变慢|很慢|慢了|卡顿|故障|异常|报错|超时|挂了|宕机|告警|激增|暴涨|上涨|升高|抖动|失败|不可用|崩溃",
         _I,
     ),
     "anchors a change in time": re.compile(
-        r"\bsince\b|\bafter (the )?(deploy|release|rollout)|\bstarted (at|around)\b|"
+        r"\bsince\b|\bafter (the )?([\w.-]+ )?(deploy|release|rollout|upgrade|migration)|\bstarted (at|around)\b|"
         r"\d{1,2}[:：]\d{2}\s*(开始|以来|之后|后)|发布后|上线后|从.{0,8}开始",
         _I,
     ),
