@@ -1,0 +1,210 @@
+"""Core builders: settings, budgets, the LLM, tools and their clients, the store, telemetry, access, the responder."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from elasticsearch import Elasticsearch
+from prometheus_api_client import PrometheusConnect
+from urllib3.util.retry import Retry
+
+from bot.access import AccessPolicy
+from bot.agent.context import ContextLimits
+from bot.agent.intent import classify
+from bot.agent.llm import LLM, OpenAILLM
+from bot.agent.playbook import run_playbook
+from bot.agent.redact import redact
+from bot.agent.respond import Playbook, respond
+from bot.agent.types import Budget, Intent, Question, StepObserver, Trace
+from bot.config import Settings
+from bot.elastic import es_client
+from bot.logfilter import install_redaction
+from bot.slack.runner import Responder as SlackResponder
+from bot.store.base import TraceStore
+from bot.store.elastic import ElasticsearchTraceStore
+from bot.store.sqlite import SqliteTraceStore
+from bot.telemetry import Telemetry
+from tools.base import Toolbox, ToolSpec
+from tools.calculate import calculate_tool
+from tools.deployindex import ElasticsearchDeploys
+from tools.deploys import DeploySource, DeployTools
+from tools.gitdeploys import GitDeploys
+from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
+from tools.metrics import MetricQuery, MetricsTools
+
+log = logging.getLogger(__name__)
+
+
+def load_settings() -> Settings:
+    """Settings from the environment and ./.env."""
+    return Settings()
+
+
+def build_budget(settings: Settings) -> Budget:
+    a = settings.agent
+    return Budget(
+        max_steps=a.max_steps,
+        time_budget_s=a.time_budget_s,
+        token_budget=a.token_budget,
+        max_format_errors=a.max_format_errors,
+        max_args_chars=a.max_args_chars,
+        parallel_tools=a.parallel_tools,
+    )
+
+
+def build_llm(settings: Settings) -> LLM | None:
+    """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then)."""
+    c = settings.llm
+    if not c.configured:
+        return None
+    return OpenAILLM(
+        base_url=c.base_url,
+        api_key=c.api_key.get_secret_value(),
+        model=c.model,
+        cheap_model=c.cheap_model,
+        timeout_s=c.timeout_s,
+        max_retries=c.max_retries,
+        temperature=c.temperature,
+        max_reply_tokens=c.max_reply_tokens,
+        tokenizer=c.tokenizer,
+    )
+
+
+def build_context_limits(settings: Settings) -> ContextLimits:
+    """How much of a run's history the model sees (observation cut, steps kept verbatim)."""
+    return ContextLimits(
+        max_observation_chars=settings.agent.max_observation_chars,
+        keep_recent_steps=settings.agent.keep_recent_steps,
+    )
+
+
+def build_prometheus(settings: Settings) -> PrometheusConnect:
+    """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
+    p = settings.prometheus
+    token = p.bearer_token.get_secret_value()
+    retry = Retry(total=1, read=0, backoff_factor=0.2, status_forcelist=(502, 503, 504), raise_on_status=False)
+    return PrometheusConnect(
+        url=p.url.rstrip("/"),
+        headers={"Authorization": f"Bearer {token}"} if token else None,
+        disable_ssl=not p.verify_tls,
+        retry=retry,
+        timeout=p.timeout_s,
+    )
+
+
+def build_es(settings: Settings) -> Elasticsearch:
+    """The shared Elasticsearch client (logs, deploys and the trace store use the same connection)."""
+    e = settings.elasticsearch
+    return es_client(
+        e.url,
+        api_key=e.api_key.get_secret_value(),
+        username=e.username,
+        password=e.password.get_secret_value(),
+        verify_certs=e.verify_certs,
+        timeout_s=e.timeout_s,
+        plain_json=e.plain_json,
+    )
+
+
+def build_metrics_tools(settings: Settings) -> MetricsTools:
+    """query_metrics over the configured catalogue."""
+    p = settings.prometheus
+    catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
+    return MetricsTools(build_prometheus(settings), catalogue, service_label=p.service_label, max_points=p.max_points)
+
+
+def build_log_source(settings: Settings) -> LogSource:
+    """SQLite FTS5 (default) or Elasticsearch, as settings.logs.backend says."""
+    c = settings.logs
+    if c.backend == "sqlite":
+        return SqliteLogs(c.sqlite_path)
+    fields = LogFields(
+        timestamp=c.timestamp_field,
+        service=c.service_field,
+        level=c.level_field,
+        message=c.message_field,
+        stack_trace=c.stack_field,
+        trace_id=c.trace_field,
+    )
+    return ElasticsearchLogs(build_es(settings), c.index_pattern, fields)
+
+
+def build_deploy_source(settings: Settings) -> DeploySource:
+    """A GitOps repository (default) or an Elasticsearch deploy-events index."""
+    d = settings.deploys
+    if d.backend == "git":
+        return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
+    return ElasticsearchDeploys(build_es(settings), d.index)
+
+
+def build_tool_specs(settings: Settings) -> list[ToolSpec]:
+    """Every tool the model may call, in the order the catalogue lists them."""
+    c = settings.logs
+    logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit)
+    deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
+    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool()]
+
+
+def build_toolbox(settings: Settings) -> Toolbox:
+    """All tools, with secrets redacted from every observation. Duplicate names fail here, at startup."""
+    return Toolbox(build_tool_specs(settings), redact=redact)
+
+
+def build_store(settings: Settings) -> TraceStore:
+    """SQLite (default) or Elasticsearch, as settings.store.backend says. Both redact before storing."""
+    c = settings.store
+    if c.backend == "elasticsearch":
+        return ElasticsearchTraceStore(build_es(settings), c.index)
+    return SqliteTraceStore(c.sqlite_path.expanduser())
+
+
+def build_telemetry(settings: Settings) -> Telemetry:
+    """opsbot's own metrics registry; build one per process and share it with every surface."""
+    return Telemetry()
+
+
+def build_access(settings: Settings) -> AccessPolicy:
+    """The channel allowlist and per-user rate limit every entry point applies."""
+    a = settings.access
+    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute)
+
+
+def install_log_redaction() -> None:
+    """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
+    install_redaction(redact)
+
+
+def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
+    """The intent gate: rules, then the cheap model when settings.intent.use_model and an LLM is configured."""
+    model = llm if llm is not None else build_llm(settings)
+    return functools.partial(
+        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below
+    )
+
+
+def build_playbook(settings: Settings) -> Playbook:
+    """The model-free diagnosis over the configured topology."""
+    return functools.partial(run_playbook, topology=settings.topology)
+
+
+def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None) -> SlackResponder:
+    """respond() with everything bound: the function every surface calls. It does not store traces itself."""
+    model = llm if llm is not None else build_llm(settings)
+    return functools.partial(
+        _respond_one,
+        llm=model,
+        tools=tools if tools is not None else build_toolbox(settings),
+        budget=build_budget(settings),
+        protocol=settings.llm.protocol,
+        classify=build_classifier(settings, model),
+        playbook=build_playbook(settings),
+        limits=build_context_limits(settings),
+        tool_timeout_s=settings.agent.tool_timeout_s,
+    )
+
+
+def _respond_one(question: Question, on_step: StepObserver | None, **bound: Any) -> Trace:
+    return respond(question, on_step=on_step, **bound)

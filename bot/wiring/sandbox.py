@@ -1,0 +1,75 @@
+"""The local incident sandbox and the eval harness's per-scenario diagnoser."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+
+from elasticsearch import Elasticsearch
+
+from bot.agent.types import Question, Trace
+from bot.config import MetricTemplate, Settings
+from bot.elastic import es_client
+from bot.eval import EvalCase
+from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
+from bot.wiring.core import build_responder, build_store
+
+log = logging.getLogger(__name__)
+
+
+def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "") -> SandboxInfo:
+    """`opsbot sandbox up` / the demo: the sandbox running (reused when healthy), its opsbot.env written."""
+    base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
+    return ensure_sandbox(
+        settings.sandbox, scenario or None, es_url=es_url, es_client_factory=_sandbox_es_client,
+        base_metrics=base_metrics,
+    )
+
+
+def _sandbox_es_client(url: str) -> Elasticsearch:
+    # plain JSON works against Elasticsearch, OpenSearch and osmem alike; the sandbox needs no credentials
+    return es_client(url, plain_json=True)
+
+
+def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
+    """Settings pointed at a running sandbox: Prometheus, logs, deploys, topology, the extra metric templates."""
+    backend = "elasticsearch" if info.es_url else None
+    extra = {name: MetricTemplate.model_validate(t) for name, t in info.metric_templates.items()}
+    metrics = {**settings.prometheus.metrics, **extra}
+    update = {
+        "prometheus": settings.prometheus.model_copy(update={"url": info.prometheus_url, "metrics": metrics}),
+        "logs": settings.logs.model_copy(update={"backend": backend or "sqlite", "sqlite_path": info.logs_db}),
+        "deploys": settings.deploys.model_copy(update={"backend": backend or "git", "git_repo": info.git_repo}),
+        "topology": info.topology,
+    }
+    if info.es_url:
+        update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": info.es_url, "plain_json": True})
+    return settings.model_copy(update=update)
+
+
+def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
+    """`opsbot eval`: each case in its own fresh sandbox (free port, own folder), through build_responder."""
+    base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
+    store = build_store(settings)
+
+    def diagnose(case: EvalCase) -> Trace:
+        folder = settings.sandbox.dir / "eval" / case.name
+        info = sandbox_up(folder, case.name, _free_port(), base_metrics=base_metrics)
+        try:
+            trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
+        finally:
+            sandbox_down(folder)
+        try:  # kept so `opsbot traces show <id>` explains a score; losing it must not lose the score
+            store.save(trace)
+        except Exception as exc:
+            log.warning("eval: could not store trace %s: %s", trace.trace_id, exc)
+        return trace
+
+    return diagnose
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
