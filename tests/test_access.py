@@ -3,14 +3,7 @@ from __future__ import annotations
 import threading
 
 from bot.access import AccessPolicy
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes.clock import FakeClock
 
 
 def test_channel_outside_the_allowlist_is_refused_with_a_reason() -> None:

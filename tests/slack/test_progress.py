@@ -8,17 +8,10 @@ from bot.agent.types import Question, Step, StopReason, Totals, Trace
 from bot.slack.listeners import build_web_client
 from bot.slack.progress import ThreadProgress
 from bot.slack.state import Job
+from tests.fakes.clock import FakeClock
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
 
 JOB = Job(Question("why is order slow?"), "C1", "1.0", "1.0", "U1", "T1")
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def step(index: int) -> Step:
@@ -32,7 +25,7 @@ def trace() -> Trace:
 
 
 def test_progress_edits_one_message_at_most_every_3_s(fake_slack: FakeSlackAPI) -> None:
-    clock = FakeClock()
+    clock = FakeClock(now=0.0)
     progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, use_streaming=False,
                               update_interval_s=3.0, clock=clock)
     for index, at in enumerate((0.0, 1.0, 2.0, 3.5, 4.0, 7.0), start=1):
@@ -47,7 +40,7 @@ def test_progress_edits_one_message_at_most_every_3_s(fake_slack: FakeSlackAPI) 
 
 
 def test_status_is_refreshed_during_long_runs(fake_slack: FakeSlackAPI) -> None:
-    clock = FakeClock()
+    clock = FakeClock(now=0.0)
     progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, clock=clock)
     progress.set_status()
     for index, at in enumerate((10.0, 60.0, 95.0, 120.0), start=1):
@@ -59,7 +52,7 @@ def test_status_is_refreshed_during_long_runs(fake_slack: FakeSlackAPI) -> None:
 
 def test_stream_that_never_starts_falls_back_to_a_threaded_message(fake_slack: FakeSlackAPI) -> None:
     fake_slack.fail("chat.startStream", error="agent_feature_disabled", times=10)
-    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, clock=FakeClock())
+    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, clock=FakeClock(now=0.0))
     progress.on_step(step(1))
     assert progress.finish(trace())
     assert progress.stream_failures == 1
@@ -70,7 +63,7 @@ def test_stream_that_never_starts_falls_back_to_a_threaded_message(fake_slack: F
 
 def test_stop_stream_failure_still_delivers(fake_slack: FakeSlackAPI) -> None:
     fake_slack.fail("chat.stopStream", error="message_not_in_streaming_state")
-    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, clock=FakeClock())
+    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, clock=FakeClock(now=0.0))
     progress.on_step(step(1))
     assert progress.finish(trace())
     [start] = fake_slack.responses_to("chat.startStream")

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from bot.agent.types import Question, Step, StopReason, Totals, Trace
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, trace_to_memory
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes.clock import FakeClock
 
 
 def test_dedupe_entries_live_at_least_ten_minutes() -> None:
