@@ -93,8 +93,8 @@ class EvalReport:
 
 
 def case_from_scenario(scenario: Scenario) -> EvalCase:
-    """A scenario with no effect on any metric is the "nothing is wrong" case."""
-    return EvalCase(scenario.name, scenario.question, scenario.must_name, no_incident=not scenario.timeline)
+    """The scenario's own `expect_incident = false` marks the "nothing is wrong" case (a log-only incident is one)."""
+    return EvalCase(scenario.name, scenario.question, scenario.must_name, no_incident=not scenario.expect_incident)
 
 
 def normalised(text: str) -> str:

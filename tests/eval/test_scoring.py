@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -18,6 +19,7 @@ from bot.eval import (
     run_eval,
     says_no_incident,
 )
+from bot.sandbox.scenario import load_scenario
 from tests.eval.harness import replay_for, sandbox_settings
 from tests.eval.test_suite import intent_or
 
@@ -98,3 +100,10 @@ def test_report_is_appended_to_the_trace_store(tmp_path):
 def test_the_answer_formats_root_cause_label_is_not_blame():
     assert says_no_incident("Root cause: no incident: checkout's metrics show no change point.")
     assert not says_no_incident("Root cause: a bad deploy. There is no incident elsewhere.")
+
+
+def test_only_a_scenario_that_expects_no_incident_is_scored_as_one():
+    assert case_from_scenario(load_scenario("no-incident")).no_incident
+    # An incident that shows only in logs has no metric timeline, yet "nothing is wrong" must not pass for it.
+    logs_only = dataclasses.replace(load_scenario("cert-expiry"), timeline=())
+    assert not case_from_scenario(logs_only).no_incident
