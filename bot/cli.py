@@ -90,8 +90,8 @@ def traces_show(trace_id: str, as_json: bool = typer.Option(False, "--json", hel
     if as_json:
         typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2))
         return
-    for step in trace.steps:
-        typer.echo(step_to_text(step))
+    for step in trace.steps:  # every line: Slack's trimmed answer points here for the whole trace
+        typer.echo(step_to_text(step, observation_lines=len(step.observation.splitlines())))
     typer.echo(trace_summary(trace))
 
 

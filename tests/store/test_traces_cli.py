@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.store.sqlite import SqliteTraceStore
-from tests.store.known_traces import VOTES, known_traces
+from tests.store.known_traces import VOTES, known_traces, make_trace, step
 
 
 @pytest.fixture
@@ -40,6 +40,16 @@ def test_traces_show_prints_steps_or_json(env: dict[str, str]) -> None:
     assert "maximumPoolSize 50 -> 200" in run(env, "show", "t3")
     missing = CliRunner().invoke(app, ["traces", "show", "nope"], env=env)
     assert missing.exit_code == 1
+
+
+def test_traces_show_prints_every_observation_line(env: dict[str, str]) -> None:
+    """Slack's trimmed answer sends people here for the whole trace, so nothing is cut."""
+    observation = "\n".join(f"line {n}" for n in range(1, 41))
+    store = SqliteTraceStore(Path(env["OPSBOT_STORE__SQLITE_PATH"]))
+    store.save(make_trace("t9", "2026-11-28T12:00:00Z", [step(1, "query_logs", observation=observation)]))
+    store.close()
+    shown = run(env, "show", "t9")
+    assert "line 40" in shown and "more lines" not in shown
 
 
 def test_traces_search_and_stats_answer_operators(env: dict[str, str]) -> None:
