@@ -18,7 +18,6 @@ from tools.esrequest import es_request
 from tools.logmodel import LogEntry, LogQuery, LogResult, SearchText
 from tools.timerange import iso_z
 
-SERVICES_LOOKBACK = "30d"
 _SQS_SPECIAL = re.compile(r'([+\-|"*()~\\<>=&!{}\[\]^:/?])')
 
 
