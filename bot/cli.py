@@ -24,6 +24,8 @@ from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
 from bot.store.analytics import since_from_text, stats_to_text
 from bot.terminal import step_printer, step_to_text, trace_summary
 
+log = logging.getLogger(__name__)
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="opsbot: incident diagnosis from chat.")
 
 
@@ -184,13 +186,13 @@ def diagnose_command(
     try:  # the CLI is a surface: it catches once and always answers
         trace = wiring.build_responder(settings)(Question(question, source="cli"), on_step)
     except Exception as exc:
-        logging.getLogger(__name__).exception("diagnose failed")
+        log.exception("diagnose failed")
         typer.echo(f"opsbot could not run the diagnosis: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from exc
     try:  # stored before it is shown, as on every surface; a store problem must not cost the answer
         wiring.build_store(settings).save(trace)
     except Exception as exc:
-        logging.getLogger(__name__).warning("trace %s not stored: %s", trace.trace_id, exc)
+        log.warning("trace %s not stored: %s", trace.trace_id, exc)
     typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2) if as_json else trace_summary(trace))
 
 
@@ -215,7 +217,7 @@ def demo_command(
         typer.echo(f"demo: the sandbox could not start: {exc}", err=True)
         raise typer.Exit(1) from exc
     except Exception as exc:
-        logging.getLogger(__name__).exception("demo failed")
+        log.exception("demo failed")
         typer.echo(f"demo failed: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(trace_summary(trace))
