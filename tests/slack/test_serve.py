@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.fakes.backends import free_port
 from tests.fakes.slack import (
     BOT_TOKEN,
     SIGNING_SECRET,
@@ -25,12 +25,6 @@ from tests.fakes.slack import (
 from tests.slack.conftest import wait_until
 
 OPSBOT = str(Path(sys.executable).with_name("opsbot"))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def start_serve(fake: FakeSlackAPI, workdir: Path, **extra: str) -> tuple[subprocess.Popen[bytes], str]:
