@@ -74,7 +74,9 @@ def test_dockerfile_runs_slim_non_root_with_a_healthcheck() -> None:
 
 def test_dockerfile_copies_only_what_exists() -> None:
     root = DEPLOY.parent
-    for source in re.findall(r"^COPY (?!--from)(\S+)", (DEPLOY / "Dockerfile").read_text(), flags=re.M):
+    sources = re.findall(r"^COPY (?!--from)(\S+)", (DEPLOY / "Dockerfile").read_text(), flags=re.M)
+    assert sources, "no COPY line found: the pattern no longer matches the Dockerfile"
+    for source in sources:
         assert (root / source).exists(), source
 
 
