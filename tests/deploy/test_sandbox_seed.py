@@ -4,9 +4,12 @@ and an opsbot.env that Settings reads back into a sandbox-pointed configuration.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from bot.config import Settings
 from bot.elastic import es_client
@@ -22,7 +25,11 @@ def seed_module() -> ModuleType:
     return module
 
 
-def test_seed_job_loads_the_sandbox_and_writes_settings(osmem_clone: Any, tmp_path: Path) -> None:
+def test_seed_job_loads_the_sandbox_and_writes_settings(
+    osmem_clone: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in [k for k in os.environ if k.startswith(("OPSBOT_", "OPENAI_"))]:
+        monkeypatch.delenv(key)  # the env file alone must decide; a developer's environment would override it
     env_path = seed_module().seed("hikari-pool", tmp_path, osmem_clone.url, "http://prometheus:9090")
     client = es_client(osmem_clone.url, plain_json=True)
     assert client.count(index="logs-sandbox")["count"] > 100
