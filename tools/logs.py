@@ -125,7 +125,7 @@ Search the application logs of one service in a time window.
 Use it once query_metrics showed WHEN something changed, to see WHAT failed (exceptions, timeouts, \
 refused connections) and how often; query_deploy_records says what changed.
 Legal values:
-- service: as the logs name it, e.g. order; "*" = every service
+- service: as the logs name it; "*" = every service
 - query: words that must all appear, "quoted phrases", prefix*, or a OR b (other syntax is plain text); empty = all
 - level: {levels}, comma-separated for several; empty = all
 - range: a window ending at end (or now), <n>m|h|d ("30m", "24h"), or ISO "start/end"

@@ -162,7 +162,7 @@ query_deploy_records for what changed.
 Legal values:
 - metric (unit):
 {metrics}
-- service: a label value Prometheus holds, e.g. order (an unknown one gets the known list back)
+- service: a label value Prometheus holds (an unknown one gets the known list back)
 - range: a window ending now, <n>m|h|d ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
 Returns ~10 lines, never the raw series: the PromQL; min, median, max, last with units; a "change:" line per \
 level shift (time, before -> after, xN); a "spike:" line per spike that came back (start, peak, recovery); \
