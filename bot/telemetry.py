@@ -47,10 +47,21 @@ class Telemetry:
         self.tool_calls = Counter("opsbot_tool_calls", "Tool calls by tool", ["tool"], registry=r)
         self.tool_errors = Counter("opsbot_tool_errors", "Tool calls that failed, by tool", ["tool"], registry=r)
         self.gate_hits = Counter("opsbot_gate_hits", "Runs or steps stopped by a gate", ["gate"], registry=r)
-        self.llm_errors = Counter("opsbot_llm_errors", "LLM failures by kind", ["kind"], registry=r)
+        self.llm_errors = Counter(
+            "opsbot_llm_errors", "Failed LLM requests by kind, each attempt (the SDK's retried ones too)", ["kind"],
+            registry=r,
+        )  # fmt: skip
         self.ack = Histogram(
             "opsbot_slack_ack_seconds", "Time from Slack request to ack", buckets=ACK_BUCKETS_S, registry=r
         )
+        self.slack_api_errors = Counter(
+            "opsbot_slack_api_errors", "Failed Slack Web API attempts (429s retried too) by method and error",
+            ["method", "error"], registry=r,
+        )  # fmt: skip
+        self.stream_fallbacks = Counter(
+            "opsbot_slack_stream_fallbacks", "Runs whose chat stream failed and fell back to an edited message",
+            ["error"], registry=r,
+        )  # fmt: skip
         self.queue_depth = Gauge("opsbot_queue_depth", "Diagnoses waiting for a worker", ["queue"], registry=r)
         self.alerts = Counter("opsbot_alerts", "Alertmanager groups by outcome", ["outcome"], registry=r)
         self.api_requests = Counter("opsbot_api_requests", "HTTP API requests", ["route", "code"], registry=r)
@@ -77,8 +88,6 @@ class Telemetry:
         self.duration.observe(trace.totals.elapsed_ms / 1000)
         if trace.stop_reason is not StopReason.FINISH:
             self.gate_hits.labels(trace.stop_reason.value).inc()
-        if trace.stop_reason is StopReason.LLM_UNAVAILABLE:
-            self.llm_errors.labels("unavailable").inc()
         self.tokens.labels("prompt").inc(max(0, trace.totals.prompt_tokens - sum(s.prompt_tokens for s in trace.steps)))
         self.tokens.labels("completion").inc(
             max(0, trace.totals.completion_tokens - sum(s.completion_tokens for s in trace.steps))
@@ -106,8 +115,19 @@ class Telemetry:
             self.observe_ack(time.monotonic() - started)
 
     def observe_llm_error(self, kind: str) -> None:
-        """Hook for the LLM adapter: rate_limited, timeout, server_error, unavailable..."""
+        """OpenAILLM's on_error: rate_limited, server_error, timeout, connection, auth, bad_request, other.
+
+        Runs that ended because the LLM stayed down are counted by opsbot_diagnoses{stop_reason="llm_unavailable"}.
+        """
         self.llm_errors.labels(kind).inc()
+
+    def observe_slack_api_error(self, method: str, error: str) -> None:
+        """The Slack client's error watch: one failed Web API attempt (e.g. chat.update, ratelimited)."""
+        self.slack_api_errors.labels(method, error).inc()
+
+    def observe_stream_fallback(self, error: str) -> None:
+        """ThreadProgress's hook: a chat stream failed and the run fell back to editing one message."""
+        self.stream_fallbacks.labels(error).inc()
 
     def observe_alert(self, outcome: str) -> None:
         self.alerts.labels(outcome).inc()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import json_repair
 import openai
@@ -14,9 +14,15 @@ import openai
 from bot.agent.tokens import count_message_tokens, count_tokens
 from bot.agent.types import ToolCall
 
+if TYPE_CHECKING:
+    import httpx2
+
 log = logging.getLogger(__name__)
 
 Role = Literal["main", "cheap"]
+# Called with the kind of every failed LLM request: rate_limited, server_error, timeout, connection, auth,
+# bad_request or other (see OpenAILLM).
+ErrorObserver = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,13 @@ UNPARSED_ARGS_KEY = "_unparsed_arguments"
 
 
 class OpenAILLM:
-    """Any OpenAI-compatible chat-completions endpoint, through the official SDK (its retries and timeouts)."""
+    """Any OpenAI-compatible chat-completions endpoint, through the official SDK (its retries and timeouts).
+
+    `on_error` hears every failed attempt, for both roles. Error responses (429, 5xx, 4xx) are seen by an
+    event hook on the SDK's HTTP client, so the ones the SDK retried and recovered from count too. Timeouts
+    and connection failures raise inside the transport where no hook sees them: they count once per call,
+    when the SDK gives up (replacing the transport to see them would also drop the SDK's proxy handling).
+    """
 
     def __init__(
         self,
@@ -68,15 +80,26 @@ class OpenAILLM:
         temperature: float = 0.0,
         max_reply_tokens: int = 1024,
         tokenizer: str = "o200k_base",
+        on_error: ErrorObserver | None = None,
     ) -> None:
         self.model = model
         self.cheap_model = cheap_model or model
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens
         self.tokenizer = tokenizer
+        self._on_error = on_error
+        # DefaultHttpxClient keeps the SDK's own limits and timeouts; the hook only watches the responses.
+        http_client = None
+        if on_error is not None:
+            hooks = {"response": [self._observe_response]}
+            http_client = openai.DefaultHttpxClient(timeout=timeout_s, event_hooks=hooks)
         # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
         self._client = openai.OpenAI(
-            base_url=base_url or None, api_key=api_key or "unused", timeout=timeout_s, max_retries=max_retries
+            base_url=base_url or None,
+            api_key=api_key or "unused",
+            timeout=timeout_s,
+            max_retries=max_retries,
+            http_client=http_client,
         )
 
     def complete(
@@ -103,14 +126,31 @@ class OpenAILLM:
         log.debug("llm request model=%s role=%s messages=%s", model, role, messages)
         try:
             response = self._client.chat.completions.create(**request)
-        except openai.APIStatusError as exc:
+        except openai.APIStatusError as exc:  # its response was counted by the hook, like every retried one
             raise LLMUnavailable(f"{model}: HTTP {exc.status_code}: {_error_text(exc)}") from exc
         except openai.OpenAIError as exc:
+            self._report(_kind_from_exception(exc))
             raise LLMUnavailable(f"{model}: {type(exc).__name__}: {exc}") from exc
-        reply = self._reply_from_response(response, messages, tools)
+        try:
+            reply = self._reply_from_response(response, messages, tools)
+        except LLMUnavailable:
+            self._report("other")
+            raise
         log.debug("llm reply model=%s finish=%s content=%r calls=%s", model, reply.finish_reason, reply.content,
                   reply.tool_calls)
         return reply
+
+    def _observe_response(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self._report(error_kind_from_status(response.status_code))
+
+    def _report(self, kind: str) -> None:
+        if self._on_error is None:
+            return
+        try:
+            self._on_error(kind)
+        except Exception:  # counting an error must never become one
+            log.warning("the LLM error observer failed kind=%s", kind, exc_info=True)
 
     def _reply_from_response(
         self, response: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
@@ -128,6 +168,27 @@ class OpenAILLM:
             prompt += count_tokens(json.dumps(list(tools)), self.tokenizer) if tools else 0
             completion = count_tokens(content + "".join(json.dumps(dict(c.args)) for c in calls), self.tokenizer)
         return LLMReply(content, calls, prompt, completion, choice.finish_reason or "")
+
+
+def error_kind_from_status(status: int) -> str:
+    """The error kind of an HTTP status from the LLM endpoint (the label opsbot_llm_errors_total uses)."""
+    if status == 429:
+        return "rate_limited"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server_error"
+    if status in (401, 403):
+        return "auth"  # a revoked or wrong key: no retry will help, someone has to act
+    return "bad_request" if status >= 400 else "other"
+
+
+def _kind_from_exception(exc: openai.OpenAIError) -> str:
+    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError: test it first
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    return "other"
 
 
 def _tool_call_from_sdk(call: Any) -> ToolCall:

@@ -16,6 +16,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.web.chat_stream import ChatStream
+from slack_sdk.web.slack_response import SlackResponse
 
 from bot.agent.types import Step, Trace
 from bot.slack.render import progress_blocks, step_to_task_chunk, trace_to_blocks, trace_to_text
@@ -37,6 +38,7 @@ class ThreadProgress:
         status_text: str = "Diagnosing…",
         status_refresh_s: float = 90.0,
         clock: Callable[[], float] = time.monotonic,
+        on_stream_fallback: Callable[[str], None] | None = None,
     ) -> None:
         self._client = client
         self._job = job
@@ -53,6 +55,7 @@ class ThreadProgress:
         self._status_refresh_s = status_refresh_s
         self._status_at = float("-inf")
         self.stream_failures = 0
+        self._on_stream_fallback = on_stream_fallback  # called with Slack's error code (for /metrics)
 
     def set_status(self) -> None:
         """Show "Diagnosing…" in the thread; Slack clears it after 2 minutes, so long runs refresh it."""
@@ -114,6 +117,11 @@ class ThreadProgress:
             self._message_ts = self._stream.ts
         log.warning("chat stream failed, falling back to chat.update channel=%s thread=%s: %s",
                     self._job.channel, self._job.thread_ts, exc)
+        if self._on_stream_fallback is not None:
+            try:
+                self._on_stream_fallback(_error_code(exc))
+            except Exception:  # counting a failure must not add one
+                log.warning("the stream fallback observer failed", exc_info=True)
 
     def _maybe_update(self) -> None:
         now = self._clock()
@@ -147,3 +155,10 @@ class ThreadProgress:
             channel=self._job.channel, thread_ts=self._job.thread_ts, text=text, blocks=blocks
         )
         return str(response.get("ts") or "")
+
+
+def _error_code(exc: Exception) -> str:
+    """Slack's error code ("message_not_in_streaming_state") or, for anything else, the exception's class."""
+    response = getattr(exc, "response", None)
+    code = response.get("error") if isinstance(response, SlackResponse) else None
+    return str(code or type(exc).__name__)

@@ -55,6 +55,7 @@ class Runner:
         use_streaming: bool = True,
         update_interval_s: float = 3.0,
         status_text: str = "Diagnosing…",
+        on_stream_fallback: Callable[[str], None] | None = None,
     ) -> None:
         self.client = client
         self._responder = responder
@@ -66,6 +67,7 @@ class Runner:
         self._use_streaming = use_streaming
         self._update_interval_s = update_interval_s
         self._status_text = status_text
+        self._on_stream_fallback = on_stream_fallback
         self._active = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -145,7 +147,8 @@ class Runner:
 
     def _answer(self, job: Job) -> Trace:
         progress = ThreadProgress(self.client, job, use_streaming=self._use_streaming,
-                                  update_interval_s=self._update_interval_s, status_text=self._status_text)
+                                  update_interval_s=self._update_interval_s, status_text=self._status_text,
+                                  on_stream_fallback=self._on_stream_fallback)
         progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
         question = replace(job.question, history=self._history(job))
         try:

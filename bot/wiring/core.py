@@ -14,7 +14,7 @@ from urllib3.util.retry import Retry
 from bot.access import AccessPolicy
 from bot.agent.context import ContextLimits
 from bot.agent.intent import classify
-from bot.agent.llm import LLM, OpenAILLM
+from bot.agent.llm import LLM, ErrorObserver, OpenAILLM
 from bot.agent.playbook import run_playbook
 from bot.agent.redact import redact
 from bot.agent.respond import Playbook, respond
@@ -55,8 +55,11 @@ def build_budget(settings: Settings) -> Budget:
     )
 
 
-def build_llm(settings: Settings) -> LLM | None:
-    """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then)."""
+def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> LLM | None:
+    """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then).
+
+    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`).
+    """
     c = settings.llm
     if not c.configured:
         return None
@@ -70,6 +73,7 @@ def build_llm(settings: Settings) -> LLM | None:
         temperature=c.temperature,
         max_reply_tokens=c.max_reply_tokens,
         tokenizer=c.tokenizer,
+        on_error=on_error,
     )
 
 

@@ -16,6 +16,7 @@ from bot.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.config import Settings
 from bot.dispatch import Dispatcher, Responder
 from bot.server import HealthCheck, health_app, route, serve, slack_app
+from bot.slack.apierrors import watch_api_errors
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
 from bot.slack.runner import Responder as SlackResponder
 from bot.slack.runner import Runner
@@ -71,10 +72,17 @@ def build_slack_app(
     fetch_trace: Callable[[str], Trace | None] | None = None,
     record_feedback: Callable[[str, str, int], None] | None = None,
     admit: Admit | None = None,
+    telemetry: Telemetry | None = None,
 ) -> SlackSurface:
-    """The Bolt app and its worker pool (not started). `persist` runs before anything is posted."""
+    """The Bolt app and its worker pool (not started). `persist` runs before anything is posted.
+
+    With `telemetry`, the app is measured: runs, ack latency, queue depth, Slack API errors, stream fallbacks.
+    """
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
+    if telemetry is not None:
+        watch_api_errors(client, telemetry.observe_slack_api_error)
+        responder = telemetry.instrument(responder)
     runner = Runner(
         client,
         responder,
@@ -85,6 +93,7 @@ def build_slack_app(
         workers=s.workers,
         use_streaming=s.use_streaming,
         update_interval_s=s.update_interval_s,
+        on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
     )
     app = build_app(
         runner,
@@ -93,6 +102,9 @@ def build_slack_app(
         record_feedback=record_feedback,
         admit=admit or build_access(settings).admit,
     )
+    if telemetry is not None:
+        app.use(telemetry.ack_timer)
+        telemetry.watch_queue_depth(lambda: runner.queued, "slack")
     return SlackSurface(app, runner)
 
 
@@ -118,16 +130,13 @@ SHUTDOWN_DRAIN_S = 20.0  # running diagnoses get this long to post on SIGTERM (K
 
 def serve_forever(settings: Settings) -> None:
     """`opsbot serve`: Slack (Socket Mode when an app token is set, else HTTP), the API and /healthz."""
-    llm, store = build_llm(settings), build_store(settings)
     telemetry, access = build_telemetry(settings), build_access(settings)
+    llm, store = build_llm(settings, on_error=telemetry.observe_llm_error), build_store(settings)
     responder = build_responder(settings, llm=llm)
     slack: SlackSurface | None = None
     if settings.slack.bot_token.get_secret_value():
-        slack = build_slack_app(settings, telemetry.instrument(responder), persist=store.save, fetch_trace=store.get,
-                                record_feedback=store.record_feedback, admit=access.admit)
-        slack.app.use(telemetry.ack_timer)
-        runner = slack.runner
-        telemetry.watch_queue_depth(lambda: runner.queued, "slack")
+        slack = build_slack_app(settings, responder, persist=store.save, fetch_trace=store.get,
+                                record_feedback=store.record_feedback, admit=access.admit, telemetry=telemetry)
     app_token = settings.slack.app_token.get_secret_value()
     if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
         raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")
