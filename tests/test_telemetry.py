@@ -88,3 +88,18 @@ def test_queue_depth_can_be_read_at_scrape_time() -> None:
     t.watch_queue_depth(lambda: waiting[0], "slack")
     waiting[0] = 5
     assert sample(t, "opsbot_queue_depth", queue="slack") == 5
+
+
+def test_a_run_that_ended_llm_unavailable_adds_no_llm_error_of_its_own() -> None:
+    t = Telemetry()  # the adapter counted each failed attempt already; the run shows under its stop reason
+    t.observe_trace(Trace("t2", "q", "native", (), "partial", False, StopReason.LLM_UNAVAILABLE, Totals()))
+    assert [s for f in t.registry.collect() if f.name == "opsbot_llm_errors" for s in f.samples] == []
+    assert sample(t, "opsbot_diagnoses_total", intent="unknown", stop_reason="llm_unavailable", source="unknown") == 1
+
+
+def test_slack_hooks_count_api_errors_and_stream_fallbacks() -> None:
+    t = Telemetry()
+    t.observe_slack_api_error("chat.update", "message_not_found")
+    t.observe_stream_fallback("message_not_in_streaming_state")
+    assert sample(t, "opsbot_slack_api_errors_total", method="chat.update", error="message_not_found") == 1
+    assert sample(t, "opsbot_slack_stream_fallbacks_total", error="message_not_in_streaming_state") == 1
