@@ -1,7 +1,7 @@
 """query_deploy_records and query_deploy_diff: what changed, when, by whom, from any DeploySource.
 
 The sources live in tools/gitdeploys.py (a GitOps repository, the default) and tools/deployindex.py
-(an Elasticsearch deploy-events index); both are re-exported here.
+(an Elasticsearch deploy-events index); they import this module's records, so import them from there.
 """
 
 from __future__ import annotations
@@ -193,15 +193,3 @@ Legal values: version exactly as query_deploy_records lists it, e.g. v1.4.0 (an 
 versions back); service: the one the version belongs to.
 Returns a header (time, author, summary, files) and the diff, cut at {max_chars} characters with a marker."""
 
-
-def __getattr__(name: str) -> object:
-    """`from tools.deploys import GitDeploys, ElasticsearchDeploys` (lazily: they import this module)."""
-    if name == "GitDeploys":
-        from tools.gitdeploys import GitDeploys
-
-        return GitDeploys
-    if name == "ElasticsearchDeploys":
-        from tools.deployindex import ElasticsearchDeploys
-
-        return ElasticsearchDeploys
-    raise AttributeError(name)
