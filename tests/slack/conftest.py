@@ -26,6 +26,7 @@ class Surface:
     persisted: list[Trace] = field(default_factory=list)
     votes: list[tuple[str, str, int]] = field(default_factory=list)
     submissions: list[Submission] = field(default_factory=list)
+    posts_when_persisted: list[int] = field(default_factory=list)  # chat.postMessage calls seen at each save
 
     @property
     def events_url(self) -> str:
@@ -43,8 +44,10 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
              use_streaming: bool = True, admit: Admit = allow_all, persist_fails: bool = False) -> Surface:
         persisted: list[Trace] = []
         votes: list[tuple[str, str, int]] = []
+        posts_when_persisted: list[int] = []
 
         def persist(trace: Trace) -> None:
+            posts_when_persisted.append(len(fake_slack.calls_to("chat.postMessage")))
             if persist_fails:
                 raise OSError("disk full")
             persisted.append(trace)
@@ -67,7 +70,7 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
         runner.start()
         health = health_app(lambda: {"status": "ok", "mode": "http", "active": runner.active})
         server = start_server(route({"/slack/": slack_app(app), "/healthz": health}), "127.0.0.1", 0, threads=8)
-        surface = Surface(fake_slack, runner, app, server, persisted, votes, submissions)
+        surface = Surface(fake_slack, runner, app, server, persisted, votes, submissions, posts_when_persisted)
         built.append(surface)
         return surface
 

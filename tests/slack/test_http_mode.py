@@ -167,7 +167,8 @@ def test_trace_is_persisted_before_anything_is_posted(make_surface: SurfaceFacto
     post_event(surface.events_url, event_body(mention_event("why is order slow?")))
     surface.fake.wait_for("chat.postMessage")
     assert len(surface.persisted) == 1
-    # steps=0: the only post is the final answer, and the trace was stored by then
+    # steps=0: the only post is the final answer; the store had the trace before Slack saw any post
+    assert surface.posts_when_persisted == [0]
     assert surface.runner.recent_trace(surface.persisted[0].trace_id) is not None
 
 
