@@ -22,7 +22,7 @@ RUNS = 30
 STEPS = len(INVESTIGATION) + 1
 
 
-class InstantLLM:
+class ScriptedInstantLLM:
     """A zero-latency in-process LLM replaying the investigation (usage given, so no token counting)."""
 
     model = "instant"
@@ -58,7 +58,7 @@ def per_step_ms(make_llm: Any) -> list[float]:
 
 
 def test_loop_overhead_per_step(scripted_llm: ScriptedLLM) -> None:
-    instant = per_step_ms(InstantLLM)
+    instant = per_step_ms(ScriptedInstantLLM)
 
     def over_http() -> Any:
         scripted_llm.reset()
