@@ -9,14 +9,17 @@ then an error signature alone. Nothing changed means no incident is visible in w
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.agent.diffs import ABSENT, DeployRecord, KeyChange
-from bot.agent.evidence import ChangePoint, LogSignature
+from bot.agent.evidence import ChangePoint, LogSignature, moment_from_text, spikes_from_text
 from bot.agent.prompts import load_prompt
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
+SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
 METRIC_LABELS = {
     "p99_latency": "p99 latency",
     "error_rate": "error rate",
@@ -34,12 +37,25 @@ LOCAL_CAUSES = (
 )
 
 
+@dataclass(frozen=True)
+class Recovery:
+    """Where a spike came back to, as the tool printed it ("back to ~243 ms by 16:16")."""
+
+    level: str  # "~243 ms"
+    at: datetime
+
+
 @dataclass
 class ServiceHealth:
     """Change points per metric of one service; None when the metric could not be read."""
 
     service: str
     readings: dict[str, list[ChangePoint] | None] = field(default_factory=dict)
+    recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
+
+    def describe(self, metric: str, point: ChangePoint) -> str:
+        """One change point of this service in words (a spike says where it came back to)."""
+        return describe_change(self.service, metric, point, self.recoveries.get(metric) if point.spike else None)
 
     def changes(self) -> list[tuple[str, ChangePoint]]:
         """Significant change points of every metric, oldest first."""
@@ -58,6 +74,42 @@ class ServiceHealth:
 
 def _significant(point: ChangePoint) -> bool:
     return point.strength >= SIGNIFICANT_STRENGTH
+
+
+def excursion_from_text(
+    observation: str, end: datetime, points: Sequence[ChangePoint]
+) -> tuple[ChangePoint, Recovery | None] | None:
+    """The spike to report instead of the change points, with where it came back to; None to keep the points.
+
+    A plateau or a decay at fine resolution gives a `change:` line AND a `spike:` line for the same excursion.
+    The spike says what matters at 3 a.m., that it came back, so it wins when every significant change
+    point falls within its span; a level shift outside every spike keeps the change points.
+    """
+    recoveries = _recoveries_from_text(observation, end)
+    shifts = [p for p in points if _significant(p)]
+    for spike in sorted(spikes_from_text(observation, end), key=lambda p: p.strength, reverse=True):
+        recovery = recoveries.get(spike.at)
+        until = (recovery.at if recovery else spike.at) + timedelta(minutes=SAME_EXCURSION_MINUTES)
+        if all(spike.at - timedelta(minutes=SAME_EXCURSION_MINUTES) <= p.at <= until for p in shifts):
+            return spike, recovery
+    return None
+
+
+_RECOVERY_RX = re.compile(
+    r"^\s*spike:\s*(?P<when>\S+(?:[ T]\d{1,2}:\d{2}\S*)?)\s.*,\s*back to (?P<level>\S.*?) by "
+    r"(?P<back>\S+(?:[ T]\d{1,2}:\d{2}\S*)?)\s*$",
+    re.MULTILINE,
+)
+
+
+def _recoveries_from_text(observation: str, end: datetime) -> dict[datetime, Recovery]:
+    """Each `spike:` line's "back to ~A by HH:MM", keyed by the spike's start as spikes_from_text reads it."""
+    found = {}
+    for match in _RECOVERY_RX.finditer(observation):
+        start, back = moment_from_text(match.group("when"), end), moment_from_text(match.group("back"), end)
+        if start is not None and back is not None:
+            found[start] = Recovery(match.group("level"), back)
+    return found
 
 
 @dataclass
@@ -103,13 +155,16 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
     return answer.strip(), complete
 
 
-def describe_change(service: str, metric: str, point: ChangePoint) -> str:
+def describe_change(service: str, metric: str, point: ChangePoint, recovery: Recovery | None = None) -> str:
+    """A level shift ("went from A to B at HH:MM") or a spike (its level before, its peak, where it came back)."""
     label = METRIC_LABELS.get(metric, metric)
     # only the factor the tool printed: a number computed here would be one no observation backs
-    if point.spike:
-        return f"{service} {label} peaked at {point.after} (median {point.before}) around {point.at:%H:%M} UTC"
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
-    return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
+    if not point.spike:
+        return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
+    back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"
+    return (f"{service} {label} spiked at {point.at:%H:%M} UTC from {point.before} (its level before the spike) "
+            f"to a peak of {point.after}{factor}{back}")
 
 
 def _headline(findings: Findings) -> tuple[str, bool]:
@@ -122,7 +177,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if not changes and not findings.origin:
         scope = f"{service}'s metrics show" if service else "no service shows"
         return f"No incident found: {scope} no significant change over {findings.window_label}.", False
-    symptom = describe_change(service, *changes[0]) if changes else f"{service} itself looks steady"
+    symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     deploy = findings.deploy
     if deploy is not None and not (origin_first and deploy.at and origin_first[1] < deploy.at):
@@ -143,7 +198,7 @@ def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
 
 def _origin_cause(findings: Findings) -> str:
     origin = findings.health[findings.origin]
-    change = describe_change(origin.service, *origin.changes()[0])
+    change = origin.describe(*origin.changes()[0])
     top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
     error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
     meanwhile = "".join(
@@ -163,7 +218,7 @@ def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
     error = f" Top error: {top.quoted} ({top.count:,} lines)." if top else ""
     if candidates:
         _, _, what, metric, point = min(candidates)
-        cause = describe_change(findings.service, metric, point)
+        cause = health.describe(metric, point)
         also = "" if cause == symptom else f" Symptom: {symptom}."
         if findings.onset_lines:
             also = f" It began as this ran: {findings.onset_lines[0]}.{also}"
@@ -181,7 +236,7 @@ def _evidence_lines(findings: Findings) -> list[str]:
             if points is None:
                 lines.append(f"{service} {label}: could not be read (see the step's observation)")
             elif (point := health.changed(metric)) is not None:
-                lines.append(describe_change(service, metric, point))
+                lines.append(health.describe(metric, point))
         if health.readings and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
     lines.extend(_deploy_evidence(findings))

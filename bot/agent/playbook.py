@@ -27,9 +27,8 @@ from bot.agent.evidence import (
     moment_from_question,
     service_from_text,
     signatures_from_text,
-    spike_from_text,
 )
-from bot.agent.findings import Findings, ServiceHealth, conclusion_from_findings
+from bot.agent.findings import Findings, ServiceHealth, conclusion_from_findings, excursion_from_text
 from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
 from tools.base import Toolbox, call_tool
 
@@ -98,15 +97,22 @@ class _Run:
             self.on_step(step)
 
     def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> None:
-        """query_metrics over the run's window; records the change points (None when it could not be read)."""
+        """query_metrics over the run's window; records its change points, or the spike when the series came
+        back (see excursion_from_text); None when it could not be read."""
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
         observation = self.call(thought, "query_metrics", args)
-        if observation or self.steps[-1].status == "no_data":
-            points = change_points_from_text(observation, self.window.end)
-            spike = None if points else spike_from_text(observation, self.window.end)
-            health.readings[metric] = [spike] if spike else points
-        else:
+        if not observation and self.steps[-1].status != "no_data":
             health.readings[metric] = None
+            return
+        points = change_points_from_text(observation, self.window.end)
+        excursion = excursion_from_text(observation, self.window.end, points)
+        if excursion is None:
+            health.readings[metric] = points
+            return
+        spike, recovery = excursion
+        health.readings[metric] = [spike]
+        if recovery is not None:
+            health.recoveries[metric] = recovery
 
 
 def run_playbook(

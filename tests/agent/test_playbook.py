@@ -83,3 +83,11 @@ def test_unreachable_llm_falls_back_to_the_playbook_through_the_full_path(sandbo
     trace = wiring.build_responder(settings)(Question(sandbox.scenario.question), None)
     assert trace.protocol == "playbook" and MODEL_DOWN_NOTE in trace.answer
     assert "v2.8.1" in trace.answer and "maximumPoolSize" in trace.answer
+
+
+def test_an_incident_that_came_back_is_told_as_a_spike_with_its_recovery(make_sandbox, tmp_path):
+    trace = _diagnose(make_sandbox("cache-stampede"), tmp_path)
+    symptom = trace.answer.split("Symptom: ", 1)[1].splitlines()[0]
+    assert symptom.startswith("gateway p99 latency spiked at ") and "(its level before the spike)" in symptom
+    assert "it recovered to ~" in symptom and "went from" not in symptom
+    assert "median" not in trace.answer
