@@ -54,7 +54,7 @@ def previous_version(version: str) -> str:
     return f"v{major}.{minor - 1}.3" if minor else f"v{major - 1}.9.0"
 
 
-def baseline_deploys(scenario: Scenario, incident: datetime) -> list[Deploy]:
+def baseline_deploys(scenario: Scenario) -> list[Deploy]:
     """Older routine deploys per service, ending with the version running before the incident."""
     out = []
     for n, svc in enumerate(s for s in scenario.services if s.kind != "external"):
@@ -71,7 +71,7 @@ def baseline_deploys(scenario: Scenario, incident: datetime) -> list[Deploy]:
 def build_deploy_repo(scenario: Scenario, repo: Path, now: datetime) -> list[DeployRecord]:
     """Create the repository at `repo` (must not exist) and return every deploy, oldest first."""
     incident = scenario.incident_at(now)
-    deploys = sorted([*baseline_deploys(scenario, incident), *scenario.deploys], key=lambda d: d.at_minutes)
+    deploys = sorted([*baseline_deploys(scenario), *scenario.deploys], key=lambda d: d.at_minutes)
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
     first = deploys[0]
