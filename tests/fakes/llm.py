@@ -345,9 +345,3 @@ def scripted_openai_llm(scripted: ScriptedLLM, *, max_retries: int = 1, **kwargs
 
     kwargs.setdefault("timeout_s", 10.0)
     return OpenAILLM(base_url=scripted.base_url, api_key="test", model=MODEL, max_retries=max_retries, **kwargs)
-
-
-@pytest.fixture
-def openai_llm(scripted_llm: ScriptedLLM) -> OpenAILLM:
-    """The real OpenAILLM adapter over the (reset) ScriptedLLM, one retry."""
-    return scripted_openai_llm(scripted_llm)
