@@ -36,6 +36,19 @@ class Surface:
 SurfaceFactory = Callable[..., Surface]
 
 
+def _recording_persist(fake: FakeSlackAPI, persisted: list[Trace], posts_seen: list[int], *, fails: bool
+                       ) -> Callable[[Trace], None]:
+    """The runner's persist hook: keeps each trace and how many chat.postMessage calls Slack had seen by then."""
+
+    def persist(trace: Trace) -> None:
+        posts_seen.append(len(fake.calls_to("chat.postMessage")))
+        if fails:
+            raise OSError("disk full")
+        persisted.append(trace)
+
+    return persist
+
+
 @pytest.fixture
 def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
     built: list[Surface] = []
@@ -45,13 +58,7 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
         persisted: list[Trace] = []
         votes: list[tuple[str, str, int]] = []
         posts_when_persisted: list[int] = []
-
-        def persist(trace: Trace) -> None:
-            posts_when_persisted.append(len(fake_slack.calls_to("chat.postMessage")))
-            if persist_fails:
-                raise OSError("disk full")
-            persisted.append(trace)
-
+        persist = _recording_persist(fake_slack, persisted, posts_when_persisted, fails=persist_fails)
         client = build_web_client(BOT_TOKEN, fake_slack.base_url)
         runner = Runner(client, responder or ScriptedResponder(), persist=persist,
                         queue=MemoryWorkQueue(queue_size), dedupe=MemoryDedupe(900), memory=MemoryThreadMemory(),
