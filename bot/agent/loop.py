@@ -119,7 +119,8 @@ def _tool_timeout(run: Run, budget: Budget, tool_timeout_s: float | None) -> flo
 
 
 def answer_once(
-    question: Question, llm: LLM, tools: Toolbox, *, allow_tool: bool = False, on_step: StepObserver | None = None
+    question: Question, llm: LLM, tools: Toolbox, *, allow_tool: bool = False, on_step: StepObserver | None = None,
+    tool_timeout_s: float = 20.0,
 ) -> Trace:
     """One cheap answer (protocol "single"): lookups, chit-chat; with `allow_tool`, at most one tool call first."""
     run = Run(question, "single", getattr(llm, "cheap_model", llm.model), on_step)
@@ -131,7 +132,7 @@ def answer_once(
         specs = [spec.to_openai() for spec in tools] if allow_tool and len(tools) else None
         reply = llm.complete(messages, tools=specs, role="cheap")
         if specs and reply.tool_calls:
-            messages = _with_lookup(run, reply, tools, messages, started)
+            messages = _with_lookup(run, reply, tools, messages, started, tool_timeout_s)
             started = time.monotonic()
             reply = llm.complete(messages, role="cheap")  # no tools now: the one lookup is done
     except Exception as exc:  # LLMUnavailable or an adapter bug: answer anyway, honestly
@@ -149,19 +150,18 @@ def answer_once(
     return run.trace(answer, StopReason.FINISH, complete=True)
 
 
-_LOOKUP_TIMEOUT_S = 20.0
 _ONE_TOOL_RULE = (
     "If one lookup with a tool answers the message (a current value, the last deploy), call exactly one tool; "
     "otherwise answer directly. You will not get a second tool call."
 )
 
 
-def _with_lookup(run: Run, reply: LLMReply, tools: Toolbox, messages: list[dict[str, str]], started: float
-                 ) -> list[dict[str, str]]:
+def _with_lookup(run: Run, reply: LLMReply, tools: Toolbox, messages: list[dict[str, str]], started: float,
+                 tool_timeout_s: float) -> list[dict[str, str]]:
     """Run the first requested call; the follow-up request carries its result as text (no tool messages)."""
     call = reply.tool_calls[0]
     call = ToolCall(call.name, call.args, call.call_id or "lookup")
-    executed = execute_calls((call,), (), tools, Budget(), _LOOKUP_TIMEOUT_S)
+    executed = execute_calls((call,), (), tools, Budget(), tool_timeout_s)
     llm_ms = int((time.monotonic() - started) * 1000) - executed.elapsed_ms.get(call.call_id, 0)
     thought = reply.content.strip()
     run.add(_tool_steps(run.next_index, Act(thought, (call,)), executed, reply, llm_ms))

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Literal
 
 from bot.agent.context import ContextLimits
@@ -66,12 +67,15 @@ def respond(
             trace = canned_trace(question, HELP_ANSWER)
         elif intent.route == "chitchat":
             trace = _chitchat(question, llm, tools, on_step)
-        elif intent.route == "lookup" and llm is not None:
-            trace = answer_once(question, llm, tools, allow_tool=True, on_step=on_step)
-            trace = _playbook_if_down(trace, question, tools, playbook, on_step)
         else:
             agent_protocol: Literal["text", "native"] = "text" if protocol == "text" else "native"
-            trace = _diagnose(question, llm, tools, budget, agent_protocol, playbook, on_step, limits, tool_timeout_s)
+            diagnose = partial(_diagnose, question, llm, tools, budget, agent_protocol, playbook, on_step, limits,
+                               tool_timeout_s)
+            if intent.route == "lookup" and llm is not None:
+                lookup_timeout_s = budget.time_budget_s if tool_timeout_s is None else tool_timeout_s
+                trace = _lookup(question, llm, tools, playbook, on_step, diagnose, lookup_timeout_s)
+            else:
+                trace = diagnose()
         trace = replace(trace, intent=intent)
         if intent.route in ("diagnose", "lookup"):
             trace = mark_unverified(trace)
@@ -97,6 +101,23 @@ def _diagnose(
     trace = run_agent(question, llm, tools, budget, protocol=protocol, on_step=on_step, limits=limits,
                       tool_timeout_s=tool_timeout_s)
     return _playbook_if_down(trace, question, tools, playbook, on_step)
+
+
+def _lookup(question: Question, llm: LLM, tools: Toolbox, playbook: Playbook | None, on_step: StepObserver | None,
+            diagnose: Callable[[], Trace], tool_timeout_s: float) -> Trace:
+    """One cheap answer; an empty reply (a bare "partial" label) falls back to the full diagnosis."""
+    lookup = answer_once(question, llm, tools, allow_tool=True, on_step=on_step, tool_timeout_s=tool_timeout_s)
+    lookup = _playbook_if_down(lookup, question, tools, playbook, on_step)
+    if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
+        return lookup
+    log.warning("lookup got an empty answer, running the full diagnosis trace_id=%s", lookup.trace_id)
+    fallback = diagnose()
+    why = "The quick lookup got an empty answer from the model, so the full diagnosis ran instead."
+    spent, more = fallback.totals, lookup.totals  # the lookup's tokens were spent too
+    totals = replace(spent, prompt_tokens=spent.prompt_tokens + more.prompt_tokens,
+                     completion_tokens=spent.completion_tokens + more.completion_tokens,
+                     elapsed_ms=spent.elapsed_ms + more.elapsed_ms)
+    return replace(fallback, totals=totals, notes=(why, *lookup.notes, *fallback.notes))
 
 
 def _playbook_if_down(trace: Trace, question: Question, tools: Toolbox, playbook: Playbook | None,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from bot.agent.respond import HELP_ANSWER, MODEL_DOWN_NOTE, NO_MODEL_NOTE, respond
-from bot.agent.types import Budget, Intent, Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.agent.types import Budget, Intent, Question, Step, StopReason, Trace
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
+from tests.fakes.playbook import RecordingPlaybook
 from tools.base import Toolbox, tool
 
 GH_TOKEN = "ghp_" + "A1" * 18
@@ -20,21 +22,6 @@ def p99_ms(service: str) -> str:
 
 
 TOOLS = Toolbox([tool(p99_ms)])
-
-
-class RecordingPlaybook:
-    def __init__(self) -> None:
-        self.questions: list[Question] = []
-
-    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None) -> Trace:
-        self.questions.append(question)
-        step = Step(index=1, thought="", action="p99_ms", args={"service": "order"}, observation=p99_ms("order"),
-                    status="ok")
-        if on_step:
-            on_step(step)
-        return Trace(trace_id="pb1", question=question.text, protocol="playbook", steps=(step,),
-                     answer="order p99 rose 212 ms -> 1,180 ms at 15:05.", complete=True,
-                     stop_reason=StopReason.FINISH, totals=Totals(steps=1, tool_calls=1))
 
 
 def route_to(route: str) -> Any:
@@ -127,3 +114,44 @@ def test_secrets_in_the_answer_are_redacted(scripted_llm: ScriptedLLM) -> None:
 def test_no_llm_and_no_playbook_is_an_honest_partial(route: str) -> None:
     trace = ask("why is order slow?", llm=None, route=route)
     assert not trace.complete and trace.stop_reason is StopReason.LLM_UNAVAILABLE
+
+
+def test_an_empty_lookup_answer_falls_back_to_the_full_diagnosis(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.script(
+        {"content": ""},  # the cheap model answers the lookup with nothing
+        {"content": "", "tool_calls": [{"name": "p99_ms", "arguments": {"service": "order"}}]},
+        {"content": "order p99 is 1,180 ms, up from 212 ms at 15:05."},
+    )
+    trace = ask("what is the p99 of order now", llm=scripted_openai_llm(scripted_llm), route="lookup")
+    assert trace.protocol == "native" and trace.complete and "1,180 ms" in trace.answer
+    assert "Partial answer" not in trace.answer
+    assert any("empty answer" in note and "full diagnosis" in note for note in trace.notes)
+    assert trace.intent is not None and trace.intent.route == "lookup"
+    assert len(scripted_llm.chat_requests) == 3
+
+
+def test_an_empty_lookup_answer_with_the_model_gone_falls_back_to_the_playbook(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.script({"content": ""}, {"status": 500, "repeat": 10})
+    playbook = RecordingPlaybook()
+    trace = ask("what is the p99 of order now", llm=scripted_openai_llm(scripted_llm, max_retries=0), route="lookup",
+                playbook=playbook)
+    assert trace.protocol == "playbook" and MODEL_DOWN_NOTE in trace.answer
+    assert len(playbook.questions) == 1
+    assert any("empty answer" in note for note in trace.notes)
+
+
+def test_the_lookup_tool_runs_under_the_configured_tool_timeout(scripted_llm: ScriptedLLM) -> None:
+    def slow_p99(service: str) -> str:
+        """Current p99 latency of a service. Use for one current value."""
+        time.sleep(1.0)
+        return "p99 order: 1180 ms"
+
+    scripted_llm.script(
+        {"content": "", "tool_calls": [{"name": "slow_p99", "arguments": {"service": "order"}}]},
+        {"content": "The p99 lookup timed out."},
+    )
+    trace = respond(Question("what is the p99 of order now"), llm=scripted_openai_llm(scripted_llm),
+                    tools=Toolbox([tool(slow_p99)]), budget=Budget(), protocol="native",
+                    classify=route_to("lookup"), playbook=None, tool_timeout_s=0.2)
+    assert trace.steps[0].action == "slow_p99" and trace.steps[0].status == "error"
+    assert "timed out after 0.2 s" in trace.steps[0].observation

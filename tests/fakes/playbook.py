@@ -1,0 +1,25 @@
+"""RecordingPlaybook: a stand-in for run_playbook that records the questions it got and answers one fixed step."""
+
+from __future__ import annotations
+
+from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
+from tools.base import Toolbox
+
+OBSERVATION = "p99 order: 1180 ms\nchange: 15:05 212 ms -> 1,180 ms (x5.6)"
+ANSWER = "order p99 rose 212 ms -> 1,180 ms at 15:05."
+
+
+class RecordingPlaybook:
+    """Called like run_playbook(question, tools, on_step=); each call is recorded, each answer is ANSWER."""
+
+    def __init__(self) -> None:
+        self.questions: list[Question] = []
+
+    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None) -> Trace:
+        self.questions.append(question)
+        step = Step(index=1, thought="", action="p99_ms", args={"service": "order"}, observation=OBSERVATION,
+                    status="ok")
+        if on_step:
+            on_step(step)
+        return Trace(trace_id="pb1", question=question.text, protocol="playbook", steps=(step,), answer=ANSWER,
+                     complete=True, stop_reason=StopReason.FINISH, totals=Totals(steps=1, tool_calls=1))
