@@ -48,5 +48,6 @@ def trace_summary(trace: Trace) -> str:
         f"== {status} · stop: {trace.stop_reason.value} · {t.steps} steps · {t.tokens} tokens · "
         f"{t.elapsed_ms / 1000:.1f} s · {who} · trace {trace.trace_id}"
     )
-    notes = [f"note: {n}" for n in trace.notes]
+    # A note the answer already states (the playbook's "no model" line, an "unverified:" line) is printed once.
+    notes = [f"note: {n}" for n in trace.notes if n not in trace.answer]
     return "\n".join([head, "", trace.answer.strip(), *(["", *notes] if notes else [])])

@@ -160,14 +160,6 @@ def page_from_value(value: str) -> tuple[str, int]:
     return trace_id, int(page) if page.isdigit() else 0
 
 
-def trace_to_markdown(trace: Trace) -> str:
-    """The whole trace as Markdown, untrimmed (file uploads, the CLI)."""
-    parts = [f"# {trace.question}", f"trace {trace.trace_id} · {_meta_line(trace)}"]
-    parts += [_step_detail(s, max_chars=10**9).replace("*", "**") for s in trace.steps]
-    parts += ["## Answer", trace.answer, *trace.notes]
-    return "\n\n".join(parts)
-
-
 def limit_violations(blocks: Sequence[dict[str, Any]], *, max_blocks: int = MAX_BLOCKS) -> list[str]:
     """Every way a block list breaks Slack's limits (empty when valid). Used by tests and as a guard."""
     problems = [f"{len(blocks)} blocks > {max_blocks}"] if len(blocks) > max_blocks else []

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from bot.agent.respond import NO_MODEL_NOTE
 from bot.cli import app
 from tests.fakes.llm import ScriptedLLM
 
@@ -99,3 +100,4 @@ def test_diagnose_without_an_llm_still_answers_and_says_why(cli_env: dict[str, s
     assert result.exit_code == 0, result.output
     assert "No LLM configured" in result.stderr
     assert "playbook" in result.stdout
+    assert result.stdout.count(NO_MODEL_NOTE) == 1  # in the answer, not repeated as a trailing note
