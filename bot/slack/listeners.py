@@ -31,13 +31,23 @@ log = logging.getLogger(__name__)
 RecordFeedback = Callable[[str, str, int], None]  # (trace_id, user, vote +1/-1)
 FetchTrace = Callable[[str], Trace | None]
 
-HELP_TEXT = (
-    "*opsbot* diagnoses incidents from metrics, logs and deploy records.\n"
-    "• `@opsbot why is order p99 high since 15:05?` in a channel, answered in the thread\n"
-    "• `/diagnose <question>`: posts the question and threads the investigation under it\n"
-    "• the *Diagnose this* message shortcut on an alert\n"
-    "• quick lookups: `@opsbot what is the p99 of order now?`"
-)
+def help_text(bot_user_id: str = "") -> str:
+    """What /diagnose with no question shows; mentions the bot by its real user id when Bolt knows it."""
+    # outside code spans, so Slack renders the mention as the app's real name
+    me = f"<@{bot_user_id}>" if bot_user_id else "@-mention me"
+    return (
+        "*opsbot* diagnoses incidents from metrics, logs and deploy records.\n"
+        f"• {me} `why is order p99 high since 15:05?` in a channel, answered in the thread\n"
+        "• `/diagnose <question>`: posts the question and threads the investigation under it\n"
+        "• the *Diagnose this* message shortcut on an alert\n"
+        f"• quick lookups: {me} `what is the p99 of order now?`"
+    )
+
+
+def invite_text(bot_user_id: str = "") -> str:
+    """What /diagnose says in a conversation the bot is not a member of."""
+    me = f"<@{bot_user_id}>" if bot_user_id else "this app"
+    return f"I can't post in this conversation. Invite me first (`/invite`, then pick {me}) and try again."
 
 
 def allow_all(user: str, channel: str) -> str | None:
@@ -122,11 +132,12 @@ class _Listeners:
             return
         self.on_mention(body, event, context)
 
-    def on_diagnose(self, ack: Callable[..., None], command: dict[str, Any], respond: Callable[..., None]) -> None:
+    def on_diagnose(self, ack: Callable[..., None], command: dict[str, Any], respond: Callable[..., None],
+                    context: Mapping[str, Any]) -> None:
         """/diagnose: ack at once, post an anchor in the channel, thread the work under it."""
         text, user, channel = clean_text(command.get("text") or ""), command["user_id"], command["channel_id"]
         if not text:
-            ack(HELP_TEXT)
+            ack(help_text(context.get("bot_user_id") or ""))
             return
         if refusal := self.admit(user, channel):
             ack(f"⛔ {refusal}")
@@ -138,7 +149,7 @@ class _Listeners:
             )
         except SlackApiError as exc:
             log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))
-            respond("I can't post in this conversation. Invite me first (`/invite @opsbot`) and try again.")
+            respond(invite_text(context.get("bot_user_id") or ""))
             return
         except Exception:  # Slack unreachable after the retries: say so rather than go quiet
             log.exception("posting the /diagnose anchor failed channel=%s", channel)

@@ -131,7 +131,7 @@ class Runner:
             self._release(job)
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
             self._say(job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
-            self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
+            self._withdraw(job)
             return Submission("rejected")
         if busy:
             self._say(job, f"⏳ busy, queued as #{position}. I'll answer here when a worker is free.")
@@ -244,6 +244,13 @@ class Runner:
             self._call("reactions_add", channel=job.channel, timestamp=job.react_ts, name="eyes")
         self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts,
                    status=self._status_text)
+
+    def _withdraw(self, job: Job) -> None:
+        """Undo the acknowledgement of a job that will not run: no status, and 🚦 instead of 👀."""
+        self._call("assistant_threads_setStatus", channel_id=job.channel, thread_ts=job.thread_ts, status="")
+        if job.react_ts:
+            self._call("reactions_remove", channel=job.channel, timestamp=job.react_ts, name="eyes")
+            self._call("reactions_add", channel=job.channel, timestamp=job.react_ts, name="vertical_traffic_light")
 
     def _conclude(self, job: Job, trace: Trace, delivered: bool) -> None:
         # Posting clears the status; clear it explicitly too, so an error path never leaves "Diagnosing…".

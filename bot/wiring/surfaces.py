@@ -78,12 +78,30 @@ def build_slack_app(
 
     With `telemetry`, the app is measured: runs, ack latency, queue depth, Slack API errors, stream fallbacks.
     """
+    runner = _build_runner(settings, responder, persist, telemetry)
+    app = build_app(
+        runner,
+        signing_secret=settings.slack.signing_secret.get_secret_value(),
+        fetch_trace=fetch_trace or runner.recent_trace,
+        record_feedback=record_feedback,
+        admit=admit or build_access(settings).admit,
+    )
+    if telemetry is not None:
+        app.use(telemetry.ack_timer)
+        telemetry.watch_queue_depth(lambda: runner.queued, "slack")
+    return SlackSurface(app, runner)
+
+
+def _build_runner(
+    settings: Settings, responder: SlackResponder, persist: Callable[[Trace], None], telemetry: Telemetry | None
+) -> Runner:
+    """The Slack worker pool over its Web API client (measured when `telemetry` is given)."""
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)
         responder = telemetry.instrument(responder)
-    runner = Runner(
+    return Runner(
         client,
         responder,
         persist=persist,
@@ -95,17 +113,6 @@ def build_slack_app(
         update_interval_s=s.update_interval_s,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
     )
-    app = build_app(
-        runner,
-        signing_secret=s.signing_secret.get_secret_value(),
-        fetch_trace=fetch_trace or runner.recent_trace,
-        record_feedback=record_feedback,
-        admit=admit or build_access(settings).admit,
-    )
-    if telemetry is not None:
-        app.use(telemetry.ack_timer)
-        telemetry.watch_queue_depth(lambda: runner.queued, "slack")
-    return SlackSurface(app, runner)
 
 
 def build_server(

@@ -1,6 +1,6 @@
 """FakeSlackAPI: a Slack Web API stand-in over real HTTP on 127.0.0.1, plus a Socket Mode websocket peer.
 
-It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add, the chat streaming
+It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add/remove, the chat streaming
 methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`) and
 apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's Socket Mode
 endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with

@@ -10,6 +10,7 @@ from typing import Any
 import requests
 
 from tests.fakes.slack import (
+    BOT_USER_ID,
     ScriptedResponder,
     command_params,
     event_body,
@@ -119,6 +120,10 @@ def test_busy_workers_answer_queued_as_n(make_surface: SurfaceFactory) -> None:
     texts = [c["text"] for c in surface.fake.wait_for("chat.postMessage", 2)]
     assert any("busy, queued as #1" in t for t in texts)
     assert any("queue is full" in t for t in texts)
+    # the refused message no longer says "looking" (👀): it gets 🚦, like the reply in its thread
+    [removed] = surface.fake.wait_for("reactions.remove")
+    assert removed["name"] == "eyes" and removed["timestamp"] in ("1.000002", "1.000003")
+    assert any(r["name"] == "vertical_traffic_light" for r in surface.fake.calls_to("reactions.add"))
     gate.set()
     final_stops(surface.fake, 2)
 
@@ -234,6 +239,7 @@ def test_empty_diagnose_shows_help(make_surface: SurfaceFactory) -> None:
     surface = make_surface()
     ack = post_command(surface.events_url, command_params("  ", response_url=surface.fake.response_url()))
     assert ack.status_code == 200 and "/diagnose" in ack.text
+    assert f"<@{BOT_USER_ID}>" in ack.text and "@opsbot" not in ack.text  # the app's real user, not a guess
     assert surface.submissions == []
 
 
@@ -243,7 +249,8 @@ def test_diagnose_in_a_channel_without_the_bot_says_invite_me(make_surface: Surf
     ack = post_command(surface.events_url, command_params("why?", response_url=surface.fake.response_url()))
     assert ack.status_code == 200
     [reply] = surface.fake.wait_for("response_url")
-    assert "Invite me" in reply["text"]
+    assert "Invite me" in reply["text"] and f"<@{BOT_USER_ID}>" in reply["text"]
+    assert "@opsbot" not in reply["text"]
     assert surface.submissions == []
 
 
