@@ -63,6 +63,8 @@ class MetricTemplate(BaseModel):
     promql: str
     unit: Literal["s", "ms", "ratio", "rps", "cores", "bytes", "count"]
     description: str = ""
+    # What the model-free playbook reads this metric as (the first entry with a role wins); "" = none.
+    role: Literal["latency", "errors", "traffic", "cpu", "memory", "restarts", ""] = ""
 
 
 def default_metric_catalogue() -> dict[str, MetricTemplate]:
@@ -72,11 +74,13 @@ def default_metric_catalogue() -> dict[str, MetricTemplate]:
             promql=f"histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{{sel}}}[5m])))",
             unit="s",
             description="99th percentile request latency",
+            role="latency",
         ),
         "qps": MetricTemplate(
             promql=f"sum(rate(http_requests_total{{{sel}}}[5m]))",
             unit="rps",
             description="requests per second",
+            role="traffic",
         ),
         "error_rate": MetricTemplate(
             promql=(
@@ -85,11 +89,13 @@ def default_metric_catalogue() -> dict[str, MetricTemplate]:
             ),
             unit="ratio",
             description="share of requests answered 5xx",
+            role="errors",
         ),
         "cpu_usage": MetricTemplate(
             promql=f"sum(rate(process_cpu_seconds_total{{{sel}}}[5m]))",
             unit="cores",
             description="CPU cores in use",
+            role="cpu",
         ),
     }
 

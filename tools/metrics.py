@@ -56,6 +56,8 @@ class MetricsTools:
         max_points: int = 288,
         services_ttl_s: float = 60.0,
         clock: Clock = utc_now,
+        topology: Mapping[str, Sequence[str]] | None = None,
+        max_services: int = 200,
     ) -> None:
         if not _LABEL_NAME.match(service_label):
             raise ValueError(f"invalid Prometheus label name {service_label!r}")
@@ -68,14 +70,32 @@ class MetricsTools:
         self.service_label = service_label
         self.max_points = max_points
         self.clock = clock
+        self.topology = {name: list(downstream) for name, downstream in (topology or {}).items()}
+        self.max_services = max_services
         self._services = CachedNames(lambda: self._call(lambda: client.get_label_values(service_label)), services_ttl_s)
 
     def specs(self) -> list[ToolSpec]:
-        """The query_metrics tool, its description listing this catalogue."""
+        """query_metrics (its description lists this catalogue) and list_services."""
         units = {name: _display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
         entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
         text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
-        return [tool(self.query_metrics, description=text, choices={"metric": list(self.catalogue)})]
+        listing = _LIST_SERVICES_DOC.format(max_services=self.max_services)
+        return [
+            tool(self.query_metrics, description=text, choices={"metric": list(self.catalogue)}),
+            tool(self.list_services, description=listing),
+        ]
+
+    def list_services(self) -> ToolResult | str:
+        """Run list_services (the docstring shown to the model is _LIST_SERVICES_DOC)."""
+        services = self.known_services()
+        if not services:
+            return ToolResult("no_data", f"Prometheus holds no values of the label {self.service_label!r}.")
+        shown = services[: self.max_services]
+        lines = [f"{name} -> {', '.join(self.topology[name])}" if self.topology.get(name) else name for name in shown]
+        header = f"{len(services)} services (label {self.service_label!r}); -> lists a service's downstream services:"
+        more = len(services) - len(shown)
+        footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
+        return "\n".join([header, *lines, *footer])
 
     def query_metrics(
         self,
@@ -162,11 +182,18 @@ query_deploy_records for what changed.
 Legal values:
 - metric (unit):
 {metrics}
-- service: a label value Prometheus holds (an unknown one gets the known list back)
+- service: a label value Prometheus holds (list_services lists them)
 - range: a window ending now, <n>m|h|d ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
 Returns ~10 lines, never the raw series: the PromQL; min, median, max, last with units; a "change:" line per \
 level shift (time, before -> after, xN); a "spike:" line per spike that came back (start, peak, recovery); \
 12 averaged points of at most {max_points} fetched."""
+
+
+_LIST_SERVICES_DOC = """\
+List the services Prometheus holds metrics for, each with its downstream services.
+Use it when the user named no service, or a name that matches none.
+Legal values: none.
+Returns one line per service ("order -> payment, order-db"), at most {max_services}, and the total count."""
 
 
 def _display_unit(unit: str) -> tuple[str, float]:

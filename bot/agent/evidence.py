@@ -1,4 +1,4 @@
-"""Reading evidence out of tool observations: change points, spikes, known services, log signatures, times.
+"""Reading evidence out of tool observations: change points, spikes, listed services, log signatures, times.
 
 The playbook knows the tools only through their text (the same text the model sees), so these readers are
 lenient: they look for the stable line forms the tools promise (`change: 15:05 212 ms -> 1,180 ms (x5.6)`,
@@ -55,7 +55,7 @@ _CHANGE_RX = re.compile(
     re.MULTILINE,
 )
 ISO_TIME_RX = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
-_KNOWN_RX = re.compile(r"known(?: services)?:\s*(?P<names>[^\n;]+?)(?:\.\s|\.?$)", re.IGNORECASE | re.MULTILINE)
+_LISTED_RX = re.compile(r"^\s*(?P<name>[\w.\-]+)\s*(?:->.*)?$")  # a header or footer line has spaces in it
 # "   example: 15:36:59 ERROR order <host> <logger>: <message> trace=<id>"
 _EXAMPLE_RX = re.compile(r"^\s+example:\s+\S+\s+[A-Z]+\s+\S+\s+[^:]*?:\s(?P<message>.+)$")
 _SIGNATURE_RX = re.compile(r"^\s*\d+[.)]\s+(?P<count>\d[\d,]*)\s*(?:x|×)\s+(?P<text>\S.*)$")
@@ -138,13 +138,10 @@ def _ratio(before: float | None, after: float | None) -> float:
     return after / before
 
 
-def known_services_from_text(observation: str) -> list[str]:
-    """The service list an unknown-service observation offers ("known: order, payment, ...")."""
-    match = _KNOWN_RX.search(observation)
-    if not match:
-        return []
-    names = (n.strip(" .…'\"`") for n in match.group("names").split(","))
-    return [n for n in names if n and n != "..." and re.fullmatch(r"[\w.\-]+", n)]
+def listed_services_from_text(observation: str) -> list[str]:
+    """The services a list_services observation names, one a line ("order -> payment, order-db")."""
+    found = (_LISTED_RX.match(line) for line in observation.splitlines())
+    return [match.group("name") for match in found if match]
 
 
 def service_from_text(text: str, services: Iterable[str]) -> str | None:

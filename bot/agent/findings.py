@@ -1,9 +1,8 @@
-"""What the playbook found, and the templated conclusion that cites it.
+"""What the playbook found: change points per service and metric, deploys, log signatures, what is unknown.
 
-The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
-change point (with what it changed), then the deepest downstream service that changed too (with its own
-deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
-then an error signature alone. Nothing changed means no incident is visible in what was checked.
+The playbook reads metrics by role, not by name: an operator's catalogue says which entry is the latency,
+the error rate, the traffic and so on (`role` on each entry), so renamed metrics still get diagnosed. The
+conclusion written from these findings is in bot/agent/verdict.py.
 """
 
 from __future__ import annotations
@@ -14,25 +13,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot.agent.diffs import ABSENT, DeployRecord, KeyChange
+from bot.agent.diffs import DeployRecord, KeyChange
 from bot.agent.evidence import ChangePoint, LogSignature, moment_from_text, spikes_from_text
-from bot.agent.prompts import load_prompt
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
 SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
-METRIC_LABELS = {
-    "p99_latency": "p99 latency",
-    "error_rate": "error rate",
-    "qps": "traffic",
-    "cpu_usage": "CPU usage",
-    "memory_usage": "memory",
-    "restarts": "restarts",
-}
+# The metric roles a catalogue entry may have (bot/config.py MetricTemplate.role lists the same values).
+GOLDEN_ROLES = ("latency", "errors", "traffic")
+SATURATION_ROLES = ("cpu", "memory", "restarts")
+ROLES = (*GOLDEN_ROLES, *SATURATION_ROLES)
 # Local causes, in the order that breaks ties: traffic drives CPU, CPU and memory drive restarts.
 LOCAL_CAUSES = (
-    ("qps", "a traffic surge"),
-    ("cpu_usage", "CPU saturation"),
-    ("memory_usage", "memory growth"),
+    ("traffic", "a traffic surge"),
+    ("cpu", "CPU saturation"),
+    ("memory", "memory growth"),
     ("restarts", "container restarts (likely OOM kills)"),
 )
 
@@ -129,6 +123,12 @@ class Findings:
     onset_lines: list[str] = field(default_factory=list)  # jobs or batches that started at the onset
     neighbours: list[str] = field(default_factory=list)  # steady siblings of the origin that logged something
     unknowns: list[str] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)  # role -> the catalogue metric the playbook reads for it
+    unconfigured: list[str] = field(default_factory=list)  # roles no usable catalogue metric has
+
+    def role_of(self, metric: str) -> str:
+        """The role the playbook read `metric` as ("" when none)."""
+        return next((role for role, name in self.roles.items() if name == metric), "")
 
     def first_change(self, service: str) -> tuple[str, datetime] | None:
         """(metric, time) of the service's earliest significant change point."""
@@ -141,23 +141,9 @@ class Findings:
         return found[0] if found else None
 
 
-def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
-    """The cited conclusion text and whether a cause was identified."""
-    headline, complete = _headline(findings)
-    evidence = _evidence_lines(findings)
-    unknowns = _unknown_lines(findings, complete)
-    answer = load_prompt(
-        "playbook_conclusion",
-        headline=headline,
-        evidence="\n".join(f"- {line}" for line in evidence) or "- (no tool returned usable data)",
-        unknowns="\n".join(f"- {line}" for line in unknowns) or "- nothing specific",
-    )
-    return answer.strip(), complete
-
-
 def describe_change(service: str, metric: str, point: ChangePoint, recovery: Recovery | None = None) -> str:
     """A level shift ("went from A to B at HH:MM") or a spike (its level before, its peak, where it came back)."""
-    label = METRIC_LABELS.get(metric, metric)
+    label = metric.replace("_", " ")  # the catalogue's own name, as the observation shows it
     # only the factor the tool printed: a number computed here would be one no observation backs
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
     if not point.spike:
@@ -167,107 +153,3 @@ def describe_change(service: str, metric: str, point: ChangePoint, recovery: Rec
             f"to a peak of {point.after}{factor}{back}")
 
 
-def _headline(findings: Findings) -> tuple[str, bool]:
-    service = findings.service
-    if not any(points is not None for h in findings.health.values() for points in h.readings.values()):
-        whose = f"{service}'s" if service else "the services'"
-        return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
-    health = findings.health.get(service)
-    changes = health.changes() if health else []
-    if not changes and not findings.origin:
-        scope = f"{service}'s metrics show" if service else "no service shows"
-        return f"No incident found: {scope} no significant change over {findings.window_label}.", False
-    symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
-    origin_first = findings.first_change(findings.origin) if findings.origin else None
-    deploy = findings.deploy
-    if deploy is not None and not (origin_first and deploy.at and origin_first[1] < deploy.at):
-        return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
-    if findings.origin:
-        return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
-    return _local_headline(findings, symptom)
-
-
-def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
-    when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
-    what = [f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3]] + findings.risky_lines[:2]
-    change = f", which changed {'; '.join(what)}" if what else ""
-    top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
-    error = f". Top error since: {top.quoted}" if top else ""
-    return f"deploy {deploy.service} {deploy.version}{when}{change}{error}"
-
-
-def _origin_cause(findings: Findings) -> str:
-    origin = findings.health[findings.origin]
-    change = origin.describe(*origin.changes()[0])
-    top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
-    error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
-    meanwhile = "".join(
-        f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
-        for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
-    )
-    checked = findings.deploys_checked or [findings.service]
-    names = checked[0] if len(checked) == 1 else f"{', '.join(checked[:-1])} or {checked[-1]}"
-    return f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. No deploy of {names} precedes it"
-
-
-def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
-    health = findings.health[findings.service]
-    candidates = [(point.at, rank, what, metric, point) for rank, (metric, what) in enumerate(LOCAL_CAUSES)
-                  if (point := health.changed(metric)) is not None and (metric != "qps" or point.ratio > 1)]
-    top = findings.top_signature(findings.service)
-    error = f" Top error: {top.quoted} ({top.count:,} lines)." if top else ""
-    if candidates:
-        _, _, what, metric, point = min(candidates)
-        cause = health.describe(metric, point)
-        also = "" if cause == symptom else f" Symptom: {symptom}."
-        if findings.onset_lines:
-            also = f" It began as this ran: {findings.onset_lines[0]}.{also}"
-        return f"Likely cause: {what} on {findings.service} with no deploy before it ({cause}).{also}{error}", True
-    if top is not None:
-        return f"Likely cause: {top.quoted} ({top.count:,} errors), with no deploy before it. {symptom}.", True
-    return f"Unexplained change: {symptom}; no deploy, downstream change or error cluster explains it.", False
-
-
-def _evidence_lines(findings: Findings) -> list[str]:
-    lines = []
-    for service, health in findings.health.items():
-        for metric, points in health.readings.items():
-            label = METRIC_LABELS.get(metric, metric)
-            if points is None:
-                lines.append(f"{service} {label}: could not be read (see the step's observation)")
-            elif (point := health.changed(metric)) is not None:
-                lines.append(health.describe(metric, point))
-        if health.readings and not health.changes():
-            lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
-    lines.extend(_deploy_evidence(findings))
-    lines.extend(f"at the onset, {findings.service} logged: {line}" for line in findings.onset_lines)
-    for service, signatures in findings.signatures.items():
-        lines.extend(
-            f"{service} log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
-            for s in signatures[:2]
-        )
-    return lines
-
-
-def _deploy_evidence(findings: Findings) -> list[str]:
-    lines = [f"deploy {d.service} {d.version} came after the change, so it is not the cause: {d.line}"
-             for d in findings.late_deploys]
-    if findings.deploy is None:
-        return lines + [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
-    lines.append(f"deploy: {findings.deploy.line}")
-    for c in findings.key_changes[:5]:
-        verb = "added" if c.old == ABSENT else "removed" if c.new == ABSENT else "changed"
-        lines.append(f"{verb} {c.key}: {c.old} → {c.new} ({c.path})")
-    lines.extend(f"risky statement: {line}" for line in findings.risky_lines[:3])
-    if not findings.key_changes and not findings.risky_lines:
-        lines.append(f"the diff of {findings.deploy.version} shows no changed configuration key (a code change?)")
-    return lines
-
-
-def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
-    lines = list(findings.unknowns)
-    if findings.deploy is not None:
-        lines.append("whether reverting the deploy restores the metrics (not verified by the playbook)")
-    if complete:
-        lines.append("the mechanism linking the cause to the symptom: the playbook matches timing, it does not reason")
-    return lines

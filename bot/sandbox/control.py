@@ -34,11 +34,13 @@ SANDBOX_METRIC_TEMPLATES: dict[str, dict[str, str]] = {
         "promql": 'max(process_resident_memory_bytes{$label="$service"})',
         "unit": "bytes",
         "description": "resident memory of the largest pod",
+        "role": "memory",
     },
     "restarts": {
         "promql": 'sum(increase(kube_pod_container_status_restarts_total{$label="$service"}[15m]))',
         "unit": "count",
         "description": "container restarts (e.g. OOM kills) in the last 15 minutes",
+        "role": "restarts",
     },
 }
 

@@ -114,10 +114,11 @@ def build_es(settings: Settings) -> Elasticsearch:
 
 
 def build_metrics_tools(settings: Settings) -> MetricsTools:
-    """query_metrics over the configured catalogue."""
+    """query_metrics over the configured catalogue, and list_services (with the topology's downstream services)."""
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
-    return MetricsTools(build_prometheus(settings), catalogue, service_label=p.service_label, max_points=p.max_points)
+    return MetricsTools(build_prometheus(settings), catalogue, service_label=p.service_label, max_points=p.max_points,
+                        topology=settings.topology)
 
 
 def build_log_source(settings: Settings) -> LogSource:
@@ -190,8 +191,20 @@ def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[st
 
 
 def build_playbook(settings: Settings) -> Playbook:
-    """The model-free diagnosis over the configured topology."""
-    return functools.partial(run_playbook, topology=settings.topology)
+    """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role."""
+    return functools.partial(run_playbook, topology=settings.topology, metric_roles=_metric_roles(settings))
+
+
+def _metric_roles(settings: Settings) -> dict[str, str]:
+    """role -> metric name; the first catalogue entry with a role wins (a second one is logged and ignored)."""
+    roles: dict[str, str] = {}
+    for name, metric in settings.prometheus.metrics.items():
+        if metric.role and metric.role in roles:
+            log.warning("metric %r has role %r, already taken by %r; the playbook reads %r", name, metric.role,
+                        roles[metric.role], roles[metric.role])
+        elif metric.role:
+            roles[metric.role] = name
+    return roles
 
 
 def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None) -> SlackResponder:

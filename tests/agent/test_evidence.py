@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from bot.agent.diffs import deploys_from_text, key_changes_from_diff
 from bot.agent.evidence import (
     change_points_from_text,
-    known_services_from_text,
+    listed_services_from_text,
     moment_from_question,
     service_from_text,
     spike_from_text,
@@ -54,9 +54,11 @@ def test_no_change_line_gives_no_points():
     assert change_points_from_text("change: none detected", NOW) == []
 
 
-def test_unknown_service_observation_lists_the_known_ones():
-    text = "unknown service '?'; known: catalog, gateway, order, orders-db, payment. Did you mean 'order'?"
-    assert known_services_from_text(text) == ["catalog", "gateway", "order", "orders-db", "payment"]
+def test_list_services_observation_gives_every_listed_name_and_not_the_header_or_footer():
+    text = ("5 services (label 'service'); -> lists a service's downstream services:\n"
+            "catalog\ngateway -> order, catalog\norder -> orders-db, payment\norders-db\npayment\n"
+            "… and 3 more not shown; query_metrics validates any name.")
+    assert listed_services_from_text(text) == ["catalog", "gateway", "order", "orders-db", "payment"]
 
 
 def test_longest_service_name_wins():

@@ -8,8 +8,9 @@ from bot import wiring
 from bot.agent.playbook import run_playbook, window_from_question
 from bot.agent.respond import MODEL_DOWN_NOTE
 from bot.agent.types import Question, Step, StopReason
+from bot.config import MetricTemplate, default_metric_catalogue
 from bot.eval import fact_named
-from tests.eval.harness import sandbox_settings
+from tests.eval.harness import SANDBOX_METRICS, sandbox_settings
 from tests.fakes.backends import free_port
 
 OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration",
@@ -18,10 +19,17 @@ OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy"
 
 def _diagnose(box, tmp_path, text: str | None = None, steps: list[Step] | None = None, **overrides):
     settings = sandbox_settings(box, tmp_path, **overrides)
-    tools = wiring.build_toolbox(settings)
+    playbook = wiring.build_playbook(settings)  # the topology and the catalogue's metric roles bound
     question = Question(text or box.scenario.question)
-    return run_playbook(question, tools, topology=box.topology, on_step=steps.append if steps is not None else None,
-                        now=box.now)
+    return playbook(question, wiring.build_toolbox(settings), on_step=steps.append if steps is not None else None,
+                    now=box.now)
+
+
+def _renamed_catalogue(drop_role: str = "") -> dict[str, MetricTemplate]:
+    """The sandbox's catalogue under an operator's own names; `drop_role` is left without a role."""
+    metrics = {**default_metric_catalogue(), **SANDBOX_METRICS}
+    return {f"svc_{name}": m.model_copy(update={"role": "" if m.role == drop_role else m.role})
+            for name, m in metrics.items()}
 
 
 def test_default_scenario_names_the_deploy_and_the_changed_key(sandbox, tmp_path):
@@ -91,3 +99,40 @@ def test_an_incident_that_came_back_is_told_as_a_spike_with_its_recovery(make_sa
     assert symptom.startswith("gateway p99 latency spiked at ") and "(its level before the spike)" in symptom
     assert "it recovered to ~" in symptom and "went from" not in symptom
     assert "median" not in trace.answer
+
+
+def test_renamed_catalogue_entries_are_read_by_their_role(sandbox, tmp_path):
+    trace = _diagnose(sandbox, tmp_path, prometheus={"url": sandbox.prometheus_url, "metrics": _renamed_catalogue()})
+    assert trace.complete and "v2.8.1" in trace.answer and "maximumPoolSize 50 → 200" in trace.answer
+    assert "order svc p99 latency went from" in trace.answer  # the operator's metric name, as the tool showed it
+    assert {s.args.get("metric") for s in trace.steps if s.action == "query_metrics"} >= {"svc_p99_latency"}
+    assert "not checked" not in trace.answer  # every role is configured
+
+
+def test_a_role_no_metric_has_is_named_in_the_answer(sandbox, tmp_path):
+    metrics = _renamed_catalogue(drop_role="latency")
+    trace = _diagnose(sandbox, tmp_path, prometheus={"url": sandbox.prometheus_url, "metrics": metrics})
+    assert "no catalogue metric has the role latency" in trace.answer
+    assert "svc_p99_latency" not in {s.args.get("metric") for s in trace.steps}
+
+
+def test_a_catalogue_without_golden_roles_says_so_instead_of_finding_nothing(sandbox, tmp_path):
+    metrics = {name: m.model_copy(update={"role": ""}) for name, m in default_metric_catalogue().items()}
+    trace = _diagnose(sandbox, tmp_path, prometheus={"url": sandbox.prometheus_url, "metrics": metrics})
+    assert not trace.complete and trace.answer.startswith("No conclusion: no metric in the catalogue has the role")
+    assert "latency, errors, traffic, cpu, memory, restarts" in trace.answer
+    assert [s.action for s in trace.steps] == ["finish"]
+
+
+def test_playbook_without_roles_reads_no_metric_and_says_why(sandbox, tmp_path):
+    settings = sandbox_settings(sandbox, tmp_path)
+    trace = run_playbook(Question(sandbox.scenario.question), wiring.build_toolbox(settings),
+                         topology=sandbox.topology, now=sandbox.now)
+    assert "no metric in the catalogue has the role" in trace.answer and not trace.complete
+
+
+def test_unnamed_service_outside_the_topology_is_found_through_list_services(sandbox, tmp_path):
+    trace = _diagnose(sandbox, tmp_path, text="something is off since yesterday 15:05, can you look?", topology={})
+    assert trace.steps[0].action == "list_services" and trace.steps[0].status == "ok"
+    assert "order" in trace.steps[0].observation.splitlines()
+    assert "v2.8.1" in trace.answer

@@ -35,18 +35,20 @@ def test_catalogue_matches_the_committed_snapshot():
 
 def test_toolbox_has_every_tool_once():
     box = wiring.build_toolbox(tool_settings())
-    assert box.names == ["query_metrics", "query_logs", "query_deploy_records", "query_deploy_diff", "calculate"]
+    assert box.names == [
+        "query_metrics", "list_services", "query_logs", "query_deploy_records", "query_deploy_diff", "calculate"
+    ]
     assert box.redact is not None
 
 
 def test_duplicate_tool_names_fail_at_startup():
     specs = wiring.build_tool_specs(tool_settings())
     with pytest.raises(ValueError, match="duplicate tool name 'query_logs'"):
-        Toolbox([*specs, specs[1]])
+        Toolbox([*specs, specs[2]])
 
 
 def test_every_description_says_when_legal_values_and_how_much():
-    for spec in wiring.build_tool_specs(tool_settings())[:4]:
+    for spec in wiring.build_tool_specs(tool_settings())[:5]:
         text = spec.description
         assert "Use it" in text and "Legal" in text and "Returns" in text, spec.name
 

@@ -102,6 +102,34 @@ def test_promql_the_backend_rejects_comes_back_with_prometheus_own_text(sandbox)
         MetricsTools(client, catalogue).series("order", "broken")
 
 
+def test_list_services_gives_one_line_per_service_with_its_downstream_services(sandbox):
+    settings = tool_settings(prometheus_url=sandbox.prometheus_url, topology=sandbox.topology)
+    box = wiring.build_toolbox(settings)
+    result = call_tool(box, "list_services", {})
+    assert result.status == "ok", result.text
+    header, *lines = result.text.splitlines()
+    known = wiring.build_metrics_tools(settings).known_services()
+    assert header.startswith(f"{len(known)} services (label 'service')")
+    assert [line.split(" -> ")[0] for line in lines] == known
+    for caller, downstream in sandbox.topology.items():
+        assert (f"{caller} -> {', '.join(downstream)}" if downstream else caller) in lines
+
+
+def test_list_services_is_capped_and_says_how_many_it_left_out(sandbox):
+    client = wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url))
+    tools = MetricsTools(client, {"qps": MetricQuery("sum(up)", "count")}, max_services=2)
+    text = str(tools.list_services())
+    total = len(tools.known_services())
+    assert text.splitlines()[0].startswith(f"{total} services") and len(text.splitlines()) == 4
+    assert text.splitlines()[-1].startswith(f"… and {total - 2} more not shown")
+
+
+def test_list_services_with_prometheus_down_is_a_clear_observation():
+    url = closed_port_url()
+    result = call_tool(wiring.build_toolbox(tool_settings(prometheus_url=url)), "list_services", {})
+    assert result.status == "error" and f"Prometheus at {url} is unreachable" in result.text
+
+
 def test_prometheus_down_is_a_clear_observation():
     url = closed_port_url()
     box = wiring.build_toolbox(tool_settings(prometheus_url=url))
