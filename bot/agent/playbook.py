@@ -61,28 +61,27 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
-    answer, complete = conclusion_from_findings(findings)
+    return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
+
+
+def _trace_from_run(
+    run: ProbeRun, question: Question, conclusion: tuple[str, bool], started_at: datetime, started: float
+) -> Trace:
+    """The loop's Trace shape: the tool steps, a closing finish step that states the verdict, the totals."""
+    answer, complete = conclusion
     tool_steps = list(run.steps)
     verdict = answer.splitlines()[0].split(". ")[0]
     verdict = verdict if len(verdict) <= 200 else verdict[:199] + "…"
     run.finish(f"Concluding from the {len(tool_steps)} checks above. {verdict}.")
-    return Trace(
-        trace_id=run.trace_id,
-        question=question.text,
-        protocol="playbook",
-        steps=tuple(run.steps),
-        answer=answer,
-        complete=complete,
-        stop_reason=StopReason.FINISH,
-        totals=Totals(
-            steps=len(run.steps),
-            elapsed_ms=int((time.monotonic() - started) * 1000),
-            tool_calls=len(tool_steps),
-            tool_errors=sum(s.status in ("error", "refused") for s in tool_steps),
-        ),
-        started_at=started_at.isoformat(timespec="seconds"),
-        model="",
+    totals = Totals(
+        steps=len(run.steps),
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+        tool_calls=len(tool_steps),
+        tool_errors=sum(s.status in ("error", "refused") for s in tool_steps),
     )
+    return Trace(trace_id=run.trace_id, question=question.text, protocol="playbook", steps=tuple(run.steps),
+                 answer=answer, complete=complete, stop_reason=StopReason.FINISH, totals=totals,
+                 started_at=started_at.isoformat(timespec="seconds"), model="")
 
 
 def usable_roles(tools: Toolbox, metric_roles: Mapping[str, str]) -> dict[str, str]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 from datetime import UTC, datetime
 
 from bot.agent.evidence import ChangePoint, change_points_from_text
-from bot.agent.findings import Recovery, describe_change, excursion_from_text
+from bot.agent.findings import ROLES, Findings, Recovery, ServiceHealth, describe_change, excursion_from_text
+from bot.agent.verdict import conclusion_from_findings
+from bot.config import MetricTemplate
 
 NOW = datetime(2026, 11, 29, 17, 14, tzinfo=UTC)
 PLATEAU = """\
@@ -58,3 +61,31 @@ def test_a_level_shift_is_still_worded_as_one() -> None:
     assert excursion("change: 15:05 212 ms -> 1,180 ms (x5.6)") is None
     worded = describe_change("order", "p99_latency", point)
     assert worded == "order p99 latency went from 212 ms to 1,180 ms at 15:05 UTC, x5.6"
+
+
+SEARCH_ROLES = {"latency": "lat", "traffic": "rps", "cpu": "cores"}
+
+
+def search_findings(cpu_at: str, traffic_at: str) -> Findings:
+    """search's latency, traffic and CPU each with one change point, read as the tool prints them."""
+    health = ServiceHealth("search", readings={
+        "lat": change_points_from_text("change: 15:38 190 ms -> 970 ms (x5.1)", NOW),
+        "rps": change_points_from_text(f"change: {traffic_at} 190 req/s -> 583 req/s (x3.1)", NOW),
+        "cores": change_points_from_text(f"change: {cpu_at} 1.5 cores -> 4.8 cores (x3.2)", NOW),
+    })
+    return Findings("the last 24h", service="search", health={"search": health}, roles=dict(SEARCH_ROLES))
+
+
+def test_traffic_that_rose_with_cpu_is_the_cause_even_a_minute_later() -> None:
+    answer, complete = conclusion_from_findings(search_findings(cpu_at="15:35", traffic_at="15:36"))
+    assert complete and answer.startswith("Likely cause: a traffic surge on search with no deploy before it")
+    assert "search rps went from 190 req/s to 583 req/s" in answer  # the operator's metric name
+
+
+def test_cpu_that_saturated_well_before_traffic_rose_is_the_cause() -> None:
+    answer, _ = conclusion_from_findings(search_findings(cpu_at="15:20", traffic_at="15:36"))
+    assert answer.startswith("Likely cause: CPU saturation on search")
+
+
+def test_roles_the_playbook_knows_are_the_roles_a_catalogue_entry_may_have() -> None:
+    assert typing.get_args(MetricTemplate.model_fields["role"].annotation) == (*ROLES, "")

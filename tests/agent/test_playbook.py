@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from bot import wiring
@@ -136,3 +138,13 @@ def test_unnamed_service_outside_the_topology_is_found_through_list_services(san
     assert trace.steps[0].action == "list_services" and trace.steps[0].status == "ok"
     assert "order" in trace.steps[0].observation.splitlines()
     assert "v2.8.1" in trace.answer
+
+
+def test_first_catalogue_entry_with_a_role_wins(sandbox, tmp_path):
+    p95 = MetricTemplate(promql="sum(up)", unit="s", description="p95", role="latency")
+    metrics = {**default_metric_catalogue(), "p95_latency": p95}
+    settings = sandbox_settings(sandbox, tmp_path, prometheus={"url": sandbox.prometheus_url, "metrics": metrics})
+    playbook = wiring.build_playbook(settings)
+    assert isinstance(playbook, functools.partial)
+    roles = playbook.keywords["metric_roles"]
+    assert roles == {"latency": "p99_latency", "traffic": "qps", "errors": "error_rate", "cpu": "cpu_usage"}
