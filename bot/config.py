@@ -132,6 +132,8 @@ class LogsSettings(BaseModel):
     message_field: str = "message"
     stack_field: str = "stack_trace"
     trace_field: str = "trace_id"
+    logger_field: str = "logger"
+    host_field: str = "host"
     default_limit: int = 100
     max_limit: int = 1_000
 
@@ -142,6 +144,15 @@ class DeploysSettings(BaseModel):
     tag_pattern: str = "{service}/{version}"
     service_path: str = "services/{service}"
     index: str = "deploys"
+    # Field names in the deploy-events index (a dotted name reads a nested object); service/version are keywords.
+    timestamp_field: str = "@timestamp"
+    service_field: str = "service"
+    version_field: str = "version"
+    previous_version_field: str = "previous_version"
+    author_field: str = "author"
+    commit_field: str = "commit"
+    summary_field: str = "summary"
+    diff_field: str = "diff"
     max_diff_chars: int = 6_000
 
 

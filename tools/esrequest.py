@@ -1,9 +1,10 @@
-"""One place that turns Elasticsearch client failures into observations the model can read."""
+"""What the Elasticsearch log and deploy sources share: client failures as observations the model can read, and
+reading a configured field out of a document."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from elasticsearch import ApiError, ConnectionError, ConnectionTimeout, TransportError
 
@@ -24,3 +25,13 @@ def es_request(what: str, request: Callable[[], T]) -> T:
         raise ToolError(f"{what}: Elasticsearch answered {exc}") from exc
     except TransportError as exc:
         raise ToolError(f"{what}: Elasticsearch transport error ({exc}).") from exc
+
+
+def source_field(source: dict[str, Any], name: str) -> Any:
+    """A document's field by its configured name; a dotted name (ECS `host.name`) also reads nested objects."""
+    if name in source or "." not in name:
+        return source.get(name)
+    value: Any = source
+    for part in name.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value

@@ -14,7 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from tools.esrequest import es_request
+from tools.esrequest import es_request, source_field
 from tools.logmodel import LogEntry, LogQuery, LogResult, SearchText
 from tools.timerange import iso_z
 
@@ -113,7 +113,7 @@ class ElasticsearchLogs:
         f = self.fields
 
         def text(name: str) -> str:
-            value = source.get(name, "")
+            value = source_field(source, name)
             return "" if value is None else str(value)
 
         moment = datetime.fromisoformat(text(f.timestamp))

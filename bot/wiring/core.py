@@ -29,7 +29,7 @@ from bot.store.sqlite import SqliteTraceStore
 from bot.telemetry import Telemetry
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
-from tools.deployindex import ElasticsearchDeploys
+from tools.deployindex import DeployFields, ElasticsearchDeploys
 from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
@@ -133,6 +133,8 @@ def build_log_source(settings: Settings) -> LogSource:
         message=c.message_field,
         stack_trace=c.stack_field,
         trace_id=c.trace_field,
+        logger=c.logger_field,
+        host=c.host_field,
     )
     return ElasticsearchLogs(build_es(settings), c.index_pattern, fields)
 
@@ -142,7 +144,12 @@ def build_deploy_source(settings: Settings) -> DeploySource:
     d = settings.deploys
     if d.backend == "git":
         return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
-    return ElasticsearchDeploys(build_es(settings), d.index)
+    fields = DeployFields(
+        timestamp=d.timestamp_field, service=d.service_field, version=d.version_field,
+        previous_version=d.previous_version_field, author=d.author_field, commit=d.commit_field,
+        summary=d.summary_field, diff=d.diff_field,
+    )
+    return ElasticsearchDeploys(build_es(settings), d.index, fields)
 
 
 def build_tool_specs(settings: Settings) -> list[ToolSpec]:
