@@ -19,7 +19,8 @@ from bot.agent.types import Question, trace_to_dict
 from bot.config import Settings
 from bot.eval import case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table
 from bot.sandbox.backends import BackendError
-from bot.sandbox.control import SandboxInfo, sandbox_down, sandbox_status
+from bot.sandbox.control import SandboxInfo, sandbox_status
+from bot.sandbox.osmem import local_search_status, read_local_search
 from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
 from bot.store.analytics import since_from_text, stats_to_text
 from bot.terminal import step_printer, step_to_text, trace_summary
@@ -128,7 +129,10 @@ app.add_typer(sandbox_app, name="sandbox")
 @sandbox_app.command("up")
 def sandbox_up_command(
     scenario: str = typer.Option("", "--scenario", help="scenario name (default: OPSBOT_SANDBOX__SCENARIO)"),
-    es: str = typer.Option("", "--es", help="also load logs and deploy events into this Elasticsearch URL"),
+    es: str = typer.Option(
+        "", "--es", help="serve logs and deploy events from this Elasticsearch URL instead; 'local' runs the "
+        "bundled osmem-server on OPSBOT_SANDBOX__OSMEM_PORT (a dev dependency)",
+    ),
 ) -> None:
     """Build a scenario's data and start Prometheus on loopback; reuses a healthy running sandbox."""
     try:
@@ -143,18 +147,21 @@ def sandbox_up_command(
 
 @sandbox_app.command("down")
 def sandbox_down_command() -> None:
-    """Stop the sandbox's Prometheus (by its recorded PID) and remove its data."""
-    stopped = sandbox_down(wiring.load_settings().sandbox.dir)
+    """Stop the sandbox's Prometheus and local osmem-server (by their recorded PIDs) and remove its data."""
+    stopped = wiring.take_down_sandbox(wiring.load_settings())
     typer.echo("sandbox stopped" if stopped else "sandbox was not running")
 
 
 @sandbox_app.command("status")
 def sandbox_status_command() -> None:
     """Is the sandbox running and healthy, and where does it live? Exit 1 when it is not running."""
-    info, verdict = sandbox_status(wiring.load_settings().sandbox.dir)
+    sandbox_dir = wiring.load_settings().sandbox.dir
+    info, verdict = sandbox_status(sandbox_dir)
     typer.echo(f"sandbox: {verdict}")
     if info is not None:
         _echo_sandbox(info)
+    if (search := read_local_search(sandbox_dir)) is not None:
+        typer.echo(f"  osmem       {local_search_status(search)}")
     if verdict != "running":
         raise typer.Exit(1)
 

@@ -127,17 +127,25 @@ def start_prometheus(
 
 
 def start_osmem(
-    port: int, seed_dir: Path | None = None, *, ready_timeout_s: float = 15.0, die_with_parent: bool = False
+    port: int, seed_dir: Path | None = None, *, ready_timeout_s: float = 15.0, die_with_parent: bool = False,
+    log_dir: Path | None = None,
 ) -> Proc:
-    """Run osmem-server (the OpenSearch-compatible stand-in) on 127.0.0.1:port, optionally seeded."""
+    """Run osmem-server (the OpenSearch-compatible stand-in) on 127.0.0.1:port, optionally seeded.
+
+    Its log goes to log_dir, else next to seed_dir, else to $TMPDIR.
+    """
     try:
         import osmem_server
     except ImportError as exc:
-        raise BackendError("osmem-server is not installed: pip install osmem-server") from exc
+        raise BackendError(
+            "osmem-server is not installed (it is a dev dependency: pip install osmem-server, or "
+            "pip install -e '.[dev]'); or give the URL of an Elasticsearch you run yourself"
+        ) from exc
     cmd = [str(osmem_server.resolve_binary()), "--addr", f"127.0.0.1:{port}", "--no-stdin-watch", "--no-ja"]
     if seed_dir is not None:
         cmd += ["--seed", str(seed_dir)]
-    log_dir = seed_dir.parent if seed_dir is not None else Path(os.environ.get("TMPDIR", "/tmp"))
+    if log_dir is None:
+        log_dir = seed_dir.parent if seed_dir is not None else Path(os.environ.get("TMPDIR", "/tmp"))
     return _spawn(cmd, f"http://127.0.0.1:{port}", "/", log_dir / f"osmem-{port}.log", ready_timeout_s, die_with_parent)
 
 

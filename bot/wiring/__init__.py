@@ -30,6 +30,7 @@ from bot.wiring.sandbox import (
     bring_up_sandbox,
     build_eval_diagnoser,
     sandbox_overrides,
+    take_down_sandbox,
 )
 from bot.wiring.surfaces import (
     SHUTDOWN_DRAIN_S,
@@ -69,4 +70,5 @@ __all__ = [
     "sandbox_overrides",
     "serve_forever",
     "slack_health",
+    "take_down_sandbox",
 ]

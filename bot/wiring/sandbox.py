@@ -13,18 +13,36 @@ from bot.config import MetricTemplate, Settings
 from bot.elastic import es_client
 from bot.eval import EvalCase
 from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
+from bot.sandbox.osmem import LOCAL_ES, ensure_local_search, stop_local_search
 from bot.wiring.core import build_responder, build_store
 
 log = logging.getLogger(__name__)
 
 
 def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "") -> SandboxInfo:
-    """`opsbot sandbox up` / the demo: the sandbox running (reused when healthy), its opsbot.env written."""
+    """`opsbot sandbox up` / the demo: the sandbox running (reused when healthy), its opsbot.env written.
+
+    es_url "local" runs the bundled osmem-server on settings.sandbox.osmem_port and loads it; any other
+    es_url stops a local one an earlier `up --es local` left running.
+    """
     base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
+    if es_url == LOCAL_ES:
+        search = ensure_local_search(settings.sandbox.dir, settings.sandbox.osmem_port)
+        if search.started:  # a new osmem-server is empty: rebuild, so the sandbox is loaded into it
+            sandbox_down(settings.sandbox.dir)
+        es_url = search.url
+    else:
+        stop_local_search(settings.sandbox.dir)
     return ensure_sandbox(
         settings.sandbox, scenario or None, es_url=es_url, es_client_factory=_sandbox_es_client,
         base_metrics=base_metrics,
     )
+
+
+def take_down_sandbox(settings: Settings) -> bool:
+    """`opsbot sandbox down`: Prometheus and a local osmem-server stopped by their PIDs, the data removed."""
+    stopped_search = stop_local_search(settings.sandbox.dir)
+    return sandbox_down(settings.sandbox.dir) or stopped_search
 
 
 def _sandbox_es_client(url: str) -> Elasticsearch:
