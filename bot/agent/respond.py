@@ -142,7 +142,7 @@ def _run_playbook(question: Question, tools: Toolbox, playbook: Playbook | None,
 def _chitchat(question: Question, llm: LLM | None, tools: Toolbox, on_step: StepObserver | None) -> Trace:
     if llm is not None:
         trace = answer_once(question, llm, tools, allow_tool=False, on_step=on_step)
-        if trace.stop_reason is not StopReason.LLM_UNAVAILABLE:
+        if trace.stop_reason is StopReason.FINISH:  # an unreachable model or an empty reply gets the canned one
             return trace
     return canned_trace(question, "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`.")
 

@@ -83,6 +83,12 @@ def test_chitchat_without_a_model_gets_a_canned_reply() -> None:
     assert trace.complete and "opsbot" in trace.answer
 
 
+def test_an_empty_chitchat_reply_gets_the_canned_reply(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.script({"content": ""})
+    trace = ask("hi", llm=scripted_openai_llm(scripted_llm), route="chitchat")
+    assert trace.complete and "opsbot" in trace.answer and "Partial" not in trace.answer
+
+
 def test_a_failing_classifier_never_reaches_the_user() -> None:
     def broken(text: str) -> Intent:
         raise RuntimeError("boom")
