@@ -72,7 +72,8 @@ def _trace_from_run(
     tool_steps = list(run.steps)
     verdict = answer.splitlines()[0].split(". ")[0]
     verdict = verdict if len(verdict) <= 200 else verdict[:199] + "…"
-    run.finish(f"Concluding from the {len(tool_steps)} checks above. {verdict}.")
+    checks = "the check" if len(tool_steps) == 1 else f"the {len(tool_steps)} checks"
+    run.finish(f"Concluding from {checks} above. {verdict.rstrip('.')}.")
     totals = Totals(
         steps=len(run.steps),
         elapsed_ms=int((time.monotonic() - started) * 1000),
