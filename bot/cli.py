@@ -228,9 +228,10 @@ def demo_command(
         typer.echo(f"demo failed: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(trace_summary(trace))
+    typer.echo('\nThe sandbox keeps running (ask more with opsbot diagnose "..."); opsbot sandbox down stops it.')
     try:
         wiring.build_store(settings).save(trace)
-        typer.echo(f"\nSaved: opsbot traces show {trace.trace_id}")
+        typer.echo(f"Saved: opsbot traces show {trace.trace_id}")
     except Exception as exc:  # the diagnosis is already on screen; only its history entry is lost
         typer.echo(f"demo: could not store the trace: {exc}", err=True)
 
