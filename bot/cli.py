@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from bot import wiring
 from bot.agent.intent import intent_to_dict
 from bot.agent.parser import parse_reply, parsed_to_dict
-from bot.agent.types import Question, trace_to_dict
+from bot.agent.types import Question, Trace, trace_to_dict
 from bot.config import Settings
 from bot.eval import case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table
 from bot.sandbox.backends import BackendError
@@ -227,13 +227,20 @@ def demo_command(
         log.exception("demo failed")
         typer.echo(f"demo failed: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from exc
+    saved = _store_trace(settings, trace)  # stored before the answer is shown, as every surface does
     typer.echo(trace_summary(trace))
     typer.echo('\nThe sandbox keeps running (ask more with opsbot diagnose "..."); opsbot sandbox down stops it.')
+    if saved:
+        typer.echo(f"Saved: opsbot traces show {trace.trace_id}")
+
+
+def _store_trace(settings: Settings, trace: Trace) -> bool:
     try:
         wiring.build_store(settings).save(trace)
-        typer.echo(f"Saved: opsbot traces show {trace.trace_id}")
-    except Exception as exc:  # the diagnosis is already on screen; only its history entry is lost
-        typer.echo(f"demo: could not store the trace: {exc}", err=True)
+        return True
+    except Exception as exc:  # the diagnosis still reaches the screen; only its history entry is lost
+        typer.echo(f"demo: could not store the trace {trace.trace_id}: {exc}", err=True)
+        return False
 
 
 def _mode_line(settings: Settings) -> str:
