@@ -193,7 +193,7 @@ _LIST_SERVICES_DOC = """\
 List the services Prometheus holds metrics for, each with its downstream services.
 Use it when the user named no service, or a name that matches none.
 Legal values: none.
-Returns one line per service ("order -> payment, order-db"), at most {max_services}, and the total count."""
+Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total count."""
 
 
 def _display_unit(unit: str) -> tuple[str, float]:

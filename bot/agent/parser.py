@@ -27,7 +27,7 @@ from bot.agent.labels import (
 EXPECTED_FORMAT = (
     "Thought: <your reasoning about what to check next>\n"
     "Action: <one tool name>\n"
-    'Action Input: <the arguments as one JSON object, e.g. {"service": "order"}>\n'
+    'Action Input: <the arguments as one JSON object, e.g. {"service": "shipping"}>\n'
     "\n"
     "or, when you can conclude:\n"
     "\n"
