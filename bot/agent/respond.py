@@ -1,7 +1,8 @@
 """The one function every surface calls: classify, then the cheapest path that answers the question.
 
 diagnose -> run_agent, or the deterministic playbook when no LLM is configured or it is unavailable at the first
-call (the answer says so); lookup -> answer_once with at most one tool call; chitchat -> one cheap answer;
+call (the answer says so); lookup -> answer_once with at most one tool call, or without a model the quick
+lookup (one query), else the playbook with a note saying why; chitchat -> one cheap answer;
 help -> canned help. The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs
 last. Never raises: an unexpected failure becomes a labelled answer.
 """
@@ -12,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Literal
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 Responder = Callable[[Question, StepObserver | None], Trace]
 Playbook = Callable[..., Trace]  # run_playbook(question, tools, on_step=...) with the topology bound
+Lookup = Callable[..., Trace | None]  # answer_lookup(question, tools, on_step=, on_miss=) with roles and services bound
 
 HELP_ANSWER = (
     "I'm opsbot. I investigate production incidents with read-only queries over metrics (Prometheus), logs and "
@@ -40,6 +42,7 @@ HELP_ANSWER = (
 )
 NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."
 MODEL_DOWN_NOTE = "The LLM was unavailable, so this is the deterministic playbook's diagnosis (no model involved)."
+LOOKUP_MODEL_DOWN_NOTE = "The LLM was unavailable, so the quick lookup answered without it."
 _DEFAULT_INTENT = Intent("diagnose", 0.0, "default", "classifier failed; defaulting to diagnose")
 
 
@@ -55,6 +58,7 @@ def respond(
     on_step: StepObserver | None = None,
     limits: ContextLimits | None = None,
     tool_timeout_s: float | None = 20.0,
+    lookup: Lookup | None = None,
 ) -> Trace:
     """Answer `question` on the route its intent calls for; the Trace records the route and why."""
     started = time.monotonic()
@@ -71,9 +75,12 @@ def respond(
             agent_protocol: Literal["text", "native"] = "text" if protocol == "text" else "native"
             diagnose = partial(_diagnose, question, llm, tools, budget, agent_protocol, playbook, on_step, limits,
                                tool_timeout_s)
-            if intent.route == "lookup" and llm is not None:
+            if intent.route == "lookup" and llm is None:
+                trace = _quick_lookup(question, tools, lookup, on_step, diagnose)
+            elif intent.route == "lookup" and llm is not None:
                 lookup_timeout_s = budget.time_budget_s if tool_timeout_s is None else tool_timeout_s
-                trace = _lookup(question, llm, tools, playbook, on_step, diagnose, lookup_timeout_s)
+                fallbacks = _Fallbacks(lookup, playbook, diagnose)
+                trace = _lookup(question, llm, tools, fallbacks, on_step, lookup_timeout_s)
             else:
                 trace = diagnose()
         trace = replace(trace, intent=intent)
@@ -103,21 +110,55 @@ def _diagnose(
     return _playbook_if_down(trace, question, tools, playbook, on_step)
 
 
-def _lookup(question: Question, llm: LLM, tools: Toolbox, playbook: Playbook | None, on_step: StepObserver | None,
-            diagnose: Callable[[], Trace], tool_timeout_s: float) -> Trace:
+@dataclass(frozen=True)
+class _Fallbacks:
+    """What a lookup falls back to: the quick lookup when the model is down, then the playbook or the loop."""
+
+    lookup: Lookup | None
+    playbook: Playbook | None
+    diagnose: Callable[[], Trace]
+
+
+def _lookup(question: Question, llm: LLM, tools: Toolbox, fallbacks: _Fallbacks, on_step: StepObserver | None,
+            tool_timeout_s: float) -> Trace:
     """One cheap answer; an empty reply (a bare "partial" label) falls back to the full diagnosis."""
     lookup = answer_once(question, llm, tools, allow_tool=True, on_step=on_step, tool_timeout_s=tool_timeout_s)
-    lookup = _playbook_if_down(lookup, question, tools, playbook, on_step)
+    if lookup.stop_reason is StopReason.LLM_UNAVAILABLE and lookup.totals.tool_calls == 0:
+        playbook_run = partial(_playbook_if_down, lookup, question, tools, fallbacks.playbook, on_step)
+        return _quick_lookup(question, tools, fallbacks.lookup, on_step, playbook_run, down=lookup)
     if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
         return lookup
     log.warning("lookup got an empty answer, running the full diagnosis trace_id=%s", lookup.trace_id)
-    fallback = diagnose()
+    fallback = fallbacks.diagnose()
     why = "The quick lookup got an empty answer from the model, so the full diagnosis ran instead."
     spent, more = fallback.totals, lookup.totals  # the lookup's tokens were spent too
     totals = replace(spent, prompt_tokens=spent.prompt_tokens + more.prompt_tokens,
                      completion_tokens=spent.completion_tokens + more.completion_tokens,
                      elapsed_ms=spent.elapsed_ms + more.elapsed_ms)
     return replace(fallback, totals=totals, notes=(why, *lookup.notes, *fallback.notes))
+
+
+def _quick_lookup(question: Question, tools: Toolbox, lookup: Lookup | None, on_step: StepObserver | None,
+                  diagnose: Callable[[], Trace], *, down: Trace | None = None) -> Trace:
+    """The model-free quick lookup; when it can't tell what to read, `diagnose` runs with a note saying why.
+
+    `down` is the single answer that failed because the LLM was unavailable: its notes and time are kept.
+    """
+    if lookup is None:
+        return diagnose()
+    misses: list[str] = []
+    quick = lookup(question, tools, on_step=on_step, on_miss=misses.append)
+    if quick is not None and down is not None:
+        totals = replace(quick.totals, elapsed_ms=quick.totals.elapsed_ms + down.totals.elapsed_ms)
+        return replace(quick, answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}", totals=totals,
+                       notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes))
+    if quick is not None:
+        return quick
+    why = f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), " \
+          "so the full diagnosis ran instead."
+    log.info("quick lookup missed, running the full diagnosis: %s", why)
+    fallback = diagnose()
+    return replace(fallback, answer=f"_{why}_\n{fallback.answer}", notes=(why, *fallback.notes))
 
 
 def _playbook_if_down(trace: Trace, question: Question, tools: Toolbox, playbook: Playbook | None,

@@ -15,6 +15,7 @@ from bot.access import AccessPolicy
 from bot.agent.context import ContextLimits
 from bot.agent.intent import classify
 from bot.agent.llm import LLM, ErrorObserver, OpenAILLM
+from bot.agent.lookup import answer_lookup
 from bot.agent.playbook import run_playbook
 from bot.agent.redact import redact
 from bot.agent.respond import Playbook, respond
@@ -227,7 +228,15 @@ def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbo
         playbook=build_playbook(settings),
         limits=build_context_limits(settings),
         tool_timeout_s=settings.agent.tool_timeout_s,
+        # the model-free quick lookup reads the same metric roles as the playbook
+        lookup=functools.partial(answer_lookup, metric_roles=_metric_roles(settings), services=_services(settings)),
     )
+
+
+def _services(settings: Settings) -> list[str]:
+    """Every service the topology names, as a caller or as a dependency."""
+    topology = settings.topology
+    return list(dict.fromkeys([*topology, *(d for ds in topology.values() for d in ds)]))
 
 
 def _respond_one(question: Question, on_step: StepObserver | None, **bound: Any) -> Trace:

@@ -122,6 +122,24 @@ def test_no_llm_and_no_playbook_is_an_honest_partial(route: str) -> None:
     assert not trace.complete and trace.stop_reason is StopReason.LLM_UNAVAILABLE
 
 
+def test_a_lookup_without_a_model_or_a_quick_lookup_runs_the_playbook() -> None:
+    playbook = RecordingPlaybook()  # no `lookup` bound: today's path, the playbook, says so
+    trace = ask("what is the p99 of order now", llm=None, route="lookup", playbook=playbook)
+    assert trace.protocol == "playbook" and NO_MODEL_NOTE in trace.answer and len(playbook.questions) == 1
+
+
+def test_a_quick_lookup_that_misses_runs_the_playbook_and_says_why() -> None:
+    def missing_lookup(question: Question, tools: Toolbox, **kwargs: Any) -> Trace | None:
+        kwargs["on_miss"]("it names no known service")
+        return None
+
+    playbook = RecordingPlaybook()
+    trace = ask("what is the p99 of billing now", llm=None, route="lookup", playbook=playbook, lookup=missing_lookup)
+    assert trace.protocol == "playbook" and len(playbook.questions) == 1
+    assert trace.notes[0].startswith("The quick lookup could not answer this with one query (it names no known")
+    assert trace.answer.startswith("_The quick lookup could not answer") and NO_MODEL_NOTE in trace.answer
+
+
 def test_an_empty_lookup_answer_falls_back_to_the_full_diagnosis(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script(
         {"content": ""},  # the cheap model answers the lookup with nothing
