@@ -71,6 +71,13 @@ _GREETING_START = re.compile(
     r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|你好|您好|谢谢)\b", _I
 )
 _ROUTES: tuple[str, ...] = get_args(Route)
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
+
+
+def cjk_spaced(text: str) -> str:
+    """Runs of CJK characters set apart by spaces: Python's \\b counts them as word characters, so "order的p99"
+    would otherwise name neither order nor p99."""
+    return _CJK.sub(lambda m: f" {m[0]} ", text)
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,7 @@ class _Rules:
 
 def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.75) -> Intent:
     """Route a question: rules first, the cheap model only when the rules are unsure, else a default."""
-    rules = _by_rules(text)
+    rules = _by_rules(cjk_spaced(text))
     if rules.confidence >= unsure_below:
         return Intent(rules.route, rules.confidence, "rules", rules.reason)
     if llm is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.agent.evidence import listed_services_from_text, service_from_text
+from bot.agent.intent import cjk_spaced
 from bot.agent.playbook import usable_roles
 from bot.agent.probes import ProbeRun, Window
 from bot.agent.types import Question, StepObserver, StopReason, Totals, Trace
@@ -30,7 +31,7 @@ MAX_KNOWN_SHOWN = 12  # services named in the note when the question names none 
 DEPLOYS = "deploys"
 _I = re.IGNORECASE
 # What a question asks for: a metric role (the catalogue's `role`), or deploys. Word boundaries are ASCII-only
-# (see _spaced), so "order的p99" reads like "order 的 p99".
+# (see intent.cjk_spaced), so "order的p99" reads like "order 的 p99".
 ASKED_WORDS: dict[str, re.Pattern[str]] = {
     "latency": re.compile(r"\bp\d{2}\b|\blatency\b|response time|延迟|耗时|响应时间", _I),
     "errors": re.compile(r"\berror[ _-]?(rate|ratio)\b|\b5xx\b|错误率|报错率|失败率", _I),
@@ -42,7 +43,6 @@ ASKED_WORDS: dict[str, re.Pattern[str]] = {
 }
 # "requests" alone means traffic, but "5xx requests" asks for errors: a weak word counts only when alone.
 _WEAK_TRAFFIC = re.compile(r"\brequests?\b|请求", _I)
-_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
 _STATS = re.compile(r"^min (?P<min>.+?) · median (?P<median>.+?) · max (?P<max>.+?) · last (?P<last>.+)$")
 _DEPLOY_LINE = re.compile(r"^(?P<at>\d{4}-\d{2}-\d{2}T\S+) (?P<release>\S+/\S+)")
 _NO_MODEL_LINE = "_Answered from this one query, without a model. Ask \"why …\" for a full diagnosis._"
@@ -72,7 +72,7 @@ def answer_lookup(
     """One query reads one value (or the newest deploy) of one named service; None when unsure, `on_miss` says why."""
     started_at, started = datetime.now(UTC), time.monotonic()
     miss = on_miss or (lambda why: None)
-    text = _spaced(question.text)
+    text = cjk_spaced(question.text)
     asked = _asked(text, miss)
     if asked is None:
         return None
@@ -93,14 +93,10 @@ def answer_lookup(
 
 def asked_from_text(text: str) -> list[str]:
     """The roles (and/or "deploys") a question asks about, in ASKED_WORDS order."""
-    spaced = _spaced(text)
+    spaced = cjk_spaced(text)
     asked = [name for name, pattern in ASKED_WORDS.items() if pattern.search(spaced)]
     return asked or (["traffic"] if _WEAK_TRAFFIC.search(spaced) else [])
 
-
-def _spaced(text: str) -> str:
-    # Python's \b counts CJK as word characters; spaced out, "order的p99" names order and p99.
-    return _CJK.sub(lambda m: f" {m[0]} ", text)
 
 
 def _asked(text: str, miss: Miss) -> str | None:

@@ -33,6 +33,7 @@ RULE_TABLE = [
     ("what is the last deploy of order", "lookup"),
     ("当前 order 的 QPS 是多少", "lookup"),
     ("现在 payment 的错误率是多少", "lookup"),
+    ("order的p99现在是多少", "lookup"),
     ("why is order slow since 15:05", "diagnose"),
     ("why are checkout 5xx up?", "diagnose"),
     ("order p99 spiked after the deploy, can you investigate?", "diagnose"),
