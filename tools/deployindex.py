@@ -15,7 +15,7 @@ from elasticsearch import Elasticsearch
 
 from tools.base import ToolError
 from tools.deploys import DeployDiff, DeployRecord, files_from_diff
-from tools.esrequest import es_request, source_field
+from tools.esrequest import es_request, field_values, source_field
 from tools.timerange import iso_z
 
 MAX_HITS = 200
@@ -49,9 +49,7 @@ class ElasticsearchDeploys:
 
     def services(self) -> list[str]:
         """Every service with a deploy event."""
-        aggs = {"services": {"terms": {"field": self.fields.service, "size": 1000}}}
-        reply = es_request("listing services", lambda: self.client.search(index=self.index, size=0, aggs=aggs))
-        return sorted(b["key"] for b in reply.get("aggregations", {}).get("services", {}).get("buckets", []))
+        return field_values(self.client, self.index, self.fields.service)
 
     def records(self, service: str | None, start: datetime, end: datetime) -> list[DeployRecord]:
         """Deploy events in [start, end), newest first."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from elasticsearch import ApiError, ConnectionError, ConnectionTimeout, TransportError
+from elasticsearch import ApiError, ConnectionError, ConnectionTimeout, Elasticsearch, TransportError
 
 from tools.base import ToolError
 
@@ -25,6 +25,13 @@ def es_request(what: str, request: Callable[[], T]) -> T:
         raise ToolError(f"{what}: Elasticsearch answered {exc}") from exc
     except TransportError as exc:
         raise ToolError(f"{what}: Elasticsearch transport error ({exc}).") from exc
+
+
+def field_values(client: Elasticsearch, index: str, field: str, *, size: int = 1000) -> list[str]:
+    """The distinct values of a keyword field (a terms aggregation), sorted; e.g. every service in an index."""
+    aggs = {"values": {"terms": {"field": field, "size": size}}}
+    reply = es_request(f"listing {field} values", lambda: client.search(index=index, size=0, aggs=aggs))
+    return sorted(b["key"] for b in reply.get("aggregations", {}).get("values", {}).get("buckets", []))
 
 
 def source_field(source: dict[str, Any], name: str) -> Any:

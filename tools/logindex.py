@@ -14,7 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from tools.esrequest import es_request, source_field
+from tools.esrequest import es_request, field_values, source_field
 from tools.logmodel import LogEntry, LogQuery, LogResult, SearchText
 from tools.timerange import iso_z
 
@@ -49,9 +49,7 @@ class ElasticsearchLogs:
 
     def services(self) -> list[str]:
         """Every service value in the index (terms aggregation)."""
-        aggs = {"services": {"terms": {"field": self.fields.service, "size": 1000}}}
-        reply = es_request("listing services", lambda: self.client.search(index=self.index_pattern, size=0, aggs=aggs))
-        return sorted(b["key"] for b in reply.get("aggregations", {}).get("services", {}).get("buckets", []))
+        return field_values(self.client, self.index_pattern, self.fields.service)
 
     def search(self, query: LogQuery) -> LogResult:
         """Counts by level, the newest matching lines and a sample at the cluster levels (two requests)."""

@@ -149,6 +149,13 @@ def start_osmem(
     return _spawn(cmd, f"http://127.0.0.1:{port}", "/", log_dir / f"osmem-{port}.log", ready_timeout_s, die_with_parent)
 
 
+def free_port() -> int:
+    """An ephemeral port that was free a moment ago on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def port_in_use(port: int) -> bool:
     """Something already accepts connections on 127.0.0.1:port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import Callable
 
 from elasticsearch import Elasticsearch
@@ -12,6 +11,7 @@ from bot.agent.types import Question, Trace
 from bot.config import MetricTemplate, Settings
 from bot.elastic import es_client
 from bot.eval import EvalCase
+from bot.sandbox.backends import free_port
 from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
 from bot.sandbox.osmem import LOCAL_ES, ensure_local_search, stop_local_search
 from bot.wiring.core import build_responder, build_store
@@ -73,7 +73,7 @@ def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
 
     def diagnose(case: EvalCase) -> Trace:
         folder = settings.sandbox.dir / "eval" / case.name
-        info = sandbox_up(folder, case.name, _free_port(), base_metrics=base_metrics)
+        info = sandbox_up(folder, case.name, free_port(), base_metrics=base_metrics)
         try:
             trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
         finally:
@@ -85,9 +85,3 @@ def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
         return trace
 
     return diagnose
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -15,7 +15,6 @@ relative time in a scenario ("yesterday 15:05") resolves against it, so tests sh
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,19 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.sandbox.backends import Proc, start_osmem, start_prometheus
+from bot.sandbox.backends import Proc, free_port, start_osmem, start_prometheus
 from bot.sandbox.data import SandboxData, build_sandbox
 from bot.sandbox.esindex import write_osmem_seed
 from bot.sandbox.scenario import Scenario, load_scenario
 
 DEFAULT_SCENARIO = "hikari-pool"
-
-
-def free_port() -> int:
-    """An ephemeral port that was free a moment ago on 127.0.0.1."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,14 @@ real clients over real HTTP. A port that is closed (`closed_port_url()`) stands 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from bot.sandbox.backends import free_port
 
 
 class FakeBackend:
@@ -81,7 +82,4 @@ def fake_backend(**kwargs: Any) -> Iterator[FakeBackend]:
 
 def closed_port_url() -> str:
     """The URL of a port nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
