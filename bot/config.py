@@ -1,6 +1,6 @@
 """All configuration in one Settings class (env prefix OPSBOT_, nested sections with "__").
 
-This module is a leaf: it imports nothing from the project. Only bot/wiring/ and bot/cli.py read it.
+This module is a leaf: it imports nothing from the project. Only bot/wiring/ and bot/cli/ read it.
 Every field is documented in deploy/.env.example (tests/test_config.py keeps the two in step).
 """
 

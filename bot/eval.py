@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.agent.grounding import unverified_claims
-from bot.agent.types import Trace
+from bot.engine.types import Trace
+from bot.safety.grounding import unverified_claims
 from bot.sandbox.scenario import Scenario
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from bot.agent.types import Question, Step, StepObserver, StopReason, Trace
+from bot.engine.types import Question, Step, StepObserver, StopReason, Trace
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.config import default_metric_catalogue
-from bot.elastic import es_client
+from bot.wiring.elastic import es_client
 from bot.sandbox.control import SandboxInfo, write_env_file
 from bot.sandbox.data import build_sandbox
 from bot.sandbox.esindex import ingest_elasticsearch

@@ -1,28 +1,34 @@
-"""DESIGN's dependency direction, checked by reading every import (ast), so a violation fails in review."""
+"""DESIGN's dependency directions, checked by reading every import (ast), so a violation fails in review.
+
+Each rule names a room of the tree, what it must not import, and what it may import despite that. The rooms:
+engine (the loop) < engine.text (its reader); playbook (model-free); routing (picks the path); safety (pure text
+rules); slack and http (surfaces, given the agent as a callable); store; wiring and cli (the only Settings readers).
+"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "tools", "prompts")
-PROJECT = ("bot", "tools", "prompts")
 FORBIDDEN_MODULE_NAMES = {"utils", "helpers", "common", "misc", "manager"}
+BOLT = ("slack_bolt", "slack_sdk")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> set[str]:
+def imports_of(path: Path, root: Path = ROOT) -> set[str]:
     """Every module a file imports; `from a import b` yields both `a` and `a.b` (b may be a module)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+    package = module_name(path, root).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -37,22 +43,61 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
-def source_files(*folders: str) -> Iterator[Path]:
+def source_files(*folders: str, root: Path = ROOT) -> Iterator[Path]:
     for folder in folders:
-        yield from sorted((ROOT / folder).rglob("*.py"))
+        target = root / folder
+        yield from [target] if target.suffix == ".py" else sorted(target.rglob("*.py"))
 
 
 def under(name: str, *prefixes: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def violations(files: Iterator[Path], forbidden: tuple[str, ...], allowed: tuple[str, ...] = ()) -> list[str]:
-    return [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in files
-        for name in sorted(imports_of(path))
-        if under(name, *forbidden) and not under(name, *allowed)
-    ]
+@dataclass(frozen=True)
+class Rule:
+    """Files under `folders` (minus `exempt`) import nothing under `forbidden` unless it is under `allowed`."""
+
+    name: str
+    folders: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    allowed: tuple[str, ...] = ()
+    exempt: tuple[str, ...] = ()
+
+    def violations(self, root: Path = ROOT) -> list[str]:
+        files: Iterable[Path] = source_files(*self.folders, root=root)
+        return [
+            f"{path.relative_to(root)} imports {name}"
+            for path in files
+            if not any(under(module_name(path, root), e) for e in self.exempt)
+            for name in sorted(imports_of(path, root))
+            if under(name, *self.forbidden) and not under(name, *self.allowed)
+        ]
+
+
+RULES = (
+    Rule("config is a leaf", ("bot/config.py",), PACKAGES),
+    Rule("only wiring and cli read Settings", PACKAGES, ("bot.config",), exempt=("bot.wiring", "bot.cli", "bot.config")),
+    Rule("only cli builds through wiring", PACKAGES, ("bot.wiring", "bot.cli"), exempt=("bot.wiring", "bot.cli")),
+    Rule("tools never import bot", ("tools",), ("bot",)),
+    Rule("engine knows tools through their interface", ("bot/engine", "bot/playbook", "bot/routing"), ("tools",),
+         allowed=("tools.base",)),
+    Rule("engine, playbook and routing never touch a surface or a store",
+         ("bot/engine", "bot/playbook", "bot/routing"), (*BOLT, "bot.slack", "bot.http", "bot.store", "bot.telemetry")),
+    Rule("the engine is the bottom layer", ("bot/engine",), ("bot.playbook", "bot.routing", "bot.safety")),
+    Rule("the text reader is pure", ("bot/engine/text",), ("bot", "openai"), allowed=("bot.engine.text",)),
+    Rule("the playbook is model-free", ("bot/playbook",),
+         ("openai", "bot.engine.llm", "bot.engine.loop", "bot.engine.protocol", "bot.routing")),
+    Rule("safety is plain text rules", ("bot/safety",), ("bot", "tools", "openai", *BOLT),
+         allowed=("bot.safety", "bot.engine.types")),
+    Rule("slack gets the agent as a callable", ("bot/slack",),
+         ("tools", "openai", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing", "bot.http")),
+    Rule("http gets slack as a callable", ("bot/http",),
+         ("tools", "openai", *BOLT, "bot.slack", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing"),
+         exempt=("bot.http.server",)),
+    Rule("the router needs no Bolt until Slack is mounted", ("bot/http/server.py",), ("bot.slack", "slack_sdk")),
+    Rule("stores keep traces, nothing more", ("bot/store",), ("bot", "tools", "openai", *BOLT),
+         allowed=("bot.store", "bot.engine.types", "bot.safety.redact")),
+)
 
 
 def test_the_checker_reads_imports() -> None:
@@ -60,33 +105,22 @@ def test_the_checker_reads_imports() -> None:
     assert "bot.config" in found and "tools.base" in found
 
 
-def test_config_imports_nothing_from_the_project() -> None:
-    assert violations(iter([ROOT / "bot" / "config.py"]), PROJECT) == []
+@pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
+def test_dependency_direction(rule: Rule) -> None:
+    assert rule.violations() == []
 
 
-def test_only_wiring_and_cli_read_settings() -> None:
-    readers = {*source_files("bot/wiring"), ROOT / "bot" / "cli.py", ROOT / "bot" / "config.py"}
-    files = (p for p in source_files(*PACKAGES) if p not in readers)
-    assert violations(files, ("bot.config",)) == []
-
-
-def test_tools_never_import_bot() -> None:
-    assert violations(source_files("tools"), ("bot",)) == []
-
-
-def test_agent_knows_tools_only_through_the_interface_and_never_slack() -> None:
-    files = list(source_files("bot/agent"))
-    assert violations(iter(files), ("tools",), allowed=("tools.base",)) == []
-    assert violations(iter(files), ("slack_bolt", "slack_sdk", "bot.slack")) == []
-
-
-def test_slack_layer_never_imports_tools_or_the_llm_adapter() -> None:
-    assert violations(source_files("bot/slack"), ("tools", "bot.agent.llm", "openai")) == []
-
-
-def test_api_gets_slack_as_a_callable() -> None:
-    files = iter([ROOT / "bot" / "api.py", ROOT / "bot" / "dispatch.py", ROOT / "bot" / "alerts.py"])
-    assert violations(files, ("bot.slack", "slack_bolt", "slack_sdk")) == []
+@pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
+def test_each_rule_fails_on_a_forbidden_import(rule: Rule, tmp_path: Path) -> None:
+    """The test of the test: plant one forbidden import in a copy of the rule's room and see the rule fail."""
+    folder = rule.folders[0]
+    target = tmp_path / folder if folder.endswith(".py") else tmp_path / folder / "planted.py"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    forbidden = next(f for f in rule.forbidden if not any(under(f + ".x", a) for a in rule.allowed))
+    exempt_name = module_name(target, tmp_path)
+    assert not any(under(exempt_name, e) for e in rule.exempt), "plant the import outside the exempt modules"
+    target.write_text(f"import {forbidden}.planted_module\n", encoding="utf-8")
+    assert rule.violations(tmp_path) == [f"{target.relative_to(tmp_path)} imports {forbidden}.planted_module"]
 
 
 @pytest.mark.parametrize("folder", [*PACKAGES, "tests"])

@@ -4,7 +4,7 @@ from prometheus_client import REGISTRY
 from slack_bolt import App, BoltRequest
 from slack_sdk import WebClient
 
-from bot.agent.types import Intent, Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Intent, Question, Step, StepObserver, StopReason, Totals, Trace
 from bot.telemetry import Telemetry
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
 

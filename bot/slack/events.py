@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.agent.types import Question
+from bot.engine.types import Question
 
 # A word joiner after "@" keeps the word readable while no client or API parses it as a broadcast.
 _JOINER = "\u2060"

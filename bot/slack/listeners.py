@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from bot.agent.types import Question, Trace
+from bot.engine.types import Question, Trace
 from bot.slack import render
 from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
 from bot.slack.runner import Admit, Runner

@@ -18,7 +18,7 @@ from slack_sdk import WebClient
 from slack_sdk.web.chat_stream import ChatStream
 from slack_sdk.web.slack_response import SlackResponse
 
-from bot.agent.types import Step, Trace
+from bot.engine.types import Step, Trace
 from bot.slack.render import progress_blocks, step_to_task_chunk, trace_to_blocks, trace_to_text
 from bot.slack.state import Job
 

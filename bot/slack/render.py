@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.agent.types import Step, StopReason, Trace
+from bot.engine.types import Step, StopReason, Trace
 from bot.slack.events import neutralise_mentions
 
 MAX_BLOCKS = 50

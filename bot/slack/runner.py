@@ -20,7 +20,7 @@ from typing import Literal
 
 from slack_sdk import WebClient
 
-from bot.agent.types import Question, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.slack.events import thread_context_from_replies
 from bot.slack.progress import ThreadProgress
 from bot.slack.render import mrkdwn_escape, trim

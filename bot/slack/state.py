@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.agent.types import Question, Trace
+from bot.engine.types import Question, Trace
 
 MIN_DEDUPE_TTL_S = 600.0  # Slack retries for about 5 minutes; keep entries at least 10
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from bot.agent.types import Trace
+from bot.engine.types import Trace
 
 TraceRedactor = Callable[[Trace], Trace]
 EvalRun = dict[str, Any]

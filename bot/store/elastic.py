@@ -14,8 +14,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from bot.agent.redact import redact_trace
-from bot.agent.types import Trace, trace_from_dict, trace_to_dict
+from bot.engine.types import Trace, trace_from_dict, trace_to_dict
+from bot.safety.redact import redact_trace
 from bot.store.analytics import MAX_DURATIONS, elastic_stats_query, since_query, stats_from_elastic
 from bot.store.base import (
     EvalRunList,

@@ -13,8 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.agent.redact import redact_trace
-from bot.agent.types import Trace, trace_from_dict, trace_to_dict
+from bot.engine.types import Trace, trace_from_dict, trace_to_dict
+from bot.safety.redact import redact_trace
 from bot.store.analytics import sqlite_stats
 from bot.store.base import (
     EvalRunList,

@@ -11,23 +11,23 @@ from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
-from bot.access import AccessPolicy
-from bot.agent.context import ContextLimits
-from bot.agent.intent import classify
-from bot.agent.llm import LLM, ErrorObserver, OpenAILLM
-from bot.agent.lookup import answer_lookup
-from bot.agent.playbook import run_playbook
-from bot.agent.redact import redact
-from bot.agent.respond import Playbook, respond
-from bot.agent.types import Budget, Intent, Question, StepObserver, Trace
 from bot.config import Settings
-from bot.elastic import es_client
-from bot.logfilter import install_redaction
+from bot.engine.context import ContextLimits
+from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
+from bot.engine.types import Budget, Intent, Question, StepObserver, Trace
+from bot.playbook.diagnosis import run_playbook
+from bot.routing.intent import classify
+from bot.routing.lookup import answer_lookup
+from bot.routing.respond import Playbook, respond
+from bot.safety.access import AccessPolicy
+from bot.safety.logfilter import install_redaction
+from bot.safety.redact import redact
 from bot.slack.runner import Responder as SlackResponder
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
 from bot.telemetry import Telemetry
+from bot.wiring.elastic import es_client
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.deployindex import DeployFields, ElasticsearchDeploys

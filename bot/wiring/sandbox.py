@@ -7,14 +7,14 @@ from collections.abc import Callable
 
 from elasticsearch import Elasticsearch
 
-from bot.agent.types import Question, Trace
 from bot.config import MetricTemplate, Settings
-from bot.elastic import es_client
+from bot.engine.types import Question, Trace
 from bot.eval import EvalCase
 from bot.sandbox.backends import free_port
 from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
 from bot.sandbox.osmem import LOCAL_ES, ensure_local_search, stop_local_search
 from bot.wiring.core import build_responder, build_store
+from bot.wiring.elastic import es_client
 
 log = logging.getLogger(__name__)
 

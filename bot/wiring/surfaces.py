@@ -9,13 +9,13 @@ from typing import Any
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from bot.access import Admit
-from bot.agent.types import Trace
-from bot.alerts import TtlDedupe
-from bot.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.config import Settings
-from bot.dispatch import Dispatcher, Responder
-from bot.server import HealthCheck, health_app, route, serve, slack_app
+from bot.engine.types import Trace
+from bot.http.alerts import TtlDedupe
+from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
+from bot.http.dispatch import Dispatcher, Responder
+from bot.http.server import HealthCheck, health_app, route, serve, slack_app
+from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
 from bot.slack.runner import Responder as SlackResponder

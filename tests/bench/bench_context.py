@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from bot.agent.context import ContextLimits
-from bot.agent.loop import run_agent
-from bot.agent.tokens import count_message_tokens, count_tokens
-from bot.agent.types import Budget, Question
+from bot.engine.context import ContextLimits
+from bot.engine.loop import run_agent
+from bot.engine.tokens import count_message_tokens, count_tokens
+from bot.engine.types import Budget, Question
 from tests.bench.workload import (
     ANSWER,
     INVESTIGATION,

@@ -12,8 +12,8 @@ import time
 from pydantic import SecretStr
 
 from bot import wiring
-from bot.agent.types import Trace
 from bot.config import LLMSettings, SandboxSettings, Settings, StoreSettings
+from bot.engine.types import Trace
 from bot.eval import EvalCase, case_from_scenario, report_to_table, run_eval
 from bot.sandbox.scenario import load_scenario, scenario_names
 

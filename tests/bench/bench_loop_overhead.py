@@ -12,9 +12,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.agent.llm import LLMReply, Role
-from bot.agent.loop import run_agent
-from bot.agent.types import Budget, Question, ToolCall
+from bot.engine.llm import LLMReply, Role
+from bot.engine.loop import run_agent
+from bot.engine.types import Budget, Question, ToolCall
 from tests.bench.workload import ANSWER, INVESTIGATION, bench_toolbox
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 

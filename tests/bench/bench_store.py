@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.elastic import es_client
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
+from bot.wiring.elastic import es_client
 from tests.store.known_traces import known_traces
 
 N_TRACES = 2_000

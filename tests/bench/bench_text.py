@@ -10,9 +10,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from bot.agent.grounding import unverified_claims
-from bot.agent.parser import ParsedAction, parse_reply
-from bot.agent.redact import redact
+from bot.engine.text.parser import ParsedAction, parse_reply
+from bot.safety.grounding import unverified_claims
+from bot.safety.redact import redact
 
 REPEATS = 200
 TOOLS = ("query_metrics", "query_logs", "query_deploy_records", "query_deploy_diff", "calculate")

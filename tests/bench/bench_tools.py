@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot import wiring
-from bot.elastic import es_client
+from bot.wiring.elastic import es_client
 from tests.tools.conftest import tool_settings
 from tools.base import Toolbox, call_tool
 from tools.deployindex import ElasticsearchDeploys
@@ -27,7 +27,7 @@ from tools.timerange import iso_z
 REPEATS = 5
 
 try:
-    from bot.agent.tokens import count_tokens
+    from bot.engine.tokens import count_tokens
 except ImportError:  # H1's tokenizer not present: the documented fallback
 
     def count_tokens(text: str, encoding: str = "") -> int:

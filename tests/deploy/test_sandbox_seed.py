@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.config import Settings
-from bot.elastic import es_client
+from bot.wiring.elastic import es_client
 
 SEED_SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "sandbox_seed.py"
 

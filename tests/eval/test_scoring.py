@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from bot import wiring
-from bot.agent.types import Question, Step, StopReason, Totals, Trace
 from bot.config import Settings, StoreSettings
+from bot.engine.types import Question, Step, StopReason, Totals, Trace
 from bot.eval import (
     EvalCase,
     case_from_scenario,

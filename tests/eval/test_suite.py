@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot import wiring
-from bot.agent.types import Question, Trace
+from bot.engine.types import Question, Trace
 from bot.eval import EvalCase, EvalReport, case_from_scenario, report_to_table, run_eval
 from bot.sandbox.scenario import load_scenario, scenario_names
 from tests.eval.conftest import record_report

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from bot.agent.llm import OpenAILLM
     from bot.config import Settings
+    from bot.engine.llm import OpenAILLM
 
 Reply = dict[str, Any]
 Responder = Callable[[dict[str, Any]], Reply]
@@ -341,7 +341,7 @@ def llm_settings(scripted: ScriptedLLM, **llm_overrides: Any) -> Settings:
 
 def scripted_openai_llm(scripted: ScriptedLLM, *, max_retries: int = 1, **kwargs: Any) -> OpenAILLM:
     """The real OpenAILLM adapter talking to the ScriptedLLM."""
-    from bot.agent.llm import OpenAILLM
+    from bot.engine.llm import OpenAILLM
 
     kwargs.setdefault("timeout_s", 10.0)
     return OpenAILLM(base_url=scripted.base_url, api_key="test", model=MODEL, max_retries=max_retries, **kwargs)

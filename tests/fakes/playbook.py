@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
 from tools.base import Toolbox
 
 OBSERVATION = "p99 order: 1180 ms\nchange: 15:05 212 ms -> 1,180 ms (x5.6)"

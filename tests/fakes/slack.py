@@ -26,7 +26,7 @@ import requests
 from slack_sdk.signature import SignatureVerifier
 from websockets.sync.server import ServerConnection, serve
 
-from bot.agent.types import Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
 
 SIGNING_SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from bot.agent.redact import redact
+from bot.safety.redact import redact
 from tests.safety.secret_shapes import SECRETS
 from tools.base import Toolbox, tool
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from bot.agent.loop import run_agent
-from bot.agent.types import Budget, Question
+from bot.engine.loop import run_agent
+from bot.engine.types import Budget, Question
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.safety.conftest import INJECTION, leaky_toolbox
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from bot.agent.loop import run_agent
-from bot.agent.redact import redact
-from bot.agent.types import Budget, Question, StepObserver, Trace
-from bot.logfilter import install_redaction
+from bot.engine.loop import run_agent
+from bot.engine.types import Budget, Question, StepObserver, Trace
+from bot.safety.logfilter import install_redaction
+from bot.safety.redact import redact
 from bot.slack.listeners import build_web_client
 from bot.slack.runner import Runner
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import pytest
 from slack_bolt import App
 
-from bot.agent.types import Trace
-from bot.server import RunningServer, health_app, route, slack_app, start_server
+from bot.engine.types import Trace
+from bot.http.server import RunningServer, health_app, route, slack_app, start_server
 from bot.slack.listeners import Admit, allow_all, build_app, build_web_client
 from bot.slack.runner import Responder, Runner, Submission
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue

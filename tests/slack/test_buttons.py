@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.agent.types import Question, StopReason, Totals, Trace
+from bot.engine.types import Question, StopReason, Totals, Trace
 from bot.slack.render import ACTION_RERUN, ACTION_SHOW_TRACE, ACTION_VOTE_DOWN, ACTION_VOTE_UP, MAX_MODAL_BLOCKS
 from tests.fakes.slack import ScriptedResponder, event_body, mention_event, post_event, post_interaction
 from tests.slack.conftest import Surface, SurfaceFactory, wait_until

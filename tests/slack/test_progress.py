@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.agent.types import Question, Step, StopReason, Totals, Trace
+from bot.engine.types import Question, Step, StopReason, Totals, Trace
 from bot.slack.listeners import build_web_client
 from bot.slack.progress import ThreadProgress
 from bot.slack.state import Job

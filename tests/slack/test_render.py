@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.agent.types import Intent, Step, StopReason, Totals, Trace
+from bot.engine.types import Intent, Step, StopReason, Totals, Trace
 from bot.slack.render import (
     ACTION_RERUN,
     ACTION_SHOW_TRACE,

@@ -10,9 +10,9 @@ from pydantic import SecretStr
 from slack_sdk.errors import SlackApiError
 
 from bot import wiring
-from bot.agent.types import Trace
 from bot.config import Settings, SlackSettings
-from bot.server import RunningServer, start_server
+from bot.engine.types import Trace
+from bot.http.server import RunningServer, start_server
 from bot.slack.apierrors import method_from_url, watch_api_errors
 from bot.slack.listeners import build_web_client
 from bot.telemetry import Telemetry

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.types import Question, Step, StopReason, Totals, Trace
+from bot.engine.types import Question, Step, StopReason, Totals, Trace
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, trace_to_memory
 from tests.fakes.clock import FakeClock
 

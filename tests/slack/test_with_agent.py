@@ -10,9 +10,9 @@ import requests
 from pydantic import SecretStr
 
 from bot import wiring
-from bot.agent.types import Trace
 from bot.config import SlackSettings
-from bot.server import RunningServer, start_server
+from bot.engine.types import Trace
+from bot.http.server import RunningServer, start_server
 from bot.slack.listeners import SlackSurface
 from tests.fakes.llm import ScriptedLLM, llm_settings
 from tests.fakes.slack import (

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from bot.elastic import es_client
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
+from bot.wiring.elastic import es_client
 
 
 @pytest.fixture(params=["sqlite", "elasticsearch"])

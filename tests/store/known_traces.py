@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.types import Intent, Step, StopReason, Totals, Trace
+from bot.engine.types import Intent, Step, StopReason, Totals, Trace
 
 DIAGNOSE = Intent("diagnose", 0.9, "rules", "why question")
 LOOKUP = Intent("lookup", 0.8, "rules", "what is")

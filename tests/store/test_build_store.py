@@ -5,9 +5,9 @@ from typing import Any
 
 from bot import wiring
 from bot.config import ElasticsearchSettings, Settings, StoreSettings
-from bot.elastic import es_client
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
+from bot.wiring.elastic import es_client
 from tests.store.known_traces import known_traces
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.types import trace_to_dict
+from bot.engine.types import trace_to_dict
 from bot.store.base import TraceStore
 from bot.store.sqlite import SCHEMA_VERSION, SqliteTraceStore
 from tests.store.known_traces import (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.elastic import es_client
+from bot.wiring.elastic import es_client
 from tests.fakes.faulty import closed_port_url
 from tools.base import Toolbox, call_tool
 from tools.deployindex import ElasticsearchDeploys

@@ -14,7 +14,7 @@ from elasticsearch import helpers
 from osmem_server import OsmemServer
 
 from bot import wiring
-from bot.elastic import es_client
+from bot.wiring.elastic import es_client
 from tests.tools.conftest import tool_settings
 from tools.base import Toolbox, call_tool
 

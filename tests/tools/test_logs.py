@@ -11,7 +11,7 @@ import pytest
 from elasticsearch import helpers
 from osmem_server import OsmemServer
 
-from bot.elastic import es_client
+from bot.wiring.elastic import es_client
 from tests.fakes.faulty import closed_port_url, fake_backend
 from tools.base import Toolbox, call_tool
 from tools.logmodel import LogEntry, search_text_from_query

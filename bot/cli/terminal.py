@@ -1,0 +1,53 @@
+"""Plain-text rendering of steps and traces for the terminal (`opsbot demo`, `opsbot eval`).
+
+No colour codes or markup: the output is read in terminals, CI logs and pasted into tickets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TextIO
+
+from bot.engine.types import Step, Trace
+
+OBSERVATION_LINES = 8
+
+
+def step_to_text(step: Step, *, observation_lines: int = OBSERVATION_LINES) -> str:
+    """`[3] query_deploy_records(service="order", ...)  ok · 12 ms`, the Thought, the observation's head."""
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.args.items())
+    tokens = f" · {step.prompt_tokens}+{step.completion_tokens} tokens" if step.prompt_tokens else ""
+    action = step.action or "(unreadable reply)"
+    lines = [f"[{step.index}] {action}({args})  {step.status} · {step.elapsed_ms} ms{tokens}"]
+    if step.thought:
+        lines.append(f"    Thought: {step.thought.strip()}")
+    observed = step.observation.strip().splitlines()
+    lines.extend(f"    | {line}" for line in observed[:observation_lines])
+    if len(observed) > observation_lines:
+        lines.append(f"    | ... ({len(observed) - observation_lines} more lines)")
+    return "\n".join(lines)
+
+
+def step_printer(out: TextIO) -> Callable[[Step], None]:
+    """An on_step observer that prints each step as soon as it is taken."""
+
+    def show(step: Step) -> None:
+        out.write(step_to_text(step) + "\n\n")
+        out.flush()
+
+    return show
+
+
+def trace_summary(trace: Trace) -> str:
+    """The answer with its status line: complete or partial, why it stopped, steps, tokens, time."""
+    t = trace.totals
+    status = "complete" if trace.complete else "PARTIAL"
+    who = trace.model or ("no model: deterministic playbook" if trace.protocol == "playbook" else trace.protocol)
+    head = (
+        f"== {status} · stop: {trace.stop_reason.value} · {t.steps} steps · {t.tokens} tokens · "
+        f"{t.elapsed_ms / 1000:.1f} s · {who} · trace {trace.trace_id}"
+    )
+    # A note the answer already states (the playbook's "no model" line, an "unverified:" line) is printed once.
+    notes = [f"note: {n}" for n in trace.notes if n not in trace.answer]
+    return "\n".join([head, "", trace.answer.strip(), *(["", *notes] if notes else [])])

@@ -1,0 +1,262 @@
+"""What the model sees: the system prompt, the question with thread memory, and a bounded history.
+
+Three levers keep the prompt small as a run grows: the newest observation is cut when long (head and tail
+kept, with a marker saying how much went); older kept observations are re-sent as a digest of their evidence
+lines (bot/engine/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
+one line each that carries the key finding. The model's own Thought after each result already restates what
+it concluded, so re-sending raw lines it has read buys little. Tool output is untrusted (logs can contain
+anything), so observations are fenced and the prompts say they are data. All of this happens at render time:
+the Trace keeps every observation whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.engine.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
+from bot.engine.types import Budget, Question, Step
+from tools.base import Toolbox
+
+Message = dict[str, Any]
+
+_GIST_CHARS = 200
+_PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
+_MIN_OBSERVATION_CHARS = 600
+
+
+@dataclass(frozen=True)
+class ContextLimits:
+    """How much history the model sees: observation size and how many steps stay verbatim."""
+
+    max_observation_chars: int = 2_500
+    keep_recent_steps: int = 3
+    digest_read_observations: bool = True  # kept observations older than the newest: evidence lines only
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One message answering the model: fixed text around a raw observation, fenced and cut when rendered."""
+
+    role: Literal["tool", "user"]
+    prefix: str = ""
+    observation: str | None = None  # raw tool output; None when the answer carries no tool output
+    suffix: str = ""
+    tool_call_id: str = ""
+
+    def to_message(self, max_observation_chars: int, *, digest: bool = False) -> Message:
+        """The message as sent; `digest` re-sends only the evidence lines of an observation already read."""
+        if self.observation is None:
+            body = ""
+        else:
+            shown = _digested(self.observation) if digest else _folded_if_long(self.observation, max_observation_chars)
+            body = fence_observation(truncate_observation(shown, max_observation_chars))
+        message: Message = {"role": self.role, "content": f"{self.prefix}{body}{self.suffix}"}
+        if self.role == "tool":
+            message["tool_call_id"] = self.tool_call_id
+        return message
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One model turn as it is replayed to the model: its steps, the assistant message and the answers to it."""
+
+    steps: tuple[Step, ...]
+    assistant: Message
+    answers: tuple[Answer, ...]
+
+
+def observation_cap(limits: ContextLimits, age: int) -> int:
+    """The character limit for a kept observation `age` exchanges old: the full limit, then half each time."""
+    # The model's Thought after an observation already says what it showed, so older ones can shrink; the floor
+    # keeps enough head and tail to stay readable.
+    return max(limits.max_observation_chars >> age, min(limits.max_observation_chars, _MIN_OBSERVATION_CHARS))
+
+
+def truncate_observation(text: str, max_chars: int) -> str:
+    """Keep the head and the tail (totals and the latest lines live there), on line boundaries; mark the cut.
+
+    Evidence lines inside the cut part (a changed setting in the middle of a diff, a deploy record) are kept in
+    the marker, within a third of the limit, so a cut never hides the finding itself.
+    """
+    if len(text) <= max_chars:
+        return text
+    head, tail = _head_and_tail(text, max_chars)
+    evidence = _evidence_between(text, head, tail, max_chars // 3)
+    if evidence:
+        head, tail = _head_and_tail(text, max_chars - len(evidence))
+        evidence = _evidence_between(text, head, tail, len(evidence))
+    cut = text[len(head) : len(text) - len(tail)]
+    lines = len(cut.strip("\n").splitlines())
+    marker = f"[... {len(cut):,} characters ({lines:,} lines) cut; narrow the query to see them ...]"
+    if evidence:
+        marker = f"{marker[:-5]}; its evidence lines follow ...]\n{evidence}\n[... end of the cut part ...]"
+    return f"{head}\n{marker}\n{tail}"
+
+
+def _head_and_tail(text: str, max_chars: int) -> tuple[str, str]:
+    head = text[: max_chars * 2 // 3]
+    tail = text[len(text) - (max_chars - len(head)) :]
+    if (newline := head.rfind("\n")) > len(head) // 2:  # whole lines, unless that loses too much
+        head = head[:newline]
+    if 0 <= (newline := tail.find("\n")) < len(tail) // 2:
+        tail = tail[newline + 1 :]
+    return head, tail
+
+
+def _evidence_between(text: str, head: str, tail: str, max_chars: int) -> str:
+    """Evidence lines wholly inside the cut part (neither head nor tail shows them), within `max_chars`."""
+    first, last = head.count("\n") + 1, text.count("\n") - tail.count("\n") - 1
+    kept: list[str] = []
+    for index, line in indexed_evidence(text.splitlines()):
+        if first <= index <= last:
+            if sum(len(k) + 1 for k in kept) + len(line) > max_chars:
+                break
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def fence_observation(text: str) -> str:
+    """Tool output inside tags, so the prompt can tell the model it is data and not instructions."""
+    return f"<observation>\n{text.replace('</observation>', '</ observation>')}\n</observation>"
+
+
+def call_text(step: Step) -> str:
+    """`query_logs(service="order", level="ERROR")`, or what stood in for a call."""
+    if step.status == "format_error" or not step.action:
+        return "(unreadable reply)"
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in step.args.items())
+    return f"{step.action}({args})"
+
+
+def step_to_line(step: Step) -> str:
+    """One line for an old step: what was called, how it went, and its key finding (see digest.py)."""
+    gist = observation_gist(step.observation, _GIST_CHARS)
+    return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {gist}"
+
+
+def _compact_call_text(step: Step) -> str:
+    """`query_logs(service=order, level=ERROR)`: plain values unquoted, the rest as JSON."""
+    if step.status == "format_error" or not step.action:
+        return call_text(step)
+    args = ", ".join(f"{k}={_plain_value(v)}" for k, v in step.args.items())
+    return f"{step.action}({args})"
+
+
+def _plain_value(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text[1:-1] if isinstance(value, str) and _PLAIN_VALUE.fullmatch(value) else text
+
+
+def _folded_if_long(observation: str, max_chars: int) -> str:
+    """A long raw output (no evidence form) with its repeated lines folded before any cut: a count beats a gap."""
+    if len(observation) <= max_chars or indexed_evidence(observation.splitlines()):
+        return observation
+    return folded_repeats(observation.splitlines()) or observation
+
+
+def _digested(observation: str) -> str:
+    """The evidence digest when the output is in a known form and the digest is shorter; else the output."""
+    digest = observation_digest(observation)
+    return digest if digest is not None and len(digest) < len(observation) else observation
+
+
+def tool_catalogue(tools: Toolbox) -> str:
+    """Each tool once: name, description, and one line per argument (type, default, legal values, meaning)."""
+    return "\n\n".join(f"### {spec.name}\n{spec.description}\n{arguments_text(spec.parameters)}" for spec in tools)
+
+
+def arguments_text(schema: Mapping[str, Any]) -> str:
+    """A JSON schema's properties as `- name: type = default, one of a|b: meaning` lines.
+
+    The same facts as the schema in about half the tokens (JSON punctuation is expensive); a property in a form
+    this does not know (nested objects, unions) is shown as its JSON.
+    """
+    required = set(schema.get("required", ()))
+    lines = [_argument_line(name, prop, name in required) for name, prop in schema.get("properties", {}).items()]
+    return "Arguments (JSON object):\n" + "\n".join(lines) if lines else "Arguments: none ({})"
+
+
+def _argument_line(name: str, prop: Mapping[str, Any], required: bool) -> str:
+    status = " (required)" if required else f" = {_json(prop['default'])}" if "default" in prop else " (optional)"
+    if set(prop) - {"type", "description", "default", "enum"}:
+        return f"- {name}{status}: {_json(prop)}"
+    kind = prop.get("type", "string")
+    head = f"{name}{'' if kind == 'string' else ': ' + (kind if isinstance(kind, str) else _json(kind))}{status}"
+    if "enum" in prop:
+        head += ", one of " + "|".join(str(value) for value in prop["enum"])
+    return f"- {head}: {prop['description']}" if prop.get("description") else f"- {head}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def question_text(question: Question) -> str:
+    """The user's question with the thread's memory in front of it, oldest first."""
+    if not question.history:
+        return f"Question: {question.text}"
+    memory = "\n".join(f"- {line}" for line in question.history)
+    return f"Earlier in this thread:\n{memory}\n\nQuestion: {question.text}"
+
+
+def budget_note(steps_used: int, budget: Budget) -> str:
+    """Told to the model every turn, so it plans within the budget instead of being cut off."""
+    after = budget.max_steps - steps_used - 1
+    if after <= 0:
+        return f"[Step {steps_used + 1} of {budget.max_steps}: this is your last step. Give your final answer now.]"
+    more = "1 more step" if after == 1 else f"{after} more steps"
+    return f"[Step {steps_used + 1} of {budget.max_steps}: {more} after this one, the final answer included.]"
+
+
+def render_messages(
+    system: str, question: Question, exchanges: Sequence[Exchange], limits: ContextLimits, note: str
+) -> list[Message]:
+    """The request's messages: system, question (+ old steps as lines), recent exchanges verbatim, budget note."""
+    recent = _recent_exchanges(exchanges, limits.keep_recent_steps)
+    old_steps = [step for exchange in exchanges[: len(exchanges) - len(recent)] for step in exchange.steps]
+    opening = question_text(question)
+    if old_steps:
+        lines = "\n".join(step_to_line(step) for step in old_steps)
+        opening += f"\n\nEarlier steps, one line each (full results no longer shown):\n{lines}"
+    messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": opening}]
+    for position, exchange in enumerate(recent):
+        age = len(recent) - 1 - position
+        digest = age > 0 and limits.digest_read_observations
+        messages += [exchange.assistant,
+                     *(answer.to_message(observation_cap(limits, age), digest=digest) for answer in exchange.answers)]
+    return _with_note(messages, note)
+
+
+def _recent_exchanges(exchanges: Sequence[Exchange], keep_steps: int) -> Sequence[Exchange]:
+    """The newest exchanges holding at most `keep_steps` steps (an exchange is never split: ids stay paired)."""
+    kept = 0
+    start = len(exchanges)
+    while start > 0 and kept + len(exchanges[start - 1].steps) <= keep_steps:
+        start -= 1
+        kept += len(exchanges[start].steps)
+    return exchanges[start:]
+
+
+def _with_note(messages: list[Message], note: str) -> list[Message]:
+    # Appended to the last user or tool message rather than sent as a message of its own: some chat templates
+    # (Mistral's, for one) reject a user turn right after tool results.
+    last = messages[-1]
+    if last["role"] in ("user", "tool") and isinstance(last.get("content"), str):
+        return [*messages[:-1], {**last, "content": f"{last['content']}\n\n{note}"}]
+    return [*messages, {"role": "user", "content": note}]
+
+
+def steps_as_text(steps: Sequence[Step], limits: ContextLimits) -> str:
+    """All steps as plain text (no tool-call messages): for the forced conclusion, which runs without tools."""
+    blocks = []
+    for step in steps:
+        head = f"Step {step.index}: {call_text(step)}"
+        thought = f"\nThought: {step.thought}" if step.thought else ""
+        observation = truncate_observation(step.observation, limits.max_observation_chars)
+        blocks.append(f"{head}{thought}\nStatus: {step.status}\n{fence_observation(observation)}")
+    return "\n\n".join(blocks) or "(no step ran)"
+

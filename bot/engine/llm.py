@@ -1,0 +1,221 @@
+"""The LLM seam: a Protocol the loop depends on, and the OpenAI-compatible adapter behind it."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import json_repair
+import openai
+
+from bot.engine.tokens import count_message_tokens, count_tokens
+from bot.engine.types import ToolCall
+
+if TYPE_CHECKING:
+    import httpx2
+
+log = logging.getLogger(__name__)
+
+Role = Literal["main", "cheap"]
+# Called with the kind of every failed LLM request: rate_limited, server_error, timeout, connection, auth,
+# bad_request or other (see OpenAILLM).
+ErrorObserver = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = ""
+
+
+class LLMUnavailable(Exception):
+    """The model could not be reached or kept failing after the SDK's retries."""
+
+
+class LLM(Protocol):
+    model: str
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        stop: Sequence[str] | None = None,
+        role: Role = "main",
+        max_tokens: int | None = None,
+    ) -> LLMReply:
+        """One chat completion. Raises LLMUnavailable when the endpoint cannot answer."""
+        ...
+
+
+# Native tool-call arguments that are not a JSON object land under this key, so the protocol can tell the
+# model its arguments were unreadable instead of running the tool with nothing.
+UNPARSED_ARGS_KEY = "_unparsed_arguments"
+
+
+class OpenAILLM:
+    """Any OpenAI-compatible chat-completions endpoint, through the official SDK (its retries and timeouts).
+
+    `on_error` hears every failed attempt, for both roles. Error responses (429, 5xx, 4xx) are seen by an
+    event hook on the SDK's HTTP client, so the ones the SDK retried and recovered from count too. Timeouts
+    and connection failures raise inside the transport where no hook sees them: they count once per call,
+    when the SDK gives up (replacing the transport to see them would also drop the SDK's proxy handling).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str = "",
+        api_key: str = "",
+        model: str,
+        cheap_model: str = "",
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        temperature: float = 0.0,
+        max_reply_tokens: int = 1024,
+        tokenizer: str = "o200k_base",
+        on_error: ErrorObserver | None = None,
+    ) -> None:
+        self.model = model
+        self.cheap_model = cheap_model or model
+        self.temperature = temperature
+        self.max_reply_tokens = max_reply_tokens
+        self.tokenizer = tokenizer
+        self._on_error = on_error
+        # DefaultHttpxClient keeps the SDK's own limits and timeouts; the hook only watches the responses.
+        http_client = None
+        if on_error is not None:
+            hooks = {"response": [self._observe_response]}
+            http_client = openai.DefaultHttpxClient(timeout=timeout_s, event_hooks=hooks)
+        # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
+        self._client = openai.OpenAI(
+            base_url=base_url or None,
+            api_key=api_key or "unused",
+            timeout=timeout_s,
+            max_retries=max_retries,
+            http_client=http_client,
+        )
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        stop: Sequence[str] | None = None,
+        role: Role = "main",
+        max_tokens: int | None = None,
+    ) -> LLMReply:
+        """One chat completion; raises LLMUnavailable with the backend's text once the SDK gives up."""
+        model = self.cheap_model if role == "cheap" else self.model
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": list(messages),
+            "temperature": self.temperature,
+            "max_tokens": max_tokens or self.max_reply_tokens,
+        }
+        if tools:
+            request["tools"] = list(tools)
+        if stop:
+            request["stop"] = list(stop)[:4]  # the API accepts at most four
+        log.debug("llm request model=%s role=%s messages=%s", model, role, messages)
+        try:
+            response = self._client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:  # its response was counted by the hook, like every retried one
+            raise LLMUnavailable(f"{model}: HTTP {exc.status_code}: {_error_text(exc)}") from exc
+        except openai.OpenAIError as exc:
+            self._report(_kind_from_exception(exc))
+            raise LLMUnavailable(f"{model}: {type(exc).__name__}: {exc}") from exc
+        try:
+            reply = self._reply_from_response(response, messages, tools)
+        except LLMUnavailable:
+            self._report("other")
+            raise
+        log.debug("llm reply model=%s finish=%s content=%r calls=%s", model, reply.finish_reason, reply.content,
+                  reply.tool_calls)
+        return reply
+
+    def _observe_response(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self._report(error_kind_from_status(response.status_code))
+
+    def _report(self, kind: str) -> None:
+        if self._on_error is None:
+            return
+        try:
+            self._on_error(kind)
+        except Exception:  # counting an error must never become one
+            log.warning("the LLM error observer failed kind=%s", kind, exc_info=True)
+
+    def _reply_from_response(
+        self, response: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
+    ) -> LLMReply:
+        if not response.choices:
+            raise LLMUnavailable(f"{response.model}: the reply had no choices")
+        choice = response.choices[0]
+        content = choice.message.content or ""
+        calls = tuple(_tool_call_from_sdk(call) for call in choice.message.tool_calls or ())
+        usage = response.usage
+        if usage is not None and usage.prompt_tokens:
+            prompt, completion = usage.prompt_tokens, usage.completion_tokens or 0
+        else:  # servers that send no usage: count offline so the token budget still holds
+            prompt = count_message_tokens(messages, self.tokenizer)
+            prompt += count_tokens(json.dumps(list(tools)), self.tokenizer) if tools else 0
+            completion = count_tokens(content + "".join(json.dumps(dict(c.args)) for c in calls), self.tokenizer)
+        return LLMReply(content, calls, prompt, completion, choice.finish_reason or "")
+
+
+def error_kind_from_status(status: int) -> str:
+    """The error kind of an HTTP status from the LLM endpoint (the label opsbot_llm_errors_total uses)."""
+    if status == 429:
+        return "rate_limited"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server_error"
+    if status in (401, 403):
+        return "auth"  # a revoked or wrong key: no retry will help, someone has to act
+    return "bad_request" if status >= 400 else "other"
+
+
+def _kind_from_exception(exc: openai.OpenAIError) -> str:
+    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError: test it first
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    return "other"
+
+
+def _tool_call_from_sdk(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    name = getattr(function, "name", "") or ""
+    raw = getattr(function, "arguments", "") or ""
+    return ToolCall(name=name, args=args_from_json(raw), call_id=getattr(call, "id", "") or "")
+
+
+def args_from_json(raw: str) -> dict[str, Any]:
+    """Tool-call arguments as a dict; json-repair forgives small slips, anything else is kept for the model."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        try:
+            value = json_repair.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+    return value if isinstance(value, dict) else {UNPARSED_ARGS_KEY: raw}
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        message = body.get("message") or (body.get("error") or {}).get("message")
+        if message:
+            return str(message)
+    return str(exc.message)

@@ -1,0 +1,218 @@
+"""The HTTP API (stdlib WSGI): /api/diagnose, /api/traces/<id>, /api/alertmanager and /metrics.
+
+Every /api/ route needs `Authorization: Bearer <server.api_token>`; with no token configured the API is
+off (404) and only /metrics answers. Work runs on the Dispatcher's pool; the request thread waits only
+in sync mode. Every failure is a JSON body with an `error` key: no exception leaves this module.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.engine.types import Question, Trace, trace_to_dict
+from bot.http.alerts import AlertDedupe, AlertGroup, dedupe_key, question_from_alerts
+from bot.http.dispatch import Dispatcher, QueueFull
+from bot.safety.access import RATE_LIMITED, Admit
+from bot.store.base import TraceStore
+from bot.telemetry import Telemetry
+
+log = logging.getLogger(__name__)
+
+StartResponse = Callable[..., Any]
+WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+AlertPoster = Callable[[str, Question, Trace], None]  # (channel, question, trace): H5's Slack runner
+Reply = tuple[int, dict[str, Any]]
+
+MAX_BODY_BYTES = 1_000_000
+MAX_QUESTION_CHARS = 4_000
+_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+            405: "Method Not Allowed", 413: "Payload Too Large", 429: "Too Many Requests",
+            500: "Internal Server Error", 503: "Service Unavailable"}  # fmt: skip
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class AlertRoute:
+    """Where firing alert groups go: a Slack channel and the callable that posts there."""
+
+    channel: str
+    post: AlertPoster | None
+    dedupe: AlertDedupe
+    service_label: str = "service"
+
+
+class Api:
+    """The WSGI app. Build it with `api_app(...)`; mount it on /api/ and /metrics."""
+
+    def __init__(self, dispatcher: Dispatcher, store: TraceStore, telemetry: Telemetry, *, api_token: str,
+                 admit: Admit, alerts: AlertRoute, sync_wait_s: float = 300.0) -> None:  # fmt: skip
+        self._dispatcher, self._store, self._telemetry = dispatcher, store, telemetry
+        self._token = api_token.encode()
+        self._admit = admit
+        self._alerts = alerts
+        self._sync_wait_s = sync_wait_s
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+        method = environ.get("REQUEST_METHOD", "GET")
+        if path.rstrip("/") == "/metrics":
+            body, content_type = self._telemetry.exposition()
+            start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))])
+            return [body]
+        route, (status, payload) = self._dispatch(environ, path, method)
+        self._telemetry.observe_api(route, status)
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        if status in (429, 503):
+            headers.append(("Retry-After", "60"))
+        start_response(f"{status} {_REASONS.get(status, 'Error')}", headers)
+        return [data]
+
+    def _dispatch(self, environ: dict[str, Any], path: str, method: str) -> tuple[str, Reply]:
+        route = _route_name(path)
+        try:
+            return route, self._handle(environ, route, path, method)
+        except BadRequest as exc:
+            return route, (exc.status, {"error": str(exc)})
+        except Exception:  # the HTTP surface's one catch-all: answer, log, never leak a traceback
+            log.exception("API request %s %s failed", method, path)
+            return route, (500, {"error": "internal error; see the opsbot logs"})
+
+    def _handle(self, environ: dict[str, Any], route: str, path: str, method: str) -> Reply:
+        if route == "other":
+            raise BadRequest(404, f"no such route: {path}")
+        if not self._token:
+            raise BadRequest(404, "the HTTP API is disabled: set OPSBOT_SERVER__API_TOKEN to enable it")
+        self._authorize(environ)
+        expected = "GET" if route == "traces" else "POST"
+        if method != expected:
+            raise BadRequest(405, f"{path} accepts {expected} only")
+        if route == "traces":
+            return self._get_trace(path.rstrip("/").rsplit("/", 1)[-1])
+        body = _read_json(environ)
+        return self._diagnose(body) if route == "diagnose" else self._alertmanager(body)
+
+    def _authorize(self, environ: dict[str, Any]) -> None:
+        scheme, _, given = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self._token):
+            raise BadRequest(401, "missing or wrong bearer token")
+
+    def _diagnose(self, body: dict[str, Any]) -> Reply:
+        text = body.get("question")
+        if not isinstance(text, str) or not text.strip():
+            raise BadRequest(400, "body must have a non-empty string 'question'")
+        if len(text) > MAX_QUESTION_CHARS:
+            raise BadRequest(400, f"question is {len(text):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+        channel, user = str(body.get("channel") or ""), f"api:{body.get('user') or 'token'}"
+        refusal = self._admit(user, channel)
+        if refusal:
+            raise BadRequest(429 if refusal.startswith(RATE_LIMITED) else 403, refusal)
+        question = Question(text.strip(), user=user, channel=channel, source="api")
+        trace_id, future = self._submit(question)
+        if body.get("async"):
+            return 202, {"trace_id": trace_id, "status": "queued", "href": f"/api/traces/{trace_id}"}
+        try:
+            return 200, trace_to_dict(future.result(timeout=self._sync_wait_s))
+        except FutureTimeout:
+            return 202, {"trace_id": trace_id, "status": "running", "href": f"/api/traces/{trace_id}"}
+        except Exception as exc:
+            return 500, {"trace_id": trace_id, "error": f"diagnosis failed: {type(exc).__name__}"}
+
+    def _submit(self, question: Question, then: Callable[[Trace], None] | None = None) -> tuple[str, Future[Trace]]:
+        try:
+            return self._dispatcher.submit(question, then)
+        except QueueFull as exc:
+            raise BadRequest(503, str(exc)) from exc
+
+    def _get_trace(self, trace_id: str) -> Reply:
+        trace = self._store.get(trace_id)
+        if trace is not None:
+            return 200, trace_to_dict(trace)
+        status, error = self._dispatcher.status(trace_id)
+        if status == "failed":
+            return 500, {"trace_id": trace_id, "status": status, "error": f"diagnosis failed: {error}"}
+        if status == "unknown":
+            raise BadRequest(404, f"no trace {trace_id!r}")
+        return 202, {"trace_id": trace_id, "status": status}
+
+    def _alertmanager(self, body: dict[str, Any]) -> Reply:
+        try:
+            group = AlertGroup.model_validate(body)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+            raise BadRequest(400, f"not an Alertmanager webhook body: {problems}") from exc
+        if group.status != "firing" or not group.firing:
+            self._telemetry.observe_alert("resolved")
+            return 200, {"status": "ignored", "reason": "no firing alerts"}
+        key = dedupe_key(group)
+        if not self._alerts.dedupe.first_time(key):
+            self._telemetry.observe_alert("duplicate")
+            return 200, {"status": "duplicate", "reason": "this alert group already has a diagnosis"}
+        return self._start_alert_run(group, key)
+
+    def _start_alert_run(self, group: AlertGroup, key: str) -> Reply:
+        route = self._alerts
+        user = f"alertmanager:{group.receiver or 'default'}"
+        refusal = self._admit(user, route.channel)
+        if refusal:
+            route.dedupe.forget(key)  # a later re-notification may run once the limit allows
+            self._telemetry.observe_alert("refused")
+            return 200, {"status": "refused", "reason": refusal}
+        question = Question(question_from_alerts(group, route.service_label), user=user, channel=route.channel,
+                            source="alertmanager")  # fmt: skip
+        post = route.post
+        then = (lambda trace: post(route.channel, question, trace)) if post and route.channel else None
+        try:
+            trace_id, _ = self._submit(question, then)
+        except BadRequest:
+            route.dedupe.forget(key)
+            raise
+        self._telemetry.observe_alert("started")
+        return 202, {"status": "started", "trace_id": trace_id, "href": f"/api/traces/{trace_id}"}
+
+
+def _route_name(path: str) -> str:
+    trimmed = path.rstrip("/")
+    if trimmed == "/api/diagnose":
+        return "diagnose"
+    if trimmed == "/api/alertmanager":
+        return "alertmanager"
+    if trimmed.startswith("/api/traces/") and trimmed.count("/") == 3:
+        return "traces"
+    return "other"
+
+
+def _read_json(environ: dict[str, Any]) -> dict[str, Any]:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError as exc:
+        raise BadRequest(400, "bad Content-Length") from exc
+    if length > MAX_BODY_BYTES:
+        raise BadRequest(413, f"body is {length:,} bytes; the limit is {MAX_BODY_BYTES:,}")
+    try:
+        body = json.loads(environ["wsgi.input"].read(length) or b"null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(400, f"body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequest(400, "body must be a JSON object")
+    return body
+
+
+def api_app(dispatcher: Dispatcher, store: TraceStore, telemetry: Telemetry, *, api_token: str, admit: Admit,
+            alerts: AlertRoute, sync_wait_s: float = 300.0) -> WSGIApp:  # fmt: skip
+    """The WSGI app for /api/* and /metrics (see the module docstring)."""
+    return Api(dispatcher, store, telemetry, api_token=api_token, admit=admit, alerts=alerts, sync_wait_s=sync_wait_s)

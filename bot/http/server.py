@@ -1,0 +1,127 @@
+"""The HTTP server: a longest-prefix WSGI router under waitress.
+
+Mounts: `/slack/` (Bolt's WSGI handler, signature verification on), `/healthz` (liveness plus the Socket Mode
+connection state), and whatever bot/http/api.py provides (`/api/`, `/metrics`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from waitress.server import create_server
+
+log = logging.getLogger(__name__)
+
+StartResponse = Callable[..., Any]
+WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+HealthCheck = Callable[[], Mapping[str, Any]]  # {"status": "ok"|"starting"|"degraded", ...}
+
+
+def route(mounts: Mapping[str, WSGIApp]) -> WSGIApp:
+    """Dispatch on the longest matching path prefix; 404 otherwise."""
+    prefixes = sorted(mounts, key=len, reverse=True)
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO") or "/"
+        for prefix in prefixes:
+            bare = prefix.rstrip("/")
+            if path == bare or path.startswith(bare + "/"):  # "/metrics" serves "/metrics", not "/metricsx"
+                return mounts[prefix](environ, start_response)
+        return json_response(start_response, 404, {"error": "not found", "path": path})
+
+    return app
+
+
+def json_response(start_response: StartResponse, status: int, body: Mapping[str, Any]) -> list[bytes]:
+    """Answer a WSGI request with a JSON body."""
+    payload = json.dumps(body).encode()
+    reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "")
+    start_response(f"{status} {reason}".strip(), [("Content-Type", "application/json"),
+                                                   ("Content-Length", str(len(payload)))])
+    return [payload]
+
+
+def health_app(check: HealthCheck) -> WSGIApp:
+    """`/healthz`: 200 while status is "ok", 503 otherwise; never calls Slack."""
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            report = dict(check())
+        except Exception as exc:
+            log.exception("health check failed")
+            report = {"status": "degraded", "error": type(exc).__name__}
+        return json_response(start_response, 200 if report.get("status") == "ok" else 503, report)
+
+    return app
+
+
+def slack_app(bolt_app: Any) -> WSGIApp:
+    """Bolt's WSGI adapter at /slack/events (imported here so the router itself needs no Bolt)."""
+    from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    handler: WSGIApp = SlackRequestHandler(bolt_app, path="/slack/events")
+    return handler
+
+
+@dataclass
+class RunningServer:
+    """A waitress server serving in a background thread (tests and benches; `serve` blocks instead)."""
+
+    host: str
+    port: int
+    _server: Any
+    _thread: threading.Thread
+    _stopping: threading.Event
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        # Close every dispatcher from inside waitress' own loop (closing from here races its select()).
+        def close_all() -> None:
+            for dispatcher in list(self._server._map.values()):
+                dispatcher.close()
+
+        self._stopping.set()
+        try:
+            self._server.trigger.pull_trigger(close_all)
+        except OSError as exc:  # the wake-up pipe is gone: close from here; the loop ends on its own
+            log.warning("waitress trigger unavailable (%s); closing the server from this thread", exc)
+            close_all()
+        self._thread.join(5)
+        self._server.task_dispatcher.shutdown()
+
+
+def start_server(app: WSGIApp, host: str, port: int, threads: int) -> RunningServer:
+    """Start serving `app` in a daemon thread; port 0 picks a free port."""
+    server = create_server(app, host=host, port=port, threads=threads, ident="opsbot")
+    bound_port = int(server.effective_port)
+    stopping = threading.Event()
+
+    def run() -> None:
+        try:
+            server.run()
+        except OSError:  # a select() on sockets closed by stop() is the expected end
+            if not stopping.is_set():
+                raise
+
+    thread = threading.Thread(target=run, name="opsbot-http", daemon=True)
+    thread.start()
+    log.info("serving http://%s:%d", host, bound_port)
+    return RunningServer(host, bound_port, server, thread, stopping)
+
+
+def serve(app: WSGIApp, host: str, port: int, threads: int) -> None:
+    """Serve `app` until interrupted (blocking)."""
+    server = create_server(app, host=host, port=port, threads=threads, ident="opsbot")
+    log.info("serving http://%s:%s", host, port)
+    try:
+        server.run()
+    finally:
+        server.close()

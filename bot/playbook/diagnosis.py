@@ -1,0 +1,216 @@
+"""The deterministic diagnosis used when no LLM is configured or reachable.
+
+It calls the same tools as the model, through the same boundary (`call_tool`), in a fixed order an SRE
+would follow: the service's golden signals (then saturation), their change points, the deploys just before
+the first change and the diff of the nearest one, the error log clusters, then the downstream services,
+walking down the ones that changed to the deepest (its deploys, its logs, and what its steady siblings
+logged). Saturation with no deploy looks for a job that started at the onset. Every call is a Step with a
+Thought explaining why, the trace ends with a finish step like the loop's, and the conclusion says plainly
+that no model was involved. Thresholds are constants here, not Settings: the playbook is a fallback.
+
+Metrics are chosen by role (`metric_roles`: latency, errors, traffic, cpu, memory, restarts -> the
+catalogue's metric name), so a renamed catalogue still works; a role nobody has is named in the answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+
+from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
+from bot.playbook.evidence import listed_services_from_text, moment_from_question, service_from_text
+from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
+from bot.playbook.probes import ProbeRun, Window, check_deploys, check_logs, check_onset, iso_from_moment
+from bot.playbook.verdict import conclusion_from_findings
+from tools.base import Toolbox
+
+WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
+DEFAULT_RANGE = "24h"
+MAX_DOWNSTREAM_DEPTH = 3
+MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
+DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency
+
+
+def window_from_question(text: str, now: datetime) -> Window:
+    """Two hours either side of the time the question names, else the last 24 hours."""
+    moment = moment_from_question(text, now)
+    if moment is None:
+        return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
+    start = moment - timedelta(hours=WINDOW_AROUND_HOURS)
+    end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS))
+    return Window(f"{iso_from_moment(start)}/{iso_from_moment(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC",
+                  end)
+
+
+def run_playbook(
+    question: Question,
+    tools: Toolbox,
+    *,
+    topology: Mapping[str, Sequence[str]],
+    metric_roles: Mapping[str, str] | None = None,
+    on_step: StepObserver | None = None,
+    now: datetime | None = None,
+) -> Trace:
+    """Diagnose `question` without a model: fixed checks over the tools, a templated, cited conclusion.
+
+    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name.
+    """
+    started_at, started = datetime.now(UTC), time.monotonic()
+    run = ProbeRun(tools, on_step, window_from_question(question.text, now or started_at))
+    findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
+    findings.unconfigured = [role for role in ROLES if role not in findings.roles]
+    _investigate(run, findings, question.text, topology)
+    return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
+
+
+def _trace_from_run(
+    run: ProbeRun, question: Question, conclusion: tuple[str, bool], started_at: datetime, started: float
+) -> Trace:
+    """The loop's Trace shape: the tool steps, a closing finish step that states the verdict, the totals."""
+    answer, complete = conclusion
+    tool_steps = list(run.steps)
+    verdict = answer.splitlines()[0].split(". ")[0]
+    verdict = verdict if len(verdict) <= 200 else verdict[:199] + "…"
+    checks = "the check" if len(tool_steps) == 1 else f"the {len(tool_steps)} checks"
+    run.finish(f"Concluding from {checks} above. {verdict.rstrip('.')}.")
+    totals = Totals(
+        steps=len(run.steps),
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+        tool_calls=len(tool_steps),
+        tool_errors=sum(s.status in ("error", "refused") for s in tool_steps),
+    )
+    return Trace(trace_id=run.trace_id, question=question.text, protocol="playbook", steps=tuple(run.steps),
+                 answer=answer, complete=complete, stop_reason=StopReason.FINISH, totals=totals,
+                 started_at=started_at.isoformat(timespec="seconds"), model="")
+
+
+def usable_roles(tools: Toolbox, metric_roles: Mapping[str, str]) -> dict[str, str]:
+    """The known roles whose metric query_metrics offers (its `metric` enum); all of them when it has none."""
+    spec = tools.get("query_metrics")
+    schema = spec.parameters.get("properties", {}).get("metric", {}) if spec else {}
+    offered = set(schema.get("enum") or metric_roles.values())
+    return {role: name for role, name in metric_roles.items() if role in ROLES and name in offered}
+
+
+def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping[str, Sequence[str]]) -> None:
+    if "query_metrics" not in run.tools:
+        findings.unknowns.append("no query_metrics tool is configured, so no metric could be checked")
+        return
+    if not any(role in findings.roles for role in GOLDEN_ROLES):
+        return  # the conclusion names the roles that are not configured
+    services = _known_services(run, text, topology)
+    target = service_from_text(text, services) or _entry_service(run, findings, services, topology)
+    if target is None:
+        return
+    findings.service = target
+    _survey(run, findings, target)
+    first = findings.first_change(target)
+    if first is not None:
+        check_deploys(run, findings, target, first)
+    check_logs(run, findings, target, first)
+    path = _follow_downstream(run, findings, topology, target)
+    for service in path[:-1]:  # every changed service on the way down may have been deployed
+        if findings.deploy is None and (changed := findings.first_change(service)) is not None:
+            check_deploys(run, findings, service, changed)
+    if path:
+        findings.origin = path[-1]
+        caller = path[-2] if len(path) > 1 else target
+        _investigate_origin(run, findings, [s for s in topology.get(caller, ()) if s != findings.origin])
+    elif findings.deploy is None and first is not None and findings.role_of(first[0]) in SATURATION_ROLES:
+        check_onset(run, findings, target, first[1])
+
+
+def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:
+    """The changed dependency: its deploys and logs; then what its healthy-looking siblings logged meanwhile."""
+    origin_first = findings.first_change(findings.origin)
+    if findings.deploy is None and origin_first is not None:
+        check_deploys(run, findings, findings.origin, origin_first)
+    check_logs(run, findings, findings.origin, origin_first)
+    if findings.deploy is not None or origin_first is None:
+        return
+    for sibling in siblings:
+        health = findings.health.get(sibling)
+        if sibling in findings.signatures or (health is not None and health.changes()):
+            continue
+        why = (f"{sibling} sits beside {findings.origin} and its metrics look steady, but it may have logged "
+               f"what set this off (a flush, a failover, a reload). ")
+        check_logs(run, findings, sibling, origin_first, why=why)
+        if sibling in findings.signatures:
+            findings.neighbours.append(sibling)
+
+
+def _known_services(run: ProbeRun, text: str, topology: Mapping[str, Sequence[str]]) -> list[str]:
+    """The topology's services; when the question names none of them, also those list_services reports."""
+    services = list(dict.fromkeys([*topology, *(d for ds in topology.values() for d in ds)]))
+    if (services and service_from_text(text, services)) or "list_services" not in run.tools:
+        return services
+    thought = "The question names no configured service; listing the services Prometheus holds metrics for."
+    return list(dict.fromkeys([*services, *listed_services_from_text(run.call(thought, "list_services", {}))]))
+
+
+def _survey(run: ProbeRun, findings: Findings, service: str) -> None:
+    """Golden signals (unless a scan already read them), then saturation signals of one service."""
+    health = findings.health.setdefault(service, ServiceHealth(service))
+    for role in (*GOLDEN_ROLES, *SATURATION_ROLES):
+        metric = findings.roles.get(role)
+        if metric is None or metric in health.readings:
+            continue
+        if role in GOLDEN_ROLES:
+            thought = f"Checking {service}'s {metric} over {run.window.label} for a change point (golden signals)."
+        else:
+            thought = f"Checking {service}'s {metric}: saturation or restarts would explain a change without a deploy."
+        run.read_metric(thought, health, metric)
+
+
+def _entry_service(
+    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]]
+) -> str | None:
+    """No service named: scan the services' golden signals; start from the changed one closest to users.
+
+    Users feel the most upstream symptom; the dependency walk then goes down to where it started. Among
+    services no other changed service calls, the one that changed most wins.
+    """
+    called_at_all = {d for ds in topology.values() for d in ds}
+    scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
+    if len(scanned) < len(services):
+        findings.unknowns.append(f"no service was named, so {len(scanned)} of {len(services)} services were "
+                                 "scanned (the ones nothing else calls first); name the service to check another")
+    metrics = [findings.roles[role] for role in GOLDEN_ROLES if role in findings.roles]
+    for service in scanned:
+        health = findings.health.setdefault(service, ServiceHealth(service))
+        for metric in metrics:
+            run.read_metric(f"The question names no service; scanning {service}'s {metric}.", health, metric)
+    changed = {h.service for h in findings.health.values() if h.changes()}
+    called = {d for caller in changed for d in topology.get(caller, ())}
+    ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
+    if ranked:
+        return ranked[0]
+    findings.unknowns.append("no service is named in the question and none shows a change point")
+    return None
+
+
+def _follow_downstream(
+    run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], service: str
+) -> list[str]:
+    """Walk down the dependencies that changed too: the path below `service`, deepest (the origin) last."""
+    metrics = [findings.roles[role] for role in DOWNSTREAM_ROLES if role in findings.roles]
+    path: list[str] = []
+    current, seen = service, {service}
+    for _ in range(MAX_DOWNSTREAM_DEPTH):
+        changed = []
+        for downstream in topology.get(current, ()):
+            if downstream in seen:
+                continue
+            seen.add(downstream)
+            health = findings.health.setdefault(downstream, ServiceHealth(downstream))
+            for metric in metrics:
+                if metric not in health.readings:
+                    run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
+            if health.changes():
+                changed.append(health)
+        if not changed:
+            break
+        current = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength)).service
+        path.append(current)
+    return path

@@ -1,0 +1,124 @@
+"""Reading deploys out of tool observations: deploy records, and what a deploy's diff changed.
+
+Config files give `-key: old` / `+key: new` pairs (dotted by YAML indentation); other files (migrations,
+scripts) give the risky statements they add. Lenient on purpose, like bot/playbook/evidence.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.playbook.evidence import ISO_TIME_RX, moment_from_text
+
+
+@dataclass(frozen=True)
+class DeployRecord:
+    service: str
+    version: str
+    at: datetime | None
+    line: str  # the observation line it came from, cited in the conclusion
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """One configuration key changed by a deploy diff."""
+
+    key: str
+    old: str
+    new: str
+    path: str = ""  # file the change is in
+
+
+_VERSION_RX = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:[-+][0-9A-Za-z.]+)?(?![\w.])")
+_DIFF_KEY_RX = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[\w.\-/\"']+)\s*[:=]\s*(?P<value>.*?)\s*$")
+
+
+def deploys_from_text(observation: str, service: str, now: datetime) -> list[DeployRecord]:
+    """One record per observation line that carries a version, oldest first."""
+    records = []
+    for line in observation.splitlines():
+        version = _version_in(line, service)
+        if version is None:
+            continue
+        at = moment_from_text(line, now)
+        records.append(DeployRecord(service, version, at, line.strip()))
+    unique = {(r.version, r.at): r for r in records}
+    return sorted(unique.values(), key=lambda r: r.at or datetime.min.replace(tzinfo=UTC))
+
+
+def _version_in(line: str, service: str) -> str | None:
+    tagged = re.search(rf"{re.escape(service)}/(\S+?)(?=[\s,;)]|$)", line)
+    if tagged:
+        return tagged.group(1)
+    line_without_times = ISO_TIME_RX.sub(" ", line)
+    match = _VERSION_RX.search(line_without_times)
+    return match.group() if match else None
+
+
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".properties", ".env", ".conf", ".toml")
+# Statements in a migration or script that can make a query slow or data disappear.
+_RISKY_LINE_RX = re.compile(r"\b(DROP|ALTER|TRUNCATE|DELETE FROM|RENAME|CREATE (UNIQUE )?INDEX|FLUSH\w*)\b", re.I)
+ABSENT = "(absent)"
+
+
+def key_changes_from_diff(diff: str) -> list[KeyChange]:
+    """Config keys a unified diff changes, added or removes; keys are dotted by YAML indentation."""
+    removed: dict[str, tuple[str, str]] = {}
+    added: dict[str, tuple[str, str]] = {}
+    for path, sign, key, value in _config_lines(diff):
+        (removed if sign == "-" else added)[key] = (value, path)
+    changes = [
+        KeyChange(key, removed.get(key, (ABSENT, ""))[0], added.get(key, (ABSENT, ""))[0],
+                  added.get(key, removed.get(key, ("", "")))[1])
+        for key in dict.fromkeys([*removed, *added])
+        if removed.get(key, (None,))[0] != added.get(key, (None,))[0]
+    ]
+    # Image tags only repeat the version; the keys an engineer changed by hand come first.
+    return sorted(changes, key=lambda c: bool(re.search(r"(?i)tag|image|version", c.key)))
+
+
+def _config_lines(diff: str) -> Iterator[tuple[str, str, str, str]]:
+    """(path, "+"/"-", dotted key, value) of every changed `key: value` line in a config file."""
+    path = ""
+    parents: list[tuple[int, str]] = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            name = line[4:].strip().removeprefix("b/").removeprefix("a/")
+            path = name if name != "/dev/null" else path
+            parents = []
+        elif line.startswith("@@"):
+            parents = []
+            _key_value(line.rpartition("@@")[2][1:], parents)  # git names the enclosing block: "@@ ... @@ spring:"
+        elif line[:1] in (" ", "+", "-") and path.endswith(_CONFIG_SUFFIXES):
+            key_value = _key_value(line[1:], parents)
+            if key_value is not None and line[0] != " ":
+                yield path, line[0], *key_value
+
+
+def risky_lines_from_diff(diff: str) -> list[str]:
+    """Added lines outside config files that drop, alter or flush something (migrations, scripts)."""
+    path, found = "", []
+    for line in diff.splitlines():
+        if line.startswith("+++"):
+            path = line[4:].strip().removeprefix("b/")
+        elif line.startswith("+") and not path.endswith((*_CONFIG_SUFFIXES, ".md")) and _RISKY_LINE_RX.search(line):
+            found.append(f"{path}: {' '.join(line[1:].split())}")
+    return found
+
+
+def _key_value(text: str, parents: list[tuple[int, str]]) -> tuple[str, str] | None:
+    """Track YAML nesting in `parents` and return (dotted key, value) for a `key: value` line."""
+    match = _DIFF_KEY_RX.match(text)
+    if not match or text.lstrip().startswith("#"):
+        return None
+    indent, key, value = len(match.group("indent")), match.group("key").strip("\"'"), match.group("value")
+    while parents and parents[-1][0] >= indent:
+        parents.pop()
+    dotted = ".".join([p for _, p in parents] + [key])
+    if not value or value in ("|", ">"):
+        parents.append((indent, key))
+        return None
+    return dotted, re.sub(r"\s+#", " #", value).strip("\"'")

@@ -1,0 +1,155 @@
+"""What the playbook found: change points per service and metric, deploys, log signatures, what is unknown.
+
+The playbook reads metrics by role, not by name: an operator's catalogue says which entry is the latency,
+the error rate, the traffic and so on (`role` on each entry), so renamed metrics still get diagnosed. The
+conclusion written from these findings is in bot/playbook/verdict.py.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from bot.playbook.diffs import DeployRecord, KeyChange
+from bot.playbook.evidence import ChangePoint, LogSignature, moment_from_text, spikes_from_text
+
+SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
+SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
+# The metric roles a catalogue entry may have (bot/config.py MetricTemplate.role lists the same values).
+GOLDEN_ROLES = ("latency", "errors", "traffic")
+SATURATION_ROLES = ("cpu", "memory", "restarts")
+ROLES = (*GOLDEN_ROLES, *SATURATION_ROLES)
+# Local causes, in the order that breaks ties: traffic drives CPU, CPU and memory drive restarts.
+LOCAL_CAUSES = (
+    ("traffic", "a traffic surge"),
+    ("cpu", "CPU saturation"),
+    ("memory", "memory growth"),
+    ("restarts", "container restarts (likely OOM kills)"),
+)
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """Where a spike came back to, as the tool printed it ("back to ~243 ms by 16:16")."""
+
+    level: str  # "~243 ms"
+    at: datetime
+
+
+@dataclass
+class ServiceHealth:
+    """Change points per metric of one service; None when the metric could not be read."""
+
+    service: str
+    readings: dict[str, list[ChangePoint] | None] = field(default_factory=dict)
+    recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
+
+    def describe(self, metric: str, point: ChangePoint) -> str:
+        """One change point of this service in words (a spike says where it came back to)."""
+        return describe_change(self.service, metric, point, self.recoveries.get(metric) if point.spike else None)
+
+    def changes(self) -> list[tuple[str, ChangePoint]]:
+        """Significant change points of every metric, oldest first."""
+        found = [(m, p) for m, points in self.readings.items() for p in points or () if _significant(p)]
+        return sorted(found, key=lambda mp: mp[1].at)
+
+    @property
+    def strength(self) -> float:
+        return max((p.strength for _, p in self.changes()), default=0.0)
+
+    def changed(self, metric: str) -> ChangePoint | None:
+        """The earliest significant change of one metric."""
+        points = [p for p in self.readings.get(metric) or () if _significant(p)]
+        return min(points, key=lambda p: p.at) if points else None
+
+
+def _significant(point: ChangePoint) -> bool:
+    return point.strength >= SIGNIFICANT_STRENGTH
+
+
+def excursion_from_text(
+    observation: str, end: datetime, points: Sequence[ChangePoint]
+) -> tuple[ChangePoint, Recovery | None] | None:
+    """The spike to report instead of the change points, with where it came back to; None to keep the points.
+
+    A plateau or a decay at fine resolution gives a `change:` line AND a `spike:` line for the same excursion.
+    The spike says what matters at 3 a.m., that it came back, so it wins when every significant change
+    point falls within its span; a level shift outside every spike keeps the change points.
+    """
+    recoveries = _recoveries_from_text(observation, end)
+    shifts = [p for p in points if _significant(p)]
+    for spike in sorted(spikes_from_text(observation, end), key=lambda p: p.strength, reverse=True):
+        recovery = recoveries.get(spike.at)
+        until = (recovery.at if recovery else spike.at) + timedelta(minutes=SAME_EXCURSION_MINUTES)
+        if all(spike.at - timedelta(minutes=SAME_EXCURSION_MINUTES) <= p.at <= until for p in shifts):
+            return spike, recovery
+    return None
+
+
+_RECOVERY_RX = re.compile(
+    r"^\s*spike:\s*(?P<when>\S+(?:[ T]\d{1,2}:\d{2}\S*)?)\s.*,\s*back to (?P<level>\S.*?) by "
+    r"(?P<back>\S+(?:[ T]\d{1,2}:\d{2}\S*)?)\s*$",
+    re.MULTILINE,
+)
+
+
+def _recoveries_from_text(observation: str, end: datetime) -> dict[datetime, Recovery]:
+    """Each `spike:` line's "back to ~A by HH:MM", keyed by the spike's start as spikes_from_text reads it."""
+    found = {}
+    for match in _RECOVERY_RX.finditer(observation):
+        start, back = moment_from_text(match.group("when"), end), moment_from_text(match.group("back"), end)
+        if start is not None and back is not None:
+            found[start] = Recovery(match.group("level"), back)
+    return found
+
+
+@dataclass
+class Findings:
+    """Accumulated evidence of one playbook run (mutable while the run lasts, read once at the end)."""
+
+    window_label: str
+    service: str = ""  # the service the question is about
+    origin: str = ""  # the deepest downstream service that changed too, when there is one
+    health: dict[str, ServiceHealth] = field(default_factory=dict)
+    deploys_checked: list[str] = field(default_factory=list)
+    late_deploys: list[DeployRecord] = field(default_factory=list)  # in the window but after the change
+    deploy: DeployRecord | None = None
+    key_changes: list[KeyChange] = field(default_factory=list)
+    risky_lines: list[str] = field(default_factory=list)
+    signatures: dict[str, list[LogSignature]] = field(default_factory=dict)
+    onset_lines: list[str] = field(default_factory=list)  # jobs or batches that started at the onset
+    neighbours: list[str] = field(default_factory=list)  # steady siblings of the origin that logged something
+    unknowns: list[str] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)  # role -> the catalogue metric the playbook reads for it
+    unconfigured: list[str] = field(default_factory=list)  # roles no usable catalogue metric has
+
+    def role_of(self, metric: str) -> str:
+        """The role the playbook read `metric` as ("" when none)."""
+        return next((role for role, name in self.roles.items() if name == metric), "")
+
+    def first_change(self, service: str) -> tuple[str, datetime] | None:
+        """(metric, time) of the service's earliest significant change point."""
+        health = self.health.get(service)
+        changes = health.changes() if health else []
+        return (changes[0][0], changes[0][1].at) if changes else None
+
+    def top_signature(self, service: str) -> LogSignature | None:
+        found = self.signatures.get(service) or []
+        return found[0] if found else None
+
+
+def describe_change(service: str, metric: str, point: ChangePoint, recovery: Recovery | None = None) -> str:
+    """A level shift ("went from A to B at HH:MM") or a spike (its level before, its peak, where it came back)."""
+    label = metric.replace("_", " ")  # the catalogue's own name, as the observation shows it
+    # only the factor the tool printed: a number computed here would be one no observation backs
+    factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
+    if not point.spike:
+        return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
+    back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"
+    return (f"{service} {label} spiked at {point.at:%H:%M} UTC from {point.before} (its level before the spike) "
+            f"to a peak of {point.after}{factor}{back}")
+
+

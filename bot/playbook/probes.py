@@ -1,0 +1,161 @@
+"""The playbook's probes: one tool call each (through `call_tool`, as a Step), read into the Findings.
+
+A `ProbeRun` holds the steps taken so far and emits each one to the observer as it happens. The checks here
+are the fixed questions an SRE asks around a change point: which deploys came just before it (and what the
+nearest one changed), which errors were logged around it, and which job started at the onset of saturation.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot.engine.types import Step, StepObserver
+from bot.playbook.diffs import deploys_from_text, key_changes_from_diff, risky_lines_from_diff
+from bot.playbook.evidence import change_points_from_text, log_lines_from_text, signatures_from_text
+from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
+from tools.base import Toolbox, call_tool
+
+log = logging.getLogger(__name__)
+
+DEPLOYS_BEFORE_MINUTES = 60  # a config change can take a while to bite (pool exhaustion under peak load)
+DEPLOYS_AFTER_MINUTES = 10  # listed too, to show a deploy in the window that came after the change
+LOGS_AROUND_MINUTES = 30
+ONSET_MINUTES = 10
+ONSET_QUERY = "started OR starting OR job OR cron OR batch OR reindex OR backfill OR migration"
+TOOL_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """The time window every metric query uses, as the tool argument and as people read it."""
+
+    range_arg: str  # a duration ("24h") or an ISO interval ("2026-11-28T13:05:00Z/2026-11-28T17:05:00Z")
+    label: str
+    end: datetime  # the tools print bare HH:MM times; they are resolved against this
+
+
+@dataclass
+class ProbeRun:
+    """The steps taken so far; each tool call goes through call_tool and is emitted to the observer."""
+
+    tools: Toolbox
+    on_step: StepObserver | None
+    window: Window
+    trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    steps: list[Step] = field(default_factory=list)
+
+    def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
+        """Run one tool as a Step; the observation text when it answered "ok", else ""."""
+        started = time.monotonic()
+        result = call_tool(self.tools, name, args, timeout_s=TOOL_TIMEOUT_S)
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
+        log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
+                 result.status, elapsed_ms)
+        self._emit(step)
+        return result.text if result.status == "ok" else ""
+
+    def finish(self, thought: str) -> None:
+        """The closing step, as the loop ends with one: no tool, the reasoning that concludes."""
+        self._emit(Step(len(self.steps) + 1, thought, "finish", {}, "", "ok"))
+
+    def _emit(self, step: Step) -> None:
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+
+    def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> None:
+        """query_metrics over the run's window; records its change points, or the spike when the series came
+        back (see excursion_from_text); None when it could not be read."""
+        args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
+        observation = self.call(thought, "query_metrics", args)
+        if not observation and self.steps[-1].status != "no_data":
+            health.readings[metric] = None
+            return
+        points = change_points_from_text(observation, self.window.end)
+        excursion = excursion_from_text(observation, self.window.end, points)
+        if excursion is None:
+            health.readings[metric] = points
+            return
+        spike, recovery = excursion
+        health.readings[metric] = [spike]
+        if recovery is not None:
+            health.recoveries[metric] = recovery
+
+
+def iso_from_moment(moment: datetime) -> str:
+    """The UTC ISO form the tools take ("2026-11-28T15:05:00Z")."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_deploys(run: ProbeRun, findings: Findings, service: str, first: tuple[str, datetime]) -> None:
+    """Deploys in the hour before the first change point, then the diff of the nearest one."""
+    if "query_deploy_records" not in run.tools:
+        findings.unknowns.append("no deploy tool is configured, so recent changes were not checked")
+        return
+    metric, at = first
+    start, end = at - timedelta(minutes=DEPLOYS_BEFORE_MINUTES), at + timedelta(minutes=DEPLOYS_AFTER_MINUTES)
+    thought = (
+        f"{service} {metric} changed at {at:%H:%M} UTC; checking {service}'s deploys in the "
+        f"{DEPLOYS_BEFORE_MINUTES} min before it."
+    )
+    args = {"service": service, "start": iso_from_moment(start), "end": iso_from_moment(end)}
+    observation = run.call(thought, "query_deploy_records", args)
+    findings.deploys_checked.append(service)
+    deploys = [d for d in deploys_from_text(observation, service, end) if d.at is None or start <= d.at <= end]
+    # Change points sit mid-ramp, so a deploy that caused the change is never after it.
+    findings.late_deploys += [d for d in deploys if d.at is not None and d.at > at]
+    deploys = [d for d in deploys if d.at is None or d.at <= at]
+    if not deploys:
+        return
+    nearest = max(deploys, key=lambda d: d.at or at)
+    findings.deploy = nearest
+    if "query_deploy_diff" in run.tools:
+        when = f" at {nearest.at:%H:%M}" if nearest.at else ""
+        thought = f"{service} {nearest.version} was deployed{when}, the last one before the change; reading its diff."
+        diff = run.call(thought, "query_deploy_diff", {"version": nearest.version, "service": service})
+        findings.key_changes = key_changes_from_diff(diff)
+        findings.risky_lines = risky_lines_from_diff(diff)
+
+
+def check_logs(
+    run: ProbeRun, findings: Findings, service: str, first: tuple[str, datetime] | None, *, why: str = ""
+) -> None:
+    """Error clusters around the change (the whole window when nothing changed); warnings when no errors."""
+    if "query_logs" not in run.tools:
+        findings.unknowns.append("no log tool is configured, so error messages were not checked")
+        return
+    window: dict[str, Any] = {"range": run.window.range_arg}
+    where = f"over {run.window.label}"
+    if first is not None:
+        at = first[1]
+        window = {"start": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES)),
+                  "end": iso_from_moment(at + timedelta(minutes=LOGS_AROUND_MINUTES))}
+        where = f"in the {LOGS_AROUND_MINUTES} min around {at:%H:%M}"
+    for level in ("ERROR", "WARN"):
+        thought = why + (f"Looking for {service}'s error clusters {where}." if level == "ERROR"
+                         else f"{service} logged no errors {where}; its warnings may still name the cause.")
+        found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}))
+        if found:
+            findings.signatures[service] = found
+            return
+        if run.steps[-1].status != "no_data":  # an error (e.g. a service with no logs here): asking again won't help
+            return
+
+
+def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -> None:
+    """Saturation with no deploy: did a job, batch or cron run start just before it?"""
+    if "query_logs" not in run.tools:
+        return
+    start, end = at - timedelta(minutes=ONSET_MINUTES), at + timedelta(minutes=2)
+    thought = (f"{service} saturated at {at:%H:%M} with no deploy before it; looking for a job, batch or cron "
+               f"that started in the {ONSET_MINUTES} min before.")
+    args = {"service": service, "query": ONSET_QUERY, "start": iso_from_moment(start), "end": iso_from_moment(end),
+            "limit": 20}
+    findings.onset_lines = log_lines_from_text(run.call(thought, "query_logs", args))[:3]

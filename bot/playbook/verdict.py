@@ -1,0 +1,160 @@
+"""The playbook's verdict: a headline that names the likely cause, the evidence it cites, and what the
+playbook could not tell, in the playbook_conclusion template.
+
+The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
+change point (with what it changed), then the deepest downstream service that changed too (with its own
+deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
+then an error signature alone. Nothing changed means no incident is visible in what was checked.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.engine.prompts import load_prompt
+from bot.playbook.diffs import ABSENT, DeployRecord
+from bot.playbook.evidence import ChangePoint
+from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings
+
+SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drives CPU, CPU and memory restarts
+
+
+def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
+    """The cited conclusion text and whether a cause was identified."""
+    headline, complete = _headline(findings)
+    evidence = _evidence_lines(findings)
+    unknowns = _unknown_lines(findings, complete)
+    answer = load_prompt(
+        "playbook_conclusion",
+        headline=headline,
+        evidence="\n".join(f"- {line}" for line in evidence) or "- (no tool returned usable data)",
+        unknowns="\n".join(f"- {line}" for line in unknowns) or "- nothing specific",
+    )
+    return answer.strip(), complete
+
+
+def _headline(findings: Findings) -> tuple[str, bool]:
+    service = findings.service
+    if not any(role in findings.roles for role in GOLDEN_ROLES):
+        roles = ", ".join(GOLDEN_ROLES)
+        return (f"No conclusion: no metric in the catalogue has the role {roles}, so the playbook had no "
+                "golden signal to check.", False)
+    if not any(points is not None for h in findings.health.values() for points in h.readings.values()):
+        whose = f"{service}'s" if service else "the services'"
+        return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
+    health = findings.health.get(service)
+    changes = health.changes() if health else []
+    if not changes and not findings.origin:
+        scope = f"{service}'s metrics show" if service else "no service shows"
+        return f"No incident found: {scope} no significant change over {findings.window_label}.", False
+    symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
+    origin_first = findings.first_change(findings.origin) if findings.origin else None
+    deploy = findings.deploy
+    if deploy is not None and not (origin_first and deploy.at and origin_first[1] < deploy.at):
+        return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
+    if findings.origin:
+        return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
+    return _local_headline(findings, symptom)
+
+
+def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
+    when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
+    what = [f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3]] + findings.risky_lines[:2]
+    change = f", which changed {'; '.join(what)}" if what else ""
+    top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
+    error = f". Top error since: {top.quoted}" if top else ""
+    return f"deploy {deploy.service} {deploy.version}{when}{change}{error}"
+
+
+def _origin_cause(findings: Findings) -> str:
+    origin = findings.health[findings.origin]
+    change = origin.describe(*origin.changes()[0])
+    top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
+    error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
+    meanwhile = "".join(
+        f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
+        for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
+    )
+    checked = findings.deploys_checked or [findings.service]
+    names = checked[0] if len(checked) == 1 else f"{', '.join(checked[:-1])} or {checked[-1]}"
+    return f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. No deploy of {names} precedes it"
+
+
+def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
+    health = findings.health[findings.service]
+    top = findings.top_signature(findings.service)
+    error = f" Top error: {top.quoted} ({top.count:,} lines)." if top else ""
+    local = _local_cause(findings)
+    if local is not None:
+        what, metric, point = local
+        cause = health.describe(metric, point)
+        also = "" if cause == symptom else f" Symptom: {symptom}."
+        if findings.onset_lines:
+            also = f" It began as this ran: {findings.onset_lines[0]}.{also}"
+        return f"Likely cause: {what} on {findings.service} with no deploy before it ({cause}).{also}{error}", True
+    if top is not None:
+        return f"Likely cause: {top.quoted} ({top.count:,} errors), with no deploy before it. {symptom}.", True
+    return f"Unexplained change: {symptom}; no deploy, downstream change or error cluster explains it.", False
+
+
+def _local_cause(findings: Findings) -> tuple[str, str, ChangePoint] | None:
+    """(what, metric, change) of the local cause: the earliest to change; among changes that began within
+    SAME_ONSET_MINUTES of it (change points are pinned to a minute or two), the one that drives the others."""
+    health = findings.health[findings.service]
+    candidates = []
+    for rank, (role, what) in enumerate(LOCAL_CAUSES):
+        point = health.changed(findings.roles.get(role, ""))
+        if point is not None and (role != "traffic" or point.ratio > 1):  # traffic that fell is a symptom
+            candidates.append((rank, what, findings.roles[role], point))
+    if not candidates:
+        return None
+    onset = min(point.at for *_, point in candidates)
+    rank, what, metric, point = min(c for c in candidates if c[3].at - onset <= timedelta(minutes=SAME_ONSET_MINUTES))
+    return what, metric, point
+
+
+def _evidence_lines(findings: Findings) -> list[str]:
+    lines = []
+    for service, health in findings.health.items():
+        for metric, points in health.readings.items():
+            if points is None:
+                lines.append(f"{service} {metric}: could not be read (see the step's observation)")
+            elif (point := health.changed(metric)) is not None:
+                lines.append(health.describe(metric, point))
+        if health.readings and not health.changes():
+            lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
+    lines.extend(_deploy_evidence(findings))
+    lines.extend(f"at the onset, {findings.service} logged: {line}" for line in findings.onset_lines)
+    for service, signatures in findings.signatures.items():
+        lines.extend(
+            f"{service} log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
+            for s in signatures[:2]
+        )
+    return lines
+
+
+def _deploy_evidence(findings: Findings) -> list[str]:
+    lines = [f"deploy {d.service} {d.version} came after the change, so it is not the cause: {d.line}"
+             for d in findings.late_deploys]
+    if findings.deploy is None:
+        return lines + [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
+    lines.append(f"deploy: {findings.deploy.line}")
+    for c in findings.key_changes[:5]:
+        verb = "added" if c.old == ABSENT else "removed" if c.new == ABSENT else "changed"
+        lines.append(f"{verb} {c.key}: {c.old} → {c.new} ({c.path})")
+    lines.extend(f"risky statement: {line}" for line in findings.risky_lines[:3])
+    if not findings.key_changes and not findings.risky_lines:
+        lines.append(f"the diff of {findings.deploy.version} shows no changed configuration key (a code change?)")
+    return lines
+
+
+def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
+    lines = list(findings.unknowns)
+    if findings.unconfigured:
+        lines.append(f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "
+                     "(set `role` on a metric catalogue entry so the playbook reads it)")
+    if findings.deploy is not None:
+        lines.append("whether reverting the deploy restores the metrics (not verified by the playbook)")
+    if complete:
+        lines.append("the mechanism linking the cause to the symptom: the playbook matches timing, it does not reason")
+    return lines

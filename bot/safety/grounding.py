@@ -1,0 +1,214 @@
+"""The grounding check: numbers, versions and times in a final answer that no observation backs up.
+
+Run on every diagnosis (not only in the eval): an invented "p99 was 42 ms" or "rolled out v9.9.9" is worse
+than no number at all at 3 a.m. The rules, chosen to flag inventions without crying wolf:
+- Numbers are compared by value, not spelling: "1,180 ms" = "1180ms", "2.4k" = "2,400". Units convert within
+  one dimension ("1.2 s" is backed by "1,180 ms", since 1.18 s rounds to 1.2 s at the answer's precision;
+  rounding down counts too). A number backed only with a different unit ("1180 s" vs "1180 ms") stays
+  unverified.
+- A bare number in the evidence backs the same value with any unit: tools often state the unit once in a
+  header ("series (mean per 2h, ms): 14:00 205, ...") and the calculate tool returns bare numbers. A bare
+  number in the answer makes no unit claim, so that value with any unit backs it.
+- Whole numbers 0-10 without a unit are ignored: they are step counts, list positions and "3 pods" talk.
+- Versions (v2.8.1, 1.4.0, also IP-like dotted literals) and dates must appear verbatim ("v" optional).
+- Times of day match when trivially equal: 15:05 = 15:05:00 = 2026-11-28T15:05:00Z = 3:05 PM.
+- Word boundaries are ASCII-only, so "升至1180ms" in a Chinese answer is read like "rose to 1180 ms".
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.engine.types import Trace
+
+UNVERIFIED_PREFIX = "unverified: "
+_SMALL_COUNT = 10
+
+_UNIT_TABLE: dict[str, tuple[str, float]] = {
+    **dict.fromkeys(["ns"], ("time", 1e-6)),
+    **dict.fromkeys(["us", "µs", "μs"], ("time", 1e-3)),
+    **dict.fromkeys(["ms", "msec", "msecs", "millisecond", "milliseconds"], ("time", 1.0)),
+    **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], ("time", 1e3)),
+    **dict.fromkeys(["m", "min", "mins", "minute", "minutes"], ("time", 6e4)),
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], ("time", 3.6e6)),
+    **dict.fromkeys(["d", "day", "days"], ("time", 8.64e7)),
+    # ops tools mostly mean binary multiples whatever they print, so KB and KiB compare as equal
+    **dict.fromkeys(["bytes", "byte"], ("bytes", 1.0)),
+    **dict.fromkeys(["kb", "kib"], ("bytes", 1024.0)),
+    **dict.fromkeys(["mb", "mib"], ("bytes", 1024.0**2)),
+    **dict.fromkeys(["gb", "gib"], ("bytes", 1024.0**3)),
+    **dict.fromkeys(["tb", "tib"], ("bytes", 1024.0**4)),
+    **dict.fromkeys(["rps", "qps", "req/s", "requests/s", "ops/s", "/s"], ("rate", 1.0)),
+    **dict.fromkeys(["rpm", "req/min", "requests/min", "/min"], ("rate", 1 / 60)),
+    **dict.fromkeys(["%", "percent"], ("percent", 1.0)),
+    **dict.fromkeys(["x", "×", "times"], ("ratio", 1.0)),
+}
+_UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNIT_TABLE, key=len, reverse=True))
+
+_VERSION = re.compile(
+    r"(?<![\w.])(?:[vV](?P<short>\d+(?:\.\d+)*)|(?P<long>\d+(?:\.\d+){2,}))(?P<pre>-[A-Za-z][\w.]*)?(?![\w])(?!\.\d)",
+    re.ASCII,
+)
+_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)", re.ASCII)
+_TIME = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\b\.?)?(?!\d)(?!:\d)", re.ASCII)
+_PREFIX_RATIO = re.compile(r"(?<![\w.])[x×]\s?(\d+(?:\.\d+)?)(?!\w)(?!\.\d)", re.ASCII)
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?:(?P<k>[kK])(?![A-Za-z]))?"
+    r"(?:\s?(?P<unit>" + _UNIT_ALTERNATION + r"))?(?![\w])(?!\.\d)",
+    re.I | re.ASCII,
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable fact in a text: a number with its unit, a literal (version, date), or a time of day."""
+
+    text: str  # as written
+    kind: Literal["number", "literal", "time"]
+    key: str = ""  # literal or time, normalised
+    value: float = 0.0
+    unit: str = ""  # canonical unit key into _UNIT_TABLE, "" for a bare number
+    decimals: int = 0
+
+
+_Reader = Callable[[re.Match[str]], Claim | None]
+
+
+def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
+    """Numbers, versions and times in the answer that appear in no evidence text, as written, in order."""
+    backing = [c for text in evidence for c in claims_from_text(text)]
+    literals = {c.key for c in backing if c.kind != "number"} | {c.key[:5] for c in backing if c.kind == "time"}
+    numbers = _Numbers(backing)
+    unverified: list[str] = []
+    for claim in claims_from_text(_without_unverified_line(answer)):
+        if _is_trivial(claim) or claim.text in unverified:
+            continue
+        grounded = claim.key in literals if claim.kind != "number" else numbers.back(claim)
+        if not grounded:
+            unverified.append(claim.text)
+    return unverified
+
+
+def mark_unverified(trace: Trace) -> Trace:
+    """Append "unverified: ..." to the answer (and a note) when it states facts no observation backs."""
+    evidence = [trace.question, *(step.observation for step in trace.steps)]
+    claims = unverified_claims(trace.answer, evidence)
+    if not claims:
+        return trace
+    line = UNVERIFIED_PREFIX + ", ".join(claims)
+    answer = f"{_without_unverified_line(trace.answer).rstrip()}\n\n{line}"
+    return dataclasses.replace(trace, answer=answer, notes=(*trace.notes, line))
+
+
+def claims_from_text(text: str) -> list[Claim]:
+    """Every claim in text, in order of appearance. Literals and times are read first and blanked out."""
+    found: list[tuple[int, Claim]] = []
+    for pattern, reader in ((_VERSION, _version), (_DATE, _date), (_TIME, _time), (_PREFIX_RATIO, _ratio)):
+        text = _take(pattern, reader, text, found)
+    _take(_NUMBER, _number, text, found)
+    return [claim for _, claim in sorted(found, key=lambda pair: pair[0])]
+
+
+def _take(pattern: re.Pattern[str], reader: _Reader, text: str, found: list[tuple[int, Claim]]) -> str:
+    """Record the claims pattern finds and blank their spans so later patterns cannot re-read them."""
+
+    def blank(match: re.Match[str]) -> str:
+        claim = reader(match)
+        if claim is not None:
+            found.append((match.start(), claim))
+        return " " * len(match[0])
+
+    return pattern.sub(blank, text)
+
+
+def _version(match: re.Match[str]) -> Claim:
+    core = match["short"] or match["long"]
+    return Claim(match[0], "literal", key=(core + (match["pre"] or "")).lower())
+
+
+def _date(match: re.Match[str]) -> Claim:
+    return Claim(match[0], "literal", key=match[0])
+
+
+def _time(match: re.Match[str]) -> Claim | None:
+    hour, minute, second, half = int(match[1]), int(match[2]), match[3], (match[4] or "").lower()
+    if half:
+        hour = hour % 12 + (12 if half == "p" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    key = f"{hour:02d}:{minute:02d}" + (f":{second}" if second and second != "00" else "")
+    return Claim(match[0].strip(), "time", key=key)
+
+
+def _ratio(match: re.Match[str]) -> Claim:
+    digits = match[1]
+    return Claim(match[0], "number", value=float(digits), unit="x", decimals=_decimals(digits))
+
+
+def _number(match: re.Match[str]) -> Claim:
+    digits = match["int"].replace(",", "") + (match["frac"] or "")
+    unit = (match["unit"] or "").lower()
+    value, decimals = float(digits), _decimals(digits)
+    if match["k"]:  # "2.4k" is 2,400 to the nearest hundred
+        value, decimals = value * 1000, decimals - 3
+    return Claim(match[0].strip(), "number", value=value, unit=unit, decimals=decimals)
+
+
+def _decimals(digits: str) -> int:
+    return len(digits.partition(".")[2])
+
+
+def _is_trivial(claim: Claim) -> bool:
+    """Small whole numbers without a unit: step counts and ordinals, not findings."""
+    return claim.kind == "number" and not claim.unit and claim.decimals == 0 and claim.value <= _SMALL_COUNT
+
+
+class _Numbers:
+    """Evidence numbers sorted for range lookups, so a long answer against long observations stays cheap."""
+
+    def __init__(self, claims: Iterable[Claim]) -> None:
+        numbers = [c for c in claims if c.kind == "number"]
+        self._raw = sorted({c.value for c in numbers})  # as written, whatever the unit
+        self._bare = sorted({c.value for c in numbers if not c.unit})
+        self._base: dict[str, list[float]] = {}  # dimension -> values in its base unit (ms, bytes, ...)
+        for c in numbers:
+            if c.unit:
+                dimension, factor = _UNIT_TABLE[c.unit]
+                self._base.setdefault(dimension, []).append(c.value * factor)
+        for values in self._base.values():
+            values.sort()
+
+    def back(self, claim: Claim) -> bool:
+        """True when some evidence number equals the claim at the claim's precision and in a comparable unit."""
+        if not claim.unit:
+            return _any_equal(self._raw, claim, 1.0)  # a bare number in the answer makes no unit claim
+        dimension, factor = _UNIT_TABLE[claim.unit]
+        return _any_equal(self._bare, claim, 1.0) or _any_equal(self._base.get(dimension, []), claim, factor)
+
+
+def _any_equal(values: list[float], claim: Claim, factor: float) -> bool:
+    """Search the window rounding or truncation could map onto the claim; check each candidate exactly."""
+    step = 10.0**-claim.decimals
+    low = bisect.bisect_left(values, (claim.value - step) * factor)
+    high = bisect.bisect_right(values, (claim.value + 2 * step) * factor)
+    return any(_same_at_precision(claim.value, values[i] / factor, claim.decimals) for i in range(low, high))
+
+
+def _same_at_precision(claimed: float, seen: float, decimals: int) -> bool:
+    """Equal after rounding (or truncating) the evidence to the precision the answer was written with."""
+    scale = 10.0**decimals
+    rounded = round(seen, decimals)
+    truncated = math.floor(seen * scale + 1e-9) / scale
+    return any(math.isclose(claimed, v, rel_tol=1e-9, abs_tol=1e-9) for v in (rounded, truncated, seen))
+
+
+def _without_unverified_line(answer: str) -> str:
+    """The answer without a previous "unverified:" line, so marking twice changes nothing."""
+    lines = [line for line in answer.split("\n") if not line.startswith(UNVERIFIED_PREFIX)]
+    return "\n".join(lines)

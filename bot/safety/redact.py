@@ -1,0 +1,162 @@
+"""Secret redaction for everything opsbot shows or stores: observations, answers, Slack posts, logs, traces.
+
+Secrets become `[REDACTED:<kind>]` while the text around them stays readable: a connection string keeps
+its user and host, a header keeps its name, a JSON field keeps its key and quotes. Specific token shapes
+run first (they name the kind precisely), the generic `password=` / `"token": "..."` rule runs last and
+leaves values that are already redacted, placeholders (`${DB_PASSWORD}`) and yes/no flags alone.
+Ordinary hex ids (trace ids, git SHAs) match no rule on purpose: they are evidence, not secrets.
+Word boundaries are ASCII-only (re.ASCII), so a key glued to Chinese text (密钥AKIA...) is still found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot.engine.types import Step, Trace
+
+_B64 = r"A-Za-z0-9+/"
+_URLSAFE = r"A-Za-z0-9_-"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """A secret shape. The optional `keep` group is context kept in front of the marker."""
+
+    kind: str
+    pattern: re.Pattern[str]
+
+
+def _rule(kind: str, pattern: str, flags: int = 0) -> _Rule:
+    return _Rule(kind, re.compile(pattern, flags | re.ASCII))
+
+
+# Order matters: whole blocks and URLs first, then precise token shapes, then header forms.
+_RULES: tuple[_Rule, ...] = (
+    # a PEM block, also JSON-escaped (GCP service-account files) and cut off by a truncated observation
+    _rule(
+        "private_key",
+        r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:\\n)?|\Z)",
+    ),
+    # scheme://user:password@host -> keep scheme, user and host; redis://:password@ has an empty user. The
+    # password runs to the last @ of the authority, so an unencoded "p@ss" does not leak its tail.
+    _rule("password", r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^:/\s@\"']*:)(?!\[REDACTED)[^\s/\"']+(?=@)"),
+    _rule("slack_webhook", r"(?P<keep>https://hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"),
+    _rule("jwt", rf"\beyJ[{_URLSAFE}]{{8,}}\.[{_URLSAFE}]{{8,}}\.[{_URLSAFE}]{{8,}}"),
+    _rule("aws_access_key_id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    _rule(
+        "aws_secret_key",
+        rf"(?P<keep>aws_?secret_?(?:access_?)?key[\"']?[ \t]*[:=][ \t]*[\"']?)[{_B64}]{{40}}(?![{_B64}])",
+        re.I,
+    ),
+    _rule("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}"),
+    _rule("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    _rule("slack_token", r"\bxox[abposr]-[0-9A-Za-z-]{10,}|\bxapp-\d-[0-9A-Za-z-]{10,}"),
+    _rule("anthropic_key", rf"(?<![\w-])sk-ant-[{_URLSAFE}]{{20,}}"),
+    _rule("openai_key", rf"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[{_URLSAFE}]{{32,}}"),
+    _rule("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[A-Za-z0-9]{24,}"),
+    _rule("google_api_key", rf"\bAIza[{_URLSAFE}]{{35}}"),
+    _rule("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _rule("sendgrid_key", rf"\bSG\.[{_URLSAFE}]{{22}}\.[{_URLSAFE}]{{43}}"),
+    _rule("huggingface_token", r"\bhf_[A-Za-z]{34}\b"),
+    _rule("azure_storage_key", rf"(?P<keep>\bAccountKey=)[{_B64}]{{20,}}={{0,2}}", re.I),
+    _rule("azure_sas", r"(?P<keep>[?&;]sig=)[A-Za-z0-9%+/]{20,}={0,2}"),
+    _rule("bearer_token", r"(?P<keep>\bBearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{8,}=*", re.I),
+    _rule("basic_auth", rf"(?P<keep>\bAuthorization[\"']?[ \t]*[:=][ \t]*[\"']?Basic\s+)[{_B64}]{{4,}}={{0,2}}", re.I),
+)
+
+_KEY_KINDS: tuple[tuple[str, str], ...] = (
+    ("password", r"password|passwd|pwd"),
+    ("private_key", r"private[_-]?key"),
+    ("api_key", r"api[_-]?key|apikey|auth[_-]?key"),
+    ("access_key", r"access[_-]?key"),
+    ("secret", r"secret|(?:secret|signing|encryption|master)[_-]?key|passphrase"),
+    ("token", r"token"),
+    ("credentials", r"credentials?"),
+)
+# key = value, key: value, "key": "value"; the key ends with a secret word (so max_tokens is left alone).
+# Only the secret word is matched: whatever precedes it (DB_, client_, X-Api-) stays in place untouched,
+# and the search never backtracks over long words.
+_ASSIGNMENT = re.compile(
+    r"(?P<key>" + "|".join(s for _, s in _KEY_KINDS) + r")"
+    r"(?P<sep>[\"']?[ \t]*[:=][ \t]*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&}\])]+)",
+    re.I | re.ASCII,
+)
+_KEEP_VALUES = frozenset({"", "null", "none", "nil", "true", "false", "yes", "no", "required", "[]", "{}"})
+
+
+def redact(text: str) -> str:
+    """Replace every secret shape in text with [REDACTED:<kind>]; everything else is left as it was."""
+    if not text:
+        return text
+    for rule in _RULES:
+        text = rule.pattern.sub(functools.partial(_marker, kind=rule.kind), text)
+    return _ASSIGNMENT.sub(_redact_assignment, text)
+
+
+def redact_value(value: Any) -> Any:
+    """Redact strings inside tool arguments (nested dicts and lists too); other values pass through."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v) for v in value)
+    return value
+
+
+def redact_trace(trace: Trace) -> Trace:
+    """The trace with question, thoughts, args, observations, answer and notes redacted."""
+    return dataclasses.replace(
+        trace,
+        question=redact(trace.question),
+        steps=tuple(_redact_step(s) for s in trace.steps),
+        answer=redact(trace.answer),
+        notes=tuple(redact(n) for n in trace.notes),
+    )
+
+
+def _redact_step(step: Step) -> Step:
+    return dataclasses.replace(
+        step,
+        thought=redact(step.thought),
+        args=redact_value(dict(step.args)),
+        observation=redact(step.observation),
+    )
+
+
+def _marker(match: re.Match[str], kind: str) -> str:
+    keep = match.groupdict().get("keep") or ""
+    return f"{keep}[REDACTED:{kind}]"
+
+
+def _redact_assignment(match: re.Match[str]) -> str:
+    value = match["value"]
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    bare = value[1:-1] if quote else value
+    if _is_not_a_secret(bare):
+        return match[0]
+    return f"{match['key']}{match['sep']}{quote}[REDACTED:{_kind_of_key(match['key'])}]{quote}"
+
+
+def _is_not_a_secret(value: str) -> bool:
+    """Already redacted, a template reference, a mask, or a flag such as MySQL's `using password: YES`."""
+    stripped = value.strip()
+    return (
+        stripped.lower() in _KEEP_VALUES
+        or stripped.startswith(("[REDACTED", "${", "{{", "<", "%("))
+        or set(stripped) <= {"*", "x", "X", "."}
+    )
+
+
+def _kind_of_key(key: str) -> str:
+    for kind, spelling in _KEY_KINDS:
+        if re.search(rf"(?:{spelling})$", key, re.I):
+            return kind
+    return "secret"

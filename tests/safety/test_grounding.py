@@ -1,0 +1,104 @@
+"""The grounding check flags numbers, versions and times in an answer that no observation backs up."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.engine.types import Step, StopReason, Totals, Trace
+from bot.safety.grounding import claims_from_text, mark_unverified, unverified_claims
+
+EVIDENCE = [
+    "order p99_latency 24h: change: 15:05 212 ms -> 1,180 ms (x5.6)",
+    "order/v2.8.1 deployed 2026-11-28T15:02:00Z by alice: hikari.maximumPoolSize 50 -> 200",
+    "ERROR HikariPool-1 - Connection is not available, request timed out after 30000ms. host 10.0.0.5",
+    "5.566037736",
+    "456.6037736",
+    "memory 1.5 GiB, qps 240 req/s, error_rate 4.2%",
+    "series (mean per 2h, ms): 14:00 205, 16:00 990",
+]
+
+# (case, answer, expected unverified claims)
+CASES: list[tuple[str, str, list[str]]] = [
+    ("grounded_answer", "order v2.8.1 raised maximumPoolSize 50 -> 200; p99 212 ms -> 1,180 ms at 15:05.", []),
+    ("invented_number", "p99 rose to 1,180 ms, then to 2,400 ms.", ["2,400 ms"]),
+    ("invented_version", "Rolled out order v9.9.9 at 15:02.", ["v9.9.9"]),
+    ("thousands_separator_and_spacing", "p99 1180ms (was 212ms)", []),
+    ("unit_conversion_within_dimension", "p99 reached 1.2 s; timeouts after 30 s", []),
+    ("different_unit_stays_unverified", "p99 reached 1180 s", ["1180 s"]),
+    ("number_seen_only_with_other_dimension", "memory reached 240 MB", ["240 MB"]),
+    ("unit_stated_in_a_header_backs_the_value", "the hourly mean was 205 ms", []),
+    ("ratio_both_spellings", "latency grew 5.6x (x5.6), roughly 5x", []),
+    ("calculator_output_backs_dimensionless", "p99 rose 456% (5.57x)", []),
+    ("rounded_and_truncated", "error rate 4%, memory 1.5 GB, qps 240 rps", []),
+    ("wrong_precision_is_unverified", "error rate 4.5%", ["4.5%"]),
+    ("small_counts_ignored", "I checked 3 services in 4 steps; 2 of them were fine.", []),
+    ("small_number_with_unit_is_a_claim", "it recovered after 7 min", ["7 min"]),
+    ("bare_number_backed_by_any_unit", "pool size 200; timeout 30000", []),
+    ("version_without_v_prefix", "order 2.8.1 is the culprit", []),
+    ("version_prefix_of_another_is_not_enough", "v2.8 is the culprit", ["v2.8"]),
+    ("ip_like_literal", "node 10.0.0.5 and 10.0.0.6", ["10.0.0.6"]),
+    ("time_trivially_equal_to_iso", "deployed at 15:02:00, spike at 3:05 PM", []),
+    ("invented_time", "spike at 16:10", ["16:10"]),
+    ("date_from_timestamp", "on 2026-11-28", []),
+    ("invented_date", "on 2026-11-27", ["2026-11-27"]),
+    ("question_is_evidence", "since 14:00 the order service is slow", []),
+    ("thousands_suffix", "about 0.24k req/s, timeouts after 30k ms", []),
+    ("thousands_suffix_at_its_precision", "qps 2.4k", ["2.4k"]),
+    (
+        "chinese_answer_without_spaces",
+        "P99 从212ms升至1180ms，15:05开始；数据库耗时42ms，版本v9.9.9已回滚",
+        ["42ms", "v9.9.9"],
+    ),
+    ("duplicates_reported_once", "42 ms, then 42 ms again", ["42 ms"]),
+    ("identifiers_are_not_numbers", "p99 and 5xx errors; pod order-7f9c4d; trace 4bf92f3577b34da6", []),
+]
+
+
+@pytest.mark.parametrize(("answer", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_unverified_claims(answer: str, expected: list[str]) -> None:
+    assert unverified_claims(answer, [*EVIDENCE, "why is order slow since 14:00?"]) == expected
+
+
+def test_claims_keep_their_written_form_and_order() -> None:
+    claims = claims_from_text("v2.8.1 at 15:02: p99 1,180 ms (x5.6)")
+    assert [c.text for c in claims] == ["v2.8.1", "15:02", "1,180 ms", "x5.6"]
+    assert [c.kind for c in claims] == ["literal", "time", "number", "number"]
+    assert (claims[2].value, claims[2].unit) == (1180.0, "ms")
+
+
+def _trace(answer: str) -> Trace:
+    step = Step(1, "check latency", "query_metrics", {"service": "order"}, EVIDENCE[0], "ok")
+    return Trace(
+        trace_id="t1",
+        question="why is order slow?",
+        protocol="text",
+        steps=(step,),
+        answer=answer,
+        complete=True,
+        stop_reason=StopReason.FINISH,
+        totals=Totals(steps=1),
+    )
+
+
+def test_the_grounding_check_catches_an_invented_number() -> None:
+    marked = mark_unverified(_trace("p99 went from 212 ms to 1,180 ms; the DB answered in 42 ms."))
+    assert marked.answer == "p99 went from 212 ms to 1,180 ms; the DB answered in 42 ms.\n\nunverified: 42 ms"
+    assert marked.notes == ("unverified: 42 ms",)
+
+
+def test_grounded_answer_is_unchanged() -> None:
+    trace = _trace("p99 went from 212 ms to 1,180 ms (x5.6) at 15:05.")
+    assert mark_unverified(trace) is trace
+
+
+def test_marking_twice_adds_nothing() -> None:
+    once = mark_unverified(_trace("p99 hit 42 ms after v9.9.9"))
+    twice = mark_unverified(once)
+    assert twice.answer == once.answer
+    assert twice.answer.endswith("unverified: 42 ms, v9.9.9")
+    assert twice.answer.count("unverified:") == 1
+
+
+def test_observations_only_from_the_trace_count_as_evidence() -> None:
+    marked = mark_unverified(_trace("order v2.8.1 raised the pool size"))
+    assert marked.notes == ("unverified: v2.8.1",)  # the deploy record was never observed in this trace
