@@ -15,11 +15,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from bot.engine.types import Question, Step, StepObserver, StopReason, Trace
+from bot.engine.types import Question, Responder, Step, StepObserver, StopReason, Trace
 
 log = logging.getLogger(__name__)
 
-Responder = Callable[[Question, StepObserver | None], Trace]
 
 NON_TOOL_ACTIONS = frozenset({"", "finish"})
 STEP_BUCKETS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20)

@@ -76,7 +76,8 @@ class Rule:
 
 RULES = (
     Rule("config is a leaf", ("bot/config.py",), PACKAGES),
-    Rule("only wiring and cli read Settings", PACKAGES, ("bot.config",), exempt=("bot.wiring", "bot.cli", "bot.config")),
+    Rule("only wiring and cli read Settings", PACKAGES, ("bot.config",),
+         exempt=("bot.wiring", "bot.cli", "bot.config")),
     Rule("only cli builds through wiring", PACKAGES, ("bot.wiring", "bot.cli"), exempt=("bot.wiring", "bot.cli")),
     Rule("tools never import bot", ("tools",), ("bot",)),
     Rule("engine knows tools through their interface", ("bot/engine", "bot/playbook", "bot/routing"), ("tools",),

@@ -75,13 +75,14 @@ def _take_turn(
     decision = proto.decision_from_reply(reply, tools, run.next_index)
     if isinstance(decision, Finish) and decision.answer.strip():
         run.answer = decision.answer
-        run.add([_step(run.next_index, decision.thought, "finish", reply, llm_ms)])
+        run.add([_step(run.next_index, thought=decision.thought, action="finish", reply=reply, elapsed_ms=llm_ms)])
         return StopReason.FINISH
     if isinstance(decision, Finish):
         decision = Unreadable(decision.thought, "Format error: the final answer is empty. Write it after Final Answer:")
     if isinstance(decision, Unreadable):
         decision = with_cut_off_hint(decision, reply)
-        step = _step(run.next_index, decision.thought, "", reply, llm_ms, decision.message, "format_error")
+        step = _step(run.next_index, thought=decision.thought, action="", reply=reply, elapsed_ms=llm_ms,
+                     observation=decision.message, status="format_error")
         run.add([step], proto.exchange(reply, decision, (), [step]))
         return gate_after_step(run.steps, budget)
     executed = execute_calls(decision.calls, run.steps, tools, budget, _tool_timeout(run, budget, tool_timeout_s))
@@ -95,14 +96,15 @@ def _tool_steps(first_index: int, decision: Act, executed: Executed, reply: LLMR
     steps = []
     for offset, outcome in enumerate(executed.stepped):
         tool_ms = executed.elapsed_ms.get(outcome.call.call_id, 0)
-        step = _step(first_index + offset, decision.thought if offset == 0 else "", outcome.call.name,
-                     reply if offset == 0 else None, (llm_ms if offset == 0 else 0) + tool_ms,
-                     outcome.result.text, outcome.result.status, outcome.call)
+        first = offset == 0  # the reply's thought, tokens and model time belong to the first call it made
+        step = _step(first_index + offset, thought=decision.thought if first else "", action=outcome.call.name,
+                     reply=reply if first else None, elapsed_ms=(llm_ms if first else 0) + tool_ms,
+                     observation=outcome.result.text, status=outcome.result.status, call=outcome.call)
         steps.append(step)
     return steps
 
 
-def _step(index: int, thought: str, action: str, reply: LLMReply | None, elapsed_ms: int, observation: str = "",
+def _step(index: int, *, thought: str, action: str, reply: LLMReply | None, elapsed_ms: int, observation: str = "",
           status: str = "ok", call: ToolCall | None = None) -> Step:
     return Step(
         index=index, thought=thought, action=action, args=dict(call.args) if call else {}, observation=observation,
@@ -143,7 +145,8 @@ def answer_once(
         return run.trace(f"{label}\n\n{answer_from_observations(run.steps, preface)}", StopReason.LLM_UNAVAILABLE,
                          complete=False)
     thought, answer = split_final(reply.content)
-    run.add([_step(run.next_index, thought, "finish", reply, int((time.monotonic() - started) * 1000))])
+    run.add([_step(run.next_index, thought=thought, action="finish", reply=reply,
+                   elapsed_ms=int((time.monotonic() - started) * 1000))])
     if not answer:
         return run.trace(f"{partial_label(StopReason.FORMAT_ERRORS, 'empty reply')}", StopReason.FORMAT_ERRORS,
                          complete=False)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from bot.engine.context import Exchange
-from bot.engine.types import Protocol, Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Protocol, Question, Step, StepObserver, StopReason, Totals, Trace, new_trace_id
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +26,7 @@ class Run:
         self.question = question
         self.protocol: Protocol = protocol
         self.model = model
-        self.trace_id = uuid.uuid4().hex
+        self.trace_id = new_trace_id()
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.steps: list[Step] = []
         self.exchanges: list[Exchange] = []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -83,7 +85,7 @@ class Intent:
 
 @dataclass(frozen=True)
 class Budget:
-    """The loop's gates. Defaults match the engine issue; wiring builds it from Settings.agent."""
+    """The loop's gates; wiring builds it from Settings.agent."""
 
     max_steps: int = 8
     time_budget_s: float = 90.0
@@ -110,10 +112,55 @@ class Trace:
 
 
 StepObserver = Callable[[Step], None]
+Responder = Callable[[Question, StepObserver | None], Trace]  # what every surface calls: question in, trace out
+
+INTERNAL_ERROR_ANSWER = (
+    "Sorry, I hit an internal error while answering and have no conclusion. The error is logged; "
+    "please try again, or check the dashboards directly."
+)
+
+
+def new_trace_id() -> str:
+    """The one trace-id format: 32 lowercase hex characters (a uuid4)."""
+    return uuid.uuid4().hex
+
+
+def trace_from_answer(
+    question: Question,
+    answer: str,
+    *,
+    complete: bool = True,
+    stop_reason: StopReason = StopReason.FINISH,
+    intent: Intent | None = None,
+    elapsed_ms: int = 0,
+    notes: tuple[str, ...] = (),
+) -> Trace:
+    """The trace of an answer that took no step: help, a canned reply, or a labelled failure."""
+    return Trace(
+        trace_id=new_trace_id(),
+        question=question.text,
+        protocol="single",
+        steps=(),
+        answer=answer,
+        complete=complete,
+        stop_reason=stop_reason,
+        totals=Totals(elapsed_ms=elapsed_ms),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        intent=intent,
+        notes=notes,
+    )
+
+
+def internal_error_trace(question: Question, exc: BaseException, *, intent: Intent | None = None,
+                         elapsed_ms: int = 0) -> Trace:
+    """The answer when something nobody anticipated broke: labelled partial; the details go to the log."""
+    # no stop reason fits an internal error: complete=False and the note label it
+    return trace_from_answer(question, INTERNAL_ERROR_ANSWER, complete=False, intent=intent, elapsed_ms=elapsed_ms,
+                             notes=(f"internal error: {type(exc).__name__}",))
 
 
 def trace_to_dict(trace: Trace) -> dict[str, Any]:
-    """JSON-ready form with the keys named in the engine issue."""
+    """JSON-ready form: the trace's fields, the stop reason as its value, and totals.tokens added."""
     data = asdict(trace)
     data["stop_reason"] = trace.stop_reason.value
     data["totals"]["tokens"] = trace.totals.tokens

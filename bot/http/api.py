@@ -21,22 +21,18 @@ from pydantic import ValidationError
 from bot.engine.types import Question, Trace, trace_to_dict
 from bot.http.alerts import AlertDedupe, AlertGroup, dedupe_key, question_from_alerts
 from bot.http.dispatch import Dispatcher, QueueFull
+from bot.http.wsgi import StartResponse, WSGIApp, json_response
 from bot.safety.access import RATE_LIMITED, Admit
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 
-StartResponse = Callable[..., Any]
-WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
-AlertPoster = Callable[[str, Question, Trace], None]  # (channel, question, trace): H5's Slack runner
+AlertPoster = Callable[[str, Question, Trace], None]  # (channel, question, trace): posts an alert's diagnosis to Slack
 Reply = tuple[int, dict[str, Any]]
 
 MAX_BODY_BYTES = 1_000_000
 MAX_QUESTION_CHARS = 4_000
-_REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
-            405: "Method Not Allowed", 413: "Payload Too Large", 429: "Too Many Requests",
-            500: "Internal Server Error", 503: "Service Unavailable"}  # fmt: skip
 
 
 class BadRequest(Exception):
@@ -75,12 +71,8 @@ class Api:
             return [body]
         route, (status, payload) = self._dispatch(environ, path, method)
         self._telemetry.observe_api(route, status)
-        data = json.dumps(payload, ensure_ascii=False).encode()
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        if status in (429, 503):
-            headers.append(("Retry-After", "60"))
-        start_response(f"{status} {_REASONS.get(status, 'Error')}", headers)
-        return [data]
+        retry = [("Retry-After", "60")] if status in (429, 503) else []
+        return json_response(start_response, status, payload, retry)
 
     def _dispatch(self, environ: dict[str, Any], path: str, method: str) -> tuple[str, Reply]:
         route = _route_name(path)

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Literal
 
-from bot.engine.types import Question, StepObserver, Trace
+from bot.engine.types import Question, Responder, Trace, new_trace_id
 from bot.store.base import TraceStore
 
 log = logging.getLogger(__name__)
 
-Responder = Callable[[Question, StepObserver | None], Trace]
 AfterRun = Callable[[Trace], None]
 JobStatus = Literal["queued", "running", "failed", "unknown"]
 MAX_REMEMBERED_FAILURES = 200
@@ -29,10 +27,6 @@ MAX_REMEMBERED_FAILURES = 200
 
 class QueueFull(Exception):
     """Every worker is busy and the queue is at its limit."""
-
-
-def new_trace_id() -> str:
-    return uuid.uuid4().hex[:16]
 
 
 class Dispatcher:

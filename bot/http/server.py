@@ -6,7 +6,6 @@ connection state), and whatever bot/http/api.py provides (`/api/`, `/metrics`).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -15,10 +14,10 @@ from typing import Any
 
 from waitress.server import create_server
 
+from bot.http.wsgi import StartResponse, WSGIApp, json_response
+
 log = logging.getLogger(__name__)
 
-StartResponse = Callable[..., Any]
-WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 HealthCheck = Callable[[], Mapping[str, Any]]  # {"status": "ok"|"starting"|"degraded", ...}
 
 
@@ -35,15 +34,6 @@ def route(mounts: Mapping[str, WSGIApp]) -> WSGIApp:
         return json_response(start_response, 404, {"error": "not found", "path": path})
 
     return app
-
-
-def json_response(start_response: StartResponse, status: int, body: Mapping[str, Any]) -> list[bytes]:
-    """Answer a WSGI request with a JSON body."""
-    payload = json.dumps(body).encode()
-    reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "")
-    start_response(f"{status} {reason}".strip(), [("Content-Type", "application/json"),
-                                                   ("Content-Length", str(len(payload)))])
-    return [payload]
 
 
 def health_app(check: HealthCheck) -> WSGIApp:

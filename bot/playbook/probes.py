@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.engine.types import Step, StepObserver
+from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.diffs import deploys_from_text, key_changes_from_diff, risky_lines_from_diff
 from bot.playbook.evidence import change_points_from_text, log_lines_from_text, signatures_from_text
 from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
@@ -47,7 +46,7 @@ class ProbeRun:
     tools: Toolbox
     on_step: StepObserver | None
     window: Window
-    trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    trace_id: str = field(default_factory=new_trace_id)
     steps: list[Step] = field(default_factory=list)
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:

@@ -21,9 +21,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.engine.types import Question, Trace
+from bot.safety.access import Admit, allow_all
 from bot.slack import render
 from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
-from bot.slack.runner import Admit, Runner
+from bot.slack.runner import Runner
 from bot.slack.state import Job
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,6 @@ def invite_text(bot_user_id: str = "") -> str:
     """What /diagnose says in a conversation the bot is not a member of."""
     me = f"<@{bot_user_id}>" if bot_user_id else "this app"
     return f"I can't post in this conversation. Invite me first (`/invite`, then pick {me}) and try again."
-
-
-def allow_all(user: str, channel: str) -> str | None:
-    """The default access policy: everyone, everywhere."""
-    return None
 
 
 def build_web_client(token: str, base_url: str, *, rate_limit_retries: int = 2, timeout_s: int = 30) -> WebClient:

@@ -1,6 +1,6 @@
 """Trace -> Slack Block Kit payloads. Pure, and always within Slack's limits.
 
-Limits (notes/slack-platform.md §3): 50 blocks per message (100 in a modal), 3,000 chars per section text,
+Slack's message limits: 50 blocks per message (100 in a modal), 3,000 chars per section text,
 12,000 chars across all markdown blocks of a message, top-level text kept under 4,000 (Slack truncates at 40k),
 button value 2,000, stream task details/output 256. Oversize content is trimmed with a marker that says where
 the full trace is; nothing here ever produces invalid_blocks or msg_too_long.

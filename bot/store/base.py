@@ -1,8 +1,8 @@
 """The TraceStore seam and what both implementations share: the stats shapes and trace flattening.
 
 Every diagnosis is stored by trace id before it is posted anywhere, so an operator can read it back after
-a restart or a Slack outage. Traces are redacted by the store itself (H2's `redact_trace` unless a test passes
-another), so no caller can store an unredacted one by forgetting a step.
+a restart or a Slack outage. Traces are redacted by the store itself (bot.safety.redact's `redact_trace` unless a test
+passes another), so no caller can store an unredacted one by forgetting a step.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every other module receives ready objects and plain limits through its constructor. The package is split by
 what is built (core objects, the surfaces, the sandbox) so each part stays readable; callers use
-`from bot import wiring` and `wiring.build_x(settings)` as before.
+`from bot import wiring` and `wiring.build_x(settings)`, whichever module builds x.
 """
 
 from bot.config import Settings

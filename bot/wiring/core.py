@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
@@ -14,15 +13,14 @@ from urllib3.util.retry import Retry
 from bot.config import Settings
 from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
-from bot.engine.types import Budget, Intent, Question, StepObserver, Trace
+from bot.engine.types import Budget, Intent
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.intent import classify
 from bot.routing.lookup import answer_lookup
-from bot.routing.respond import Playbook, respond
+from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
 from bot.safety.logfilter import install_redaction
 from bot.safety.redact import redact
-from bot.slack.runner import Responder as SlackResponder
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
@@ -215,21 +213,20 @@ def _metric_roles(settings: Settings) -> dict[str, str]:
     return roles
 
 
-def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None) -> SlackResponder:
-    """respond() with everything bound: the function every surface calls. It does not store traces itself."""
+def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None) -> Router:
+    """The Router every surface calls, with everything bound. It does not store traces itself."""
     model = llm if llm is not None else build_llm(settings)
-    return functools.partial(
-        _respond_one,
+    return Router(
         llm=model,
         tools=tools if tools is not None else build_toolbox(settings),
         budget=build_budget(settings),
-        protocol=settings.llm.protocol,
         classify=build_classifier(settings, model),
         playbook=build_playbook(settings),
-        limits=build_context_limits(settings),
-        tool_timeout_s=settings.agent.tool_timeout_s,
         # the model-free quick lookup reads the same metric roles as the playbook
         lookup=functools.partial(answer_lookup, metric_roles=_metric_roles(settings), services=_services(settings)),
+        protocol="text" if settings.llm.protocol == "text" else "native",
+        limits=build_context_limits(settings),
+        tool_timeout_s=settings.agent.tool_timeout_s,
     )
 
 
@@ -237,7 +234,3 @@ def _services(settings: Settings) -> list[str]:
     """Every service the topology names, as a caller or as a dependency."""
     topology = settings.topology
     return list(dict.fromkeys([*topology, *(d for ds in topology.values() for d in ds)]))
-
-
-def _respond_one(question: Question, on_step: StepObserver | None, **bound: Any) -> Trace:
-    return respond(question, on_step=on_step, **bound)

@@ -10,15 +10,14 @@ from typing import Any
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot.config import Settings
-from bot.engine.types import Trace
+from bot.engine.types import Responder, Trace
 from bot.http.alerts import TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
-from bot.http.dispatch import Dispatcher, Responder
+from bot.http.dispatch import Dispatcher
 from bot.http.server import HealthCheck, health_app, route, serve, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
-from bot.slack.runner import Responder as SlackResponder
 from bot.slack.runner import Runner
 from bot.slack.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from bot.store.base import TraceStore
@@ -66,7 +65,7 @@ def build_api(
 
 def build_slack_app(
     settings: Settings,
-    responder: SlackResponder,
+    responder: Responder,
     *,
     persist: Callable[[Trace], None],
     fetch_trace: Callable[[str], Trace | None] | None = None,
@@ -93,7 +92,7 @@ def build_slack_app(
 
 
 def _build_runner(
-    settings: Settings, responder: SlackResponder, persist: Callable[[Trace], None], telemetry: Telemetry | None
+    settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None
 ) -> Runner:
     """The Slack worker pool over its Web API client (measured when `telemetry` is given)."""
     s = settings.slack
@@ -123,7 +122,7 @@ def build_server(
     health: HealthCheck,
     socket_mode: bool = False,
 ) -> WSGIApp:
-    """The one WSGI app: /slack/ (HTTP mode), /healthz, and H6's /api/ + /metrics."""
+    """The one WSGI app: /slack/ (HTTP mode), /healthz, and the API's /api/ + /metrics."""
     mounts: dict[str, WSGIApp] = {"/healthz": health_app(health)}
     if slack is not None and not socket_mode:
         mounts["/slack/"] = slack_app(slack.app)

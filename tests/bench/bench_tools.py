@@ -28,7 +28,7 @@ REPEATS = 5
 
 try:
     from bot.engine.tokens import count_tokens
-except ImportError:  # H1's tokenizer not present: the documented fallback
+except ImportError:  # the offline tokenizer is not installed: count characters / 4 instead
 
     def count_tokens(text: str, encoding: str = "") -> int:
         return len(text) // 4

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
 from tools.base import Toolbox
 
@@ -15,7 +17,8 @@ class RecordingPlaybook:
     def __init__(self) -> None:
         self.questions: list[Question] = []
 
-    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None) -> Trace:
+    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
+                 now: datetime | None = None) -> Trace:
         self.questions.append(question)
         step = Step(index=1, thought="", action="p99_ms", args={"service": "order"}, observation=OBSERVATION,
                     status="ok")

@@ -13,7 +13,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import pytest
 import requests
 
-from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Question, Responder, Step, StepObserver, StopReason, Totals, Trace
 from bot.http.alerts import TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, api_app
 from bot.http.dispatch import Dispatcher
@@ -49,7 +49,6 @@ class ApiServer:
         return requests.get(self.url + path, headers=headers, timeout=30)
 
 
-Responder = Callable[[Question, StepObserver | None], Trace]
 
 
 def canned_responder(answer: str = "order v2.8.1 raised maximumPoolSize") -> Responder:

@@ -1,4 +1,4 @@
-"""respond(): the intent picks the path; the playbook covers a missing or dead model; it never raises."""
+"""The Router: the intent picks the path; the playbook covers a missing or dead model; it never raises."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.engine.types import Budget, Intent, Question, Step, StopReason, Trace
-from bot.routing.respond import HELP_ANSWER, MODEL_DOWN_NOTE, NO_MODEL_NOTE, respond
+from bot.routing.respond import HELP_ANSWER, MODEL_DOWN_NOTE, NO_MODEL_NOTE, Router
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.playbook import RecordingPlaybook
 from tools.base import Toolbox, tool
@@ -28,9 +28,10 @@ def route_to(route: str) -> Any:
     return lambda text: Intent(route, 0.9, "rules", f"test says {route}")  # type: ignore[arg-type]
 
 
-def ask(text: str, *, llm: Any, route: str, playbook: Any = None, **kwargs: Any) -> Trace:
-    return respond(Question(text), llm=llm, tools=TOOLS, budget=Budget(max_steps=4), protocol="native",
-                   classify=route_to(route), playbook=playbook, **kwargs)
+def ask(text: str, *, llm: Any, route: str, playbook: Any = None, on_step: Any = None, **kwargs: Any) -> Trace:
+    router = Router(llm=llm, tools=TOOLS, budget=Budget(max_steps=4), classify=route_to(route), playbook=playbook,
+                    **kwargs)
+    return router(Question(text), on_step)
 
 
 def test_diagnosis_runs_the_agent_and_records_the_intent(scripted_llm: ScriptedLLM) -> None:
@@ -93,8 +94,8 @@ def test_a_failing_classifier_never_reaches_the_user() -> None:
     def broken(text: str) -> Intent:
         raise RuntimeError("boom")
 
-    trace = respond(Question("why?"), llm=None, tools=TOOLS, budget=Budget(), protocol="native", classify=broken,
-                    playbook=RecordingPlaybook())
+    trace = Router(llm=None, tools=TOOLS, budget=Budget(), classify=broken, playbook=RecordingPlaybook())(
+        Question("why?"))
     assert not trace.complete and "internal error" in trace.answer
     assert trace.intent is not None and trace.intent.tier == "default"
 
@@ -174,8 +175,8 @@ def test_the_lookup_tool_runs_under_the_configured_tool_timeout(scripted_llm: Sc
         {"content": "", "tool_calls": [{"name": "slow_p99", "arguments": {"service": "order"}}]},
         {"content": "The p99 lookup timed out."},
     )
-    trace = respond(Question("what is the p99 of order now"), llm=scripted_openai_llm(scripted_llm),
-                    tools=Toolbox([tool(slow_p99)]), budget=Budget(), protocol="native",
-                    classify=route_to("lookup"), playbook=None, tool_timeout_s=0.2)
+    router = Router(llm=scripted_openai_llm(scripted_llm), tools=Toolbox([tool(slow_p99)]), budget=Budget(),
+                    classify=route_to("lookup"), tool_timeout_s=0.2)
+    trace = router(Question("what is the p99 of order now"))
     assert trace.steps[0].action == "slow_p99" and trace.steps[0].status == "error"
     assert "timed out after 0.2 s" in trace.steps[0].observation
