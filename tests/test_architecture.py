@@ -1,4 +1,6 @@
-"""DESIGN's dependency directions, checked by reading every import (ast), so a violation fails in review.
+"""The dependency directions between the rooms of the tree, checked by reading every import (ast).
+
+A violation fails in review.
 
 Each rule names a room of the tree, what it must not import, and what it may import despite that. The rooms:
 engine (the loop) < engine.text (its reader); playbook (model-free); routing (picks the path); safety (pure text

@@ -1,4 +1,4 @@
-"""Plain-text rendering of steps and traces for the terminal (`opsbot demo`, `opsbot eval`).
+"""Plain-text rendering of steps, traces and the answering mode for the terminal (`opsbot demo`, `opsbot eval`).
 
 No colour codes or markup: the output is read in terminals, CI logs and pasted into tickets.
 """
@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
+from bot.config import Settings
 from bot.engine.types import Step, Trace
 
 OBSERVATION_LINES = 8
@@ -51,3 +52,11 @@ def trace_summary(trace: Trace) -> str:
     # A note the answer already states (the playbook's "no model" line, an "unverified:" line) is printed once.
     notes = [f"note: {n}" for n in trace.notes if n not in trace.answer]
     return "\n".join([head, "", trace.answer.strip(), *(["", *notes] if notes else [])])
+
+
+def mode_line(settings: Settings) -> str:
+    """Who answers: the configured LLM and where it runs, or the deterministic playbook and how to change that."""
+    if settings.llm.configured:
+        return f"LLM: {settings.llm.model} at {settings.llm.base_url or 'api.openai.com'}"
+    return ("No LLM configured (set OPENAI_API_KEY or OPSBOT_LLM__BASE_URL to use one): the deterministic "
+            "playbook diagnoses, without a model.")

@@ -2,7 +2,8 @@
 
 Each run takes the full path a user's question takes (wiring.build_responder: intent gate -> loop or
 playbook -> tools -> the scenario's real Prometheus, SQLite logs and git deploy repo). Sandboxes come from
-the session-scoped `make_sandbox` fixture (tests/fakes/backends.py), so each scenario's Prometheus starts once for both modes.
+the session-scoped `make_sandbox` fixture (tests/fakes/backends.py), so each scenario's Prometheus
+starts once for both modes.
 """
 
 from __future__ import annotations

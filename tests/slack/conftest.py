@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 import pytest
 from slack_bolt import App
 
-from bot.engine.types import Trace
+from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
-from bot.slack.listeners import Admit, allow_all, build_app, build_web_client
-from bot.slack.runner import Responder, Runner, Submission
+from bot.safety.access import Admit, allow_all
+from bot.slack.listeners import build_app, build_web_client
+from bot.slack.runner import Runner, Submission
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder
 

@@ -1,0 +1,29 @@
+"""Diagnosis quality over the incident suite: score each run, report per scenario and in total.
+
+Kept small on purpose: an eval harness must not grow bigger than the product it measures. The caller supplies
+`diagnose(case) -> Trace`, which runs the full path (intent gate -> loop or playbook -> tools -> the scenario's
+local backends). `case` turns a scenario into what a correct answer must say, `run` times each diagnosis,
+`scoring` checks the trace against the scenario's must-name facts, and `report` renders the result as a table
+and as JSON for the trace store's eval history.
+"""
+
+from bot.eval.case import EvalCase, case_from_scenario
+from bot.eval.report import EvalReport, report_to_dict, report_to_table, runs_to_table
+from bot.eval.run import run_eval
+from bot.eval.scoring import CaseResult, corrected_tool_errors, fact_named, normalised, says_no_incident, score_trace
+
+__all__ = [
+    "CaseResult",
+    "EvalCase",
+    "EvalReport",
+    "case_from_scenario",
+    "corrected_tool_errors",
+    "fact_named",
+    "normalised",
+    "report_to_dict",
+    "report_to_table",
+    "run_eval",
+    "runs_to_table",
+    "says_no_incident",
+    "score_trace",
+]

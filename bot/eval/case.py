@@ -1,0 +1,22 @@
+"""The eval's view of an incident scenario: the user's question and what a correct answer must say."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.sandbox.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    """One scenario as the eval sees it: the user's question and what a correct answer must say."""
+
+    name: str
+    question: str
+    must_name: tuple[str, ...]
+    no_incident: bool = False  # the right answer is that there is no incident
+
+
+def case_from_scenario(scenario: Scenario) -> EvalCase:
+    """The scenario's own `expect_incident = false` marks the "nothing is wrong" case (a log-only incident is one)."""
+    return EvalCase(scenario.name, scenario.question, scenario.must_name, no_incident=not scenario.expect_incident)

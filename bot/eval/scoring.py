@@ -1,0 +1,122 @@
+"""Scoring one finished run: did the answer name the scenario's facts, and how did the run get there."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from bot.engine.types import Trace
+from bot.eval.case import EvalCase
+from bot.safety.grounding import unverified_claims
+
+# How an answer says there is nothing to fix; used for the "nothing is wrong" scenario.
+_NO_INCIDENT_RX = re.compile(
+    r"\bno (?:incident|anomal\w*|outage|significant (?:change|anomal\w*)|(?:real )?problem|issue)s?\b"
+    r"|nothing (?:is )?(?:wrong|abnormal|unusual)|(?:all|everything) (?:looks |is )?(?:healthy|normal)"
+    r"|within (?:the )?normal|no action (?:is )?needed",
+    re.IGNORECASE,
+)
+# Blaming something; "Root cause: none / no incident" (the answer format's label) is not blame.
+_CLAIMS_CAUSE_RX = re.compile(
+    r"\blikely cause\b|\bcaused by\b|\broot cause\b(?!:?\s*(?:none|no|nothing|there is no|n/a)\b)",
+    re.IGNORECASE,
+)
+_TOOL_ERROR_STATUSES = ("error", "refused")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    scenario: str
+    hit: bool
+    missing: tuple[str, ...]
+    route: str
+    protocol: str
+    steps: int
+    stop_reason: str
+    complete: bool
+    prompt_tokens: int
+    completion_tokens: int
+    wall_s: float
+    format_errors: int
+    tool_calls: int
+    tool_errors: int
+    tool_errors_corrected: int
+    unverified: tuple[str, ...]
+    trace_id: str = ""
+    error: str = ""  # set when the run itself failed; the case then counts as a miss
+
+    @property
+    def format_error_rate(self) -> float:
+        return self.format_errors / self.steps if self.steps else 0.0
+
+    @property
+    def tool_error_rate(self) -> float:
+        return self.tool_errors / self.tool_calls if self.tool_calls else 0.0
+
+
+def normalised(text: str) -> str:
+    """Case, markup, separators and thousands commas removed: `maximum_pool_size` ~ `maximumPoolSize`."""
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text.casefold())
+    return re.sub(r"[\s`*_\-'\"]+", "", text)
+
+
+def fact_named(fact: str, answer: str) -> bool:
+    """Whether the answer names the fact; a version matches with or without its leading "v"."""
+    if re.fullmatch(r"v?\d+(?:\.\d+)+[\w.+-]*", fact.strip(), re.IGNORECASE):
+        core = re.escape(fact.strip().casefold().removeprefix("v"))
+        return re.search(rf"(?<![\w.])v?{core}(?!\w|\.\d)", answer.casefold()) is not None
+    return normalised(fact) in normalised(answer)
+
+
+def says_no_incident(answer: str) -> bool:
+    """The answer states there is no incident and does not also blame a cause."""
+    return bool(_NO_INCIDENT_RX.search(answer)) and not _CLAIMS_CAUSE_RX.search(answer)
+
+
+def corrected_tool_errors(trace: Trace) -> int:
+    """Tool errors whose very next step called the same tool again and got an answer."""
+    steps = trace.steps
+    return sum(
+        1
+        for step, following in itertools.pairwise(steps)
+        if step.status in _TOOL_ERROR_STATUSES and following.action == step.action
+        and following.status in ("ok", "no_data")
+    )
+
+
+def score_trace(case: EvalCase, trace: Trace, wall_s: float) -> CaseResult:
+    """Score one finished run against its case."""
+    missing = tuple(f for f in case.must_name if not fact_named(f, trace.answer))
+    hit = not missing and (not case.no_incident or says_no_incident(trace.answer))
+    evidence = [trace.question, *(s.observation for s in trace.steps)]
+    totals = trace.totals
+    tool_steps = [s for s in trace.steps if s.action not in ("", "finish")]
+    return CaseResult(
+        scenario=case.name,
+        hit=hit,
+        missing=missing,
+        route=trace.intent.route if trace.intent else "",
+        protocol=trace.protocol,
+        steps=totals.steps or len(trace.steps),
+        stop_reason=trace.stop_reason.value,
+        complete=trace.complete,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        wall_s=round(wall_s, 2),
+        format_errors=totals.format_errors,
+        tool_calls=totals.tool_calls or len(tool_steps),
+        tool_errors=totals.tool_errors or sum(s.status in _TOOL_ERROR_STATUSES for s in tool_steps),
+        tool_errors_corrected=corrected_tool_errors(trace),
+        unverified=tuple(unverified_claims(trace.answer, evidence)),
+        trace_id=trace.trace_id,
+    )
+
+
+def failed_result(case: EvalCase, error: str, wall_s: float) -> CaseResult:
+    """The result of a run that raised instead of answering: a miss with every fact missing and the error kept."""
+    return CaseResult(
+        scenario=case.name, hit=False, missing=case.must_name, route="", protocol="", steps=0, stop_reason="error",
+        complete=False, prompt_tokens=0, completion_tokens=0, wall_s=round(wall_s, 2), format_errors=0,
+        tool_calls=0, tool_errors=0, tool_errors_corrected=0, unverified=(), error=error,
+    )

@@ -1,0 +1,130 @@
+"""Answering one job in its Slack thread: the thread's context in, the agent's run, the trace kept, the answer out.
+
+Each finished trace is handed to `persist` BEFORE anything is posted, so a failed post never loses it. A failure
+of the agent itself is caught here, the one place for this surface, and the user still gets a labelled answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import replace
+
+from slack_sdk import WebClient
+
+from bot.engine.types import Question, Responder, Trace, internal_error_trace
+from bot.slack.events import thread_context_from_replies
+from bot.slack.marks import conclude
+from bot.slack.progress import ThreadProgress
+from bot.slack.render import mrkdwn_escape, trim
+from bot.slack.state import Job, ThreadMemory
+
+log = logging.getLogger(__name__)
+
+Persist = Callable[[Trace], None]
+
+_RECENT_TRACES = 500  # kept in process so Re-run and Show trace work when no TraceStore is configured
+
+
+class Replier:
+    """Runs the agent for one job at a time (on the calling worker) and delivers the answer to its thread."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        responder: Responder,
+        *,
+        persist: Persist,
+        memory: ThreadMemory,
+        use_streaming: bool,
+        update_interval_s: float,
+        status_text: str,
+        on_stream_fallback: Callable[[str], None] | None,
+    ) -> None:
+        self._client = client
+        self._responder = responder
+        self._persist = persist
+        self._memory = memory
+        self._use_streaming = use_streaming
+        self._update_interval_s = update_interval_s
+        self._status_text = status_text
+        self._on_stream_fallback = on_stream_fallback
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[str, Trace] = OrderedDict()
+        self._own_user_id: str | None = None
+
+    def recent_trace(self, trace_id: str) -> Trace | None:
+        """A trace answered by this process (used when no TraceStore is configured)."""
+        return self._recent.get(trace_id)
+
+    def answer(self, job: Job, on_answered: Callable[[], None]) -> Trace:
+        """Run the agent for the job, keep the trace, then post it; `on_answered` runs between the two."""
+        progress = ThreadProgress(self._client, job, use_streaming=self._use_streaming,
+                                  update_interval_s=self._update_interval_s, status_text=self._status_text,
+                                  on_stream_fallback=self._on_stream_fallback)
+        progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
+        question = replace(job.question, history=self._history(job))
+        try:
+            trace = self._responder(question, progress.on_step)
+        except Exception as exc:  # the one catch for this surface: the user still gets an answer
+            log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
+            trace = internal_error_trace(question, exc)
+        self._keep(trace)
+        self._remember_turn(job, trace)
+        on_answered()
+        delivered = False
+        try:
+            delivered = progress.finish(trace)
+        finally:
+            conclude(self._client, job, trace, delivered)
+            log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
+                     job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
+        return trace
+
+    def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
+        """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""
+        anchor = self._client.chat_postMessage(channel=channel, text=f"🚨 {mrkdwn_escape(trim(question.text, 2_000))}")
+        thread_ts = str(anchor["ts"])
+        job = Job(replace(question, channel=channel, thread_ts=thread_ts), channel, thread_ts)
+        self._remember_recent(trace)  # the caller (the API's dispatcher) has stored it already
+        self._memory.remember(channel, thread_ts, trace)  # a follow-up @mention in that thread has the context
+        if not ThreadProgress(self._client, job, use_streaming=False).finish(trace):
+            raise RuntimeError(f"could not post trace {trace.trace_id} to {channel}")
+
+    def _history(self, job: Job) -> tuple[str, ...]:
+        remembered = self._memory.recall(job.channel, job.thread_ts)
+        if remembered or not job.read_thread:
+            return remembered
+        try:  # a thread opsbot has not answered in yet (e.g. an alert's): its messages are the context
+            replies = self._client.conversations_replies(channel=job.channel, ts=job.thread_ts, limit=50)
+            return thread_context_from_replies(replies.get("messages") or [], current_ts=job.react_ts,
+                                               bot_user_id=self._bot_user_id())
+        except Exception as exc:
+            log.info("reading thread context failed channel=%s thread=%s: %s", job.channel, job.thread_ts, exc)
+            return ()
+
+    def _bot_user_id(self) -> str:
+        if self._own_user_id is None:
+            self._own_user_id = str(self._client.auth_test().get("user_id") or "")
+        return self._own_user_id
+
+    def _keep(self, trace: Trace) -> None:
+        try:
+            self._persist(trace)  # before any post: a failed post must never lose the trace
+        except Exception:
+            log.exception("persisting the trace failed trace_id=%s", trace.trace_id)
+        self._remember_recent(trace)
+
+    def _remember_recent(self, trace: Trace) -> None:
+        with self._lock:
+            self._recent[trace.trace_id] = trace
+            while len(self._recent) > _RECENT_TRACES:
+                self._recent.popitem(last=False)
+
+    def _remember_turn(self, job: Job, trace: Trace) -> None:
+        try:  # before the post, so a quick follow-up in the thread already sees this turn
+            self._memory.remember(job.channel, job.thread_ts, trace)
+        except Exception:
+            log.exception("thread memory failed trace_id=%s", trace.trace_id)
