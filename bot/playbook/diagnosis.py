@@ -14,6 +14,7 @@ catalogue's metric name), so a renamed catalogue still works; a role nobody has 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -22,6 +23,7 @@ from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.evidence import listed_services_from_text, moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
 from bot.playbook.probes import ProbeRun, Window, check_deploys, check_logs, check_onset, iso_from_moment
+from bot.playbook.suspects import gather_suspects
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 
@@ -30,6 +32,8 @@ DEFAULT_RANGE = "24h"
 MAX_DOWNSTREAM_DEPTH = 3
 MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
 DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency
+TIME_OFF_MINUTES = 15  # the user's time and the metrics' onset further apart than this: say so
+_CLOCK_RX = re.compile(r"\b\d{1,2}:\d{2}\b")  # only a clock time is precise enough to correct
 
 
 def window_from_question(text: str, now: datetime) -> Window:
@@ -61,6 +65,11 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    if findings.service and _CLOCK_RX.search(question.text):
+        said = moment_from_question(question.text, now or started_at)
+        findings.time_note = time_note(said, findings.first_change(findings.service))
+    findings.failed_checks = [f.describe() for f in run.failures]
+    findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
 
 
@@ -119,6 +128,15 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         _investigate_origin(run, findings, [s for s in topology.get(caller, ()) if s != findings.origin])
     elif findings.deploy is None and first is not None and findings.role_of(first[0]) in SATURATION_ROLES:
         check_onset(run, findings, target, first[1])
+    gather_suspects(run, findings, topology, target)
+
+
+def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:
+    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time."""
+    if said is None or first is None or abs(first[1] - said) < timedelta(minutes=TIME_OFF_MINUTES):
+        return ""
+    metric, onset = first
+    return f"You said {said:%H:%M}; the {metric.replace('_', ' ')} change starts at {onset:%H:%M} UTC."
 
 
 def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:

@@ -39,6 +39,31 @@ class Window:
     end: datetime  # the tools print bare HH:MM times; they are resolved against this
 
 
+# Which backend a tool reads, to name it when a check could not run.
+BACKENDS = {
+    "query_metrics": "Prometheus",
+    "list_services": "Prometheus",
+    "query_logs": "the log store",
+    "query_deploy_records": "the deploy source",
+    "query_deploy_diff": "the deploy source",
+}
+# A tool error that is about the question, not the backend (a service the logs do not know): not a failed check.
+_NOT_A_BACKEND_FAILURE = ("unknown ", "invalid arguments")
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that could not run: its tool, the backend behind it, what it was for, and the error's first line."""
+
+    tool: str
+    backend: str
+    subject: str
+    error: str
+
+    def describe(self) -> str:
+        return f"{self.tool} for {self.subject} could not run ({self.backend} failed: {self.error})"
+
+
 @dataclass
 class ProbeRun:
     """The steps taken so far; each tool call goes through call_tool and is emitted to the observer."""
@@ -48,6 +73,7 @@ class ProbeRun:
     window: Window
     trace_id: str = field(default_factory=new_trace_id)
     steps: list[Step] = field(default_factory=list)
+    failures: list[FailedCheck] = field(default_factory=list)
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool as a Step; the observation text when it answered "ok", else ""."""
@@ -58,7 +84,15 @@ class ProbeRun:
         log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
                  result.status, elapsed_ms)
         self._emit(step)
+        if result.status in ("error", "refused") and not result.text.startswith(_NOT_A_BACKEND_FAILURE):
+            error = (result.text.strip().splitlines() or [""])[0][:160]
+            subject = str(args.get("service") or args.get("version") or "all services")
+            self.failures.append(FailedCheck(name, BACKENDS.get(name, name), subject, error))
         return result.text if result.status == "ok" else ""
+
+    def failed(self) -> bool:
+        """Whether the last step's check could not run (an error, not "no data")."""
+        return bool(self.steps) and self.steps[-1].status in ("error", "refused")
 
     def finish(self, thought: str) -> None:
         """The closing step, as the loop ends with one: no tool, the reasoning that concludes."""
@@ -106,6 +140,8 @@ def check_deploys(run: ProbeRun, findings: Findings, service: str, first: tuple[
     )
     args = {"service": service, "start": iso_from_moment(start), "end": iso_from_moment(end)}
     observation = run.call(thought, "query_deploy_records", args)
+    if run.failed():  # not checked is not "no deploy": the verdict names the failed backend instead
+        return
     findings.deploys_checked.append(service)
     deploys = [d for d in deploys_from_text(observation, service, end) if d.at is None or start <= d.at <= end]
     # Change points sit mid-ramp, so a deploy that caused the change is never after it.
