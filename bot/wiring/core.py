@@ -28,6 +28,7 @@ from bot.telemetry import Telemetry
 from bot.wiring.elastic import es_client
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
+from tools.changes import ChangeFinder
 from tools.deployindex import DeployFields, ElasticsearchDeploys
 from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
@@ -154,9 +155,12 @@ def build_deploy_source(settings: Settings) -> DeploySource:
 def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     """Every tool the model may call, in the order the catalogue lists them."""
     c = settings.logs
-    logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit)
-    deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
-    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool()]
+    log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
+        build_metrics_tools(settings)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit)
+    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars)
+    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings))
+    return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool()]
 
 
 def build_toolbox(settings: Settings) -> Toolbox:
