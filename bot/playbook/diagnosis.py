@@ -109,7 +109,11 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     if not any(role in findings.roles for role in GOLDEN_ROLES):
         return  # the conclusion names the roles that are not configured
     services = _known_services(run, text, topology)
-    target = service_from_text(text, services) or _entry_service(run, findings, services, topology)
+    named = [s for s in services if service_from_text(text, [s])]
+    if len(named) > 1:  # "stock fails, warehouse-api says it is fine": the one whose metrics changed is asked about
+        target = _entry_service(run, findings, named, topology, why="The question names several services")
+    else:
+        target = named[0] if named else _entry_service(run, findings, services, topology)
     if target is None:
         return
     findings.service = target
@@ -182,7 +186,8 @@ def _survey(run: ProbeRun, findings: Findings, service: str) -> None:
 
 
 def _entry_service(
-    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]]
+    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]],
+    why: str = "The question names no service",
 ) -> str | None:
     """No service named: scan the services' golden signals; start from the changed one closest to users.
 
@@ -191,19 +196,21 @@ def _entry_service(
     """
     called_at_all = {d for ds in topology.values() for d in ds}
     scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
-    if len(scanned) < len(services):
+    if len(scanned) < len(services) and not why.endswith("several services"):
         findings.unknowns.append(f"no service was named, so {len(scanned)} of {len(services)} services were "
                                  "scanned (the ones nothing else calls first); name the service to check another")
     metrics = [findings.roles[role] for role in GOLDEN_ROLES if role in findings.roles]
     for service in scanned:
         health = findings.health.setdefault(service, ServiceHealth(service))
         for metric in metrics:
-            run.read_metric(f"The question names no service; scanning {service}'s {metric}.", health, metric)
+            run.read_metric(f"{why}; scanning {service}'s {metric}.", health, metric)
     changed = {h.service for h in findings.health.values() if h.changes()}
     called = {d for caller in changed for d in topology.get(caller, ())}
     ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
     if ranked:
         return ranked[0]
+    if why.endswith("several services"):
+        return services[0]
     findings.unknowns.append("no service is named in the question and none shows a change point")
     return None
 
@@ -225,7 +232,7 @@ def _follow_downstream(
             for metric in metrics:
                 if metric not in health.readings:
                     run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
-            if health.changes():
+            if any(point.ratio > 1 for _, point in health.changes()):  # a dependency that got faster is not it
                 changed.append(health)
         if not changed:
             break

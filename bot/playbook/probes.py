@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.diffs import deploys_from_text, key_changes_from_diff, risky_lines_from_diff
-from bot.playbook.evidence import change_points_from_text, log_lines_from_text, signatures_from_text
+from bot.playbook.evidence import LogSignature, change_points_from_text, log_lines_from_text, signatures_from_text
 from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
 from tools.base import Toolbox, call_tool
 
@@ -178,10 +178,25 @@ def check_logs(
                          else f"{service} logged no errors {where}; its warnings may still name the cause.")
         found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}))
         if found:
-            findings.signatures[service] = found
+            findings.signatures[service] = _new_first(run, service, level, found, first)
             return
         if run.steps[-1].status != "no_data":  # an error (e.g. a service with no logs here): asking again won't help
             return
+
+
+def _new_first(
+    run: ProbeRun, service: str, level: str, found: list[LogSignature], first: tuple[str, datetime] | None
+) -> list[LogSignature]:
+    """Signatures that appear after the onset and not in the hour before it come first (the background last)."""
+    if first is None or len(found) < 2:
+        return found
+    at = first[1]
+    thought = (f"Comparing with {service}'s {level} signatures in the hour before {at:%H:%M}: a signature that was "
+               "already there is background, not the cause.")
+    args = {"service": service, "level": level, "start": iso_from_moment(at - timedelta(minutes=90)),
+            "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
+    before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args))}
+    return [s for s in found if s.text not in before] + [s for s in found if s.text in before]
 
 
 def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -> None:

@@ -52,9 +52,10 @@ def _headline(findings: Findings) -> tuple[str, bool]:
         return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
     health = findings.health.get(service)
     changes = health.changes() if health else []
-    if not changes and not findings.origin:
+    if not changes:  # a dependency that moved while the asked service did not is not felt by it
         scope = f"{service}'s metrics show" if service else "no service shows"
-        return f"No incident found: {scope} no significant change over {findings.window_label}.", False
+        aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
+        return f"No incident found: {scope} no significant change over {findings.window_label}.{aside}", False
     symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
@@ -113,6 +114,11 @@ def _origin_cause(findings: Findings) -> str:
     change = origin.describe(*origin.changes()[0])
     top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
     error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
+    also = (findings.signatures.get(origin.service) or [])[1:2]
+    error += "".join(f"; also: {sig.quoted} ({sig.count:,} lines)" for sig in also)
+    own = findings.top_signature(findings.service)
+    if own is not None and own != top:  # what the asked service itself logs ties the origin to the symptom
+        error += f"; {findings.service} logs: {own.quoted} ({own.count:,} lines)"
     meanwhile = "".join(
         f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
         for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
