@@ -69,8 +69,8 @@ def _deploy_suspects(
     run: ProbeRun, findings: Findings, target: str, near: list[str], onset: datetime, lookback: timedelta
 ) -> list[Suspect]:
     start, end = onset - lookback, onset + timedelta(minutes=AFTER_ONSET_MINUTES)
-    span = f"{lookback.seconds // 3600 + lookback.days * 24} h" if lookback >= timedelta(hours=1) else \
-        f"{lookback.seconds // 60} min"
+    minutes = int(lookback.total_seconds() // 60)
+    span = f"{minutes // 60} h" if minutes >= 60 else f"{minutes} min"
     thought = (f"What changed: every deploy of {target} and of the {len(near) - 1} services within two hops of it "
                f"(callers and callees) in the {span} before the onset at {onset:%H:%M} UTC.")
     observation = run.call(thought, "query_deploy_records",
