@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,7 +54,7 @@ def test_a_users_clock_time_is_checked_against_the_onset(sandbox, tmp_path):
     assert "You said 14:20; the" in trace.answer and "change starts at 15:0" in trace.answer
 
 
-DOWN = {
+DOWN: dict[str, dict[str, Any]] = {
     "Prometheus": {"prometheus": {"url": "http://127.0.0.1:9", "timeout_s": 1.0}},
     "the log store": {"logs": {"backend": "sqlite", "sqlite_path": "/nonexistent/opsbot/logs.db"}},
     "the deploy source": {"deploys": {"backend": "git", "git_repo": "/nonexistent/opsbot/deploys"}},
