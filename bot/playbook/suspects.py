@@ -87,8 +87,11 @@ def _service_deploys(observation: str, service: str, end: datetime) -> list[Depl
 
 def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: DeployRecord, onset: datetime) -> Suspect:
     suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
-    minutes = int((onset - deploy.at).total_seconds() // 60) if deploy.at else 0
-    suspect.add(2 if minutes <= CLOSE_MINUTES else 1, f"deployed {max(minutes, 0)} min before the onset")
+    # times, not a computed gap: every number in an answer must be one an observation shows
+    close = deploy.at is None or onset - deploy.at <= timedelta(minutes=CLOSE_MINUTES)
+    when = f"at {deploy.at:%H:%M} UTC, " if deploy.at else ""
+    gap = "just" if close else "well"
+    suspect.add(2 if close else 1, f"deployed {when}{gap} before the onset at {onset:%H:%M} UTC")
     if deploy.service == target:
         suspect.add(3, f"{target} is the service asked about")
     elif (health := findings.health.get(deploy.service)) is not None and health.changes():
