@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from tools.base import ToolSpec
+from tools.base import ToolError, ToolSpec
 
 ToolsetState = Literal["ok", "warn", "fail", "off"]
 
@@ -45,5 +45,7 @@ class Toolset:
             return ToolsetStatus(self.name, "ok", self.probe())
         except CheckWarning as exc:
             return ToolsetStatus(self.name, "warn", str(exc))
+        except ToolError as exc:  # already worded for a reader
+            return ToolsetStatus(self.name, "fail", str(exc)[:300])
         except Exception as exc:  # a check reports every failure as one line; it never raises
             return ToolsetStatus(self.name, "fail", f"{type(exc).__name__}: {exc}"[:300])
