@@ -57,12 +57,13 @@ class KubernetesDeploys:
         return None
 
     def _deployments(self) -> list[tuple[str, str]]:
-        pairs = []
-        for ns in self.namespaces:
-            reply = kube_request(f"listing deployments in {ns}", lambda ns=ns: self.apps.list_namespaced_deployment(
-                ns, _request_timeout=self.timeout_s))
-            pairs += [(d.metadata.name, ns) for d in reply.items or []]
-        return pairs
+        """(name, namespace) of every Deployment in the allowed namespaces."""
+        return [(str(d.metadata.name), ns) for ns in self.namespaces for d in self._listed(ns) if d.metadata]
+
+    def _listed(self, ns: str) -> list[Any]:
+        reply = kube_request(f"listing deployments in {ns}", lambda: self.apps.list_namespaced_deployment(
+            ns, _request_timeout=self.timeout_s))
+        return list(reply.items or [])
 
     def _records(self, name: str, ns: str) -> list[DeployRecord]:
         revisions = rollout_revisions(self.apps, ns, name, self.timeout_s)

@@ -84,8 +84,7 @@ class KubernetesTools:
         failed: list[str] = []
         for ns in self.namespaces:
             try:
-                kube_request(f"listing pods in {ns}", lambda ns=ns: self.core.list_namespaced_pod(
-                    ns, limit=1, _request_timeout=self.timeout_s))
+                self._list_one_pod(ns)
             except ToolError as exc:
                 failed.append(str(exc))
         readable = len(self.namespaces) - len(failed)
@@ -94,6 +93,10 @@ class KubernetesTools:
         if failed:
             raise CheckWarning(f"pods readable in {readable} of {len(self.namespaces)} namespaces; {failed[0]}")
         return f"pods readable in {len(self.namespaces)} namespace(s): {', '.join(self.namespaces)}"
+
+    def _list_one_pod(self, ns: str) -> None:
+        kube_request(f"listing pods in {ns}", lambda: self.core.list_namespaced_pod(
+            ns, limit=1, _request_timeout=self.timeout_s))
 
     def query_pods(self, namespace: str, service: str = "") -> ToolResult | str:
         """Run query_pods (the description shown to the model is _PODS_DOC)."""
@@ -154,7 +157,8 @@ def rollout_revisions(apps: AppsV1Api, ns: str, deployment: str, timeout_s: floa
     reply = kube_request(f"listing replicasets in {ns}", lambda: apps.list_namespaced_replica_set(
         ns, label_selector=selector, _request_timeout=timeout_s))
     owned = [rs for rs in reply.items or []
-             if any(o.kind == "Deployment" and o.name == deployment for o in rs.metadata.owner_references or [])]
+             if rs.metadata and any(o.kind == "Deployment" and o.name == deployment
+                                    for o in rs.metadata.owner_references or [])]
     return sorted(owned, key=revision_of, reverse=True)
 
 

@@ -12,28 +12,31 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
-
-from kubernetes import client as kube_client
-from kubernetes import config as kube_config
-from mcp import StdioServerParameters
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.config import MCPServerSettings, Settings
 from tools.base import ToolSpec
-from tools.kubedeploys import KubernetesDeploys
-from tools.kubernetes import KubernetesTools
 from tools.loki import LokiLogs
-from tools.mcpclient import MCPConnection, MCPTools
 from tools.runbooks import Runbooks
 from tools.toolset import Toolset
+
+if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
+    from kubernetes.client import ApiClient
+
+    from tools.kubedeploys import KubernetesDeploys
+    from tools.kubernetes import KubernetesTools
+    from tools.mcpclient import MCPTools
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 SANDBOX_RUNBOOKS = Path(__file__).resolve().parents[1] / "sandbox" / "runbooks"
 
 
-def build_kube_api(settings: Settings) -> kube_client.ApiClient:
+def build_kube_api(settings: Settings) -> ApiClient:
     """An ApiClient from the pod's ServiceAccount (in_cluster) or a kubeconfig (and context)."""
+    from kubernetes import client as kube_client
+    from kubernetes import config as kube_config
+
     k = settings.kubernetes
     if k.in_cluster:
         configuration = kube_client.Configuration()
@@ -43,6 +46,8 @@ def build_kube_api(settings: Settings) -> kube_client.ApiClient:
 
 
 def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
+    from tools.kubernetes import KubernetesTools
+
     k = settings.kubernetes
     return KubernetesTools(build_kube_api(settings), k.namespaces, service_label=k.service_label,
                            timeout_s=k.timeout_s, max_events=k.max_events, max_pods=k.max_pods)
@@ -50,6 +55,8 @@ def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
 
 def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
     """Deploy records from the Deployments' rollout history (deploys.backend = "kubernetes")."""
+    from tools.kubedeploys import KubernetesDeploys
+
     k = settings.kubernetes
     return KubernetesDeploys(build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s)
 
@@ -69,6 +76,10 @@ def build_runbooks(settings: Settings) -> Runbooks:
 
 def build_mcp_tools(server: MCPServerSettings) -> MCPTools:
     """One external MCP server's allowed tools; the session starts on first use and ends with the process."""
+    from mcp import StdioServerParameters
+
+    from tools.mcpclient import MCPConnection, MCPTools
+
     target: StdioServerParameters | str
     if server.transport == "http":
         target = server.url

@@ -76,7 +76,8 @@ def test_events_are_newest_first_filtered_by_service_and_window(kube: FakeKubeAP
 
 
 def test_rollout_history_lists_revisions_with_images_and_change_cause(kube: FakeKubeAPI, tmp_path: Path) -> None:
-    result = call_tool(kube_tools(kube, tmp_path), "query_rollout_history", {"namespace": "shop", "deployment": "order"})
+    args = {"namespace": "shop", "deployment": "order"}
+    result = call_tool(kube_tools(kube, tmp_path), "query_rollout_history", args)
     lines = result.text.splitlines()
     assert lines[1].startswith("rev 2 (current) 2026-11-28T15:40:00Z")
     assert "change-cause: raise heap to 1.5g" in lines[1] and "ready 1/2" in lines[1]
@@ -104,7 +105,9 @@ def test_unknown_deployment_and_bad_names_are_observations(kube: FakeKubeAPI, tm
     assert injected.status == "error" and "invalid service name" in injected.text
 
 
-def test_throttling_after_the_clients_own_retries_is_an_error_with_retry_after(kube: FakeKubeAPI, tmp_path: Path) -> None:
+def test_throttling_after_the_clients_own_retries_is_an_error_with_retry_after(
+    kube: FakeKubeAPI, tmp_path: Path
+) -> None:
     box = kube_tools(kube, tmp_path)
     kube.fail(429, times=1, retry_after=1)
     assert call_tool(box, "query_pods", {"namespace": "shop"}).status == "ok"  # the client waited and retried

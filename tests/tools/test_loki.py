@@ -39,7 +39,9 @@ def boxes(loki: FakeLoki, sandbox: Any) -> tuple[Toolbox, Toolbox]:
     {"service": "orders-db", "range": "2d", "limit": 10},
     {"service": "payment", "range": "30m", "query": "nothing-like-this"},
 ])
-def test_loki_gives_the_same_observation_as_the_sqlite_store(loki: FakeLoki, sandbox: Any, args: dict[str, Any]) -> None:
+def test_loki_gives_the_same_observation_as_the_sqlite_store(
+    loki: FakeLoki, sandbox: Any, args: dict[str, Any]
+) -> None:
     over_loki, over_sqlite = boxes(loki, sandbox)
     got, expected = call_tool(over_loki, "query_logs", args), call_tool(over_sqlite, "query_logs", args)
     assert (got.status, got.text) == (expected.status, expected.text)
@@ -90,7 +92,8 @@ def test_a_failing_or_unreachable_loki_is_an_error_observation(loki: FakeLoki, s
     call_tool(over_loki, "query_logs", {"service": "order"})
     loki.fail(500, "rpc error: code = Canceled desc = context canceled")
     result = call_tool(over_loki, "query_logs", {"service": "order"})
-    assert result.text == "Loki answered 500 while counting log lines: rpc error: code = Canceled desc = context canceled"
+    assert result.text == ("Loki answered 500 while counting log lines: "
+                           "rpc error: code = Canceled desc = context canceled")
     down = Toolbox(LogTools(LokiLogs(closed_port_url(), timeout_s=2)).specs())
     assert "Loki unreachable while listing services" in call_tool(down, "query_logs", {"service": "order"}).text
 
