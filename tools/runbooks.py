@@ -25,6 +25,11 @@ _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _SERVICES = re.compile(r"^services\s*:\s*\[?([^\]\n]*)\]?\s*$", re.I | re.M)
 _SERVICE_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 REFRESH_S = 60.0
+# Terms are OR-ed, so words every runbook has would rank any section; they are dropped from a search.
+STOPWORDS = frozenset((
+    "a an and are as at be by can could did do does for from has have how i in into is it its no not of on or "
+    "our so than that the their then there these this to was we were what when where which who why will with you"
+).split())
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,8 @@ class Runbooks:
 
     def search(self, query: str, service: str = "", limit: int | None = None) -> list[RunbookSection]:
         """The best sections for the query (bm25), limited to runbooks for `service` or for every service."""
-        text = search_text_from_query(query)
+        parsed = search_text_from_query(query)
+        text = replace(parsed, terms=tuple(t for t in parsed.terms if t.prefix or t.text.lower() not in STOPWORDS))
         if not text.terms:
             return []
         name = service.strip()

@@ -125,6 +125,7 @@ class Findings:
     unknowns: list[str] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)  # role -> the catalogue metric the playbook reads for it
     unconfigured: list[str] = field(default_factory=list)  # roles no usable catalogue metric has
+    runbook: str = ""  # "Runbook: file.md § Section", the section search_runbooks ranked first
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""

@@ -130,6 +130,8 @@ def _evidence_lines(findings: Findings) -> list[str]:
             f"{service} log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
             for s in signatures[:2]
         )
+    if findings.runbook:
+        lines.append(f"the closest runbook section: {findings.runbook}")
     return lines
 
 

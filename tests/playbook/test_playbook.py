@@ -12,6 +12,7 @@ from bot.engine.types import Question, Step, StopReason
 from bot.eval import fact_named
 from bot.playbook.diagnosis import run_playbook, window_from_question
 from bot.routing.respond import MODEL_DOWN_NOTE
+from bot.wiring.toolsets import SANDBOX_RUNBOOKS
 from tests.eval.harness import SANDBOX_METRICS, sandbox_settings
 from tests.fakes.backends import free_port
 
@@ -148,3 +149,16 @@ def test_first_catalogue_entry_with_a_role_wins(sandbox, tmp_path):
     assert isinstance(playbook, functools.partial)
     roles = playbook.keywords["metric_roles"]
     assert roles == {"latency": "p99_latency", "traffic": "qps", "errors": "error_rate", "cpu": "cpu_usage"}
+
+
+def test_the_answer_cites_the_runbook_section_that_documents_the_failure(sandbox, tmp_path):
+    seen: list[Step] = []
+    trace = _diagnose(sandbox, tmp_path, steps=seen, runbooks={"enabled": True, "path": str(SANDBOX_RUNBOOKS)})
+    search = next(s for s in seen if s.action == "search_runbooks")
+    assert "HikariPool" in search.args["query"] and search.args["service"] == "order"
+    assert "the closest runbook section: Runbook: order-latency.md § Connection pool" in trace.answer
+
+
+def test_without_runbooks_the_playbook_does_not_search_for_one(sandbox, tmp_path):
+    trace = _diagnose(sandbox, tmp_path)
+    assert "search_runbooks" not in [s.action for s in trace.steps] and "Runbook:" not in trace.answer
