@@ -26,7 +26,12 @@ _SERVICES = re.compile(r"^services\s*:\s*\[?([^\]\n]*)\]?\s*$", re.I | re.M)
 _SERVICE_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 REFRESH_S = 60.0
 # Terms are OR-ed, so words every runbook has would rank any section; they are dropped from a search.
-STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "did", "do", "does", "for", "from", "has", "have", "how", "i", "in", "into", "is", "it", "its", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you"])
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "did", "do", "does", "for", "from", "has",
+    "have", "how", "i", "in", "into", "is", "it", "its", "no", "not", "of", "on", "or", "our", "so", "than", "that",
+    "the", "their", "then", "there", "these", "this", "to", "was", "we", "were", "what", "when", "where", "which",
+    "who", "why", "will", "with", "you",
+))
 
 
 @dataclass(frozen=True)
