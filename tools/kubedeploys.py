@@ -15,7 +15,7 @@ from typing import Any
 from kubernetes.client import ApiClient, AppsV1Api
 
 from tools.deploys import DeployDiff, DeployRecord
-from tools.kubernetes import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
+from tools.kubeapi import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
 
 
 class KubernetesDeploys:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import logging
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset th
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
+_MOUNTED: dict[str, MCPTools] = {}
+_MOUNTED_LOCK = threading.Lock()
 SANDBOX_RUNBOOKS = Path(__file__).resolve().parents[1] / "sandbox" / "runbooks"
 
 
@@ -75,7 +78,19 @@ def build_runbooks(settings: Settings) -> Runbooks:
 
 
 def build_mcp_tools(server: MCPServerSettings) -> MCPTools:
-    """One external MCP server's allowed tools; the session starts on first use and ends with the process."""
+    """One external MCP server's allowed tools; the session starts on first use and ends with the process.
+
+    One per distinct server setting in a process: every toolbox built from the same settings (one per eval case,
+    say) shares its session instead of starting another server process.
+    """
+    key = server.model_dump_json()
+    with _MOUNTED_LOCK:
+        if key not in _MOUNTED:
+            _MOUNTED[key] = _new_mcp_tools(server)
+        return _MOUNTED[key]
+
+
+def _new_mcp_tools(server: MCPServerSettings) -> MCPTools:
     from mcp import StdioServerParameters
 
     from tools.mcpclient import MCPConnection, MCPTools
