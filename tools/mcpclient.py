@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import re
+import sys
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TextIO
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, stdio_client
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from tools.base import ToolError, ToolResult, ToolSpec
@@ -95,14 +97,25 @@ class MCPConnection:
     async def _hold(self, ready: asyncio.Future[Client]) -> None:
         """Keep the session open until close(); report the client (or the failure) through `ready`."""
         self._closing = asyncio.Event()
+        target = self.target
         try:
-            async with Client(self.target) as client:
+            # the server's stderr goes to ours when that is a real file (a test runner's capture is not)
+            transport = stdio_client(target, errlog=_errlog()) if isinstance(target, StdioServerParameters) else target
+            async with Client(transport) as client:
                 ready.set_result(client)
                 await self._closing.wait()
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             raise
+
+
+def _errlog() -> TextIO:
+    try:
+        sys.stderr.fileno()
+        return sys.stderr
+    except (AttributeError, OSError, ValueError):
+        return open(os.devnull, "w")
 
 
 async def _wait(ready: asyncio.Future[Client]) -> Client:
