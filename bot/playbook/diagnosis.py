@@ -27,6 +27,7 @@ from bot.playbook.probes import (
     check_deploys,
     check_logs,
     check_onset,
+    check_pods,
     check_runbooks,
     iso_from_moment,
 )
@@ -69,6 +70,7 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
 
