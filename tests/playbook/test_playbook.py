@@ -14,8 +14,8 @@ from bot.playbook.diagnosis import run_playbook, window_from_question
 from bot.routing.respond import MODEL_DOWN_NOTE
 from bot.wiring.toolsets import SANDBOX_RUNBOOKS
 from tests.eval.harness import SANDBOX_METRICS, sandbox_settings
-from tests.fakes.kubeapi import FakeKubeAPI, container_status, pod
 from tests.fakes.backends import free_port
+from tests.fakes.kubeapi import FakeKubeAPI, container_status, pod
 
 OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration",
                    "memory-leak-oom", "cpu-saturation")
