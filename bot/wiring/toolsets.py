@@ -127,8 +127,20 @@ def _mcp_toolset(server: MCPServerSettings) -> Toolset:
 
 
 def optional_tool_specs(settings: Settings) -> list[ToolSpec]:
-    """The tools of every enabled optional toolset, in the order optional_toolsets lists them."""
-    return [spec for toolset in optional_toolsets(settings) if toolset.enabled for spec in toolset.specs()]
+    """The tools of every enabled optional toolset, in the order optional_toolsets lists them.
+
+    A toolset that cannot be built (an MCP server that does not start, a broken kubeconfig) is left out with a
+    warning rather than keeping opsbot from starting; `opsbot toolsets` shows why.
+    """
+    specs: list[ToolSpec] = []
+    for toolset in optional_toolsets(settings):
+        if not toolset.enabled:
+            continue
+        try:
+            specs += toolset.specs()
+        except Exception as exc:  # one broken optional backend must not take the others down
+            log.warning("toolset %s is on but unusable, its tools are left out: %s", toolset.name, exc)
+    return specs
 
 
 class _Lazy(Generic[_T]):

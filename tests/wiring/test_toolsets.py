@@ -160,3 +160,20 @@ def test_failing_and_switched_off_toolsets_say_why(sandbox: Any, tmp_path: Path,
     assert (statuses["kubernetes"].state, statuses["kubernetes"].detail) == (
         "off", "not enabled (OPSBOT_KUBERNETES__ENABLED)")
     assert statuses["runbooks"].state == "warn" and "no Markdown runbooks" in statuses["runbooks"].detail
+
+
+def test_a_toolset_that_cannot_start_is_left_out_and_the_rest_still_works(
+    sandbox: Any, tmp_path: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    values: dict[str, Any] = {
+        "prometheus": {"url": sandbox.prometheus_url}, "logs": {"sqlite_path": str(sandbox.logs_db)},
+        "deploys": {"git_repo": str(sandbox.git_repo)},
+        "kubernetes": {"enabled": True, "kubeconfig": str(tmp_path / "missing-kubeconfig")},
+        "mcp": {"servers": [{"name": "gone", "command": "/nonexistent/mcp-server", "allowed_tools": ["*"],
+                             "timeout_s": 5}]},
+        "runbooks": {"enabled": True, "path": str(RUNBOOKS)},
+    }
+    box = wiring.build_toolbox(Settings(_env_file=None, **values))  # type: ignore[call-arg]
+    assert box.names[-2:] == ["calculate", "search_runbooks"]
+    statuses = {s.name: s.state for s in wiring.toolset_statuses(Settings(_env_file=None, **values))}  # type: ignore[call-arg]
+    assert statuses["kubernetes"] == "fail" and statuses["mcp:gone"] == "fail" and statuses["runbooks"] == "ok"
