@@ -22,7 +22,16 @@ from datetime import UTC, datetime, timedelta
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.evidence import listed_services_from_text, moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
-from bot.playbook.probes import ProbeRun, Window, check_deploys, check_logs, check_onset, iso_from_moment
+from bot.playbook.probes import (
+    ProbeRun,
+    Window,
+    check_deploys,
+    check_logs,
+    check_onset,
+    check_pods,
+    check_runbooks,
+    iso_from_moment,
+)
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
@@ -65,6 +74,8 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    check_pods(run, findings)
+    check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):
         said = moment_from_question(question.text, now or started_at)
         findings.time_note = time_note(said, findings.first_change(findings.service))

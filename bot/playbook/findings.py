@@ -146,6 +146,9 @@ class Findings:
     failed_backends: list[str] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)  # ranked, best first (bot/playbook/suspects.py)
     time_note: str = ""  # "you said 09:00; the errors start at 09:40" when the user's time is off
+    runbook: str = ""  # "Runbook: file.md § Section", the section search_runbooks ranked first
+    pod_states: list[str] = field(default_factory=list)  # "OOMKilled exit 137", "CrashLoopBackOff" from query_pods
+    pod_summary: str = ""  # "2, 1 not ready, 7 restarts in total"
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""
