@@ -24,6 +24,11 @@ from typing import Any
 
 import tools.changepoints as cp
 
+try:
+    import tools.trends as trends
+except ImportError:  # before trends and sawtooth had a detector
+    trends = None  # type: ignore[assignment]
+
 N = 288
 RUNS = 100
 NOISES = (0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
@@ -39,13 +44,13 @@ def noisy(levels: list[float], noise: float, rng: random.Random, daily: bool = F
 
 
 def findings(values: list[float]) -> dict[str, list[Any]]:
-    """Whatever the detector module offers: changes and spikes always, trends and sawtooth when it has them."""
+    """Whatever the detectors offer: changes and spikes always, trends and sawtooth when tools.trends exists."""
     found: dict[str, list[Any]] = {
         "change": list(cp.detect_changes(TIMES, values)),
         "spike": list(cp.detect_spikes(TIMES, values)),
     }
     for kind, name in (("trend", "detect_trends"), ("sawtooth", "detect_sawtooth")):
-        detector: Callable[..., Any] | None = getattr(cp, name, None)
+        detector: Callable[..., Any] | None = getattr(trends, name, None)
         result = detector(TIMES, values) if detector else None
         found[kind] = ([] if result is None else list(result) if isinstance(result, list | tuple) else [result])
     return found
