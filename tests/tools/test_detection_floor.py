@@ -21,10 +21,8 @@ TIMES = [T0 + timedelta(minutes=5 * i) for i in range(N)]
 
 def noisy(levels: list[float], noise: float, rng: random.Random, daily: bool = False) -> list[float]:
     phase = rng.uniform(0, 2 * math.pi)
-    return [
-        level * (1 + 0.25 * math.sin(phase + 2 * math.pi * i / N) if daily else 1.0) * max(0.05, 1 + rng.gauss(0, noise))
-        for i, level in enumerate(levels)
-    ]
+    curve = [1 + 0.25 * math.sin(phase + 2 * math.pi * i / N) if daily else 1.0 for i in range(N)]
+    return [level * c * max(0.05, 1 + rng.gauss(0, noise)) for level, c in zip(levels, curve, strict=True)]
 
 
 def index_of(moment: datetime) -> int:

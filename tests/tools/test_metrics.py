@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot import wiring
-from tests.fakes.faulty import closed_port_url, fake_backend
 from tests.eval.harness import sandbox_settings
+from tests.fakes.faulty import closed_port_url, fake_backend
 from tests.tools.conftest import tool_settings
 from tools.base import ToolError, call_tool
 from tools.changepoints import Spike
