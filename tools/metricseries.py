@@ -5,7 +5,8 @@ The playbook reads `MetricSeries` directly; the model reads `render_series()`: P
 `spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
 `trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the window's end,
 `sawtooth: N drops (restarts?) HH:MM–HH:MM, high -> low (xN)` for repeated climbs that drop back,
-and about a dozen averaged points. When none of the four was found it says so: `change: none detected`.
+and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and
+when there were too few points to look it says that instead (`change: not checked`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from statistics import fmean
 
-from tools.changepoints import ChangePoint, Spike
+from tools.changepoints import MIN_SIDE_POINTS, ChangePoint, Spike
 from tools.timerange import TimeWindow, duration_to_text
 from tools.trends import Sawtooth, Trend
 
 SUMMARY_POINTS = 12
+MIN_DETECTION_POINTS = 2 * MIN_SIDE_POINTS + 1  # fewer points than this and detect_changes does not look
 _BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
 
 
@@ -65,7 +67,7 @@ def render_series(series: MetricSeries) -> str:
     head = f"{series.metric} of {series.service}, {series.window.describe()}, step {duration_to_text(series.step_s)}"
     lines = [head, f"promql: {series.promql}"]
     if series.stats is None:
-        lines.append("no data: the query returned no samples in this window for this service.")
+        lines.append("no data: the query returned no samples in this window for this service; nothing was checked.")
         return "\n".join(lines)
     s, u = series.stats, series.unit
     stats = f"min {_value(s.min, u)} · median {_value(s.median, u)} · max {_value(s.max, u)}"
@@ -77,7 +79,12 @@ def render_series(series: MetricSeries) -> str:
     found += [_spike_line(spike, u, clock) for spike in series.spikes]
     found += [_trend_line(trend, u, clock) for trend in series.trends]
     found += [_sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
-    lines += found or ["change: none detected (no level shift, spike, trend or sawtooth)"]
+    if found:
+        lines += found
+    elif len(series.points) < MIN_DETECTION_POINTS:
+        lines.append(f"change: not checked (only {len(series.points)} points; detection needs {MIN_DETECTION_POINTS})")
+    else:
+        lines.append("change: none detected (no level shift, spike, trend or sawtooth)")
     lines.append(_summary_line(series.points, u, series.step_s, clock))
     return "\n".join(lines)
 

@@ -231,3 +231,18 @@ def test_oom_loop_reads_as_a_sawtooth_of_restarts(make_sandbox, tmp_path):
     assert series.sawtooth is not None and len(series.sawtooth.drops) >= 3, render_series(series)
     assert series.sawtooth.drops[0] >= box.incident_at - timedelta(minutes=45)
     assert "\nsawtooth: " in render_series(series) and "(restarts?)" in render_series(series)
+
+
+def test_too_few_points_read_as_not_checked_rather_than_nothing_found():
+    at = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
+    window = TimeWindow(at, at + timedelta(minutes=4))
+    points = tuple((at + timedelta(minutes=i), v) for i, v in enumerate((100.0, 100.0, 900.0, 900.0)))
+    series = MetricSeries("order", "p99_latency", "q", "ms", window, 60, points, MetricStats(100, 500, 900, 900), (), 1)
+    text = render_series(series)
+    assert "change: not checked (only 4 points; detection needs 7)" in text and "none detected" not in text
+
+
+def test_no_samples_say_nothing_was_checked():
+    at = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
+    series = MetricSeries("order", "p99_latency", "q", "ms", TimeWindow(at, at), 60, (), None, (), 0)
+    assert "nothing was checked" in render_series(series) and "change:" not in render_series(series)
