@@ -159,20 +159,32 @@ def service_from_text(text: str, services: Iterable[str]) -> str | None:
 
 
 def signatures_from_text(observation: str) -> list[LogSignature]:
-    """The clustered error signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`)."""
+    """The clustered error signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`),
+    from its `top ERROR/FATAL signatures` section only (not the WARN or `new since` sections)."""
+    return _section_signatures(observation, re.compile(r"^top \S*(ERROR|FATAL)\S* signatures", re.IGNORECASE))
+
+
+def new_signatures_from_text(observation: str) -> list[LogSignature]:
+    """The signatures query_logs(onset=...) found after the onset and not before it, at any level."""
+    return _section_signatures(observation, re.compile(r"^new signatures \(", re.IGNORECASE))
+
+
+def _section_signatures(observation: str, header: re.Pattern[str]) -> list[LogSignature]:
+    """Signature lines (and each one's example) under the headers `header` matches; any other unindented line
+    that is not a signature ends a section."""
     found: list[LogSignature] = []
     in_section = False
     for line in observation.splitlines():
-        if re.match(r"^top .*signatures", line, re.IGNORECASE):
+        if header.match(line):
             in_section = True
-        elif in_section and (not line.strip() or re.match(r"^(newest|no) ", line)):
-            break
         elif in_section and (match := _SIGNATURE_RX.match(line)):
             text = re.sub(r"\s{2,}first \S.*$", "", match.group("text")).strip()
             found.append(LogSignature(int(match.group("count").replace(",", "")), text))
         elif in_section and found and not found[-1].example and (example := _EXAMPLE_RX.match(line)):
             message = re.sub(r" trace=\S+$", "", example.group("message")).strip()
             found[-1] = LogSignature(found[-1].count, found[-1].text, message[:200])
+        elif not line.strip() or not line[:1].isspace():
+            in_section = False
     return sorted(found, key=lambda s: -s.count)
 
 
