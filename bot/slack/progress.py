@@ -75,6 +75,8 @@ class ThreadProgress:
     def set_status(self) -> None:
         """Show "Diagnosing…" in the thread; Slack clears it after 2 minutes, so long runs refresh it."""
         self._status_at = self._clock()
+        if not self._budget.try_take("assistant.threads.setStatus"):
+            return  # cosmetic: skipped when its budget is spent
         try:
             self._client.assistant_threads_setStatus(
                 channel_id=self._job.channel, thread_ts=self._job.thread_ts, status=self._status_text

@@ -74,8 +74,8 @@ class Replier:
                                   on_stream_fallback=self._on_stream_fallback, budget=self._budget,
                                   append_interval_s=self._append_interval_s, message_ts=message_ts)
         quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat")
-        if not quick:
-            progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
+        if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
+            progress.set_status()
             progress.begin()
         question = replace(job.question, history=self._history(job))
         try:
@@ -91,7 +91,7 @@ class Replier:
             delivered = progress.finish(trace)
         finally:
             if not quick:  # help and chit-chat set no status and no reaction
-                conclude(self._client, job, trace, delivered)
+                conclude(self._client, job, trace, delivered, self._budget)
             log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
                      job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
         return trace

@@ -68,6 +68,7 @@ class Runner:
                                 update_interval_s=update_interval_s, append_interval_s=append_interval_s,
                                 status_text=status_text, on_stream_fallback=on_stream_fallback, budget=budget)
         self._queue, self._dedupe, self._classify = queue, dedupe, classify
+        self._budget = budget or CallBudget({})
         self._workers = max(self._lanes.workers, 1)
         self._status_text = status_text
         self._active = 0
@@ -123,7 +124,10 @@ class Runner:
 
     def defer(self, work: Callable[..., Any], *args: Any) -> None:
         """Run `work` on the quick lane (listeners hand over everything that touches the network)."""
-        self._quick.submit(_logged, work, *args)
+        try:
+            self._quick.submit(_logged, work, *args)
+        except RuntimeError:  # the pool is shut down: opsbot is stopping
+            log.warning("stopping: not starting %s", getattr(work, "__name__", work))
 
     def accept(self, job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> None:
         """Take a job without waiting: `submit` runs on the quick lane."""
@@ -214,13 +218,13 @@ class Runner:
             self._release(job)
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
             say(self.client, job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
-            withdraw(self.client, job)
+            withdraw(self.client, job, self._budget)
             return Submission("rejected")
         return Submission("queued", position) if busy else Submission("started", position)
 
     def _mark(self, job: Job, busy: bool, position: int) -> str:
         """👀 and the status; when the job waits, the "queued" notice (its ts: the job's progress message)."""
-        acknowledge(self.client, job, self._status_text)
+        acknowledge(self.client, job, self._status_text, self._budget)
         if not busy:
             return ""
         try:

@@ -12,8 +12,8 @@ from slack_bolt import App
 from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
 from bot.safety.access import Admit, allow_all
-from bot.slack.listeners import build_app, build_web_client
 from bot.slack.budget import CallBudget
+from bot.slack.listeners import build_app, build_web_client
 from bot.slack.runner import Classify, Runner, Submission
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder

@@ -79,7 +79,7 @@ def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceF
     # the 11th waited: its "queued" notice became its progress message, and that message carries the answer
     [notice] = surface.fake.responses_to("chat.postMessage")[-1:]
     assert "next in line" in surface.fake.calls_to("chat.postMessage")[-1]["text"]
-    surface.fake.wait_for("chat.update", where=lambda p: p["text"].startswith("Likely cause") and p["ts"] == notice["ts"])
+    surface.fake.wait_for("chat.update", where=lambda p: p["ts"] == notice["ts"] and p["text"].startswith("Likely"))
 
 
 def test_retried_event_gets_one_reply(make_surface: SurfaceFactory) -> None:
