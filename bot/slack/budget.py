@@ -24,31 +24,45 @@ log = logging.getLogger(__name__)
 
 # Slack's documented tiers (calls per minute): appendStream Tier 4, update and reactions.add Tier 3,
 # reactions.remove Tier 2; setStatus is "special" and taken as Tier 3.
+SLACK_PER_CHANNEL_PER_MINUTE = {"chat.postMessage": 60}  # "about 1 message per second per channel"
 SLACK_TIERS_PER_MINUTE = {"chat.appendStream": 100, "chat.update": 50, "reactions.add": 50, "reactions.remove": 20,
                           "assistant.threads.setStatus": 50}
 
 
 class CallBudget:
-    """A token bucket per method (about 10 s of calls of burst); methods it does not know are not limited."""
+    """A token bucket per method (about 10 s of calls of burst); methods it does not know are not limited.
 
-    def __init__(self, per_minute: Mapping[str, int], *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._rate_per_s = {method: max(n, 1) / 60.0 for method, n in per_minute.items()}
-        self._capacity = {method: max(n // 6, 1) for method, n in per_minute.items()}
-        self._tokens = {method: float(cap) for method, cap in self._capacity.items()}
-        self._paused_until = dict.fromkeys(per_minute, float("-inf"))
+    `per_channel_per_minute` adds a bucket per (method, channel), e.g. chat.postMessage's ~1/s per channel.
+    """
+
+    def __init__(self, per_minute: Mapping[str, int], *, per_channel_per_minute: Mapping[str, int] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._per_minute = dict(per_minute)
+        self._per_channel = dict(per_channel_per_minute or {})
+        self._rate_per_s: dict[str, float] = {}
+        self._capacity: dict[str, int] = {}
+        self._tokens: dict[str, float] = {}
+        self._paused_until: dict[str, float] = {}
+        for method, n in self._per_minute.items():
+            self._add(method, n)
         self._clock = clock
         self._stamp = clock()
         self._lock = threading.Lock()
 
-    def try_take(self, method: str) -> bool:
-        """Spend one call of `method` if the budget has one now."""
+    def try_take(self, method: str, channel: str = "") -> bool:
+        """Spend one call of `method` (in `channel`, when it has a per-channel bucket) if the budget has one now."""
+        keys = [method] if method in self._per_minute else []
+        if channel and method in self._per_channel:
+            keys.append(f"{method}#{channel}")
         with self._lock:
-            if method not in self._rate_per_s:
-                return True
             self._refill()
-            if self._clock() < self._paused_until[method] or self._tokens[method] < 1:
+            for key in keys:
+                if key not in self._rate_per_s:
+                    self._add(key, self._per_channel[method])
+            if any(self._clock() < self._paused_until[k] or self._tokens[k] < 1 for k in keys):
                 return False
-            self._tokens[method] -= 1
+            for key in keys:
+                self._tokens[key] -= 1
             return True
 
     def take(self, method: str, timeout_s: float) -> bool:
@@ -63,9 +77,15 @@ class CallBudget:
     def pause(self, method: str, seconds: float) -> None:
         """Slack said 429: no call of `method` for `seconds`."""
         with self._lock:
-            if method in self._paused_until:
-                self._paused_until[method] = max(self._paused_until[method], self._clock() + seconds)
-                self._tokens[method] = 0.0
+            for key in [k for k in self._paused_until if k == method or k.startswith(f"{method}#")]:
+                self._paused_until[key] = max(self._paused_until[key], self._clock() + seconds)
+                self._tokens[key] = 0.0
+
+    def _add(self, key: str, per_minute: int) -> None:
+        self._rate_per_s[key] = max(per_minute, 1) / 60.0
+        self._capacity[key] = max(per_minute // 6, 1)
+        self._tokens[key] = float(self._capacity[key])
+        self._paused_until[key] = float("-inf")
 
     def _refill(self) -> None:
         now = self._clock()

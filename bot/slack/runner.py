@@ -225,8 +225,8 @@ class Runner:
     def _mark(self, job: Job, busy: bool, position: int) -> str:
         """👀 and the status; when the job waits, the "queued" notice (its ts: the job's progress message)."""
         acknowledge(self.client, job, self._status_text, self._budget)
-        if not busy:
-            return ""
+        if not busy or not self._budget.try_take("chat.postMessage", job.channel):
+            return ""  # a burst in one channel: the notice is skipped, never the job
         try:
             response = self.client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts,
                                                     text=queued_text(position - 1, self._workers))

@@ -17,7 +17,12 @@ from bot.http.dispatch import Dispatcher
 from bot.http.server import HealthCheck, health_app, route, serve, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
-from bot.slack.budget import SLACK_TIERS_PER_MINUTE, CallBudget, watch_rate_limits
+from bot.slack.budget import (
+    SLACK_PER_CHANNEL_PER_MINUTE,
+    SLACK_TIERS_PER_MINUTE,
+    CallBudget,
+    watch_rate_limits,
+)
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
 from bot.slack.runner import Classify, Lanes, Runner
 from bot.slack.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
@@ -104,7 +109,8 @@ def _build_runner(
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
     budget = CallBudget(SLACK_TIERS_PER_MINUTE | {"chat.appendStream": s.append_per_minute,
-                                                  "chat.update": s.update_per_minute})
+                                                  "chat.update": s.update_per_minute},
+                        per_channel_per_minute=SLACK_PER_CHANNEL_PER_MINUTE)
     watch_rate_limits(client, budget)
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)

@@ -117,6 +117,7 @@ class FakeSlackAPI:
     def __init__(self, *, latency_s: float = 0.0) -> None:
         self.latency_s = latency_s
         self.limits_per_min: dict[str, int] = {}
+        self._holds: dict[str, threading.Event] = {}
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, thread_ts) -> messages
         self._failures: dict[str, list[_Failure]] = {}
@@ -145,6 +146,10 @@ class FakeSlackAPI:
              after: int = 0, times: int = 1) -> None:
         """Make `method` fail `times` times once `after` calls to it have succeeded."""
         self._failures.setdefault(method, []).append(_Failure(error, status, retry_after, after, times))
+
+    def hold(self, method: str, until: threading.Event) -> None:
+        """Answer no call to `method` until `until` is set (Slack at its slowest)."""
+        self._holds[method] = until
 
     def enforce_limits(self, limits_per_min: dict[str, int]) -> None:
         """Answer 429 + Retry-After when a method exceeds its calls per rolling minute (Slack's tiers)."""
@@ -261,6 +266,8 @@ class FakeSlackAPI:
                 call.response, call.status = body, status
                 if fake.latency_s:
                     time.sleep(fake.latency_s)
+                if method in fake._holds:
+                    fake._holds[method].wait(30)
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
