@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +27,7 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from bot.engine.types import Question, Trace
 from bot.safety.access import Admit, allow_all
 from bot.slack import render
+from bot.slack.assistant import build_assistant
 from bot.slack.events import (
     clean_text,
     dedupe_keys,
@@ -68,6 +69,7 @@ def build_app(
     admit: Admit = allow_all,
     token_verification: bool = True,
     listener_threads: int = 64,
+    assistant_prompts: Sequence[str] = (),
 ) -> App:
     """The Bolt App with every opsbot listener registered; its client is the runner's client.
 
@@ -81,6 +83,7 @@ def build_app(
         listener_executor=ThreadPoolExecutor(max(listener_threads, 5), thread_name_prefix="bolt-listener"),
     )
     app.middleware(_log_retries)
+    app.assistant(build_assistant(runner, assistant_prompts, admit))  # the AI app surface (assistant threads)
     _Listeners(runner, fetch_trace, record_feedback, admit).register(app)
     return app
 

@@ -17,6 +17,7 @@ from bot.http.dispatch import Dispatcher
 from bot.http.server import HealthCheck, health_app, route, serve, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
+from bot.slack.assistant import suggested_prompts
 from bot.slack.budget import (
     SLACK_PER_CHANNEL_PER_MINUTE,
     SLACK_TIERS_PER_MINUTE,
@@ -94,6 +95,7 @@ def build_slack_app(
         record_feedback=record_feedback,
         admit=admit or build_access(settings).admit,
         listener_threads=settings.slack.listener_threads,
+        assistant_prompts=suggested_prompts(list(settings.topology)),
     )
     if telemetry is not None:
         app.use(telemetry.ack_timer)
