@@ -70,15 +70,19 @@ def build_app(
     token_verification: bool = True,
     listener_threads: int = 64,
     assistant_prompts: Sequence[str] = (),
+    process_before_response: bool = True,
 ) -> App:
     """The Bolt App with every opsbot listener registered; its client is the runner's client.
 
-    Bolt's default listener pool has 5 threads; a burst of events must never leave a command without one.
+    Every listener only hands work over (nothing blocking before it acks or returns), so by default Bolt runs
+    it on the request's own thread and answers when it returns (`process_before_response=True`): no hop through
+    Bolt's listener pool and its 10 ms ack polling. The pool still serves the assistant middleware and the
+    other mode; Bolt's default of 5 threads would starve acks under a burst, so it is sized too.
     """
     app = App(
         client=runner.client,
         signing_secret=signing_secret,
-        process_before_response=False,  # long-running server: ack first, work on our own pool
+        process_before_response=process_before_response,
         token_verification_enabled=token_verification,
         listener_executor=ThreadPoolExecutor(max(listener_threads, 5), thread_name_prefix="bolt-listener"),
     )
