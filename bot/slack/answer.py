@@ -51,6 +51,12 @@ def is_plain(trace: Trace) -> bool:
     return trace.intent is not None and trace.intent.route in ("help", "chitchat")
 
 
+def is_guess(trace: Trace) -> bool:
+    """A diagnosis whose headline is "Likely cause": it must never get a ✅, in the message or as a reaction."""
+    investigated = trace.protocol != "single" and bool(trace.steps) and not is_plain(trace)
+    return investigated and trace.complete and _CONFIRMED.search(trace.answer) is None
+
+
 def trace_to_text(trace: Trace) -> str:
     """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
     if is_plain(trace):

@@ -1,8 +1,9 @@
 """The marks a job leaves on its Slack thread besides the answer: reactions, the assistant status, short notices.
 
-A job is acknowledged with 👀 and a status the moment it is taken, and concluded with ✅ (complete and delivered)
-or ⚠️; a job that will not run is withdrawn to 🚦. All of it is cosmetic: a failed call (already_reacted, a missing
-scope) is logged and never stops the run, and a call the shared CallBudget has no room for is skipped.
+A job is acknowledged with 👀 and a status the moment it is taken, and concluded with 💡 (a likely cause), ✅ (a
+confirmed or looked-up answer) or ⚠️ (partial, or not delivered); a job that will not run is withdrawn to 🚦.
+All of it is cosmetic: a failed call (already_reacted, a missing scope) is logged and never stops the run, and a
+call the shared CallBudget has no room for is skipped.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from slack_sdk import WebClient
 
 from bot.engine.types import Trace
+from bot.slack.answer import is_guess
 from bot.slack.budget import CallBudget
 from bot.slack.state import Job
 
@@ -38,12 +40,13 @@ def withdraw(client: WebClient, job: Job, budget: CallBudget | None = None) -> N
 
 def conclude(client: WebClient, job: Job, trace: Trace, delivered: bool,
              budget: CallBudget | None = None) -> None:
-    """Mark a finished job: ✅ when the answer is complete and was delivered, ⚠️ otherwise."""
+    """Mark a finished job: 💡 for a likely cause, ✅ for a confirmed or looked-up answer, ⚠️ when partial or
+    undelivered."""
     # Posting clears the status; clear it explicitly too, so an error path never leaves "Diagnosing…".
     call_quietly(client, "assistant_threads_setStatus", budget, channel_id=job.channel, thread_ts=job.thread_ts,
                  status="")
     if job.react_ts:
-        emoji = "white_check_mark" if trace.complete and delivered else "warning"
+        emoji = "warning" if not (trace.complete and delivered) else "bulb" if is_guess(trace) else "white_check_mark"
         call_quietly(client, "reactions_add", budget, channel=job.channel, timestamp=job.react_ts, name=emoji)
 
 
