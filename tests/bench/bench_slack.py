@@ -149,6 +149,20 @@ def test_help_is_answered_while_50_diagnoses_run(fake: FakeSlackAPI, latency_s: 
         surface.runner.stop(timeout_s=1)
 
 
+def test_web_api_calls_of_one_diagnosis(fake: FakeSlackAPI) -> None:
+    fake.latency_s = 0.15
+    surface, server, _ = serve(slack_settings(fake, workers=4), ScriptedResponder(steps=15, delay_s=0.2))
+    try:
+        start_diagnoses(server.url, 1, "6")
+        fake.wait_for("reactions.add", 2, timeout_s=60)  # 👀, then the conclusion's reaction
+        counts = {m: fake.methods().count(m) for m in dict.fromkeys(fake.methods()) if m != "auth.test"}
+        print(f"\none diagnosis of 15 steps over 3 s: {sum(counts.values())} Web API calls: "
+              + ", ".join(f"{m} {n}" for m, n in counts.items()))
+    finally:
+        server.stop()
+        surface.runner.stop(timeout_s=1)
+
+
 TIERS_PER_MIN = {"chat.appendStream": 100, "chat.update": 50, "reactions.add": 50, "reactions.remove": 20,
                  "assistant.threads.setStatus": 50}  # Tier 4 / 3 / 3 / 2; setStatus "special", taken as Tier 3
 
