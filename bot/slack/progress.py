@@ -68,7 +68,7 @@ class ThreadProgress:
         self._lock = threading.Lock()  # steps may arrive from the loop's tool threads
         self._status_text = status_text
         self._status_refresh_s = status_refresh_s
-        self._status_at = float("-inf")
+        self._status_at = clock()  # set when the job was taken (marks.acknowledge); refreshed after status_refresh_s
         self.stream_failures = 0
         self._on_stream_fallback = on_stream_fallback  # called with Slack's error code (for /metrics)
 
