@@ -2,7 +2,8 @@
 
 Wiring builds one LimitedLLM around the one adapter, and every surface's Router gets that same object, so a
 burst on one surface cannot start more model calls than the endpoint (or the bill) can take. A call waits for a
-slot; the time it waited is logged when it is noticeable.
+slot; the time it waited is logged when it is noticeable. Calls of the cheap role (the intent gate, a one-shot
+lookup or chit-chat answer) have slots of their own, as many again: quick answers never wait behind diagnoses.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class LimitedLLM:
         self.inner = llm
         self.model = llm.model
         self.max_calls = max(max_calls, 1)
-        self._slots = threading.BoundedSemaphore(self.max_calls)
+        self._slots = {"main": threading.BoundedSemaphore(self.max_calls),
+                       "cheap": threading.BoundedSemaphore(self.max_calls)}
         self._lock = threading.Lock()
         self._in_flight = 0
         self.peak_in_flight = 0
@@ -48,10 +50,10 @@ class LimitedLLM:
     ) -> LLMReply:
         """The inner adapter's completion, once a slot is free."""
         started = time.monotonic()
-        with self._slots:
+        with self._slots[role]:
             waited_s = time.monotonic() - started
             if waited_s >= _WAIT_LOGGED_S:
-                log.info("LLM call waited %.1f s for one of %d slots", waited_s, self.max_calls)
+                log.info("LLM call (%s) waited %.1f s for one of %d slots", role, waited_s, self.max_calls)
             with self._lock:
                 self._in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self._in_flight)

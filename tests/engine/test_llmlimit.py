@@ -49,6 +49,23 @@ def test_calls_beyond_the_limit_wait_for_a_slot() -> None:
     assert inner.peak == 2 and llm.peak_in_flight == 2 and llm.in_flight == 0
 
 
+def test_a_cheap_call_does_not_wait_behind_held_main_calls() -> None:
+    inner = HeldLLM()
+    llm = LimitedLLM(inner, max_calls=1)
+    main = threading.Thread(target=llm.complete, args=([{"role": "user", "content": "diagnose"}],))
+    main.start()
+    while llm.in_flight < 1:
+        threading.Event().wait(0.01)
+    cheap = threading.Thread(target=llm.complete, args=([{"role": "user", "content": "hi"}],), kwargs={"role": "cheap"})
+    cheap.start()
+    while inner.running < 2:  # both run at once although the main slot is taken
+        threading.Event().wait(0.01)
+    inner.release.set()
+    main.join(10)
+    cheap.join(10)
+    assert inner.peak == 2
+
+
 def test_wiring_puts_the_one_adapter_behind_the_configured_limit(scripted_llm: ScriptedLLM) -> None:
     settings = llm_settings(scripted_llm)
     settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_concurrent_llm_calls": 3})})
