@@ -210,26 +210,28 @@ class Runner:
             say(self.client, job, "🔁 I'm already working on that question in this thread; the answer comes here.")
             return Submission("duplicate")
         with self._lock:  # the position, the put and the marks' future belong together
-            busy = self._active >= self._workers or self._queue.depth() > 0
             position = self._queue.put(job)
+            idle = max(self._workers - self._active, 0)  # the first `idle` jobs in the queue start at once
+            place = position - idle if position is not None and position > idle else 0
             if position is not None:
-                self._marks_posted[_inflight_key(job)] = self._marks.submit(self._mark, job, busy, position)
+                self._marks_posted[_inflight_key(job)] = self._marks.submit(self._mark, job, place)
         if position is None:
             self._release(job)
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
             say(self.client, job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
             withdraw(self.client, job, self._budget)
             return Submission("rejected")
-        return Submission("queued", position) if busy else Submission("started", position)
+        return Submission("queued", place) if place else Submission("started", position)
 
-    def _mark(self, job: Job, busy: bool, position: int) -> str:
-        """👀 and the status; when the job waits, the "queued" notice (its ts: the job's progress message)."""
+    def _mark(self, job: Job, place: int) -> str:
+        """👀 and the status; when the job waits (`place` in line), the "queued" notice, whose ts becomes the
+        job's progress message."""
         acknowledge(self.client, job, self._status_text, self._budget)
-        if not busy or not self._budget.try_take("chat.postMessage", job.channel):
+        if not place or not self._budget.try_take("chat.postMessage", job.channel):
             return ""  # a burst in one channel: the notice is skipped, never the job
         try:
             response = self.client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts,
-                                                    text=queued_text(position - 1, self._workers))
+                                                    text=queued_text(place - 1, self._workers))
             return str(response.get("ts") or "")
         except Exception as exc:
             log.info("posting the queued notice failed channel=%s: %s", job.channel, exc)
