@@ -54,6 +54,8 @@ def test_scenario_timeline_is_visible_in_prometheus(name, make_sandbox):
             assert after > 0.5 * effect.to, label
             continue
         expected = math.log(effect.to / base)
+        if scenario.noise is not None and abs(expected) < math.log(1.5):
+            continue  # a small effect in a noisy scenario with a daily curve hides in the noise by design
         moved = math.log(max(after, 1e-9) / max(before, 1e-9))
         assert moved * expected > 0 and abs(moved) >= 0.3 * abs(expected), label
 
