@@ -1,15 +1,17 @@
 """The learned intent classifier at serving time: a linear model over hashed n-grams, scored in pure Python.
 
 The artifact (bot/routing/model/intent-v1.json.gz, written by `opsbot intent train`) holds the route names, the
-FeatureSpec, one bias per route and, per used feature bucket, one weight per route. Scoring is a sparse dot
+FeatureSpec, one bias per route and, per used feature bucket, one float32 weight per route. Scoring is a sparse dot
 product and a softmax: no numpy, no scikit-learn, well under a millisecond per message.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import math
+import sys
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -79,19 +81,45 @@ class IntentModel:
         return Scores(tuple(ranked))
 
     def to_dict(self) -> dict[str, Any]:
-        """The artifact's JSON: weights rounded to 4 decimals (accuracy is unchanged, the file 3x smaller)."""
-        width = len(self.routes)
-        weights = {str(b): [round(self._flat[o + k], 4) for k in range(width)] for b, o in sorted(self._rows.items())}
+        """The artifact's JSON. Buckets (uint32) and weights (float32, one row per bucket) are base64 blobs, so a
+        fresh process loads 20k+ buckets in milliseconds instead of parsing 100k+ JSON numbers."""
+        buckets = sorted(self._rows)
+        weights = array("f")
+        for bucket in buckets:
+            offset = self._rows[bucket]
+            weights.fromlist(self._flat[offset:offset + len(self.routes)].tolist())
         return {"version": ARTIFACT_VERSION, "routes": list(self.routes), "features": self.spec.to_dict(),
-                "bias": [round(b, 4) for b in self.bias], "meta": self.meta, "weights": weights}
+                "bias": [round(b, 6) for b in self.bias], "meta": self.meta,
+                "buckets": _blob(array("I", buckets)), "weights": _blob(weights)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IntentModel:
         if data.get("version") != ARTIFACT_VERSION:
             raise ValueError(f"intent model version {data.get('version')!r}, this opsbot reads {ARTIFACT_VERSION}")
-        weights = {int(bucket): row for bucket, row in data["weights"].items()}
-        return cls(data["routes"], FeatureSpec.from_dict(data["features"]), data["bias"], weights,
-                   meta=data.get("meta"))
+        routes = data["routes"]
+        buckets, flat = _unblob("I", data["buckets"]), _unblob("f", data["weights"])
+        if len(flat) != len(buckets) * len(routes):
+            raise ValueError("intent model weights do not match its buckets and routes")
+        model = cls(routes, FeatureSpec.from_dict(data["features"]), data["bias"], {}, meta=data.get("meta"))
+        model._rows = {bucket: i * len(routes) for i, bucket in enumerate(buckets)}
+        model._flat = array("d", flat)
+        return model
+
+
+def _blob(values: array[Any]) -> str:
+    """Little-endian bytes, base64: the same artifact on every machine."""
+    if sys.byteorder != "little":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def _unblob(typecode: str, text: str) -> array[Any]:
+    values = array(typecode)
+    values.frombytes(base64.b64decode(text))
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
 
 
 def save_model(model: IntentModel, path: Path) -> int:
