@@ -37,17 +37,18 @@ def train_command(
     from bot.routing.training import TrainOptions, train_model
 
     examples = load_corpus(corpus) + [e for path in extra or [] for e in _labelled(load_corpus(path))]
-    train = [e for e in examples if e.split != "heldout"]
-    heldout = [e for e in examples if e.split == "heldout"]
-    typer.echo(f"corpus: {len(examples)} messages, {len(train)} to train, {len(heldout)} held out")
+    train = [e for e in examples if e.split == "train"]
+    splits = sorted({e.split for e in examples} - {"train"})
+    held = {split: [e for e in examples if e.split == split] for split in splits}
+    typer.echo(f"corpus: {len(examples)} messages, {len(train)} to train, held out: "
+               + (", ".join(f"{split} {len(rows)}" for split, rows in held.items()) or "none"))
     model = train_model(train, TrainOptions(c=c, seed=seed))
     target = out or Path(__file__).resolve().parents[1] / "routing" / "model" / DEFAULT_ARTIFACT
     size = save_model(model, target)
     typer.echo(f"wrote {target} ({size:,} bytes, {model.feature_count:,} feature buckets)")
-    if heldout:
-        card = score(lambda text: classify(text, model=model).route, heldout)
-        typer.echo("held-out, no LLM (rules + classifier):")
-        typer.echo(scorecard_to_text(card))
+    for split, rows in held.items():  # every split but "train" is scored, never learned from
+        typer.echo(f"split {split!r}, no LLM (rules + classifier):")
+        typer.echo(scorecard_to_text(score(lambda text: classify(text, model=model).route, rows)))
 
 
 def _labelled(examples: list[Example]) -> list[Example]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.routing.augmentation import renamed_copies
 from bot.routing.features import FeatureSpec, features_from_text
 from bot.routing.model import IntentModel
 from bot.routing.scorecard import ROUTES, Example
@@ -28,6 +29,7 @@ class TrainOptions:
     balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
     seed: int = 12
     min_weight: float = 0.0  # prune buckets whose largest |weight| is below this (smaller artifact)
+    renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
     spec: FeatureSpec = field(default_factory=FeatureSpec)
 
 
@@ -36,6 +38,7 @@ def train_model(examples: Sequence[Example], options: TrainOptions = TrainOption
     """Fit on `examples` (their split is ignored: pass the ones to learn from) and export a pure-Python model."""
     from sklearn.linear_model import LogisticRegression
 
+    examples = [*examples, *renamed_copies(examples, options.renamed_copies, options.seed)]
     usable = [e for e in examples if features_from_text(e.text, options.spec)]
     matrix, columns = _matrix([e.text for e in usable], options.spec)
     labels = [routes.index(e.route) for e in usable]
@@ -73,7 +76,7 @@ def _matrix(texts: Sequence[str], spec: FeatureSpec) -> tuple[Any, list[int]]:
 def _meta(examples: Sequence[Example], options: TrainOptions) -> dict[str, Any]:
     digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in examples).encode("utf-8")).hexdigest()
     return {"trained_on": len(examples), "corpus_sha256": digest[:16], "c": options.c, "balanced": options.balanced,
-            "seed": options.seed}
+            "seed": options.seed, "renamed_copies": options.renamed_copies}
 
 
 def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: int = 5) -> float:

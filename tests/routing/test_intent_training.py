@@ -52,14 +52,23 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
     assert len(texts) == len(set(texts))  # no message is both trained on and held out
 
 
-def test_shipped_classifier_holds_its_measured_held_out_scores_without_a_model() -> None:
-    """A regression floor at the scores measured when the artifact was trained (233/246 = 94.7 % overall, 4/148
-    needless investigations, 3/98 missed diagnoses): just under the issue's 95 % / 3 % / 3 % bar, which this does
-    not claim. tests/bench/bench_intent.py prints the full table."""
+def test_shipped_classifier_meets_the_held_out_targets_without_a_model() -> None:
+    """The issue's bar on the held-out split (>= 95 % overall, <= 3 % needless investigations, <= 3 % missed
+    diagnoses); measured when the artifact was trained: 235/246, 3/148, 2/98. tests/bench/bench_intent.py prints
+    the full table."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
-    assert card.accuracy() >= (233, 246)
-    assert card.needless_investigations() <= (4, 148)
-    assert card.missed_diagnoses() <= (3, 98)
+    hits, total = card.accuracy()
+    needless, non_diagnoses = card.needless_investigations()
+    missed, diagnoses = card.missed_diagnoses()
+    assert hits / total >= 0.95 and needless / non_diagnoses <= 0.03 and missed / diagnoses <= 0.03
+
+
+def test_shipped_classifier_holds_its_score_on_the_fresh_split() -> None:
+    """The second held-out split, written after the model was frozen, is harder (new services, new phrasings):
+    99/110 and 6/40 missed diagnoses when measured, under the bar. This floor only catches a regression."""
+    card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "fresh"])
+    assert card.accuracy() >= (99, 110)
+    assert card.missed_diagnoses() <= (6, 40) and card.needless_investigations() <= (2, 70)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
@@ -83,9 +92,9 @@ def test_intent_train_is_reproducible_and_prints_held_out_scores(tmp_path: Path)
         assert result.exit_code == 0, result.output
         outputs.append(result.output)
     assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes()
-    assert "10 to train, 2 held out" in outputs[0] and "overall" in outputs[0] and "confusion" in outputs[0]
+    assert "10 to train, held out: heldout 2" in outputs[0] and "overall" in outputs[0] and "confusion" in outputs[0]
     model = load_model(tmp_path / "a.json.gz")
-    assert model.routes == ROUTES and model.meta["trained_on"] == 10
+    assert model.routes == ROUTES and model.meta["trained_on"] == 10 + 6  # + a renamed copy of the 6 naming a service
     assert model.scores("why is payment slow").route == "diagnose"
 
 
@@ -97,7 +106,7 @@ def test_intent_train_takes_reviewed_exports_and_skips_unlabelled_lines(tmp_path
     result = CliRunner().invoke(app, ["intent", "train", "--corpus", str(corpus), "--extra", str(extra),
                                       "--out", str(tmp_path / "m.json.gz")])
     assert result.exit_code == 0, result.output
-    assert "11 to train, 2 held out" in result.output  # a reviewed line always trains, never counts as held out
+    assert "11 to train, held out: heldout 2" in result.output  # a reviewed line always trains, never held out
 
 
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
@@ -112,7 +121,7 @@ def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> Non
 
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
-    assert model.routes == ROUTES and model.meta["trained_on"] >= 800
+    assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
     artifact = Path(__file__).resolve().parents[2] / "bot" / "routing" / "model" / "intent-v1.json.gz"
     assert artifact.stat().st_size < 2_000_000
 
