@@ -46,7 +46,7 @@ def classify_command(
     """Show how the intent gate routes a message: route, probability (confidence), tier
     (rules/classifier/model/default) and reason."""
     from bot import wiring
-    from bot.routing.intent import intent_to_dict  # imports the LLM adapter (openai)
+    from bot.routing.intent import intent_to_dict
 
     classifier = wiring.build_classifier(wiring.load_settings())
     if not jsonl:

@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, cast, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 import json_repair
 
-from bot.engine.llm import LLM
 from bot.engine.prompts import load_prompt
 from bot.engine.types import Intent, Route
 from bot.routing.features import plain_from_slack
 from bot.routing.model import IntentModel, Scores, shipped_model
+
+if TYPE_CHECKING:  # the adapter imports openai (seconds on a cold start); the gate only calls what it is given
+    from bot.engine.llm import LLM
 
 log = logging.getLogger(__name__)
 
