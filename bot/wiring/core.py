@@ -18,6 +18,7 @@ from bot.engine.types import Budget, Intent
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.intent import classify
 from bot.routing.lookup import answer_lookup
+from bot.routing.model import load_model
 from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
 from bot.safety.logfilter import install_redaction
@@ -203,10 +204,13 @@ def install_log_redaction() -> None:
 
 
 def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
-    """The intent gate: rules, then the cheap model when settings.intent.use_model and an LLM is configured."""
+    """The intent gate: trivial rules, the learned classifier (settings.intent.model_path or the shipped one),
+    then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
     model = llm if llm is not None else build_llm(settings)
+    path = settings.intent.model_path
     return functools.partial(
-        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below
+        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
+        model=load_model(path.expanduser()) if path else None,
     )
 
 
