@@ -18,6 +18,7 @@ from bot.wiring.core import (
     build_metrics_tools,
     build_playbook,
     build_prometheus,
+    build_redis,
     build_responder,
     build_store,
     build_telemetry,
@@ -32,14 +33,8 @@ from bot.wiring.sandbox import (
     sandbox_overrides,
     take_down_sandbox,
 )
-from bot.wiring.surfaces import (
-    SHUTDOWN_DRAIN_S,
-    build_api,
-    build_server,
-    build_slack_app,
-    serve_forever,
-    slack_health,
-)
+from bot.wiring.service import SHUTDOWN_DRAIN_S, serve_forever, slack_health
+from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build_slack_app
 
 __all__ = [
     "SHUTDOWN_DRAIN_S",
@@ -51,6 +46,7 @@ __all__ = [
     "build_classifier",
     "build_context_limits",
     "build_deploy_source",
+    "build_dispatcher",
     "build_es",
     "build_eval_diagnoser",
     "build_llm",
@@ -58,6 +54,7 @@ __all__ = [
     "build_metrics_tools",
     "build_playbook",
     "build_prometheus",
+    "build_redis",
     "build_responder",
     "build_server",
     "build_slack_app",
