@@ -31,7 +31,6 @@ AlertPoster = Callable[[str, Question, Trace], None]  # (channel, question, trac
 Reply = tuple[int, dict[str, Any]]
 
 MAX_BODY_BYTES = 1_000_000
-SLOT_WAIT_S = 2.0  # how long a request waits for one of the API's HTTP threads before 503
 MAX_QUESTION_CHARS = 4_000
 
 
@@ -71,7 +70,8 @@ class Api:
             body, content_type = self._telemetry.exposition()
             start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))])
             return [body]
-        if not self._slots.acquire(timeout=SLOT_WAIT_S):
+        # No waiting for a slot: a waiting request would hold one of waitress' shared threads all the same.
+        if not self._slots.acquire(blocking=False):
             route, (status, payload) = _route_name(path), (503, {"error": "the API is busy; try again in a minute"})
         else:
             try:

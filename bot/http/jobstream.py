@@ -51,7 +51,7 @@ class StreamDispatcher:
         self._ensure_group()
         replica = f"{socket.gethostname()}-{os.getpid()}"
         self._threads = [threading.Thread(target=self._work, args=(f"{replica}-{n}",), name=f"diagnose-{n}",
-                                          daemon=True) for n in range(max(workers, 1))]  # fmt: skip
+                                          daemon=True) for n in range(workers)]  # fmt: skip (0: submit only)
         self._threads.append(threading.Thread(target=self._heartbeat, args=(replica,), name="job-heartbeat",
                                               daemon=True))  # fmt: skip
         for thread in self._threads:
