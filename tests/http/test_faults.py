@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -88,8 +89,8 @@ def test_a_sync_call_answers_202_with_the_trace_url_after_the_bounded_wait(
 
 
 def test_a_burst_of_sync_calls_never_starves_the_health_checks(tmp_path: Path) -> None:
-    from bot.http.api import AlertRoute, api_app
     from bot.http.alerts import TtlDedupe
+    from bot.http.api import AlertRoute, api_app
     from bot.safety.access import AccessPolicy
     from bot.telemetry import Telemetry
 
@@ -117,7 +118,5 @@ def test_a_burst_of_sync_calls_never_starves_the_health_checks(tmp_path: Path) -
 
 
 def _post_quietly(url: str) -> None:
-    try:
+    with contextlib.suppress(requests.RequestException):
         requests.post(url, json={"question": "why?"}, headers={"Authorization": "Bearer t"}, timeout=90)
-    except requests.RequestException:
-        pass
