@@ -49,7 +49,7 @@ class StreamDispatcher:
         self._running: dict[str, str] = {}  # stream message id -> trace id, this process only
         self._lock = threading.Lock()
         self._ensure_group()
-        replica = f"{socket.gethostname()}-{os.getpid()}"
+        self._replica = replica = f"{socket.gethostname()}-{os.getpid()}"
         self._threads = [threading.Thread(target=self._work, args=(f"{replica}-{n}",), name=f"diagnose-{n}",
                                           daemon=True) for n in range(workers)]  # fmt: skip (0: submit only)
         self._threads.append(threading.Thread(target=self._heartbeat, args=(replica,), name="job-heartbeat",
@@ -170,7 +170,7 @@ class StreamDispatcher:
         if attempts > 1:
             log.warning("re-running job %s (attempt %d) after its worker stopped", trace_id, attempts)
             self._execution.accept(trace_id, question)
-        self._redis.hset(job, "status", "running")
+        self._redis.hset(job, mapping={"status": "running", "owner": self._replica})
         try:
             trace = self._execution.run(trace_id, question)
         except Exception as exc:  # the one place a durable job's unexpected failure is caught
