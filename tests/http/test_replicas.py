@@ -104,8 +104,8 @@ def _ready(replica: Replica) -> bool:
 
 
 def _job(redis_url: str, trace_id: str) -> dict[str, str]:
-    raw = redis.Redis.from_url(redis_url).hgetall(f"opsbot:job:{trace_id}")
-    return {k.decode(): v.decode() for k, v in raw.items()}
+    raw = redis.Redis.from_url(redis_url, decode_responses=True).hgetall(f"opsbot:job:{trace_id}")
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 def _finished(store_path: Path, trace_id: str) -> dict[str, Any] | None:
