@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.fakes.slack",
     "tests.fakes.backends",
     "tests.fakes.redis",
+    "tests.fakes.replicas",
 ]

@@ -27,6 +27,7 @@ from bot.wiring.core import (
     install_log_redaction,
     load_settings,
 )
+from bot.wiring.doctor import CheckResult, default_checks, run_checks
 from bot.wiring.sandbox import (
     bring_up_sandbox,
     build_eval_diagnoser,
@@ -38,6 +39,7 @@ from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build
 
 __all__ = [
     "SHUTDOWN_DRAIN_S",
+    "CheckResult",
     "Settings",
     "bring_up_sandbox",
     "build_access",
@@ -62,8 +64,10 @@ __all__ = [
     "build_telemetry",
     "build_tool_specs",
     "build_toolbox",
+    "default_checks",
     "install_log_redaction",
     "load_settings",
+    "run_checks",
     "sandbox_overrides",
     "serve_forever",
     "slack_health",

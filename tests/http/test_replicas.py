@@ -1,6 +1,7 @@
 """Two real `opsbot serve` processes sharing one real redis-server (and one SQLite trace store).
 
-The LLM is the ScriptedLLM with a slow reply, so a diagnosis is still running when a replica is killed or stopped.
+The LLM is the ScriptedLLM with a slow reply (3 s), so a diagnosis is still running when a replica is killed or
+stopped. The replicas come from tests/fakes/replicas.py.
 """
 
 from __future__ import annotations
@@ -8,99 +9,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-import requests
 
 from bot.store.sqlite import SqliteTraceStore
-from tests.fakes.backends import free_port
-from tests.fakes.llm import MODEL, ScriptedLLM
-from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, event_body, mention_event, post_event
+from tests.fakes.replicas import ANSWER, Replica, StartReplica
+from tests.fakes.slack import FakeSlackAPI, event_body, mention_event, post_event
 from tests.slack.conftest import wait_until
-from tests.slack.test_serve import OPSBOT
-
-TOKEN = "replica-test-token"
-ANSWER = "order is slow because its connection pool is exhausted."
-
-
-@dataclass
-class Replica:
-    process: subprocess.Popen[bytes]
-    url: str
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def api(self, method: str, path: str, **kw: Any) -> requests.Response:
-        return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30,
-                                **kw)
-
-    def diagnose_async(self, question: str) -> str:
-        resp = self.api("POST", "/api/diagnose", json={"question": question, "async": True})
-        assert resp.status_code == 202, resp.text
-        return str(resp.json()["trace_id"])
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-
-StartReplica = Callable[..., Replica]
-
-
-@pytest.fixture
-def slow_llm(scripted_llm: ScriptedLLM) -> ScriptedLLM:
-    scripted_llm.responder = lambda body: {"content": ANSWER, "delay_s": 3.0}
-    return scripted_llm
-
-
-@pytest.fixture
-def start_replica(fake_slack: FakeSlackAPI, slow_llm: ScriptedLLM, tmp_path: Path) -> Iterator[StartReplica]:
-    started: list[Replica] = []
-
-    def start(redis_url: str = "", **extra: str) -> Replica:
-        port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
-        env |= {
-            "OPSBOT_SLACK__BOT_TOKEN": BOT_TOKEN, "OPSBOT_SLACK__SIGNING_SECRET": SIGNING_SECRET,
-            "OPSBOT_SLACK__API_BASE_URL": fake_slack.base_url, "OPSBOT_SERVER__PORT": str(port),
-            "OPSBOT_SERVER__API_TOKEN": TOKEN, "OPSBOT_SERVER__API_WORKERS": "4",
-            "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
-            "OPSBOT_LOGS__SQLITE_PATH": str(tmp_path / "logs.db"),
-            "OPSBOT_DEPLOYS__GIT_REPO": str(tmp_path / "deploys"), "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
-            "OPSBOT_LLM__BASE_URL": slow_llm.base_url, "OPSBOT_LLM__API_KEY": "test", "OPSBOT_LLM__MODEL": MODEL,
-            "OPSBOT_INTENT__USE_MODEL": "false", "OPSBOT_ACCESS__RATE_LIMIT_PER_MINUTE": "0",
-            "OPSBOT_REDIS__URL": redis_url, "OPSBOT_REDIS__CLAIM_IDLE_S": "2",
-            **extra,
-        }  # fmt: skip
-        log_path = tmp_path / f"replica-{len(started)}.log"
-        with log_path.open("wb") as out:
-            process = subprocess.Popen([OPSBOT, "serve"], env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
-        replica = Replica(process, f"http://127.0.0.1:{port}", log_path)
-        started.append(replica)
-        wait_until(lambda: _ready(replica), timeout_s=60, what=f"replica {len(started)} to be ready")
-        return replica
-
-    yield start
-    for replica in started:
-        if replica.process.poll() is None:
-            replica.process.kill()
-            replica.process.wait(10)
-
-
-def _ready(replica: Replica) -> bool:
-    assert replica.process.poll() is None, f"opsbot serve exited: {replica.log()[-2000:]}"
-    try:
-        return requests.get(f"{replica.url}/readyz", timeout=1).status_code == 200
-    except requests.RequestException:
-        return False
 
 
 def _job(redis_url: str, trace_id: str) -> dict[str, str]:
