@@ -48,11 +48,22 @@ class ProbeRun:
     window: Window
     trace_id: str = field(default_factory=new_trace_id)
     steps: list[Step] = field(default_factory=list)
+    timed_out: set[str] = field(default_factory=set)  # tools whose backend timed out in this run: not called again
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
-        """Run one tool as a Step; the observation text when it answered "ok", else ""."""
+        """Run one tool as a Step; the observation text when it answered "ok", else "".
+
+        A tool that timed out once is not called again in this run: a slow backend would otherwise cost a full
+        timeout on every probe. The skipped probe is still a Step, so the answer says what was not checked.
+        """
+        if name in self.timed_out:
+            self._emit(Step(len(self.steps) + 1, thought, name, dict(args),
+                            f"not checked: {name} timed out earlier in this run", "error"))  # fmt: skip
+            return ""
         started = time.monotonic()
         result = call_tool(self.tools, name, args, timeout_s=TOOL_TIMEOUT_S)
+        if result.status == "error" and "timed out" in result.text.lower():
+            self.timed_out.add(name)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
         log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,

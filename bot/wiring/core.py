@@ -20,7 +20,7 @@ from bot.routing.intent import classify
 from bot.routing.lookup import answer_lookup
 from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
-from bot.safety.logfilter import install_redaction
+from bot.safety.logfilter import install_noise_filter, install_redaction
 from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
 from bot.store.base import TraceStore
@@ -197,7 +197,9 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
 
 
 def install_log_redaction() -> None:
-    """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
+    """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
+    chatter to one line per failure (call after logging setup)."""
+    install_noise_filter()
     install_redaction(redact)
 
 
