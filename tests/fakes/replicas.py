@@ -1,7 +1,7 @@
 """Real `opsbot serve` processes for multi-replica tests and benches, each stopped by its PID.
 
 Fixtures:
-    slow_llm        the session's ScriptedLLM answering every request with ANSWER after LLM_DELAY_S
+    slow_llm        the session's ScriptedLLM: one tool call, then ANSWER, LLM_DELAY_S in all
     start_replica   factory: start_replica(redis_url="", **env) -> a ready Replica (waits for /readyz); every
                     replica of one test shares the FakeSlackAPI, the ScriptedLLM and one SQLite trace store
 """
@@ -57,9 +57,19 @@ class Replica:
 StartReplica = Callable[..., Replica]
 
 
+def tool_then_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """One query_metrics call, then ANSWER; each reply after LLM_DELAY_S / 2 (a run uses the tool pool, as real
+    ones do: the pool being shut down under draining runs was what turned them into "internal error")."""
+    if any(m.get("role") == "tool" for m in body.get("messages", [])):
+        return {"content": ANSWER, "delay_s": LLM_DELAY_S / 2}
+    call = {"name": "query_metrics", "arguments": {"service": "order", "metric": "p99_latency", "range": "6h"}}
+    return {"content": "", "tool_calls": [call], "delay_s": LLM_DELAY_S / 2}
+
+
 @pytest.fixture
 def slow_llm(scripted_llm: ScriptedLLM) -> ScriptedLLM:
-    scripted_llm.responder = lambda body: {"content": ANSWER, "delay_s": LLM_DELAY_S}
+    scripted_llm.responder = tool_then_answer
+
     return scripted_llm
 
 
