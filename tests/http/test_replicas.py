@@ -1,7 +1,7 @@
 """Two real `opsbot serve` processes sharing one real redis-server (and one SQLite trace store).
 
-The LLM is the ScriptedLLM: a tool call, then the answer, 3 s in all, so a diagnosis is still running when a replica is killed or
-stopped. The replicas come from tests/fakes/replicas.py.
+The LLM is the ScriptedLLM: a tool call, then the answer, 3 s in all, so a diagnosis is still running when a
+replica is killed or stopped. The replicas come from tests/fakes/replicas.py.
 """
 
 from __future__ import annotations
