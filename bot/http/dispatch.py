@@ -23,7 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Literal, Protocol
 
-from bot.engine.types import Question, Responder, StopReason, Trace, new_trace_id, trace_from_answer
+from bot.engine.types import Question, Responder, Step, StopReason, Trace, new_trace_id, trace_from_answer
 from bot.store.base import TraceStore, partial_with_step
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,8 @@ class Execution:
                       lambda: self._store.save(partial_with_step(None, trace_id, question.text, None)))
 
     def run(self, trace_id: str, question: Question) -> Trace:
-        def keep(step: object) -> None:
-            self._quietly("append a step", lambda: self._store.append_step(trace_id, question.text, step))  # type: ignore[arg-type]
+        def keep(step: Step) -> None:
+            self._quietly("append a step", lambda: self._store.append_step(trace_id, question.text, step))
 
         trace = replace(self._responder(question, keep), trace_id=trace_id)
         self._quietly("store trace", lambda: self._store.save(trace))

@@ -84,6 +84,13 @@ class StreamDispatcher:
         pending = self._redis.xpending(self._stream, self._group)
         return max(int(self._redis.xlen(self._stream)) - int(pending.get("pending", 0)), 0)
 
+    def waiting_or_unknown(self) -> float:
+        """waiting() for a metrics scrape: NaN while Redis does not answer, rather than a failed scrape."""
+        try:
+            return float(self.waiting())
+        except Exception:
+            return float("nan")
+
     def wait(self, trace_id: str, timeout_s: float) -> Trace | None:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -200,6 +207,19 @@ class StreamDispatcher:
 
     def _job(self, trace_id: str) -> str:
         return f"{self._prefix}:job:{trace_id}"
+
+
+class RedisAlertDedupe:
+    """The AlertDedupe seam on Redis (SET NX EX): a re-notification that reaches another replica starts no run."""
+
+    def __init__(self, client: Any, ttl_s: float, *, prefix: str = "opsbot") -> None:
+        self._client, self._ttl_s, self._prefix = client, max(int(ttl_s), 1), f"{prefix}:alert:"
+
+    def first_time(self, key: str) -> bool:
+        return bool(self._client.set(self._prefix + key, "1", nx=True, ex=self._ttl_s))
+
+    def forget(self, key: str) -> None:
+        self._client.delete(self._prefix + key)
 
 
 def question_from_json(raw: str | bytes) -> Question:

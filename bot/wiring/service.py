@@ -42,7 +42,7 @@ def serve_forever(settings: Settings) -> None:
     dispatcher = build_dispatcher(settings, responder, store, telemetry, redis_client=redis_client,
                                   post_alert=slack.runner.post_trace if slack else None)  # fmt: skip
     api = build_api(settings, responder, store, telemetry, admit=access.admit, dispatcher=dispatcher,
-                    post_alert=slack.runner.post_trace if slack else None)  # fmt: skip
+                    post_alert=slack.runner.post_trace if slack else None, redis_client=redis_client)  # fmt: skip
     handler = SocketModeHandler(slack.app, app_token) if slack is not None and app_token else None
     stopping = threading.Event()
     health = functools.partial(slack_health, slack, handler, stopping)

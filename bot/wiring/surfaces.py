@@ -8,10 +8,10 @@ from typing import Any
 
 from bot.config import Settings
 from bot.engine.types import Responder, Trace
-from bot.http.alerts import TtlDedupe
+from bot.http.alerts import AlertDedupe, TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.http.dispatch import Dispatch, Dispatcher
-from bot.http.jobstream import StreamDispatcher
+from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher
 from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
@@ -41,9 +41,11 @@ def build_dispatcher(
     if redis_client is not None:
         r = settings.redis
         deliver = (lambda question, trace: post_alert(question.channel, question, trace)) if post_alert else None
-        return StreamDispatcher(redis_client, measured, store, prefix=r.prefix, workers=s.api_workers,
-                                queue_size=s.api_queue_size, claim_idle_s=r.claim_idle_s, max_attempts=r.max_attempts,
-                                deliver=deliver)  # fmt: skip
+        stream = StreamDispatcher(redis_client, measured, store, prefix=r.prefix, workers=s.api_workers,
+                                  queue_size=s.api_queue_size, claim_idle_s=r.claim_idle_s,
+                                  max_attempts=r.max_attempts, deliver=deliver)  # fmt: skip
+        telemetry.watch_queue_depth(stream.waiting_or_unknown, "api")  # the stream's depth, shared by every replica
+        return stream
     return Dispatcher(measured, store, workers=s.api_workers, queue_size=s.api_queue_size,
                       on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"))  # fmt: skip
 
@@ -57,6 +59,7 @@ def build_api(
     post_alert: AlertPoster | None = None,
     admit: Admit | None = None,
     dispatcher: Dispatch | None = None,
+    redis_client: Any | None = None,
 ) -> WSGIApp:
     """The /api/* and /metrics WSGI app on its own worker pool; mount it on "/api/" and "/metrics".
 
@@ -65,10 +68,12 @@ def build_api(
     """
     s = settings.server
     if dispatcher is None:
-        dispatcher = build_dispatcher(settings, responder, store, telemetry, post_alert=post_alert)
-    alerts = AlertRoute(
-        settings.slack.alert_channel, post_alert, TtlDedupe(s.alert_dedupe_ttl_s), settings.prometheus.service_label
-    )
+        dispatcher = build_dispatcher(settings, responder, store, telemetry, post_alert=post_alert,
+                                      redis_client=redis_client)  # fmt: skip
+    dedupe: AlertDedupe = TtlDedupe(s.alert_dedupe_ttl_s)
+    if redis_client is not None:
+        dedupe = RedisAlertDedupe(redis_client, s.alert_dedupe_ttl_s, prefix=settings.redis.prefix)
+    alerts = AlertRoute(settings.slack.alert_channel, post_alert, dedupe, settings.prometheus.service_label)
     return api_app(
         dispatcher,
         store,

@@ -173,3 +173,21 @@ def test_closing_leaves_queued_jobs_in_the_stream_for_another_replica(make: Make
     successor = make(workers=1)
     trace = successor.wait(queued, 20)
     assert trace is not None and trace.complete
+
+
+def test_an_alert_renotified_to_another_replica_starts_no_second_run(redis_url: str) -> None:
+    from bot.http.jobstream import RedisAlertDedupe
+
+    one = RedisAlertDedupe(redis.Redis.from_url(redis_url), 3_600)
+    other = RedisAlertDedupe(redis.Redis.from_url(redis_url), 3_600)
+    assert one.first_time("group-1")
+    assert not other.first_time("group-1")
+    other.forget("group-1")  # the run could not start: a later notification may try again
+    assert one.first_time("group-1")
+
+
+def test_the_waiting_depth_is_shared_by_every_replica(make: Make) -> None:
+    submitter = make(workers=0)
+    for n in range(3):
+        submitter.submit(Question(f"q{n}"))
+    assert make(workers=0).waiting() == 3 == submitter.waiting_or_unknown()
