@@ -6,9 +6,7 @@ Every field is documented in deploy/.env.example (tests/test_config.py keeps the
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -275,40 +273,3 @@ class OpenAIEnvSource(PydanticBaseSettingsSource):
         }
         return {"llm": llm} if llm else {}
 
-
-def settings_problems(exc: Exception, environ: Mapping[str, str] | None = None) -> list[str]:
-    """One line per problem in the configuration, each naming the environment variable to fix.
-
-    `exc` is what Settings() raised: pydantic's ValidationError (a value of the wrong type), or pydantic-settings'
-    SettingsError (a JSON value that does not parse, which names only the section).
-    """
-    env = os.environ if environ is None else environ
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        return [_problem_line(error, env) for error in errors()]
-    broken = [name for name, value in env.items() if name.startswith("OPSBOT_") and not _json_ok(value)]
-    if broken:
-        return [f"{name}: not valid JSON ({_json_error(env[name])})" for name in broken]
-    return [f"configuration: {exc}"]
-
-
-def _problem_line(error: Mapping[str, Any], env: Mapping[str, str]) -> str:
-    loc = [str(part) for part in error["loc"]]
-    for cut in range(len(loc), 0, -1):  # a JSON-valued variable holds the deeper parts of the path
-        name = "OPSBOT_" + "__".join(part.upper() for part in loc[:cut])
-        if name in env:
-            inside = f" (at {'.'.join(loc[cut:])})" if cut < len(loc) else ""
-            return f"{name}={env[name]:.60}{inside}: {error['msg']}"
-    return f"OPSBOT_{'__'.join(part.upper() for part in loc)}: {error['msg']} (got {error.get('input')!s:.60})"
-
-
-def _json_ok(value: str) -> bool:
-    return not value.lstrip().startswith(("{", "[")) or not _json_error(value)
-
-
-def _json_error(value: str) -> str:
-    try:
-        json.loads(value)
-    except ValueError as exc:
-        return str(exc)
-    return ""

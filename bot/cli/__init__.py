@@ -28,7 +28,7 @@ app = typer.Typer(
 @app.callback()
 def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG logging")] = False) -> None:
     from bot import wiring
-    from bot.config import settings_problems
+    from bot.wiring.doctor import settings_problems
 
     try:
         settings = wiring.load_settings()

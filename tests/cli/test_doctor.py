@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import DeploysSettings, LLMSettings, PrometheusSettings, Settings, settings_problems
-from bot.wiring.doctor import CheckResult, check_deploys, check_llm, check_prometheus, run_checks
+from bot.config import DeploysSettings, LLMSettings, PrometheusSettings, Settings
+from bot.wiring.doctor import (
+    CheckResult,
+    check_deploys,
+    check_llm,
+    check_prometheus,
+    run_checks,
+    settings_problems,
+)
 from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM
 from tests.slack.test_serve import OPSBOT
