@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import diagnosis, evaluation, inspection, sandbox, service, traces
+from bot.cli import diagnosis, evaluation, inspection, sandbox, service, toolsets, traces
 
 # Plain click-style help: typer's Rich panels (rich_markup_mode="rich", the default when Rich is installed) tag
 # every row with its type, `--help <bool>` included. Up to 120 columns wide, so wide terminals show whole summaries.
@@ -32,7 +32,7 @@ def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG 
 
     try:
         settings = wiring.load_settings()
-    except ValueError as exc:  # pydantic's ValidationError and SettingsError: one line per problem, no traceback
+    except (ValueError, OSError) as exc:  # pydantic's errors, a missing config file: one line each, no traceback
         for line in settings_problems(exc):
             typer.echo(f"opsbot: bad setting {line}", err=True)
         raise typer.Exit(2) from exc
@@ -49,6 +49,8 @@ app.command("eval")(evaluation.eval_command)
 app.command("classify")(inspection.classify_command)
 app.command("serve")(service.serve_command)
 app.command("doctor")(service.doctor_command)
+app.command("toolsets")(toolsets.toolsets_command)
+app.command("mcp")(toolsets.mcp_command)
 app.add_typer(traces.app, name="traces")
 app.add_typer(sandbox.app, name="sandbox")
 

@@ -28,6 +28,8 @@ from bot.wiring.core import (
     load_settings,
 )
 from bot.wiring.doctor import CheckResult, default_checks, run_checks
+from bot.wiring.mcpsurface import build_served_toolbox, serve_mcp
+from bot.wiring.readiness import build_toolsets, toolset_statuses
 from bot.wiring.sandbox import (
     bring_up_sandbox,
     build_eval_diagnoser,
@@ -58,18 +60,22 @@ __all__ = [
     "build_prometheus",
     "build_redis",
     "build_responder",
+    "build_served_toolbox",
     "build_server",
     "build_slack_app",
     "build_store",
     "build_telemetry",
     "build_tool_specs",
     "build_toolbox",
+    "build_toolsets",
     "default_checks",
     "install_log_redaction",
     "load_settings",
     "run_checks",
     "sandbox_overrides",
     "serve_forever",
+    "serve_mcp",
     "slack_health",
     "take_down_sandbox",
+    "toolset_statuses",
 ]

@@ -60,10 +60,12 @@ def test_blocks_balance_and_helpers_exist(template: Path) -> None:
 @pytest.mark.parametrize(("name", "kind"), [("deployment.yaml", "Deployment"), ("service.yaml", "Service"),
                                             ("configmap.yaml", "ConfigMap"), ("servicemonitor.yaml", "ServiceMonitor"),
                                             ("pvc.yaml", "PersistentVolumeClaim"),
-                                            ("pdb.yaml", "PodDisruptionBudget")])  # fmt: skip
+                                            ("pdb.yaml", "PodDisruptionBudget"),
+                                            ("serviceaccount.yaml", "ServiceAccount"), ("role.yaml", "Role"),
+                                            ("rolebinding.yaml", "RoleBinding")])  # fmt: skip
 def test_templates_are_yaml_of_their_kind(name: str, kind: str) -> None:
     doc = yaml.safe_load(rough_render((CHART / "templates" / name).read_text()))
-    assert doc["kind"] == kind and doc["metadata"]["name"] == "x"
+    assert doc["kind"] == kind and doc["metadata"]["name"] in ("x", "x-read")
 
 
 def test_deployment_has_probes_secret_reference_and_no_root() -> None:
@@ -101,3 +103,13 @@ def test_the_charts_own_redis_is_never_selected_as_an_opsbot_pod() -> None:
     assert "opsbot.selectorLabels" not in redis_text and "opsbot.redisSelectorLabels" in redis_text
     helpers = (CHART / "templates" / "_helpers.tpl").read_text()
     assert "{{ include \"opsbot.name\" . }}-redis" in helpers
+def test_the_role_is_read_only_and_bound_to_the_pods_service_account() -> None:
+    role = yaml.safe_load(rough_render((CHART / "templates" / "role.yaml").read_text()))
+    granted = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
+               for resource in rule["resources"] for verb in rule["verbs"]}
+    assert {verb for _, _, verb in granted} == {"get", "list"}
+    assert {resource for _, resource, _ in granted} == {"pods", "events", "deployments", "replicasets"}
+    binding = (CHART / "templates" / "rolebinding.yaml").read_text()
+    assert 'name: {{ include "opsbot.serviceAccountName" $ }}' in binding and "kind: ServiceAccount" in binding
+    deployment = (CHART / "templates" / "deployment.yaml").read_text()
+    assert 'serviceAccountName: {{ include "opsbot.serviceAccountName" . }}' in deployment

@@ -50,3 +50,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/name: {{ include "opsbot.name" . }}-redis
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
+
+{{- define "opsbot.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "opsbot.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
