@@ -15,6 +15,7 @@ from bot.http.jobstream import StreamDispatcher
 from bot.store.base import is_partial
 from bot.store.sqlite import SqliteTraceStore
 from tests.http.conftest import canned_responder
+from tests.slack.conftest import wait_until
 
 Make = Callable[..., StreamDispatcher]
 
@@ -107,7 +108,7 @@ def test_a_job_whose_worker_died_is_claimed_and_rerun_by_another_replica(redis_u
     survivor = make(workers=1, claim_idle_s=0.5)
     trace = survivor.wait(trace_id, 20)
     assert trace is not None and trace.complete and trace.answer.startswith("order v2.8.1")
-    assert client.xlen("opsbot:jobs") == 0  # acknowledged and removed
+    wait_until(lambda: client.xlen("opsbot:jobs") == 0, what="the job to be acknowledged and removed")
 
 
 def test_a_job_interrupted_too_often_is_finished_as_interrupted_not_dropped(redis_url: str, make: Make) -> None:
