@@ -15,9 +15,16 @@ from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher
 from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
+from bot.slack.assistant import suggested_prompts
+from bot.slack.budget import (
+    SLACK_PER_CHANNEL_PER_MINUTE,
+    SLACK_TIERS_PER_MINUTE,
+    CallBudget,
+    watch_rate_limits,
+)
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
 from bot.slack.redisstate import RedisDedupe, RedisThreadMemory
-from bot.slack.runner import Runner
+from bot.slack.runner import Classify, Lanes, Runner
 from bot.slack.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
@@ -96,18 +103,23 @@ def build_slack_app(
     admit: Admit | None = None,
     telemetry: Telemetry | None = None,
     redis_client: Any | None = None,
+    classify: Classify | None = None,
 ) -> SlackSurface:
-    """The Bolt app and its worker pool (not started). `persist` runs before anything is posted.
+    """The Bolt app and its pools (not started). `persist` runs before anything is posted.
 
-    With `telemetry`, the app is measured: runs, ack latency, queue depth, Slack API errors, stream fallbacks.
+    With `classify` (the Router's intent gate), questions are triaged on the quick lane: help, chit-chat and
+    lookups never wait behind diagnoses. With `telemetry`, the app is measured: runs, ack latency, queue depth,
+    Slack API errors, stream fallbacks.
     """
-    runner = _build_runner(settings, responder, persist, telemetry, redis_client)
+    runner = _build_runner(settings, responder, persist, telemetry, classify, redis_client)
     app = build_app(
         runner,
         signing_secret=settings.slack.signing_secret.get_secret_value(),
         fetch_trace=fetch_trace or runner.recent_trace,
         record_feedback=record_feedback,
         admit=admit or build_access(settings).admit,
+        listener_threads=settings.slack.listener_threads,
+        assistant_prompts=suggested_prompts(list(settings.topology)),
     )
     if telemetry is not None:
         app.use(telemetry.ack_timer)
@@ -115,14 +127,20 @@ def build_slack_app(
     return SlackSurface(app, runner)
 
 
-def _build_runner(settings: Settings, responder: Responder, persist: Callable[[Trace], None],
-                  telemetry: Telemetry | None, redis_client: Any | None) -> Runner:  # fmt: skip
-    """The Slack worker pool over its Web API client (measured when `telemetry` is given).
+def _build_runner(
+    settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None,
+    classify: Classify | None, redis_client: Any | None = None,
+) -> Runner:
+    """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given).
 
-    With Redis, dedupe and thread memory are shared by every replica; the work queue stays per replica.
+    With Redis, dedupe and thread memory are shared by every replica; the work queues stay per replica.
     """
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
+    budget = CallBudget(SLACK_TIERS_PER_MINUTE | {"chat.appendStream": s.append_per_minute,
+                                                  "chat.update": s.update_per_minute},
+                        per_channel_per_minute=SLACK_PER_CHANNEL_PER_MINUTE)
+    watch_rate_limits(client, budget)
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)
         responder = telemetry.instrument(responder)
@@ -138,9 +156,13 @@ def _build_runner(settings: Settings, responder: Responder, persist: Callable[[T
         queue=MemoryWorkQueue(s.queue_size),
         dedupe=dedupe,
         memory=memory,
-        workers=s.workers,
+        lanes=Lanes(workers=s.workers, quick_workers=s.quick_workers, marks_workers=s.marks_workers,
+                    ask_below_confidence=s.ask_below_confidence),
+        classify=classify,
+        budget=budget,
         use_streaming=s.use_streaming,
         update_interval_s=s.update_interval_s,
+        append_interval_s=s.append_interval_s,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
     )
 
