@@ -107,7 +107,7 @@ class Telemetry:
     def set_queue_depth(self, depth: int, queue: str = "slack") -> None:
         self.queue_depth.labels(queue).set(depth)
 
-    def watch_queue_depth(self, depth: Callable[[], int], queue: str = "slack") -> None:
+    def watch_queue_depth(self, depth: Callable[[], float], queue: str = "slack") -> None:
         """Read a queue's depth at every scrape (for pools that report no changes themselves)."""
         self.queue_depth.labels(queue).set_function(depth)
 

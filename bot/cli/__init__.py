@@ -28,8 +28,15 @@ app = typer.Typer(
 @app.callback()
 def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG logging")] = False) -> None:
     from bot import wiring
+    from bot.wiring.doctor import settings_problems
 
-    level = logging.DEBUG if verbose else getattr(logging, wiring.load_settings().log_level.upper(), logging.INFO)
+    try:
+        settings = wiring.load_settings()
+    except (ValueError, OSError) as exc:  # pydantic's errors, a missing config file: one line each, no traceback
+        for line in settings_problems(exc):
+            typer.echo(f"opsbot: bad setting {line}", err=True)
+        raise typer.Exit(2) from exc
+    level = logging.DEBUG if verbose else getattr(logging, settings.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     wiring.install_log_redaction()  # no secret from a backend's error text reaches the logs
 
@@ -41,6 +48,7 @@ app.command("demo")(diagnosis.demo_command)
 app.command("eval")(evaluation.eval_command)
 app.command("classify")(inspection.classify_command)
 app.command("serve")(service.serve_command)
+app.command("doctor")(service.doctor_command)
 app.command("toolsets")(toolsets.toolsets_command)
 app.command("mcp")(toolsets.mcp_command)
 app.add_typer(intent.app, name="intent")

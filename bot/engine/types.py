@@ -24,6 +24,7 @@ class StopReason(StrEnum):
     REPEATED_ACTION = "repeated_action"
     FORMAT_ERRORS = "format_errors"
     LLM_UNAVAILABLE = "llm_unavailable"
+    INTERRUPTED = "interrupted"  # the process running it stopped (restart, crash); the steps kept are partial
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ _STOP_EXPLAINED = {
     StopReason.REPEATED_ACTION: "the model repeated the same action",
     StopReason.FORMAT_ERRORS: "the model's replies could not be read",
     StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
+    StopReason.INTERRUPTED: "opsbot was restarted or stopped before it finished",
 }
 _CONFIRMED = re.compile(r"^\W*confirmed by\s+(.{3,120}?)[.\n]?$", re.IGNORECASE | re.MULTILINE)
 _NOTE_LINE = re.compile(r"^_.*_$")

@@ -14,7 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from bot.engine.types import Trace, trace_from_dict, trace_to_dict
+from bot.engine.types import Step, Trace, trace_from_dict, trace_to_dict
 from bot.safety.redact import redact_trace
 from bot.store.analytics import MAX_DURATIONS, elastic_stats_query, since_query, stats_from_elastic
 from bot.store.base import (
@@ -23,8 +23,10 @@ from bot.store.base import (
     TraceRedactor,
     TraceStats,
     check_vote,
+    is_partial,
     iso_utc,
     observations_of,
+    partial_with_step,
     started_at_of,
     tool_calls_of,
 )
@@ -94,6 +96,18 @@ class ElasticsearchTraceStore:
         """Index (or replace) one trace, redacted; visible to search when this returns."""
         trace = self._redact(trace)
         self._es.index(index=self.index, id=trace.trace_id, document=trace_to_document(trace), refresh="wait_for")
+
+    def append_step(self, trace_id: str, question: str, step: Step | None = None) -> None:
+        """Index the partial trace with one more step (one worker owns a running trace)."""
+        existing = self.get(trace_id)
+        if existing is not None and not is_partial(existing):
+            return  # the final trace is already indexed
+        self.save(partial_with_step(existing, trace_id, question, step))
+
+    def delete_older_than(self, cutoff: datetime) -> int:
+        resp = self._es.delete_by_query(index=self.index, query={"range": {"started_at": {"lt": iso_utc(cutoff)}}},
+                                        refresh=True, conflicts="proceed")  # fmt: skip
+        return int(resp.get("deleted", 0))
 
     def get(self, trace_id: str) -> Trace | None:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
@@ -21,7 +22,8 @@ from bot.routing.lookup import answer_lookup
 from bot.routing.model import load_model
 from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
-from bot.safety.logfilter import install_redaction
+from bot.safety.logfilter import install_noise_filter, install_redaction
+from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
@@ -192,14 +194,27 @@ def build_telemetry(settings: Settings) -> Telemetry:
     return Telemetry()
 
 
-def build_access(settings: Settings) -> AccessPolicy:
-    """The channel allowlist and per-user rate limit every entry point applies."""
+def build_redis(settings: Settings) -> Any | None:
+    """A Redis client when OPSBOT_REDIS__URL is set (shared state for several replicas), else None."""
+    url = settings.redis.url.get_secret_value()
+    if not url:
+        return None
+    import redis  # only a deployment with Redis configured needs the client imported
+
+    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def build_access(settings: Settings, redis_client: Any | None = None) -> AccessPolicy:
+    """The channel allowlist and per-user rate limit every entry point applies (shared on Redis when given)."""
     a = settings.access
-    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute)
+    window = RedisWindow(redis_client, prefix=settings.redis.prefix) if redis_client is not None else None
+    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
 def install_log_redaction() -> None:
-    """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
+    """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
+    chatter to one line per failure (call after logging setup)."""
+    install_noise_filter()
     install_redaction(redact)
 
 
