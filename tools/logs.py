@@ -6,6 +6,7 @@ The sources live in tools/logstore.py (SQLite FTS5, the embedded default) and to
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import re
@@ -61,8 +62,11 @@ class LogTools:
         max_limit: int = 1_000,
         services_ttl_s: float = 60.0,
         clock: Clock = utc_now,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.source = source
+        # Secrets go BEFORE signatures are built: a template's <n> would break a key's shape for any later redactor.
+        self.redact = redact
         self.default_limit = default_limit
         self.max_limit = max_limit
         self.clock = clock
@@ -101,6 +105,8 @@ class LogTools:
         """Run query_logs (the description shown to the model is _QUERY_LOGS_DOC)."""
         log_query = self._log_query(service, query, level, window_from_args(range, start, end, self.clock()), limit)
         result = self.source.search(log_query)
+        if self.redact is not None:
+            result = redacted_result(result, self.redact)
         text = render_logs(log_query, result)
         return text if result.total else ToolResult("no_data", text)
 
@@ -133,6 +139,17 @@ Legal values:
 - limit: 1-{maximum} newest lines
 Returns, in order: counts by level; the top error signatures clustered (count, first/last seen, one example \
 with a trimmed stack trace); the newest matching lines up to limit, saying how many of how many matched."""
+
+
+def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:
+    """The search result with every text field of every entry redacted (message, stack, logger, host)."""
+
+    def clean(entry: LogEntry) -> LogEntry:
+        return dataclasses.replace(entry, message=redact(entry.message), stack_trace=redact(entry.stack_trace),
+                                   logger=redact(entry.logger), host=redact(entry.host))
+
+    return dataclasses.replace(result, entries=tuple(clean(e) for e in result.entries),
+                               cluster_entries=tuple(clean(e) for e in result.cluster_entries))
 
 
 def render_logs(query: LogQuery, result: LogResult) -> str:

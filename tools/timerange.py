@@ -18,6 +18,7 @@ Clock = Callable[[], datetime]
 _DURATION = re.compile(r"^\s*(\d{1,5})\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 MAX_WINDOW = timedelta(days=90)
+MAX_CLOCK_SKEW = timedelta(minutes=5)  # a window may end this far past our now (the backend's clock may run ahead)
 RANGE_HELP = 'use "30m", "1h", "6h", "24h", "7d" or an ISO interval like "2026-11-28T14:00Z/2026-11-28T16:00Z"'
 
 
@@ -97,6 +98,11 @@ def window_from_args(range_: str, start: str, end: str, now: datetime) -> TimeWi
         start, end = start or first, end or second
     end_at = instant_from_text(end, now) if end.strip() else now
     start_at = instant_from_text(start, now) if start.strip() else end_at - duration_from_text(range_ or "1h")
+    if end_at > now + MAX_CLOCK_SKEW:
+        raise ToolError(
+            f"the window ends at {iso_z(end_at)}, in the future (now is {iso_z(now)}); "
+            "no data exists yet, so end it at now or earlier (leave end empty for now)."
+        )
     if start_at >= end_at:
         raise ToolError(f"the window is empty: start {iso_z(start_at)} is not before end {iso_z(end_at)}.")
     if end_at - start_at > MAX_WINDOW:

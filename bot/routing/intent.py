@@ -17,6 +17,7 @@ import json_repair
 from bot.engine.llm import LLM
 from bot.engine.prompts import load_prompt
 from bot.engine.types import Intent, Route
+from bot.safety.inbound import has_request_text
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.75) -
 def _by_rules(text: str) -> _Rules:
     diagnose = [name for name, pattern in _DIAGNOSE_SIGNALS.items() if pattern.search(text)]
     lookup = bool(_QUESTION_FORM.search(text)) and bool(_MEASURE.search(text))
-    if not text.strip():
+    if not has_request_text(text):  # nothing but spaces, invisibles or punctuation: usage, never the model
         return _Rules("help", 0.95, "empty message", False)
     if _HELP.search(text) and not diagnose:
         return _Rules("help", 0.95, "asks what the bot can do", False)

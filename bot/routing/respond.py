@@ -31,6 +31,7 @@ from bot.engine.types import (
     trace_from_answer,
 )
 from bot.safety.grounding import mark_unverified
+from bot.safety.inbound import clean_inbound
 from bot.safety.redact import redact_trace
 from tools.base import Toolbox
 
@@ -88,6 +89,8 @@ class Router:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
         started = time.monotonic()
         intent = _DEFAULT_INTENT
+        # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
+        question = replace(question, text=clean_inbound(question.text))
         try:
             intent = self.classify(question.text)
             log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,

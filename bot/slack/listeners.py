@@ -22,6 +22,8 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.engine.types import Question, Trace
 from bot.safety.access import Admit, allow_all
+from bot.safety.inbound import has_request_text
+from bot.safety.outbound import anchor_quote
 from bot.slack import render
 from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
 from bot.slack.runner import Runner
@@ -131,17 +133,18 @@ class _Listeners:
     def on_diagnose(self, ack: Callable[..., None], command: dict[str, Any], respond: Callable[..., None],
                     context: Mapping[str, Any]) -> None:
         """/diagnose: ack at once, post an anchor in the channel, thread the work under it."""
-        text, user, channel = clean_text(command.get("text") or ""), command["user_id"], command["channel_id"]
-        if not text:
+        me = context.get("bot_user_id") or ""
+        text, user, channel = clean_text(command.get("text") or "", me), command["user_id"], command["channel_id"]
+        if not has_request_text(text):
             ack(help_text(context.get("bot_user_id") or ""))
             return
         if refusal := self.admit(user, channel):
             ack(f"⛔ {refusal}")
             return
-        ack(f"🔎 Diagnosing: {render.mrkdwn_escape(render.trim(text, 200))}")
-        try:
+        ack(f"🔎 Diagnosing: {anchor_quote(text)}")
+        try:  # the anchor quotes the request briefly: a long input is never echoed into the channel
             anchor = self.runner.client.chat_postMessage(
-                channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {render.mrkdwn_escape(text)}"
+                channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {anchor_quote(text)}"
             )
         except SlackApiError as exc:
             log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))

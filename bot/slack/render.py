@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.engine.types import Step, StopReason, Trace
-from bot.slack.events import neutralise_mentions
+from bot.safety.outbound import slack_markdown, slack_mrkdwn
 
 MAX_BLOCKS = 50
 MAX_MODAL_BLOCKS = 100
@@ -47,8 +47,8 @@ def trim(text: str, limit: int, marker: str = "… (trimmed)") -> str:
 
 
 def mrkdwn_escape(text: str) -> str:
-    """Untrusted text for mrkdwn fields: broadcasts neutralised, control characters escaped."""
-    return neutralise_mentions(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Untrusted text for mrkdwn fields, through the outbound boundary (bot.safety.outbound.slack_mrkdwn)."""
+    return slack_mrkdwn(text)
 
 
 def full_trace_hint(trace_id: str) -> str:
@@ -79,10 +79,10 @@ def step_to_task_chunk(step: Step) -> dict[str, Any]:
     return {
         "type": "task_update",
         "id": f"step-{step.index}",
-        "title": step_title(step),
+        "title": slack_mrkdwn(step_title(step), MAX_TASK_CHARS),
         "status": status,
-        "details": trim(neutralise_mentions(step.thought), MAX_TASK_CHARS, "…"),
-        "output": trim(neutralise_mentions(key_line(step.observation)) or step.status, MAX_TASK_CHARS, "…"),
+        "details": slack_mrkdwn(step.thought, MAX_TASK_CHARS),
+        "output": slack_mrkdwn(key_line(step.observation) or step.status, MAX_TASK_CHARS),
     }
 
 
@@ -100,13 +100,13 @@ def progress_blocks(question: str, steps: Sequence[Step], *, elapsed_s: float) -
 def trace_to_text(trace: Trace) -> str:
     """The top-level `text` fallback (notifications, screen readers): short, never empty."""
     head = "Answer" if trace.complete else f"Partial answer ({trace.stop_reason.value})"
-    return trim(f"{head}: {neutralise_mentions(trace.answer) or 'no answer'}", MAX_TEXT_CHARS - 100)
+    return trim(f"{head}: {slack_mrkdwn(trace.answer) or 'no answer'}", MAX_TEXT_CHARS - 100)
 
 
 def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     """The final message: answer, evidence, partial-stop reason, tokens/time, and the three controls."""
     blocks: list[dict[str, Any]] = [section(_headline(trace))]
-    answer = neutralise_mentions(trace.answer.strip()) or "_No answer was produced._"
+    answer = slack_markdown(trace.answer.strip()) or "_No answer was produced._"
     blocks.append({"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… (answer trimmed; {_hint(trace)})")})
     evidence = _evidence_lines(trace.steps)
     if evidence:

@@ -154,7 +154,7 @@ def build_deploy_source(settings: Settings) -> DeploySource:
 def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     """Every tool the model may call, in the order the catalogue lists them."""
     c = settings.logs
-    logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit)
+    logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit, redact=redact)
     deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
     return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool()]
 
