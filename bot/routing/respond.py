@@ -32,7 +32,7 @@ from bot.engine.types import (
 )
 from bot.safety.grounding import mark_unverified
 from bot.safety.inbound import clean_inbound
-from bot.safety.redact import redact_trace
+from bot.safety.redact import redact, redact_trace
 from tools.base import Toolbox
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,9 @@ class Router:
         started = time.monotonic()
         intent = _DEFAULT_INTENT
         # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
-        question = replace(question, text=clean_inbound(question.text))
+        # and nothing a user pasted (a key, a password) is sent to the model
+        question = replace(question, text=redact(clean_inbound(question.text)),
+                           history=tuple(redact(h) for h in question.history))
         try:
             intent = self.classify(question.text)
             log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,

@@ -17,6 +17,7 @@ MAX_INBOUND_CHARS = 4_000
 MAX_COMBINING_RUN = 3  # Vietnamese stacks two marks, Thai a vowel and a tone: three keeps every real script
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c")
 _SPACES = re.compile(r"[ \t]+")
+_SLACK_MENTION = re.compile(r"<[@!#][^>]*>")  # a mention alone (of anyone, even a broadcast) asks nothing
 
 
 def clean_inbound(text: str, *, bot_user_id: str = "", max_chars: int = MAX_INBOUND_CHARS) -> str:
@@ -63,4 +64,4 @@ def cap_chars(text: str, max_chars: int, marker: str = "…") -> str:
 
 def has_request_text(text: str) -> bool:
     """True when the text asks something: at least one letter or digit once mentions and invisibles are gone."""
-    return any(char.isalnum() for char in visible_text(text))
+    return any(char.isalnum() for char in _SLACK_MENTION.sub(" ", visible_text(text)))

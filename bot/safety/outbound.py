@@ -1,6 +1,6 @@
 """One boundary for outbound text: every untrusted string leaving for Slack or the API passes here last.
 
-Untrusted means anything a user, an alert, a backend or the model wrote (answers, questions, tool arguments,
+Secrets are redacted again here (bot.safety.redact), whatever redacted them before. Untrusted means anything a user, an alert, a backend or the model wrote (answers, questions, tool arguments,
 observations, notes). Whatever field it lands in (text, blocks, stream task titles and outputs, modals,
 anchors), it is made visible-only (see bot.safety.inbound), its Slack specials are neutralised and its length is
 capped:
@@ -8,7 +8,8 @@ capped:
   (a word joiner after the @), so opsbot can never ping anyone on a model's or a user's behalf;
 - links are shown as plain text with their real target (`label (https://…)`), so a label cannot hide where a
   link goes, in mrkdwn (`<url|label>`) and in standard markdown (`[label](url)`) alike;
-- in mrkdwn fields `&`, `<` and `>` are escaped as Slack asks, so no `<script>` or `<img>` survives as markup.
+- `&`, `<` and `>` are escaped as Slack asks (in markdown blocks too, where CommonMark reads the entities back),
+  so no `<script>` or `<img>` survives as markup.
 The API's JSON gets the same neutralising (its answers end up in other chat tools) and is strict JSON: no NaN or
 Infinity, no lone surrogate (`json_bytes`).
 """
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.safety.inbound import cap_chars, visible_text
+from bot.safety.redact import redact
 
 # A word joiner after "@" keeps the word readable while no client or API parses it as a mention.
 JOINER = "\u2060"
@@ -34,6 +36,7 @@ _USER = re.compile(r"<@([^>|]*)(?:\|@?([^>]*))?>")
 _CHANNEL = re.compile(r"<#([^>|]*)(?:\|([^>]*))?>")
 _LINK = re.compile(r"<([a-z][a-z0-9+.-]*:[^>|\s]*)(?:\|([^>]*))?>", re.IGNORECASE)
 _MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_DANGLING = re.compile(r"<([@!#]|[a-z][a-z0-9+.-]*:)", re.IGNORECASE)
 _PLAIN_MENTION = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
 
 
@@ -45,19 +48,20 @@ def neutralise_mentions(text: str) -> str:
     text = _USER.sub(lambda m: f"@{JOINER}{m.group(2) or m.group(1)}", text)
     text = _CHANNEL.sub(lambda m: f"#{m.group(2) or m.group(1)}", text)
     text = _LINK.sub(_plain_link, text)
+    text = _DANGLING.sub(lambda m: f"<{JOINER}{m.group(1)}", text)  # a token cut short by a length cap
     return _PLAIN_MENTION.sub(lambda m: f"@{JOINER}{m.group(1)}", text)
 
 
 def slack_mrkdwn(text: str, max_chars: int = MAX_OUTBOUND_CHARS) -> str:
     """Untrusted text for a mrkdwn or plain field (text, sections, context, task cards): inert, escaped, capped."""
-    text = neutralise_mentions(visible_text(str(text)))
-    return cap_chars(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"), max_chars)
+    return cap_chars(_escape(neutralise_mentions(redact(visible_text(str(text))))), max_chars)
 
 
 def slack_markdown(text: str, max_chars: int = MAX_OUTBOUND_CHARS) -> str:
-    """Untrusted text for a standard-markdown block: inert mentions, links as `label (url)`, capped."""
-    text = neutralise_mentions(visible_text(str(text)))
-    return cap_chars(_MARKDOWN_LINK.sub(_plain_markdown_link, text), max_chars)
+    """Untrusted text for a standard-markdown block: inert mentions, links as `label (url)`, escaped, capped."""
+    text = _MARKDOWN_LINK.sub(_plain_markdown_link, neutralise_mentions(redact(visible_text(str(text)))))
+    # CommonMark reads the entities back as the characters, so the answer reads the same and carries no HTML
+    return cap_chars(_escape(text), max_chars)
 
 
 def anchor_quote(text: str, max_chars: int = ANCHOR_QUOTE_CHARS) -> str:
@@ -68,7 +72,7 @@ def anchor_quote(text: str, max_chars: int = ANCHOR_QUOTE_CHARS) -> str:
 def api_value(value: Any) -> Any:
     """A JSON-ready value for API consumers: strings visible-only with inert mentions, non-finite numbers null."""
     if isinstance(value, str):
-        return neutralise_mentions(visible_text(value)) if value else value
+        return neutralise_mentions(redact(visible_text(value))) if value else value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
@@ -81,6 +85,10 @@ def api_value(value: Any) -> Any:
 def json_bytes(body: Any) -> bytes:
     """Strict JSON (no NaN/Infinity, valid UTF-8) of an API body, after `api_value`."""
     return json.dumps(api_value(body), ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _plain_link(match: re.Match[str]) -> str:
