@@ -78,7 +78,8 @@ def tool_call_from_question(question: str) -> dict[str, Any]:
 
 
 def compromised_reply(body: dict[str, Any]) -> dict[str, Any]:
-    """Route everything to a diagnosis; call the tool the question describes; answer by echoing the question."""
+    """Route everything to a diagnosis; call the tool the question describes; answer by echoing the question and
+    the tool's observation."""
     messages = list(body.get("messages") or [])
     system = str(messages[0].get("content") or "") if messages else ""
     if "You route messages" in system:
@@ -86,7 +87,8 @@ def compromised_reply(body: dict[str, Any]) -> dict[str, Any]:
     question = question_of(messages)
     if body.get("tools") and not any(m.get("role") == "tool" for m in messages):
         return {"content": "Building the call from the question.", "tool_calls": [tool_call_from_question(question)]}
-    return {"content": f"Final Answer: You asked: {question} {EVIL_EXTRAS}"}
+    seen = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "tool"), "")
+    return {"content": f"Final Answer: You asked: {question} I saw: {seen[:3_000]} {EVIL_EXTRAS}"}
 
 
 @dataclass
