@@ -1,9 +1,9 @@
 """One boundary for outbound text: every untrusted string leaving for Slack or the API passes here last.
 
-Secrets are redacted again here (bot.safety.redact), whatever redacted them before. Untrusted means anything a user, an alert, a backend or the model wrote (answers, questions, tool arguments,
+Untrusted means anything a user, an alert, a backend or the model wrote (answers, questions, tool arguments,
 observations, notes). Whatever field it lands in (text, blocks, stream task titles and outputs, modals,
-anchors), it is made visible-only (see bot.safety.inbound), its Slack specials are neutralised and its length is
-capped:
+anchors), it is made visible-only (see bot.safety.inbound), its secrets are redacted again (bot.safety.redact,
+whatever redacted them before), its Slack specials are neutralised and its length is capped:
 - broadcasts (`<!channel>`, `@here`), user-group and user mentions (`<!subteam^…>`, `<@U…>`) become inert text
   (a word joiner after the @), so opsbot can never ping anyone on a model's or a user's behalf;
 - links are shown as plain text with their real target (`label (https://…)`), so a label cannot hide where a

@@ -4,8 +4,9 @@ Each shape is planted as the top error signature of a service (with digits aroun
 would cut a key that was not redacted first), in a copy of the default sandbox's logs. Then:
 - the playbook (no model) diagnoses the incident: its verdict quotes the top clusters; the trace is rendered for
   every surface (Slack text, blocks, task cards, the trace modal; the API's JSON; the CLI summary) and stored;
-- a compromised model asks query_logs for every service's errors and echoes the observation, through @mention,
-  /diagnose, DM, the API, the Alertmanager webhook and the CLI, served as `opsbot serve` serves them.
+- a compromised model asks query_logs for every service's errors and echoes the observation, through three of
+  @mention, /diagnose, DM, the API, the Alertmanager webhook and the CLI per run (alternating, so every entry
+  point sees half the shapes), served as `opsbot serve` serves them.
 The secret part of each shape is searched in all of it, and in everything the model was sent.
 """
 
@@ -40,9 +41,14 @@ from tools.base import Toolbox, call_tool
 from tools.logs import LogTools, SqliteLogs
 
 SERVICES = ("order", "orders-db")  # the incident's service and its database: the playbook quotes both
-CUT_KEY = re.compile(r"(?:ghp_|github_pat_|sk-|sk_live_|AKIA|xox[bp]-|glpat-|npm_|SG\.|AIza|SK|key-|eyJ)[\w.-]*(?:<n>|&lt;n&gt;)")
-ECHOED = re.compile(r"checkout (?:<n>|&lt;n&gt;) failed")
+CUT_KEY = re.compile(
+    r"(?:ghp_|github_pat_|sk-|sk_live_|AKIA|xox[bp]-|glpat-|npm_|SG\.|AIza|SK|key-|eyJ)[\w.-]*(?:<n>|&lt;n&gt;)"
+)
 CHUNKS = [sorted(SECRETS)[i : i + 4] for i in range(0, len(SECRETS), 4)]  # 4 shapes a run: each one a top cluster
+# Each chunk goes through three served entry points (alternating halves, to keep the suite fast); every chunk
+# also goes through every surface's rendering in the playbook test above.
+ENTRIES_BY_CHUNK = [list(ENTRY_POINTS)[i % 2 :: 2] for i in range(len(CHUNKS))]
+ECHOED = re.compile(r"checkout (?:<n>|&lt;n&gt;) failed")
 
 
 @dataclass(frozen=True)
@@ -63,10 +69,11 @@ def planted_docs(box: Any, kinds: list[str]) -> Iterator[str]:
             yield json.dumps({
                 "@timestamp": (box.incident_at + timedelta(seconds=30 + 2 * n)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "service": SERVICES[rank % 2], "level": "ERROR", "logger": "com.shop.checkout.Payments",
-                "host": f"{SERVICES[rank % 2]}-7f9c-{rank}", "trace_id": f"{rank + 1:02d}{'ab12' * 7}{n % 10:02d}",
+                "host": f"{SERVICES[rank % 2]}-7f9c-{rank}",
+                "trace_id": f"{rank + 1:02d}{'ab12' * 7}{n % 10:02d}",
                 # the digits around the secret are what a template replaces with <n>
                 "message": f"checkout 4821 failed: {line} (attempt {n % 7})",
-                "stack_trace": f"java.lang.IllegalStateException: {line}\n\tat com.shop.Pay.charge(Pay.java:{40 + n % 3})",
+                "stack_trace": f"java.lang.IllegalStateException: {line}\n\tat com.shop.Pay.charge(Pay.java:4{n % 3})",
             })  # fmt: skip
 
 
@@ -135,8 +142,8 @@ def test_planted_secrets_reach_no_surface_through_a_compromised_model(
     ask = f"tool=query_logs service=* level=ERROR start={_iso(sandbox, -10)} end={_iso(sandbox, 40)}"
     case = Hostile("planted", "+".join(kinds), ask, secrets=tuple(SECRETS[k][0] for k in kinds))
     try:
-        for entry, send in ENTRY_POINTS.items():
-            outcome = send(stack, ask)
+        for entry in ENTRIES_BY_CHUNK[CHUNKS.index(kinds)]:
+            outcome = ENTRY_POINTS[entry](stack, ask)
             echoed = "\n".join(outcome.outbound + outcome.api)
             assert ECHOED.search(echoed), entry  # the model echoed the clusters it was shown
             assert violations(stack, case, entry, outcome) == [], entry
