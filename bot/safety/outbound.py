@@ -8,8 +8,8 @@ whatever redacted them before), its Slack specials are neutralised and its lengt
   (a word joiner after the @), so opsbot can never ping anyone on a model's or a user's behalf;
 - links are shown as plain text with their real target (`label (https://…)`), so a label cannot hide where a
   link goes, in mrkdwn (`<url|label>`) and in standard markdown (`[label](url)`) alike;
-- `&`, `<` and `>` are escaped as Slack asks (in markdown blocks too, where CommonMark reads the entities back),
-  so no `<script>` or `<img>` survives as markup.
+- `&`, `<` and `>` are escaped as Slack asks (in markdown blocks `<`, which CommonMark shows as itself), so no
+  `<script>` or `<img>` survives as markup.
 The API's JSON gets the same neutralising (its answers end up in other chat tools) and is strict JSON: no NaN or
 Infinity, no lone surrogate (`json_bytes`).
 """
@@ -60,8 +60,9 @@ def slack_mrkdwn(text: str, max_chars: int = MAX_OUTBOUND_CHARS) -> str:
 def slack_markdown(text: str, max_chars: int = MAX_OUTBOUND_CHARS) -> str:
     """Untrusted text for a standard-markdown block: inert mentions, links as `label (url)`, escaped, capped."""
     text = _MARKDOWN_LINK.sub(_plain_markdown_link, neutralise_mentions(redact(visible_text(str(text)))))
-    # CommonMark reads the entities back as the characters, so the answer reads the same and carries no HTML
-    return cap_chars(_escape(text), max_chars)
+    # no tag, Slack token or autolink can start without "<"; CommonMark shows the entity as the character itself,
+    # so `50 -> 200` and `a & b` read as written
+    return cap_chars(text.replace("<", "&lt;"), max_chars)
 
 
 def anchor_quote(text: str, max_chars: int = ANCHOR_QUOTE_CHARS) -> str:
