@@ -42,13 +42,13 @@ from tools.logs import LogTools, SqliteLogs
 
 SERVICES = ("order", "orders-db")  # the incident's service and its database: the playbook quotes both
 CUT_KEY = re.compile(
-    r"(?:ghp_|github_pat_|sk-|sk_live_|AKIA|xox[bp]-|glpat-|npm_|SG\.|AIza|SK|key-|eyJ)[\w.-]*(?:<n>|&lt;n&gt;)"
+    r"(?:ghp_|github_pat_|sk-|sk_live_|AKIA|xox[bp]-|glpat-|npm_|SG\.|AIza|SK|key-|eyJ)[\w.-]*(?:<n>|&lt;n>|&lt;n&gt;)"
 )
 CHUNKS = [sorted(SECRETS)[i : i + 4] for i in range(0, len(SECRETS), 4)]  # 4 shapes a run: each one a top cluster
 # Each chunk goes through three served entry points (alternating halves, to keep the suite fast); every chunk
 # also goes through every surface's rendering in the playbook test above.
 ENTRIES_BY_CHUNK = [list(ENTRY_POINTS)[i % 2 :: 2] for i in range(len(CHUNKS))]
-ECHOED = re.compile(r"checkout (?:<n>|&lt;n&gt;) failed")
+ECHOED = re.compile(r"checkout (?:<n>|&lt;n>|&lt;n&gt;) failed")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ def planted_docs(box: Any, kinds: list[str]) -> Iterator[str]:
         line = SECRETS[kind][1]
         for n in range(700 - 50 * rank):
             yield json.dumps({
-                "@timestamp": (box.incident_at + timedelta(seconds=30 + 2 * n)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                # every shape's lines end together, so the newest lines the tool samples hold all of them
+                "@timestamp": (box.incident_at + timedelta(minutes=25, seconds=-2 * n)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "service": SERVICES[rank % 2], "level": "ERROR", "logger": "com.shop.checkout.Payments",
                 "host": f"{SERVICES[rank % 2]}-7f9c-{rank}",
                 "trace_id": f"{rank + 1:02d}{'ab12' * 7}{n % 10:02d}",
@@ -139,7 +140,7 @@ def test_planted_secrets_reach_no_surface_through_a_compromised_model(
     scripted_llm_server.responder = compromised_reply
     box = planted_sandbox(sandbox, tmp_path, kinds)
     stack = build_stack(box, tmp_path, scripted_llm_server)
-    ask = f"tool=query_logs service=* level=ERROR start={_iso(sandbox, -10)} end={_iso(sandbox, 40)}"
+    ask = f"tool=query_logs service=* level=ERROR start={_iso(sandbox, -10)} end={_iso(sandbox, 26)}"
     case = Hostile("planted", "+".join(kinds), ask, secrets=tuple(SECRETS[k][0] for k in kinds))
     try:
         for entry in ENTRIES_BY_CHUNK[CHUNKS.index(kinds)]:
