@@ -26,6 +26,7 @@ from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
 from bot.telemetry import Telemetry
 from bot.wiring.elastic import es_client
+from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.deployindex import DeployFields, ElasticsearchDeploys
@@ -121,10 +122,12 @@ def build_metrics_tools(settings: Settings) -> MetricsTools:
 
 
 def build_log_source(settings: Settings) -> LogSource:
-    """SQLite FTS5 (default) or Elasticsearch, as settings.logs.backend says."""
+    """SQLite FTS5 (default), Elasticsearch or Loki, as settings.logs.backend says."""
     c = settings.logs
     if c.backend == "sqlite":
         return SqliteLogs(c.sqlite_path)
+    if c.backend == "loki":
+        return build_loki_logs(settings)
     fields = LogFields(
         timestamp=c.timestamp_field,
         service=c.service_field,
@@ -139,10 +142,12 @@ def build_log_source(settings: Settings) -> LogSource:
 
 
 def build_deploy_source(settings: Settings) -> DeploySource:
-    """A GitOps repository (default) or an Elasticsearch deploy-events index."""
+    """A GitOps repository (default), an Elasticsearch deploy-events index, or Kubernetes rollout history."""
     d = settings.deploys
     if d.backend == "git":
         return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
+    if d.backend == "kubernetes":
+        return build_kubernetes_deploys(settings)
     fields = DeployFields(
         timestamp=d.timestamp_field, service=d.service_field, version=d.version_field,
         previous_version=d.previous_version_field, author=d.author_field, commit=d.commit_field,
@@ -156,7 +161,8 @@ def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     c = settings.logs
     logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit, redact=redact)
     deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
-    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool()]
+    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool(),
+            *optional_tool_specs(settings)]
 
 
 def build_toolbox(settings: Settings) -> Toolbox:
