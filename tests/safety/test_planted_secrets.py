@@ -28,7 +28,8 @@ from bot.cli.terminal import trace_summary
 from bot.engine.types import Question, Trace, trace_to_dict
 from bot.safety.outbound import json_bytes
 from bot.safety.redact import redact
-from bot.slack.render import step_to_task_chunk, trace_to_blocks, trace_to_modal, trace_to_text
+from bot.slack.answer import trace_to_blocks, trace_to_text
+from bot.slack.render import step_to_task_chunk, trace_to_modal
 from bot.store.sqlite import SqliteTraceStore
 from tests.eval.harness import sandbox_settings
 from tests.fakes.llm import ScriptedLLM
