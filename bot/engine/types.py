@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -168,10 +169,21 @@ def internal_error_trace(question: Question, exc: BaseException, *, intent: Inte
 
 def trace_to_dict(trace: Trace) -> dict[str, Any]:
     """JSON-ready form: the trace's fields, the stop reason as its value, and totals.tokens added."""
-    data = asdict(trace)
+    data = _finite(asdict(trace))
     data["stop_reason"] = trace.stop_reason.value
     data["totals"]["tokens"] = trace.totals.tokens
     return data
+
+
+def _finite(value: Any) -> Any:
+    """NaN and ±Infinity (a model may send `1e999` as an argument) become None: the dict stays strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def trace_from_dict(data: Mapping[str, Any]) -> Trace:

@@ -22,6 +22,7 @@ from bot.http.alerts import AlertDedupe, AlertGroup, dedupe_key, question_from_a
 from bot.http.dispatch import Dispatch, JobFailed, QueueFull
 from bot.http.wsgi import StartResponse, WSGIApp, json_response
 from bot.safety.access import RATE_LIMITED, Admit
+from bot.safety.inbound import clean_inbound, has_request_text
 from bot.store.base import TraceStore, is_partial
 from bot.telemetry import Telemetry
 
@@ -112,16 +113,18 @@ class Api:
             raise BadRequest(401, "missing or wrong bearer token")
 
     def _diagnose(self, body: dict[str, Any]) -> Reply:
-        text = body.get("question")
-        if not isinstance(text, str) or not text.strip():
-            raise BadRequest(400, "body must have a non-empty string 'question'")
-        if len(text) > MAX_QUESTION_CHARS:
-            raise BadRequest(400, f"question is {len(text):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
-        channel, user = str(body.get("channel") or ""), f"api:{body.get('user') or 'token'}"
+        raw = body.get("question")
+        if isinstance(raw, str) and len(raw) > MAX_QUESTION_CHARS:
+            raise BadRequest(400, f"question is {len(raw):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+        text = clean_inbound(raw, max_chars=MAX_QUESTION_CHARS) if isinstance(raw, str) else ""
+        if not has_request_text(text):
+            raise BadRequest(400, "body must have a non-empty string 'question' (what to diagnose, in words)")
+        channel = clean_inbound(str(body.get("channel") or ""), max_chars=80)
+        user = f"api:{clean_inbound(str(body.get('user') or ''), max_chars=80) or 'token'}"
         refusal = self._admit(user, channel)
         if refusal:
             raise BadRequest(429 if refusal.startswith(RATE_LIMITED) else 403, refusal)
-        question = Question(text.strip(), user=user, channel=channel, source="api")
+        question = Question(text, user=user, channel=channel, source="api")
         trace_id = self._submit(question)
         if body.get("async"):
             return 202, {"trace_id": trace_id, "status": "queued", "href": f"/api/traces/{trace_id}"}
@@ -214,6 +217,8 @@ def _read_json(environ: dict[str, Any]) -> dict[str, Any]:
         body = json.loads(environ["wsgi.input"].read(length) or b"null")
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(400, f"body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # thousands of nested brackets: a hostile body, not a server error
+        raise BadRequest(400, "body is nested too deeply") from exc
     if not isinstance(body, dict):
         raise BadRequest(400, "body must be a JSON object")
     return body

@@ -20,6 +20,7 @@ from bot.engine.prompts import load_prompt
 from bot.engine.types import Intent, Route
 from bot.routing.features import plain_from_slack
 from bot.routing.model import IntentModel, Scores, shipped_model
+from bot.safety.inbound import has_request_text, visible_text
 
 if TYPE_CHECKING:  # the adapter imports openai (seconds on a cold start); the gate only calls what it is given
     from bot.engine.llm import LLM
@@ -66,9 +67,9 @@ def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
 
 def _by_rules(plain: str) -> Intent | None:
     """Only what needs no classifier: an empty message gets the help, a wordless one (emoji, "?") a reply."""
-    if not plain.strip():
+    if not visible_text(plain).strip():  # nothing but spaces or invisible characters: usage, never the model
         return Intent("help", 1.0, "rules", "empty message")
-    if _WORDLESS.match(plain):
+    if _WORDLESS.match(plain) or not has_request_text(plain):
         route: Route = "help" if _QUESTION_MARK.search(plain) else "chitchat"
         return Intent(route, 1.0, "rules", "no words (emoji or punctuation only)")
     return None

@@ -32,7 +32,8 @@ from bot.engine.types import (
     trace_from_answer,
 )
 from bot.safety.grounding import mark_unverified
-from bot.safety.redact import redact_trace
+from bot.safety.inbound import clean_inbound
+from bot.safety.redact import redact, redact_trace
 from tools.base import Toolbox
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,10 @@ class Router:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
         started = time.monotonic()
         intent = question.intent or _DEFAULT_INTENT
+        # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
+        # and nothing a user pasted (a key, a password) is sent to the model
+        question = replace(question, text=redact(clean_inbound(question.text)),
+                           history=tuple(redact(h) for h in question.history))
         try:
             intent = question.intent or self.classify(question.text)
             log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,

@@ -15,11 +15,11 @@ from dataclasses import replace
 from slack_sdk import WebClient
 
 from bot.engine.types import Question, Responder, Trace, internal_error_trace
+from bot.safety.outbound import anchor_quote
 from bot.slack.budget import CallBudget
 from bot.slack.events import thread_context_from_replies
 from bot.slack.marks import conclude
 from bot.slack.progress import ThreadProgress
-from bot.slack.render import mrkdwn_escape, trim
 from bot.slack.state import Job, ThreadMemory
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class Replier:
 
     def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
         """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""
-        anchor = self._client.chat_postMessage(channel=channel, text=f"🚨 {mrkdwn_escape(trim(question.text, 2_000))}")
+        anchor = self._client.chat_postMessage(channel=channel, text=f"🚨 {anchor_quote(question.text, 300)}")
         thread_ts = str(anchor["ts"])
         job = Job(replace(question, channel=channel, thread_ts=thread_ts), channel, thread_ts)
         self._remember_recent(trace)  # the caller (the API's dispatcher) has stored it already

@@ -169,7 +169,7 @@ def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     c = settings.logs
     log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
         build_metrics_tools(settings)
-    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact)
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings))
     return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
