@@ -186,6 +186,9 @@ class ServerSettings(BaseModel):
     api_workers: int = 2  # diagnoses from the HTTP API and Alertmanager run on their own pool
     api_queue_size: int = 16  # waiting runs beyond this get 503
     alert_dedupe_ttl_s: int = 21_600  # a re-sent alert group within this window starts no new run
+    sync_wait_s: float = 30.0  # a synchronous /api/diagnose waits this long, then answers 202 with the trace URL
+    api_threads: int = 4  # HTTP threads for /api/ and /metrics; Slack events and health checks keep the rest
+    shutdown_drain_s: float = 20.0  # on SIGTERM, running diagnoses get this long to finish
 
 
 class AccessSettings(BaseModel):
@@ -197,13 +200,27 @@ class AccessSettings(BaseModel):
 
 class StoreSettings(BaseModel):
     backend: Literal["sqlite", "elasticsearch"] = "sqlite"
+    retention_days: int = 30  # traces older than this are deleted at start and daily; 0 keeps them forever
     sqlite_path: Path = DEFAULT_STATE_DIR / "traces.db"
     index: str = "opsbot-traces"
 
 
+class RedisSettings(BaseModel):
+    """Shared state for several replicas: dedupe, thread memory, rate limits, the durable job stream.
+
+    Empty url keeps everything in process memory (one replica).
+    """
+
+    url: SecretStr = SecretStr("")  # redis://host:6379/0; may carry a password
+    prefix: str = "opsbot"  # every key starts with this, so replicas of two deployments can share one Redis
+    claim_idle_s: float = 30.0  # a running job whose worker has not renewed it for this long is claimed again
+    max_attempts: int = 2  # deliveries of one job; past that it is finished as "interrupted: re-run?"
+
+
 class IntentSettings(BaseModel):
-    use_model: bool = True  # ask the cheap model when the rules are unsure
-    unsure_below: float = 0.75
+    use_model: bool = True  # ask the cheap model when the learned classifier is unsure
+    unsure_below: float = 0.6  # classifier probability below which it is unsure (chosen by cross-validation)
+    model_path: Path | None = None  # a retrained classifier artifact; None = the one shipped in the package
 
 
 class SandboxSettings(BaseModel):
@@ -291,6 +308,7 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
     intent: IntentSettings = Field(default_factory=IntentSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     # toolsets beyond metrics, logs and deploys (see TOOLSETS below)

@@ -12,6 +12,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 ensure_apt() {
   local missing=()
   command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
+  command -v redis-server >/dev/null || missing+=(redis-server)
   command -v git >/dev/null || missing+=(git)
   python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
   [ ${#missing[@]} -eq 0 ] && return

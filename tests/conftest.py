@@ -4,4 +4,6 @@ pytest_plugins = [
     "tests.fakes.llm",
     "tests.fakes.slack",
     "tests.fakes.backends",
+    "tests.fakes.redis",
+    "tests.fakes.replicas",
 ]

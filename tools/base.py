@@ -10,9 +10,10 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import threading
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,8 +24,6 @@ log = logging.getLogger(__name__)
 
 ToolStatus = Literal["ok", "error", "no_data", "refused"]
 
-# Tool calls run here so a hung backend costs the loop at most its timeout, never the whole run.
-_EXECUTOR = ThreadPoolExecutor(max_workers=16, thread_name_prefix="tool")
 
 
 class ToolError(Exception):
@@ -115,6 +114,26 @@ class Toolbox:
         return len(self._specs)
 
 
+def _run_bounded(func: Callable[..., ToolResult | str], kwargs: dict[str, Any], timeout_s: float | None
+                 ) -> ToolResult | str:  # fmt: skip
+    """Run one tool call in a daemon thread of its own, so a hung backend costs the loop at most its timeout.
+
+    Not a module-level ThreadPoolExecutor: at interpreter exit concurrent.futures refuses new work ("cannot
+    schedule new futures after shutdown") while diagnoses are still draining, and its workers are joined at
+    exit, so a hung call would hold the process. A thread start costs far less than any backend call.
+    """
+    future: Future[ToolResult | str] = Future()
+
+    def target() -> None:
+        try:
+            future.set_result(func(**kwargs))
+        except BaseException as exc:  # handed to the caller, which turns it into a ToolResult
+            future.set_exception(exc)
+
+    threading.Thread(target=target, name="tool-call", daemon=True).start()
+    return future.result(timeout=timeout_s)
+
+
 def validation_message(name: str, exc: ValidationError) -> str:
     """Turn pydantic's errors into one observation the model can act on."""
     problems = []
@@ -156,9 +175,8 @@ def _call_unredacted(
     except ValidationError as exc:
         return ToolResult("error", validation_message(name, exc))
     kwargs = {k: getattr(parsed, k) for k in type(parsed).model_fields}
-    future = _EXECUTOR.submit(spec.func, **kwargs)
     try:
-        out = future.result(timeout=timeout_s)
+        out = _run_bounded(spec.func, kwargs, timeout_s)
     except FutureTimeout:
         return ToolResult("error", f"{name} timed out after {timeout_s:g} s; try a narrower range or fewer lines.")
     except ToolError as exc:

@@ -6,6 +6,7 @@ The sources live in tools/logstore.py (SQLite FTS5, the embedded default) and to
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import re
@@ -62,8 +63,10 @@ class LogTools:
         max_limit: int = 1_000,
         services_ttl_s: float = 60.0,
         clock: Clock = utc_now,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
-        self.source = source
+        # Secrets go BEFORE signatures are built: a template's <n> would break a key's shape for any later redactor.
+        self.source: LogSource = RedactedLogs(source, redact) if redact is not None else source
         self.default_limit = default_limit
         self.max_limit = max_limit
         self.clock = clock
@@ -145,6 +148,34 @@ that appear after it and not before it
 Returns, in order: counts by level; the top error signatures clustered (count, first/last seen, one example \
 with a trimmed stack trace); the top WARN signatures; with onset, the new signatures; the newest matching \
 lines up to limit, saying how many of how many matched."""
+
+
+def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:
+    """The search result with every text field of every entry redacted (message, stack, logger, host)."""
+
+    def clean(entry: LogEntry) -> LogEntry:
+        return dataclasses.replace(entry, message=redact(entry.message), stack_trace=redact(entry.stack_trace),
+                                   logger=redact(entry.logger), host=redact(entry.host))
+
+    return dataclasses.replace(result, entries=tuple(clean(e) for e in result.entries),
+                               cluster_entries=tuple(clean(e) for e in result.cluster_entries))
+
+
+class RedactedLogs:
+    """A LogSource whose entries come back redacted, so every signature (ERROR, WARN, new since an onset) is built
+    from redacted text."""
+
+    def __init__(self, source: LogSource, redact: Callable[[str], str]) -> None:
+        self._source, self._redact = source, redact
+
+    def search(self, query: LogQuery) -> LogResult:
+        return redacted_result(self._source.search(query), self._redact)
+
+    def services(self) -> list[str]:
+        return self._source.services()
+
+    def describe(self) -> str:
+        return self._source.describe()
 
 
 def render_logs(query: LogQuery, result: LogResult, extra: Sequence[str] = ()) -> str:

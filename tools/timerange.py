@@ -18,6 +18,8 @@ Clock = Callable[[], datetime]
 _DURATION = re.compile(r"^\s*(\d{1,5})\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 MAX_WINDOW = timedelta(days=90)
+MAX_CLOCK_SKEW = timedelta(minutes=5)  # a window may end this far past our now (the backend's clock may run ahead)
+MAX_FUTURE_CLAMP = timedelta(days=1)  # an end later than now (but within this) is cut to now; later ones are refused
 RANGE_HELP = 'use "30m", "1h", "6h", "24h", "7d" or an ISO interval like "2026-11-28T14:00Z/2026-11-28T16:00Z"'
 
 
@@ -90,13 +92,21 @@ def window_from_args(range_: str, start: str, end: str, now: datetime) -> TimeWi
     """The window a tool call asks for.
 
     `range` may be a duration ending at `end` (or now), or an ISO interval `start/end`. An explicit
-    `start` wins over the duration; `end` defaults to now.
+    `start` wins over the duration; `end` defaults to now. An end in the future is cut to now when it is less
+    than a day ahead (a window centred on a recent incident), and refused beyond that.
     """
     if "/" in range_:
         first, _, second = range_.partition("/")
         start, end = start or first, end or second
     end_at = instant_from_text(end, now) if end.strip() else now
     start_at = instant_from_text(start, now) if start.strip() else end_at - duration_from_text(range_ or "1h")
+    if end_at > now + MAX_FUTURE_CLAMP:
+        raise ToolError(
+            f"the window ends at {iso_z(end_at)}, in the future (now is {iso_z(now)}); "
+            "no data exists yet, so end it at now or earlier (leave end empty for now)."
+        )
+    if end_at > now + MAX_CLOCK_SKEW:  # a window centred on a recent incident: no backend sees the future part
+        end_at = now
     if start_at >= end_at:
         raise ToolError(f"the window is empty: start {iso_z(start_at)} is not before end {iso_z(end_at)}.")
     if end_at - start_at > MAX_WINDOW:

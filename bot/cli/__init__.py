@@ -1,7 +1,7 @@
 """`opsbot` command line. Thin: every command asks bot.wiring for ready objects and prints results.
 
 One module per concern: diagnosis (diagnose, demo), inspection (parse, classify), evaluation (eval), service
-(serve), and the `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The commands
+(serve), and the `intent`, `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The commands
 import bot.wiring (and with it openai, elasticsearch, slack_bolt) when they run, so `opsbot --help` stays quick.
 """
 
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import diagnosis, evaluation, inspection, sandbox, service, toolsets, traces
+from bot.cli import diagnosis, evaluation, inspection, intent, sandbox, service, toolsets, traces
 
 # Plain click-style help: typer's Rich panels (rich_markup_mode="rich", the default when Rich is installed) tag
 # every row with its type, `--help <bool>` included. Up to 120 columns wide, so wide terminals show whole summaries.
@@ -28,8 +28,15 @@ app = typer.Typer(
 @app.callback()
 def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG logging")] = False) -> None:
     from bot import wiring
+    from bot.wiring.doctor import settings_problems
 
-    level = logging.DEBUG if verbose else getattr(logging, wiring.load_settings().log_level.upper(), logging.INFO)
+    try:
+        settings = wiring.load_settings()
+    except (ValueError, OSError) as exc:  # pydantic's errors, a missing config file: one line each, no traceback
+        for line in settings_problems(exc):
+            typer.echo(f"opsbot: bad setting {line}", err=True)
+        raise typer.Exit(2) from exc
+    level = logging.DEBUG if verbose else getattr(logging, settings.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     wiring.install_log_redaction()  # no secret from a backend's error text reaches the logs
 
@@ -41,8 +48,10 @@ app.command("demo")(diagnosis.demo_command)
 app.command("eval")(evaluation.eval_command)
 app.command("classify")(inspection.classify_command)
 app.command("serve")(service.serve_command)
+app.command("doctor")(service.doctor_command)
 app.command("toolsets")(toolsets.toolsets_command)
 app.command("mcp")(toolsets.mcp_command)
+app.add_typer(intent.app, name="intent")
 app.add_typer(traces.app, name="traces")
 app.add_typer(sandbox.app, name="sandbox")
 

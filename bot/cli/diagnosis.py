@@ -12,6 +12,7 @@ import typer
 from bot.cli.terminal import mode_line, step_printer, trace_summary
 from bot.config import Settings
 from bot.engine.types import Question, Trace, trace_to_dict
+from bot.safety.inbound import clean_inbound, visible_text
 from bot.sandbox.backends import BackendError
 from bot.sandbox.scenario import ScenarioError, load_scenario
 
@@ -31,7 +32,7 @@ def diagnose_command(
     typer.echo(mode_line(settings), err=True)
     on_step = None if as_json else step_printer(sys.stdout)
     try:  # the CLI is a surface: it catches once and always answers
-        trace = wiring.build_responder(settings)(Question(question, source="cli"), on_step)
+        trace = wiring.build_responder(settings)(Question(clean_inbound(question), source="cli"), on_step)
     except Exception as exc:
         log.exception("diagnose failed")
         typer.echo(f"opsbot could not run the diagnosis: {type(exc).__name__}: {exc}", err=True)
@@ -40,7 +41,9 @@ def diagnose_command(
         wiring.build_store(settings).save(trace)
     except Exception as exc:
         log.warning("trace %s not stored: %s", trace.trace_id, exc)
-    typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2) if as_json else trace_summary(trace))
+    # no control character of the model's or a log line's reaches the terminal (ESC sequences could rewrite it)
+    typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2, allow_nan=False) if as_json
+               else visible_text(trace_summary(trace)))
 
 
 def demo_command(

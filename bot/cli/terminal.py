@@ -11,6 +11,8 @@ from typing import TextIO
 
 from bot.config import Settings
 from bot.engine.types import Step, Trace
+from bot.safety.inbound import visible_text
+from bot.safety.redact import redact
 
 OBSERVATION_LINES = 8
 
@@ -34,7 +36,8 @@ def step_printer(out: TextIO) -> Callable[[Step], None]:
     """An on_step observer that prints each step as soon as it is taken."""
 
     def show(step: Step) -> None:
-        out.write(step_to_text(step) + "\n\n")
+        # printed before the trace is redacted: redact here, and no control character may reach the terminal
+        out.write(redact(visible_text(step_to_text(step))) + "\n\n")
         out.flush()
 
     return show

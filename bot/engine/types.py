@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -10,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 StepStatus = Literal["ok", "error", "no_data", "format_error", "refused"]
-Route = Literal["diagnose", "lookup", "chitchat", "help"]
+Route = Literal["diagnose", "lookup", "chitchat", "help", "act"]
 Protocol = Literal["text", "native", "playbook", "single"]
 
 
@@ -24,6 +25,7 @@ class StopReason(StrEnum):
     REPEATED_ACTION = "repeated_action"
     FORMAT_ERRORS = "format_errors"
     LLM_UNAVAILABLE = "llm_unavailable"
+    INTERRUPTED = "interrupted"  # the process running it stopped (restart, crash); the steps kept are partial
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,13 @@ class Totals:
 class Intent:
     route: Route
     confidence: float
-    tier: Literal["rules", "model", "default"]
+    tier: Literal["rules", "classifier", "model", "default"]
     reason: str
+
+    @property
+    def unsure(self) -> bool:
+        """Neither the classifier nor the cheap model was sure: a surface may ask the user before investigating."""
+        return self.tier == "default"
 
 
 @dataclass(frozen=True)
@@ -162,10 +169,21 @@ def internal_error_trace(question: Question, exc: BaseException, *, intent: Inte
 
 def trace_to_dict(trace: Trace) -> dict[str, Any]:
     """JSON-ready form: the trace's fields, the stop reason as its value, and totals.tokens added."""
-    data = asdict(trace)
+    data = _finite(asdict(trace))
     data["stop_reason"] = trace.stop_reason.value
     data["totals"]["tokens"] = trace.totals.tokens
     return data
+
+
+def _finite(value: Any) -> Any:
+    """NaN and ±Infinity (a model may send `1e999` as an argument) become None: the dict stays strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def trace_from_dict(data: Mapping[str, Any]) -> Trace:

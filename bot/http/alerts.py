@@ -15,7 +15,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.safety.inbound import clean_inbound
+
 MAX_ALERTS_IN_QUESTION = 5
+MAX_QUESTION_CHARS = 4_000
 
 
 class Alert(BaseModel):
@@ -66,20 +69,25 @@ def question_from_alerts(group: AlertGroup, service_label: str = "service") -> s
     firing = group.firing
     first = firing[0] if firing else Alert()
     labels = {**group.commonLabels, **first.labels}
-    name = labels.get("alertname", "an alert")
-    service = labels.get(service_label, "")
+    name = _untrusted(labels.get("alertname", ""), 120) or "an alert"
+    service = _untrusted(labels.get(service_label, ""), 120)
     head = f"Alertmanager: {name} is firing" + (f" for service {service}" if service else "")
-    starts = sorted(a.startsAt for a in firing if a.startsAt)
+    starts = sorted(_untrusted(a.startsAt, 40) for a in firing if a.startsAt)
     lines = [head + (f" since {starts[0]}." if starts else ".")]
     for alert in firing[:MAX_ALERTS_IN_QUESTION]:
         notes = {**group.commonAnnotations, **alert.annotations}
-        text = " ".join(t for t in (notes.get("summary", ""), notes.get("description", "")) if t)
+        text = _untrusted(" ".join(t for t in (notes.get("summary", ""), notes.get("description", "")) if t), 600)
         if text:
             lines.append(f"- {text}")
     if len(firing) > MAX_ALERTS_IN_QUESTION:
         lines.append(f"- and {len(firing) - MAX_ALERTS_IN_QUESTION} more alerts in this group")
     lines.append("What is the root cause?")
-    return "\n".join(lines)
+    return clean_inbound("\n".join(lines), max_chars=MAX_QUESTION_CHARS)
+
+
+def _untrusted(text: str, max_chars: int) -> str:
+    """A label or annotation through the inbound boundary, on one line (alerts are written by anyone)."""
+    return " ".join(clean_inbound(text, max_chars=max_chars).split())
 
 
 class AlertDedupe(Protocol):

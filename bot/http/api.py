@@ -10,9 +10,8 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +19,11 @@ from pydantic import ValidationError
 
 from bot.engine.types import Question, Trace, trace_to_dict
 from bot.http.alerts import AlertDedupe, AlertGroup, dedupe_key, question_from_alerts
-from bot.http.dispatch import Dispatcher, QueueFull
+from bot.http.dispatch import Dispatch, JobFailed, QueueFull
 from bot.http.wsgi import StartResponse, WSGIApp, json_response
 from bot.safety.access import RATE_LIMITED, Admit
-from bot.store.base import TraceStore
+from bot.safety.inbound import clean_inbound, has_request_text
+from bot.store.base import TraceStore, is_partial
 from bot.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -54,9 +54,11 @@ class AlertRoute:
 class Api:
     """The WSGI app. Build it with `api_app(...)`; mount it on /api/ and /metrics."""
 
-    def __init__(self, dispatcher: Dispatcher, store: TraceStore, telemetry: Telemetry, *, api_token: str,
-                 admit: Admit, alerts: AlertRoute, sync_wait_s: float = 300.0) -> None:  # fmt: skip
+    def __init__(self, dispatcher: Dispatch, store: TraceStore, telemetry: Telemetry, *, api_token: str,
+                 admit: Admit, alerts: AlertRoute, sync_wait_s: float = 30.0, max_concurrent: int = 4) -> None:
         self._dispatcher, self._store, self._telemetry = dispatcher, store, telemetry
+        # /api/ may hold at most this many HTTP threads at once: the rest stay free for Slack and health checks
+        self._slots = threading.BoundedSemaphore(max(max_concurrent, 1))
         self._token = api_token.encode()
         self._admit = admit
         self._alerts = alerts
@@ -69,7 +71,14 @@ class Api:
             body, content_type = self._telemetry.exposition()
             start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))])
             return [body]
-        route, (status, payload) = self._dispatch(environ, path, method)
+        # No waiting for a slot: a waiting request would hold one of waitress' shared threads all the same.
+        if not self._slots.acquire(blocking=False):
+            route, (status, payload) = _route_name(path), (503, {"error": "the API is busy; try again in a minute"})
+        else:
+            try:
+                route, (status, payload) = self._dispatch(environ, path, method)
+            finally:
+                self._slots.release()
         self._telemetry.observe_api(route, status)
         retry = [("Retry-After", "60")] if status in (429, 503) else []
         return json_response(start_response, status, payload, retry)
@@ -104,42 +113,51 @@ class Api:
             raise BadRequest(401, "missing or wrong bearer token")
 
     def _diagnose(self, body: dict[str, Any]) -> Reply:
-        text = body.get("question")
-        if not isinstance(text, str) or not text.strip():
-            raise BadRequest(400, "body must have a non-empty string 'question'")
-        if len(text) > MAX_QUESTION_CHARS:
-            raise BadRequest(400, f"question is {len(text):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
-        channel, user = str(body.get("channel") or ""), f"api:{body.get('user') or 'token'}"
+        raw = body.get("question")
+        if isinstance(raw, str) and len(raw) > MAX_QUESTION_CHARS:
+            raise BadRequest(400, f"question is {len(raw):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+        text = clean_inbound(raw, max_chars=MAX_QUESTION_CHARS) if isinstance(raw, str) else ""
+        if not has_request_text(text):
+            raise BadRequest(400, "body must have a non-empty string 'question' (what to diagnose, in words)")
+        channel = clean_inbound(str(body.get("channel") or ""), max_chars=80)
+        user = f"api:{clean_inbound(str(body.get('user') or ''), max_chars=80) or 'token'}"
         refusal = self._admit(user, channel)
         if refusal:
             raise BadRequest(429 if refusal.startswith(RATE_LIMITED) else 403, refusal)
-        question = Question(text.strip(), user=user, channel=channel, source="api")
-        trace_id, future = self._submit(question)
+        question = Question(text, user=user, channel=channel, source="api")
+        trace_id = self._submit(question)
         if body.get("async"):
             return 202, {"trace_id": trace_id, "status": "queued", "href": f"/api/traces/{trace_id}"}
         try:
-            return 200, trace_to_dict(future.result(timeout=self._sync_wait_s))
-        except FutureTimeout:
+            trace = self._dispatcher.wait(trace_id, self._sync_wait_s)
+        except JobFailed as exc:
+            return 500, {"trace_id": trace_id, "error": f"diagnosis failed: {str(exc).split(':')[0]}"}
+        if trace is None:  # the bounded wait passed: the caller polls instead of holding an HTTP thread
             return 202, {"trace_id": trace_id, "status": "running", "href": f"/api/traces/{trace_id}"}
-        except Exception as exc:
-            return 500, {"trace_id": trace_id, "error": f"diagnosis failed: {type(exc).__name__}"}
+        return 200, trace_to_dict(trace)
 
-    def _submit(self, question: Question, then: Callable[[Trace], None] | None = None) -> tuple[str, Future[Trace]]:
+    def _submit(self, question: Question, then: Callable[[Trace], None] | None = None) -> str:
         try:
             return self._dispatcher.submit(question, then)
         except QueueFull as exc:
             raise BadRequest(503, str(exc)) from exc
 
     def _get_trace(self, trace_id: str) -> Reply:
+        """200 with the finished trace; 202 "queued"/"running" (with the steps so far); 200 "interrupted" for
+        a run whose process died; 404 "unknown id" only when opsbot never accepted this id."""
         trace = self._store.get(trace_id)
-        if trace is not None:
+        if trace is not None and not is_partial(trace):
             return 200, trace_to_dict(trace)
         status, error = self._dispatcher.status(trace_id)
         if status == "failed":
             return 500, {"trace_id": trace_id, "status": status, "error": f"diagnosis failed: {error}"}
-        if status == "unknown":
-            raise BadRequest(404, f"no trace {trace_id!r}")
-        return 202, {"trace_id": trace_id, "status": status}
+        if status in ("queued", "running"):
+            partial = {"steps": trace_to_dict(trace)["steps"]} if trace is not None else {}
+            return 202, {"trace_id": trace_id, "status": status, **partial}
+        if trace is not None:  # stored step by step, and no replica runs it any more
+            return 200, {**trace_to_dict(trace), "status": "interrupted",
+                         "error": "interrupted before it finished: re-run? (the steps it took are kept)"}  # fmt: skip
+        raise BadRequest(404, f"unknown id: no trace {trace_id!r}")
 
     def _alertmanager(self, body: dict[str, Any]) -> Reply:
         try:
@@ -169,7 +187,7 @@ class Api:
         post = route.post
         then = (lambda trace: post(route.channel, question, trace)) if post and route.channel else None
         try:
-            trace_id, _ = self._submit(question, then)
+            trace_id = self._submit(question, then)
         except BadRequest:
             route.dedupe.forget(key)
             raise
@@ -199,12 +217,15 @@ def _read_json(environ: dict[str, Any]) -> dict[str, Any]:
         body = json.loads(environ["wsgi.input"].read(length) or b"null")
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(400, f"body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # thousands of nested brackets: a hostile body, not a server error
+        raise BadRequest(400, "body is nested too deeply") from exc
     if not isinstance(body, dict):
         raise BadRequest(400, "body must be a JSON object")
     return body
 
 
-def api_app(dispatcher: Dispatcher, store: TraceStore, telemetry: Telemetry, *, api_token: str, admit: Admit,
-            alerts: AlertRoute, sync_wait_s: float = 300.0) -> WSGIApp:  # fmt: skip
+def api_app(dispatcher: Dispatch, store: TraceStore, telemetry: Telemetry, *, api_token: str, admit: Admit,
+            alerts: AlertRoute, sync_wait_s: float = 30.0, max_concurrent: int = 4) -> WSGIApp:  # fmt: skip
     """The WSGI app for /api/* and /metrics (see the module docstring)."""
-    return Api(dispatcher, store, telemetry, api_token=api_token, admit=admit, alerts=alerts, sync_wait_s=sync_wait_s)
+    return Api(dispatcher, store, telemetry, api_token=api_token, admit=admit, alerts=alerts, sync_wait_s=sync_wait_s,
+               max_concurrent=max_concurrent)

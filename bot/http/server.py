@@ -1,7 +1,9 @@
 """The HTTP server: a longest-prefix WSGI router under waitress.
 
-Mounts: `/slack/` (Bolt's WSGI handler, signature verification on), `/healthz` (liveness plus the Socket Mode
-connection state), and whatever bot/http/api.py provides (`/api/`, `/metrics`).
+Mounts: `/slack/` (Bolt's WSGI handler, signature verification on), `/livez` (the process answers),
+`/readyz` and `/healthz` (ready for work: the Socket Mode connection, not shutting down), and whatever
+bot/http/api.py provides (`/api/`, `/metrics`). The API holds at most `server.api_threads` of waitress' threads,
+so Slack events and health checks always find one free.
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ def health_app(check: HealthCheck) -> WSGIApp:
             log.exception("health check failed")
             report = {"status": "degraded", "error": type(exc).__name__}
         return json_response(start_response, 200 if report.get("status") == "ok" else 503, report)
+
+    return app
+
+
+def liveness_app() -> WSGIApp:
+    """`/livez`: 200 while the process can answer HTTP at all; it checks nothing else, so it never blocks."""
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        return json_response(start_response, 200, {"status": "alive"})
 
     return app
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
+
+from bot.safety.outbound import json_bytes
 
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -14,7 +15,7 @@ WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 def json_response(start_response: StartResponse, status: int, body: Mapping[str, Any],
                   extra_headers: Sequence[tuple[str, str]] = ()) -> list[bytes]:
     """Answer a WSGI request with a JSON body and the status's standard reason phrase."""
-    payload = json.dumps(body, ensure_ascii=False).encode()
+    payload = json_bytes(body)  # strict JSON, mentions inert, valid UTF-8 (bot.safety.outbound)
     try:
         reason = HTTPStatus(status).phrase
     except ValueError:

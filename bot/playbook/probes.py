@@ -79,21 +79,37 @@ class ProbeRun:
     trace_id: str = field(default_factory=new_trace_id)
     steps: list[Step] = field(default_factory=list)
     failures: list[FailedCheck] = field(default_factory=list)
+    timed_out: set[str] = field(default_factory=set)  # tools whose backend timed out in this run: not called again
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
-        """Run one tool as a Step; the observation text when it answered "ok", else ""."""
+        """Run one tool as a Step; the observation text when it answered "ok", else "".
+
+        A tool that timed out once is not called again in this run: a slow backend would otherwise cost a full
+        timeout on every probe. The skipped probe is still a Step and a failed check, so the answer says what was
+        not checked and is labelled partial.
+        """
+        if name in self.timed_out:
+            text = f"not checked: {name} timed out earlier in this run"
+            self._emit(Step(len(self.steps) + 1, thought, name, dict(args), text, "error"))
+            self._record_failure(name, args, text)
+            return ""
         started = time.monotonic()
         result = call_tool(self.tools, name, args, timeout_s=TOOL_TIMEOUT_S)
+        if result.status == "error" and "timed out" in result.text.lower():
+            self.timed_out.add(name)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
         log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
                  result.status, elapsed_ms)
         self._emit(step)
         if result.status in ("error", "refused") and not result.text.startswith(_NOT_A_BACKEND_FAILURE):
-            error = (result.text.strip().splitlines() or [""])[0][:160]
-            subject = str(args.get("service") or args.get("version") or "all services")
-            self.failures.append(FailedCheck(name, BACKENDS.get(name, name), subject, error))
+            self._record_failure(name, args, result.text)
         return result.text if result.status == "ok" else ""
+
+    def _record_failure(self, name: str, args: Mapping[str, Any], text: str) -> None:
+        error = (text.strip().splitlines() or [""])[0][:160]
+        subject = str(args.get("service") or args.get("version") or "all services")
+        self.failures.append(FailedCheck(name, BACKENDS.get(name, name), subject, error))
 
     def failed(self) -> bool:
         """Whether the last step's check could not run (an error, not "no data")."""

@@ -2,7 +2,8 @@
 
 diagnose -> the agent loop, or the deterministic playbook when no LLM is configured or it is unavailable at the
 first call (the answer says so); lookup -> one answer with at most one tool call, or without a model the quick
-lookup (one query), else the playbook with a note saying why; chitchat -> one cheap answer; help -> canned help.
+lookup (one query), else the playbook with a note saying why; chitchat -> one cheap answer; help -> canned help;
+act (roll back, restart, page...) -> the canned read-only answer.
 The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs last. Never raises: an
 unexpected failure becomes a labelled answer.
 """
@@ -31,7 +32,8 @@ from bot.engine.types import (
     trace_from_answer,
 )
 from bot.safety.grounding import mark_unverified
-from bot.safety.redact import redact_trace
+from bot.safety.inbound import clean_inbound
+from bot.safety.redact import redact, redact_trace
 from tools.base import Toolbox
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,12 @@ HELP_ANSWER = (
     "- Follow up in the same thread: \"and what about payment?\"\n"
     "When a budget stops me early I say so and label the answer partial."
 )
+READ_ONLY_ANSWER = (
+    "I'm read-only: I can't roll back, restart, scale, page anyone or open tickets, so I did nothing. "
+    "I can investigate first and show you the evidence for that decision: ask me, e.g. "
+    "\"why is payment failing since the deploy?\"\n"
+    "我只有只读权限：不能回滚、重启、扩容、呼人或建工单。可以先问我「payment 为什么发布后报错」，我来排查并给出证据。"
+)
 GREETING_ANSWER = "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`."
 NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."
 MODEL_DOWN_NOTE = "The LLM was unavailable, so this is the deterministic playbook's diagnosis (no model involved)."
@@ -88,6 +96,10 @@ class Router:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
         started = time.monotonic()
         intent = question.intent or _DEFAULT_INTENT
+        # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
+        # and nothing a user pasted (a key, a password) is sent to the model
+        question = replace(question, text=redact(clean_inbound(question.text)),
+                           history=tuple(redact(h) for h in question.history))
         try:
             intent = question.intent or self.classify(question.text)
             log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,
@@ -104,6 +116,8 @@ class Router:
     def _answer(self, question: Question, intent: Intent, on_step: StepObserver | None) -> Trace:
         if intent.route == "help":
             return trace_from_answer(question, HELP_ANSWER)
+        if intent.route == "act":
+            return trace_from_answer(question, READ_ONLY_ANSWER)
         if intent.route == "chitchat":
             return self._chitchat(question, on_step)
         if intent.route == "lookup" and self.llm is not None:

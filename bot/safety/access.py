@@ -7,12 +7,11 @@ in any conversation, so Slack membership alone is not a gate).
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 
-WINDOW_S = 60.0
+from bot.safety.ratelimit import MemoryWindow, RateWindow
+
 RATE_LIMITED = "rate limit"  # every rate-limit refusal starts with this (HTTP surfaces answer 429 for it)
 
 Admit = Callable[[str, str], str | None]
@@ -27,12 +26,11 @@ class AccessPolicy:
         rate_limit_per_minute: int = 0,
         *,
         clock: Callable[[], float] = time.monotonic,
+        window: RateWindow | None = None,
     ) -> None:
         self.allowed_channels = frozenset(c.strip() for c in allowed_channels if c.strip())
         self.rate_limit_per_minute = rate_limit_per_minute
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._recent: dict[str, deque[float]] = {}
+        self._window = window if window is not None else MemoryWindow(clock=clock)
 
     def admit(self, user: str, channel: str) -> str | None:
         """Check the channel, then take one slot from the user's window (a refused run takes none)."""
@@ -44,27 +42,13 @@ class AccessPolicy:
         return self._take_slot(user or "anonymous")
 
     def _take_slot(self, user: str) -> str | None:
-        now = self._clock()
-        with self._lock:
-            recent = self._recent.setdefault(user, deque())
-            while recent and now - recent[0] >= WINDOW_S:
-                recent.popleft()
-            if len(recent) >= self.rate_limit_per_minute:
-                wait_s = max(1, round(WINDOW_S - (now - recent[0])))
-                return (
-                    f"{RATE_LIMITED}: {self.rate_limit_per_minute} diagnoses per minute per user. "
-                    f"Try again in {wait_s} s."
-                )
-            recent.append(now)
-            self._forget_idle(now)
+        wait_s = self._window.take(user, self.rate_limit_per_minute)
+        if wait_s is None:
             return None
-
-    def _forget_idle(self, now: float) -> None:
-        # Keep memory bounded by active users: drop users whose whole window has expired.
-        if len(self._recent) > 1_000:
-            idle = [u for u, q in self._recent.items() if not q or now - q[-1] >= WINDOW_S]
-            for user in idle:
-                del self._recent[user]
+        return (
+            f"{RATE_LIMITED}: {self.rate_limit_per_minute} diagnoses per minute per user. "
+            f"Try again in {max(1, round(wait_s))} s."
+        )
 
 
 def allow_all(user: str, channel: str) -> str | None:

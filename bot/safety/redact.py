@@ -66,6 +66,16 @@ _RULES: tuple[_Rule, ...] = (
     _rule("huggingface_token", r"\bhf_[A-Za-z]{34}\b"),
     _rule("azure_storage_key", rf"(?P<keep>\bAccountKey=)[{_B64}]{{20,}}={{0,2}}", re.I),
     _rule("azure_sas", r"(?P<keep>[?&;]sig=)[A-Za-z0-9%+/]{20,}={0,2}"),
+    _rule("twilio_key", r"\bSK[0-9a-fA-F]{32}\b"),
+    _rule("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b"),
+    # a bare 32-64 hex value assigned to a key-like name (`key=`, `x-auth:`, `sig=`); `trace_id=` and `commit=`
+    # carry hex too, but no key word, so trace ids and git SHAs stay readable evidence
+    _rule(
+        "api_key",
+        r"(?P<keep>\b[\w.-]*(?:key|secret|token|auth|sig|signature|pass)[\"']?[ \t]*[:=][ \t]*[\"']?)"
+        r"[0-9a-fA-F]{32,64}\b",
+        re.I,
+    ),
     _rule("bearer_token", r"(?P<keep>\bBearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{8,}=*", re.I),
     _rule("basic_auth", rf"(?P<keep>\bAuthorization[\"']?[ \t]*[:=][ \t]*[\"']?Basic\s+)[{_B64}]{{4,}}={{0,2}}", re.I),
 )
@@ -88,6 +98,7 @@ _ASSIGNMENT = re.compile(
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&}\])]+)",
     re.I | re.ASCII,
 )
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEEP_VALUES = frozenset({"", "null", "none", "nil", "true", "false", "yes", "no", "required", "[]", "{}"})
 
 
@@ -95,6 +106,7 @@ def redact(text: str) -> str:
     """Replace every secret shape in text with [REDACTED:<kind>]; everything else is left as it was."""
     if not text:
         return text
+    text = _LONE_SURROGATE.sub("\ufffd", text)  # everything redacted is stored or sent: it must encode
     for rule in _RULES:
         text = rule.pattern.sub(functools.partial(_marker, kind=rule.kind), text)
     return _ASSIGNMENT.sub(_redact_assignment, text)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.engine.types import Step, StopReason, Trace
+from bot.safety.outbound import slack_markdown, slack_mrkdwn
 from bot.slack.findings import Finding, deploy_time, finding_from_step
 from bot.slack.render import (
     ANSWER_CHARS,
@@ -23,7 +24,6 @@ from bot.slack.render import (
     controls,
     meta_line,
     mrkdwn_escape,
-    neutralise_mentions,
     section,
     trim,
 )
@@ -37,6 +37,7 @@ _STOP_EXPLAINED = {
     StopReason.REPEATED_ACTION: "the model repeated the same action",
     StopReason.FORMAT_ERRORS: "the model's replies could not be read",
     StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
+    StopReason.INTERRUPTED: "opsbot was restarted or stopped before it finished",
 }
 _CONFIRMED = re.compile(r"^\W*confirmed by\s+(.{3,120}?)[.\n]?$", re.IGNORECASE | re.MULTILINE)
 _NOTE_LINE = re.compile(r"^_.*_$")
@@ -47,8 +48,8 @@ _PLAYBOOK_NOTE = "deterministic playbook"
 
 
 def is_plain(trace: Trace) -> bool:
-    """Help and chit-chat: answered as plain text."""
-    return trace.intent is not None and trace.intent.route in ("help", "chitchat")
+    """Help, chit-chat and the read-only answer to a request to act: plain text."""
+    return trace.intent is not None and trace.intent.route in ("help", "chitchat", "act")
 
 
 def is_guess(trace: Trace) -> bool:
@@ -60,16 +61,16 @@ def is_guess(trace: Trace) -> bool:
 def trace_to_text(trace: Trace) -> str:
     """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
     if is_plain(trace):
-        return trim(neutralise_mentions(trace.answer) or "…", MAX_TEXT_CHARS - 100)
+        return trim(slack_mrkdwn(trace.answer) or "…", MAX_TEXT_CHARS - 100)
     kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace.steps))).split(" ", 1)[-1].split(":")[0]
     if not trace.complete:
         kind = f"Partial answer ({trace.stop_reason.value})"
-    return trim(f"{kind}: {_readable_times(neutralise_mentions(summary(trace)), trace) or 'no answer'}", 600)
+    return trim(f"{kind}: {_readable_times(slack_mrkdwn(summary(trace)), trace) or 'no answer'}", 600)
 
 
 def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     """The final message: plain for help and chit-chat; else kind + cause, evidence, next step, footer, controls."""
-    answer = neutralise_mentions(trace.answer.strip()) or "_No answer was produced._"
+    answer = slack_markdown(trace.answer.strip()) or "_No answer was produced._"
     if is_plain(trace):
         return [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
     findings = _findings(trace.steps)

@@ -7,39 +7,21 @@ messages and message subtypes (edits, joins, deletions...) produce no question a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.engine.types import Question
+from bot.safety.inbound import clean_inbound
+from bot.safety.outbound import neutralise_mentions
 
-# A word joiner after "@" keeps the word readable while no client or API parses it as a broadcast.
-_JOINER = "\u2060"
-_BROADCAST = re.compile(r"<!(channel|here|everyone)(?:\|[^>]*)?>", re.IGNORECASE)
-_SUBTEAM = re.compile(r"<!subteam\^[A-Z0-9]+(?:\|@?([^>]*))?>", re.IGNORECASE)
-_OTHER_SPECIAL = re.compile(r"<!([^>|]*)(?:\|([^>]*))?>")
-_PLAIN_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
-_WHITESPACE = re.compile(r"[ \t]+")
 # Subtypes that still carry a real user question; every other subtype (edits, joins, bot posts...) is ignored.
 _QUESTION_SUBTYPES = frozenset({"thread_broadcast", "file_share"})
 MAX_QUESTION_CHARS = 4_000
 
 
-def neutralise_mentions(text: str) -> str:
-    """Make broadcast and user-group mentions inert, in user text and in anything the bot posts."""
-    text = _BROADCAST.sub(lambda m: f"@{_JOINER}{m.group(1).lower()}", text)
-    text = _SUBTEAM.sub(lambda m: f"@{_JOINER}{m.group(1) or 'group'}", text)
-    text = _OTHER_SPECIAL.sub(lambda m: m.group(2) or m.group(1), text)
-    return _PLAIN_BROADCAST.sub(lambda m: f"@{_JOINER}{m.group(1)}", text)
-
-
 def clean_text(text: str, bot_user_id: str = "") -> str:
-    """Strip the bot's mention, neutralise broadcasts, collapse spaces, cap the length."""
-    if bot_user_id:
-        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
-    text = neutralise_mentions(text)
-    lines = [_WHITESPACE.sub(" ", line).strip() for line in text.strip().splitlines()]
-    return "\n".join(line for line in lines if line)[:MAX_QUESTION_CHARS].strip()
+    """Through the inbound boundary (bot mention stripped, invisibles gone, length capped), mentions made inert."""
+    return neutralise_mentions(clean_inbound(text, bot_user_id=bot_user_id, max_chars=MAX_QUESTION_CHARS))
 
 
 def is_question_event(event: Mapping[str, Any], bot_user_id: str = "", bot_id: str = "") -> bool:

@@ -26,6 +26,8 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.engine.types import Question, Trace
 from bot.safety.access import Admit, allow_all
+from bot.safety.inbound import has_request_text
+from bot.safety.outbound import anchor_quote
 from bot.slack import render
 from bot.slack.assistant import build_assistant
 from bot.slack.events import (
@@ -146,14 +148,15 @@ class _Listeners:
     def on_diagnose(self, ack: Callable[..., None], command: dict[str, Any], respond: Callable[..., None],
                     context: Mapping[str, Any]) -> None:
         """/diagnose: ack at once, post an anchor in the channel, thread the work under it."""
-        text, user, channel = clean_text(command.get("text") or ""), command["user_id"], command["channel_id"]
-        if not text:
+        me = context.get("bot_user_id") or ""
+        text, user, channel = clean_text(command.get("text") or "", me), command["user_id"], command["channel_id"]
+        if not has_request_text(text):
             ack(help_text(context.get("bot_user_id") or ""))
             return
         if refusal := self.admit(user, channel):
             ack(f"⛔ {refusal}")
             return
-        ack(f"🔎 Diagnosing: {render.mrkdwn_escape(render.trim(text, 200))}")
+        ack(f"🔎 Diagnosing: {anchor_quote(text)}")
         self.runner.defer(self._anchor_and_submit, command, text, respond, context.get("bot_user_id") or "")
 
     def _anchor_and_submit(self, command: dict[str, Any], text: str, respond: Callable[..., None], me: str) -> None:
@@ -161,7 +164,7 @@ class _Listeners:
         user, channel = command["user_id"], command["channel_id"]
         try:
             anchor = self.runner.client.chat_postMessage(
-                channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {render.mrkdwn_escape(text)}"
+                channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {anchor_quote(text)}"
             )
         except SlackApiError as exc:
             log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))

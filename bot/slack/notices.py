@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.slack.render import mrkdwn_escape, neutralise_mentions, section, trim
+from bot.safety.outbound import anchor_quote
+from bot.slack.render import mrkdwn_escape, section, trim
 
 ACTION_INVESTIGATE = "opsbot_investigate"
 ACTION_JUST_ANSWER = "opsbot_just_answer"
@@ -39,7 +40,7 @@ def queued_text(ahead: int, workers: int) -> str:
 
 def ask_text(question: str) -> str:
     """The `text` fallback of the "Investigate / Just answer" question."""
-    return f"Should I investigate \"{neutralise_mentions(trim(question, 200))}\" or just answer it?"
+    return f"Should I investigate \"{anchor_quote(question)}\" or just answer it?"
 
 
 def ask_blocks(question: str, choice_id: str) -> list[dict[str, Any]]:

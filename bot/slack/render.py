@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.engine.types import Step, Trace
-from bot.slack.events import neutralise_mentions
+from bot.safety.outbound import slack_mrkdwn
 from bot.slack.findings import deploy_time, finding_from_step
 
 MAX_BLOCKS = 50
@@ -42,8 +42,8 @@ def trim(text: str, limit: int, marker: str = "… (trimmed)") -> str:
 
 
 def mrkdwn_escape(text: str) -> str:
-    """Untrusted text for mrkdwn fields: broadcasts neutralised, control characters escaped."""
-    return neutralise_mentions(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Untrusted text for mrkdwn fields, through the outbound boundary (bot.safety.outbound.slack_mrkdwn)."""
+    return slack_mrkdwn(text)
 
 
 def full_trace_hint(trace_id: str) -> str:
@@ -80,9 +80,9 @@ def step_to_task_chunk(step: Step, deploy_at: str = "") -> dict[str, Any]:
     return {
         "type": "task_update",
         "id": f"step-{step.index}",
-        "title": trim(neutralise_mentions(step_title(step)), MAX_TASK_CHARS, "…"),
+        "title": slack_mrkdwn(step_title(step), MAX_TASK_CHARS),
         "status": status,
-        "output": trim(neutralise_mentions(found) or step.status, MAX_TASK_CHARS, "…"),
+        "output": slack_mrkdwn(found or step.status, MAX_TASK_CHARS),
     }
 
 

@@ -15,11 +15,11 @@ from dataclasses import replace
 from slack_sdk import WebClient
 
 from bot.engine.types import Question, Responder, Trace, internal_error_trace
+from bot.safety.outbound import anchor_quote
 from bot.slack.budget import CallBudget
 from bot.slack.events import thread_context_from_replies
 from bot.slack.marks import conclude
 from bot.slack.progress import ThreadProgress
-from bot.slack.render import mrkdwn_escape, trim
 from bot.slack.state import Job, ThreadMemory
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class Replier:
                                   update_interval_s=self._update_interval_s, status_text=self._status_text,
                                   on_stream_fallback=self._on_stream_fallback, budget=self._budget,
                                   append_interval_s=self._append_interval_s, message_ts=message_ts)
-        quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat")
+        quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat", "act")
         if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
             progress.set_status()
             progress.begin()
@@ -98,7 +98,7 @@ class Replier:
 
     def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
         """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""
-        anchor = self._client.chat_postMessage(channel=channel, text=f"🚨 {mrkdwn_escape(trim(question.text, 2_000))}")
+        anchor = self._client.chat_postMessage(channel=channel, text=f"🚨 {anchor_quote(question.text, 300)}")
         thread_ts = str(anchor["ts"])
         job = Job(replace(question, channel=channel, thread_ts=thread_ts), channel, thread_ts)
         self._remember_recent(trace)  # the caller (the API's dispatcher) has stored it already

@@ -28,12 +28,13 @@ from bot.slack.budget import CallBudget
 from bot.slack.marks import acknowledge, call_quietly, say, withdraw
 from bot.slack.notices import ask_blocks, ask_text, chosen_text, queued_text
 from bot.slack.reply import Persist, Replier
+from bot.slack.restart import answer_queued_restarting
 from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
 
 log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
-QUICK_ROUTES = frozenset({"help", "chitchat", "lookup"})
+QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
 MARKS_WAIT_S = 10.0  # a diagnosis waits at most this long for its 👀 and notice before it starts anyway
 _PENDING_CHOICES = 500
 
@@ -97,9 +98,9 @@ class Runner:
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(max(deadline - time.monotonic(), 0.0))
-        if self._active or self._queue.depth():
-            log.warning("stopping with %d diagnoses running and %d queued; they are not answered",
-                        self._active, self._queue.depth())
+        answer_queued_restarting(self.client, self._queue)
+        if self._active:
+            log.warning("stopping with %d diagnoses still running past the deadline", self._active)
         self._threads = []
         self._quick.shutdown(wait=False, cancel_futures=True)
         self._marks.shutdown(wait=False, cancel_futures=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from bot.engine.types import Trace
+from bot.engine.types import Step, StopReason, Totals, Trace
 
 TraceRedactor = Callable[[Trace], Trace]
 EvalRun = dict[str, Any]
@@ -45,6 +45,11 @@ class TraceStore(Protocol):
         """One vote (+1 / -1) per user and trace; a second vote replaces the first."""
         ...
 
+    def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
+        """Traces with at least one 👎 (vote -1) cast since `since`, most recent vote first: each one's question
+        and intent are a labelled example for the intent gate (`opsbot intent export`)."""
+        ...
+
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats: ...
 
     def save_eval_run(self, run: Mapping[str, Any]) -> str:
@@ -53,7 +58,35 @@ class TraceStore(Protocol):
 
     def eval_runs(self, limit: int = 20) -> EvalRunList: ...
 
+    def append_step(self, trace_id: str, question: str, step: Step | None = None) -> None:
+        """Keep a running diagnosis' steps as they complete (a partial trace, stop reason "interrupted",
+        until save() replaces it); with no step, record that the run was accepted."""
+        ...
+
+    def delete_older_than(self, cutoff: datetime) -> int:
+        """Retention: delete traces started before `cutoff`; returns how many."""
+        ...
+
     def close(self) -> None: ...
+
+
+PARTIAL_NOTE = "partial: this run had not finished when its steps were stored"
+
+
+def is_partial(trace: Trace) -> bool:
+    """A trace stored step by step whose run never saved its final answer (yet)."""
+    return PARTIAL_NOTE in trace.notes
+
+
+def partial_with_step(existing: Trace | None, trace_id: str, question: str, step: Step | None) -> Trace:
+    """The partial trace after one more step (or the stub of an accepted run when `step` is None)."""
+    steps = (*(existing.steps if existing is not None else ()), *((step,) if step is not None else ()))
+    started = existing.started_at if existing is not None else datetime.now(UTC).isoformat(timespec="seconds")
+    totals = Totals(steps=len(steps), prompt_tokens=sum(s.prompt_tokens for s in steps),
+                    completion_tokens=sum(s.completion_tokens for s in steps),
+                    elapsed_ms=sum(s.elapsed_ms for s in steps))  # fmt: skip
+    return Trace(trace_id=trace_id, question=question, protocol="single", steps=steps, answer="", complete=False,
+                 stop_reason=StopReason.INTERRUPTED, totals=totals, started_at=started, notes=(PARTIAL_NOTE,))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from bot.engine.types import Trace, trace_from_dict, trace_to_dict
+from bot.engine.types import Step, Trace, trace_from_dict, trace_to_dict
 from bot.safety.redact import redact_trace
 from bot.store.analytics import MAX_DURATIONS, elastic_stats_query, since_query, stats_from_elastic
 from bot.store.base import (
@@ -23,8 +23,10 @@ from bot.store.base import (
     TraceRedactor,
     TraceStats,
     check_vote,
+    is_partial,
     iso_utc,
     observations_of,
+    partial_with_step,
     started_at_of,
     tool_calls_of,
 )
@@ -95,6 +97,18 @@ class ElasticsearchTraceStore:
         trace = self._redact(trace)
         self._es.index(index=self.index, id=trace.trace_id, document=trace_to_document(trace), refresh="wait_for")
 
+    def append_step(self, trace_id: str, question: str, step: Step | None = None) -> None:
+        """Index the partial trace with one more step (one worker owns a running trace)."""
+        existing = self.get(trace_id)
+        if existing is not None and not is_partial(existing):
+            return  # the final trace is already indexed
+        self.save(partial_with_step(existing, trace_id, question, step))
+
+    def delete_older_than(self, cutoff: datetime) -> int:
+        resp = self._es.delete_by_query(index=self.index, query={"range": {"started_at": {"lt": iso_utc(cutoff)}}},
+                                        refresh=True, conflicts="proceed")  # fmt: skip
+        return int(resp.get("deleted", 0))
+
     def get(self, trace_id: str) -> Trace | None:
         try:
             hit = self._es.get(index=self.index, id=trace_id, source_includes=["doc"])
@@ -122,6 +136,17 @@ class ElasticsearchTraceStore:
         """One vote per user and trace (the document id), so a second vote replaces the first."""
         doc = {"trace_id": trace_id, "user": user, "vote": check_vote(vote), "at": iso_utc(datetime.now(UTC))}
         self._es.index(index=self._feedback, id=f"{trace_id}:{user}", document=doc, refresh="wait_for")
+
+    def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
+        """Traces with a 👎 since `since`, most recent vote first (votes are read first, then their traces)."""
+        query = {"bool": {"filter": [{"term": {"vote": -1}}, since_query(since, "at")]}}
+        votes = self._es.search(index=self._feedback, query=query, size=limit * 4, sort=[{"at": "desc"}],
+                                source_includes=["trace_id"])["hits"]["hits"]
+        ids = list(dict.fromkeys(h["_source"]["trace_id"] for h in votes))[:limit]
+        if not ids:
+            return []
+        found = {t.trace_id: t for t in self._traces({"terms": {"trace_id": ids}}, len(ids))}
+        return [found[i] for i in ids if i in found]
 
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         body = self._es.search(index=self.index, **elastic_stats_query(since, long_run_steps)).body

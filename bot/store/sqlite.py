@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.engine.types import Trace, trace_from_dict, trace_to_dict
+from bot.engine.types import Step, Trace, trace_from_dict, trace_to_dict
 from bot.safety.redact import redact_trace
 from bot.store.analytics import sqlite_stats
 from bot.store.base import (
@@ -22,8 +22,10 @@ from bot.store.base import (
     TraceRedactor,
     TraceStats,
     check_vote,
+    is_partial,
     iso_utc,
     observations_of,
+    partial_with_step,
     started_at_of,
     tool_calls_of,
 )
@@ -88,20 +90,33 @@ class SqliteTraceStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._redact = redact
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10.0)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
+        self._conn.execute("PRAGMA busy_timeout = 30000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
 
     def _migrate(self) -> None:
-        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.path} has schema version {version}; this opsbot knows up to {SCHEMA_VERSION}")
-        if version == 0:
-            with self._lock:
-                self._conn.executescript(f"BEGIN; {_SCHEMA_V1} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
-            log.info("created trace store %s (schema %d)", self.path, SCHEMA_VERSION)
+        # Several processes may open a fresh file at once: the version is read again under the write lock
+        # (BEGIN IMMEDIATE waits up to busy_timeout for it), so exactly one of them creates the schema.
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise RuntimeError(
+                        f"{self.path} has schema version {version}; this opsbot knows up to {SCHEMA_VERSION}")
+                if version == 0:
+                    for statement in _SCHEMA_V1.split(";"):
+                        if statement.strip():
+                            self._conn.execute(statement)
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    log.info("created trace store %s (schema %d)", self.path, SCHEMA_VERSION)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     def save(self, trace: Trace) -> None:
         """Store (or replace) one trace, redacted, with its tool calls and search text, in one transaction."""
@@ -124,6 +139,21 @@ class SqliteTraceStore:
                 "INSERT INTO traces_fts VALUES (?, ?, ?, ?)",
                 (trace.trace_id, trace.question, trace.answer, observations_of(trace)),
             )
+
+    def append_step(self, trace_id: str, question: str, step: Step | None = None) -> None:
+        """Store the partial trace with one more step (read-modify-write; one worker owns a running trace)."""
+        existing = self.get(trace_id)
+        if existing is not None and not is_partial(existing):
+            return  # the final trace is already stored; a late step must not turn it back into a partial one
+        self.save(partial_with_step(existing, trace_id, question, step))
+
+    def delete_older_than(self, cutoff: datetime) -> int:
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            old = "SELECT trace_id FROM traces WHERE started_ts < ?"
+            self._conn.execute(f"DELETE FROM traces_fts WHERE trace_id IN ({old})", (cutoff.timestamp(),))
+            self._conn.execute(f"DELETE FROM tool_calls WHERE trace_id IN ({old})", (cutoff.timestamp(),))
+            return int(self._conn.execute("DELETE FROM traces WHERE started_ts < ?", (cutoff.timestamp(),)).rowcount)
 
     def get(self, trace_id: str) -> Trace | None:
         row = self._fetch("SELECT doc FROM traces WHERE trace_id = ?", (trace_id,))
@@ -155,6 +185,15 @@ class SqliteTraceStore:
             self._conn.execute(
                 "INSERT OR REPLACE INTO feedback VALUES (?, ?, ?, ?)", (trace_id, user, check_vote(vote), time.time())
             )
+
+    def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
+        """Traces with a 👎 since `since`, most recent vote first."""
+        rows = self._fetch(
+            "SELECT t.doc FROM feedback f JOIN traces t USING (trace_id) WHERE f.vote = -1 AND f.at_ts >= ? "
+            "GROUP BY t.trace_id ORDER BY max(f.at_ts) DESC LIMIT ?",
+            (since.timestamp() if since else 0.0, limit),
+        )
+        return [trace_from_dict(json.loads(r[0])) for r in rows]
 
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         with self._lock:

@@ -18,6 +18,7 @@ from bot.wiring.core import (
     build_metrics_tools,
     build_playbook,
     build_prometheus,
+    build_redis,
     build_responder,
     build_store,
     build_telemetry,
@@ -26,6 +27,7 @@ from bot.wiring.core import (
     install_log_redaction,
     load_settings,
 )
+from bot.wiring.doctor import CheckResult, default_checks, run_checks
 from bot.wiring.mcpsurface import build_served_toolbox, serve_mcp
 from bot.wiring.readiness import build_toolsets, toolset_statuses
 from bot.wiring.sandbox import (
@@ -34,17 +36,12 @@ from bot.wiring.sandbox import (
     sandbox_overrides,
     take_down_sandbox,
 )
-from bot.wiring.surfaces import (
-    SHUTDOWN_DRAIN_S,
-    build_api,
-    build_server,
-    build_slack_app,
-    serve_forever,
-    slack_health,
-)
+from bot.wiring.service import SHUTDOWN_DRAIN_S, serve_forever, slack_health
+from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build_slack_app
 
 __all__ = [
     "SHUTDOWN_DRAIN_S",
+    "CheckResult",
     "Settings",
     "bring_up_sandbox",
     "build_access",
@@ -53,6 +50,7 @@ __all__ = [
     "build_classifier",
     "build_context_limits",
     "build_deploy_source",
+    "build_dispatcher",
     "build_es",
     "build_eval_diagnoser",
     "build_llm",
@@ -60,6 +58,7 @@ __all__ = [
     "build_metrics_tools",
     "build_playbook",
     "build_prometheus",
+    "build_redis",
     "build_responder",
     "build_served_toolbox",
     "build_server",
@@ -69,8 +68,10 @@ __all__ = [
     "build_tool_specs",
     "build_toolbox",
     "build_toolsets",
+    "default_checks",
     "install_log_redaction",
     "load_settings",
+    "run_checks",
     "sandbox_overrides",
     "serve_forever",
     "serve_mcp",

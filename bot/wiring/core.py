@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
@@ -18,9 +19,11 @@ from bot.engine.types import Budget, Intent
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.intent import classify
 from bot.routing.lookup import answer_lookup
+from bot.routing.model import load_model
 from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
-from bot.safety.logfilter import install_redaction
+from bot.safety.logfilter import install_noise_filter, install_redaction
+from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
@@ -166,7 +169,7 @@ def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     c = settings.logs
     log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
         build_metrics_tools(settings)
-    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact)
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings))
     return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
@@ -191,22 +194,38 @@ def build_telemetry(settings: Settings) -> Telemetry:
     return Telemetry()
 
 
-def build_access(settings: Settings) -> AccessPolicy:
-    """The channel allowlist and per-user rate limit every entry point applies."""
+def build_redis(settings: Settings) -> Any | None:
+    """A Redis client when OPSBOT_REDIS__URL is set (shared state for several replicas), else None."""
+    url = settings.redis.url.get_secret_value()
+    if not url:
+        return None
+    import redis  # only a deployment with Redis configured needs the client imported
+
+    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def build_access(settings: Settings, redis_client: Any | None = None) -> AccessPolicy:
+    """The channel allowlist and per-user rate limit every entry point applies (shared on Redis when given)."""
     a = settings.access
-    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute)
+    window = RedisWindow(redis_client, prefix=settings.redis.prefix) if redis_client is not None else None
+    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
 def install_log_redaction() -> None:
-    """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
+    """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
+    chatter to one line per failure (call after logging setup)."""
+    install_noise_filter()
     install_redaction(redact)
 
 
 def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
-    """The intent gate: rules, then the cheap model when settings.intent.use_model and an LLM is configured."""
+    """The intent gate: trivial rules, the learned classifier (settings.intent.model_path or the shipped one),
+    then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
     model = llm if llm is not None else build_llm(settings)
+    path = settings.intent.model_path
     return functools.partial(
-        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below
+        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
+        model=load_model(path.expanduser()) if path else None,
     )
 
 

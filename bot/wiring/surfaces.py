@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from slack_bolt.adapter.socket_mode import SocketModeHandler
-
 from bot.config import Settings
 from bot.engine.types import Responder, Trace
-from bot.http.alerts import TtlDedupe
+from bot.http.alerts import AlertDedupe, TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
-from bot.http.dispatch import Dispatcher
-from bot.http.server import HealthCheck, health_app, route, serve, slack_app
+from bot.http.dispatch import Dispatch, Dispatcher
+from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher
+from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
 from bot.slack.assistant import suggested_prompts
@@ -25,13 +23,38 @@ from bot.slack.budget import (
     watch_rate_limits,
 )
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
+from bot.slack.redisstate import RedisDedupe, RedisThreadMemory
 from bot.slack.runner import Classify, Lanes, Runner
-from bot.slack.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
-from bot.wiring.core import build_access, build_llm, build_responder, build_store, build_telemetry
+from bot.wiring.core import build_access
 
 log = logging.getLogger(__name__)
+
+
+def build_dispatcher(
+    settings: Settings,
+    responder: Responder,
+    store: TraceStore,
+    telemetry: Telemetry,
+    *,
+    post_alert: AlertPoster | None = None,
+    redis_client: Any | None = None,
+) -> Dispatch:
+    """The API's worker pool: a Redis stream shared by every replica when Redis is configured, else in memory."""
+    s = settings.server
+    measured = telemetry.instrument(responder)
+    if redis_client is not None:
+        r = settings.redis
+        deliver = (lambda question, trace: post_alert(question.channel, question, trace)) if post_alert else None
+        stream = StreamDispatcher(redis_client, measured, store, prefix=r.prefix, workers=s.api_workers,
+                                  queue_size=s.api_queue_size, claim_idle_s=r.claim_idle_s,
+                                  max_attempts=r.max_attempts, deliver=deliver)  # fmt: skip
+        telemetry.watch_queue_depth(stream.waiting_or_unknown, "api")  # the stream's depth, shared by every replica
+        return stream
+    return Dispatcher(measured, store, workers=s.api_workers, queue_size=s.api_queue_size,
+                      on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"))  # fmt: skip
 
 
 def build_api(
@@ -42,23 +65,22 @@ def build_api(
     *,
     post_alert: AlertPoster | None = None,
     admit: Admit | None = None,
+    dispatcher: Dispatch | None = None,
+    redis_client: Any | None = None,
 ) -> WSGIApp:
     """The /api/* and /metrics WSGI app on its own worker pool; mount it on "/api/" and "/metrics".
 
-    Pass a responder that does not store traces itself: the Dispatcher stores each one (redacted, under the
+    Pass a responder that does not store traces itself: the dispatcher stores each one (redacted, under the
     trace id the API handed out) before `post_alert` runs.
     """
     s = settings.server
-    dispatcher = Dispatcher(
-        telemetry.instrument(responder),
-        store,
-        workers=s.api_workers,
-        queue_size=s.api_queue_size,
-        on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"),
-    )
-    alerts = AlertRoute(
-        settings.slack.alert_channel, post_alert, TtlDedupe(s.alert_dedupe_ttl_s), settings.prometheus.service_label
-    )
+    if dispatcher is None:
+        dispatcher = build_dispatcher(settings, responder, store, telemetry, post_alert=post_alert,
+                                      redis_client=redis_client)  # fmt: skip
+    dedupe: AlertDedupe = TtlDedupe(s.alert_dedupe_ttl_s)
+    if redis_client is not None:
+        dedupe = RedisAlertDedupe(redis_client, s.alert_dedupe_ttl_s, prefix=settings.redis.prefix)
+    alerts = AlertRoute(settings.slack.alert_channel, post_alert, dedupe, settings.prometheus.service_label)
     return api_app(
         dispatcher,
         store,
@@ -66,7 +88,8 @@ def build_api(
         api_token=s.api_token.get_secret_value(),
         admit=admit or build_access(settings).admit,
         alerts=alerts,
-        sync_wait_s=settings.agent.time_budget_s + 60,
+        sync_wait_s=s.sync_wait_s,
+        max_concurrent=s.api_threads,
     )
 
 
@@ -79,6 +102,7 @@ def build_slack_app(
     record_feedback: Callable[[str, str, int], None] | None = None,
     admit: Admit | None = None,
     telemetry: Telemetry | None = None,
+    redis_client: Any | None = None,
     classify: Classify | None = None,
 ) -> SlackSurface:
     """The Bolt app and its pools (not started). `persist` runs before anything is posted.
@@ -87,7 +111,7 @@ def build_slack_app(
     lookups never wait behind diagnoses. With `telemetry`, the app is measured: runs, ack latency, queue depth,
     Slack API errors, stream fallbacks.
     """
-    runner = _build_runner(settings, responder, persist, telemetry, classify)
+    runner = _build_runner(settings, responder, persist, telemetry, classify, redis_client)
     app = build_app(
         runner,
         signing_secret=settings.slack.signing_secret.get_secret_value(),
@@ -105,9 +129,12 @@ def build_slack_app(
 
 def _build_runner(
     settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None,
-    classify: Classify | None,
+    classify: Classify | None, redis_client: Any | None = None,
 ) -> Runner:
-    """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given)."""
+    """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given).
+
+    With Redis, dedupe and thread memory are shared by every replica; the work queues stay per replica.
+    """
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
     budget = CallBudget(SLACK_TIERS_PER_MINUTE | {"chat.appendStream": s.append_per_minute,
@@ -117,13 +144,18 @@ def _build_runner(
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)
         responder = telemetry.instrument(responder)
+    dedupe: Dedupe = MemoryDedupe(s.dedupe_ttl_s)
+    memory: ThreadMemory = MemoryThreadMemory()
+    if redis_client is not None:
+        dedupe = RedisDedupe(redis_client, prefix=settings.redis.prefix, ttl_s=s.dedupe_ttl_s)
+        memory = RedisThreadMemory(redis_client, prefix=settings.redis.prefix)
     return Runner(
         client,
         responder,
         persist=persist,
         queue=MemoryWorkQueue(s.queue_size),
-        dedupe=MemoryDedupe(s.dedupe_ttl_s),
-        memory=MemoryThreadMemory(),
+        dedupe=dedupe,
+        memory=memory,
         lanes=Lanes(workers=s.workers, quick_workers=s.quick_workers, marks_workers=s.marks_workers,
                     ask_below_confidence=s.ask_below_confidence),
         classify=classify,
@@ -143,59 +175,11 @@ def build_server(
     health: HealthCheck,
     socket_mode: bool = False,
 ) -> WSGIApp:
-    """The one WSGI app: /slack/ (HTTP mode), /healthz, and the API's /api/ + /metrics."""
-    mounts: dict[str, WSGIApp] = {"/healthz": health_app(health)}
+    """The one WSGI app: /slack/ (HTTP mode), /livez, /readyz (= /healthz), and the API's /api/ + /metrics."""
+    mounts: dict[str, WSGIApp] = {"/healthz": health_app(health), "/readyz": health_app(health),
+                                  "/livez": liveness_app()}  # fmt: skip
     if slack is not None and not socket_mode:
         mounts["/slack/"] = slack_app(slack.app)
     if api is not None:
         mounts |= {"/api/": api, "/metrics": api}
     return route(mounts)
-
-
-SHUTDOWN_DRAIN_S = 20.0  # running diagnoses get this long to post on SIGTERM (Kubernetes' default grace is 30 s)
-
-
-def serve_forever(settings: Settings) -> None:
-    """`opsbot serve`: Slack (Socket Mode when an app token is set, else HTTP), the API and /healthz."""
-    telemetry, access = build_telemetry(settings), build_access(settings)
-    llm, store = build_llm(settings, on_error=telemetry.observe_llm_error), build_store(settings)
-    responder = build_responder(settings, llm=llm)
-    slack: SlackSurface | None = None
-    if settings.slack.bot_token.get_secret_value():
-        slack = build_slack_app(settings, responder, persist=store.save, fetch_trace=store.get,
-                                record_feedback=store.record_feedback, admit=access.admit, telemetry=telemetry,
-                                classify=responder.classify)
-    app_token = settings.slack.app_token.get_secret_value()
-    if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
-        raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")
-    api = build_api(settings, responder, store, telemetry, post_alert=slack.runner.post_trace if slack else None,
-                    admit=access.admit)
-    handler = SocketModeHandler(slack.app, app_token) if slack is not None and app_token else None
-    health = functools.partial(slack_health, slack, handler)
-    app = build_server(settings, slack=slack, api=api, health=health, socket_mode=handler is not None)
-    if slack is None:
-        log.warning("no Slack bot token configured: serving the API and /healthz only")
-    else:
-        slack.runner.start()
-    if handler is not None:
-        handler.connect()  # non-blocking: the HTTP server below keeps /healthz and the API up
-    try:
-        s = settings.server
-        serve(app, s.host, s.port, s.threads)
-    finally:
-        if handler is not None:
-            handler.close()
-        if slack is not None:
-            slack.runner.stop(timeout_s=SHUTDOWN_DRAIN_S)
-
-
-def slack_health(slack: SlackSurface | None, handler: SocketModeHandler | None) -> dict[str, Any]:
-    """/healthz: the Slack mode, the Socket Mode connection and the worker pool; never calls Slack."""
-    if slack is None:
-        return {"status": "ok", "slack": "disabled"}
-    report: dict[str, Any] = {"status": "ok", "slack": "http", "workers_busy": slack.runner.active,
-                              "queued": slack.runner.queued}
-    if handler is not None:
-        connected = bool(handler.client.is_connected())
-        report |= {"slack": "socket", "socket_connected": connected, "status": "ok" if connected else "starting"}
-    return report

@@ -32,7 +32,10 @@ def test_compose_file_passes_docker_compose_config() -> None:
     done = compose_config(DEPLOY / "compose.yaml")
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load(done.stdout)
-    assert set(config["services"]) == {"opsbot", "prometheus", "elasticsearch", "sandbox-seed"}
+    assert set(config["services"]) == {"opsbot", "prometheus", "elasticsearch", "sandbox-seed", "redis"}
+    opsbot = config["services"]["opsbot"]
+    assert opsbot["environment"]["OPSBOT_REDIS__URL"] == "redis://redis:6379/0"
+    assert opsbot["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
 def test_docker_compose_config_rejects_a_broken_file(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ def test_blocks_balance_and_helpers_exist(template: Path) -> None:
 @pytest.mark.parametrize(("name", "kind"), [("deployment.yaml", "Deployment"), ("service.yaml", "Service"),
                                             ("configmap.yaml", "ConfigMap"), ("servicemonitor.yaml", "ServiceMonitor"),
                                             ("pvc.yaml", "PersistentVolumeClaim"),
+                                            ("pdb.yaml", "PodDisruptionBudget"),
                                             ("serviceaccount.yaml", "ServiceAccount"), ("role.yaml", "Role"),
                                             ("rolebinding.yaml", "RoleBinding")])  # fmt: skip
 def test_templates_are_yaml_of_their_kind(name: str, kind: str) -> None:
@@ -70,8 +71,8 @@ def test_templates_are_yaml_of_their_kind(name: str, kind: str) -> None:
 def test_deployment_has_probes_secret_reference_and_no_root() -> None:
     doc = yaml.safe_load(rough_render((CHART / "templates" / "deployment.yaml").read_text()))
     container = doc["spec"]["template"]["spec"]["containers"][0]
-    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
-    assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert {"configMapRef", "secretRef"} <= {k for source in container["envFrom"] for k in source}
     assert "existingSecret" in (CHART / "templates" / "deployment.yaml").read_text()
     assert VALUES["podSecurityContext"]["runAsNonRoot"] is True
@@ -84,6 +85,24 @@ def test_configmap_values_are_real_non_secret_settings() -> None:
     assert not [k for k in VALUES["config"] if re.search(r"TOKEN|KEY|SECRET|PASSWORD", k)]
 
 
+def test_several_replicas_get_redis_a_rolling_update_and_a_disruption_budget() -> None:
+    deployment = (CHART / "templates" / "deployment.yaml").read_text()
+    assert "gt (int .Values.replicaCount) 1" in deployment and "RollingUpdate" in deployment
+    assert "maxUnavailable: 0" in deployment and "terminationGracePeriodSeconds" in deployment
+    assert 'OPSBOT_REDIS__URL' in deployment and 'include "opsbot.redisUrl"' in deployment
+    pdb = (CHART / "templates" / "pdb.yaml").read_text()
+    assert pdb.startswith("{{- if gt (int .Values.replicaCount) 1 }}")
+    # the grace period outlasts opsbot's own drain (OPSBOT_SERVER__SHUTDOWN_DRAIN_S)
+    assert VALUES["terminationGracePeriodSeconds"] > Settings().server.shutdown_drain_s
+
+
+def test_the_charts_own_redis_is_never_selected_as_an_opsbot_pod() -> None:
+    docs = list(yaml.safe_load_all(rough_render((CHART / "templates" / "redis.yaml").read_text())))
+    assert [d["kind"] for d in docs] == ["Deployment", "Service"]
+    redis_text = (CHART / "templates" / "redis.yaml").read_text()
+    assert "opsbot.selectorLabels" not in redis_text and "opsbot.redisSelectorLabels" in redis_text
+    helpers = (CHART / "templates" / "_helpers.tpl").read_text()
+    assert "{{ include \"opsbot.name\" . }}-redis" in helpers
 def test_the_role_is_read_only_and_bound_to_the_pods_service_account() -> None:
     role = yaml.safe_load(rough_render((CHART / "templates" / "role.yaml").read_text()))
     granted = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]

@@ -38,5 +38,8 @@ SECRETS: dict[str, tuple[str, str]] = {
     "sendgrid": ("SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq", "mail via SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"),
     "url_query_token": ("qT0k3n-abcdef123456", "GET /callback?access_token=qT0k3n-abcdef123456&state=1"),
     "azure_conn": ("AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH+/==", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH+/==;EndpointSuffix=core.windows.net"),
+    "twilio": ("SK0123456789abcdef0123456789abcdef", "twilio client init with SK0123456789abcdef0123456789abcdef failed"),
+    "mailgun": ("key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "mailgun send with key-3ax6xnjp29jd6fds4gc373sgvjxteol0 rejected"),
+    "hex_api_key": ("9f86d081884c7d659a2feaa0c55ad015", "upstream call apikey=9f86d081884c7d659a2feaa0c55ad015 denied"),
 }
 # fmt: on

@@ -104,3 +104,14 @@ def test_slow_tool_times_out_as_observation(box: Toolbox) -> None:
 def test_redact_hook_applies_to_every_result() -> None:
     box = Toolbox([tool(query_things)], redact=lambda text: text.replace("order", "[REDACTED]"))
     assert call_tool(box, "query_things", {"service": "order"}).text == "[REDACTED] 1h 10"
+
+
+def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # concurrent.futures refuses new work once interpreter shutdown began (the flag its atexit hook sets),
+    # while diagnoses still draining after SIGTERM need their tools.
+    import concurrent.futures.thread
+
+    monkeypatch.setattr(concurrent.futures.thread, "_shutdown", True)
+    result = call_tool(box, "query_things", {"service": "order"})
+    assert result.status == "ok" and result.text == "order 1h 10"

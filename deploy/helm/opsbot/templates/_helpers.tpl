@@ -36,6 +36,21 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
 
+{{/* The Redis URL opsbot uses: the chart's own Redis when enabled, else redis.url. */}}
+{{- define "opsbot.redisUrl" -}}
+{{- if .Values.redis.enabled }}
+{{- printf "redis://%s-redis:6379/0" (include "opsbot.fullname" .) }}
+{{- else }}
+{{- .Values.redis.url }}
+{{- end }}
+{{- end }}
+
+{{/* The chart's own Redis: labels of its own, so neither opsbot's Deployment nor its Service selects it. */}}
+{{- define "opsbot.redisSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "opsbot.name" . }}-redis
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
 {{- define "opsbot.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "opsbot.fullname" .) .Values.serviceAccount.name }}

@@ -1,0 +1,194 @@
+"""Durable API work on a real redis-server: two StreamDispatchers are two replicas sharing one stream."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from bot.engine.types import Question, Responder, Step, StepObserver, Trace
+from bot.http.dispatch import JobFailed, QueueFull
+from bot.http.jobstream import StreamDispatcher
+from bot.store.base import is_partial
+from bot.store.sqlite import SqliteTraceStore
+from tests.http.conftest import canned_responder
+from tests.slack.conftest import wait_until
+
+Make = Callable[..., StreamDispatcher]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteTraceStore]:
+    store = SqliteTraceStore(tmp_path / "traces.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def make(redis_url: str, store: SqliteTraceStore) -> Iterator[Make]:
+    made: list[StreamDispatcher] = []
+
+    def build(responder: Responder | None = None, **kw: object) -> StreamDispatcher:
+        dispatcher = StreamDispatcher(redis.Redis.from_url(redis_url), responder or canned_responder(), store,
+                                      **kw)  # type: ignore[arg-type]
+        made.append(dispatcher)
+        return dispatcher
+
+    yield build
+    for dispatcher in made:
+        dispatcher.close(5.0)
+
+
+def blocked_responder(release: threading.Event, started: threading.Event | None = None) -> Responder:
+    canned = canned_responder()
+
+    def respond(question: Question, on_step: StepObserver | None) -> Trace:
+        if started is not None:
+            started.set()
+        assert release.wait(30)
+        return canned(question, on_step)
+
+    return respond
+
+
+def test_a_submitted_job_is_stored_under_its_id_and_waited_for(make: Make, store: SqliteTraceStore) -> None:
+    dispatcher = make()
+    trace_id = dispatcher.submit(Question("why is order slow?", source="api"))
+    trace = dispatcher.wait(trace_id, 20)
+    assert trace is not None and trace.trace_id == trace_id and trace.answer.startswith("order v2.8.1")
+    assert dispatcher.status(trace_id)[0] == "done"
+    assert store.get(trace_id) == trace
+
+
+def test_a_job_submitted_on_one_replica_can_be_awaited_on_another(make: Make) -> None:
+    submitter = make(workers=0)  # this replica takes no work: another one must run it
+    make(workers=1)
+    other = make(workers=0)
+    trace_id = submitter.submit(Question("q"))
+    trace = other.wait(trace_id, 20)
+    assert trace is not None and trace.trace_id == trace_id
+
+
+def test_steps_are_stored_while_the_job_runs(make: Make, store: SqliteTraceStore) -> None:
+    release, seen = threading.Event(), threading.Event()
+    canned = canned_responder()
+
+    def stepping(question: Question, on_step: StepObserver | None) -> Trace:
+        def hold(step: Step) -> None:
+            if on_step:
+                on_step(step)
+            seen.set()
+            assert release.wait(30)
+
+        return canned(question, hold)
+
+    dispatcher = make(stepping)
+    trace_id = dispatcher.submit(Question("q"))
+    assert seen.wait(20)
+    partial = store.get(trace_id)
+    assert partial is not None and is_partial(partial) and [s.action for s in partial.steps] == ["query_metrics"]
+    assert dispatcher.status(trace_id)[0] == "running"
+    release.set()
+    done = dispatcher.wait(trace_id, 20)
+    assert done is not None and not is_partial(done) and len(done.steps) == 2
+
+
+def test_a_job_whose_worker_died_is_claimed_and_rerun_by_another_replica(redis_url: str, make: Make,
+                                                                         store: SqliteTraceStore) -> None:
+    # A "replica" that read the job and died: its consumer took the message and never acknowledged it.
+    dead = make(workers=0)
+    trace_id = dead.submit(Question("why is order slow?"))
+    client = redis.Redis.from_url(redis_url)
+    client.xreadgroup("workers", "dead-replica-0", {"opsbot:jobs": ">"}, count=1)
+    client.hincrby(f"opsbot:job:{trace_id}", "attempts", 1)
+    client.hset(f"opsbot:job:{trace_id}", "status", "running")
+    survivor = make(workers=1, claim_idle_s=0.5)
+    trace = survivor.wait(trace_id, 20)
+    assert trace is not None and trace.complete and trace.answer.startswith("order v2.8.1")
+    wait_until(lambda: client.xlen("opsbot:jobs") == 0, what="the job to be acknowledged and removed")
+
+
+def test_a_job_interrupted_too_often_is_finished_as_interrupted_not_dropped(redis_url: str, make: Make) -> None:
+    dead = make(workers=0)
+    trace_id = dead.submit(Question("why is order slow?"))
+    client = redis.Redis.from_url(redis_url)
+    client.xreadgroup("workers", "dead-replica-0", {"opsbot:jobs": ">"}, count=1)
+    client.hset(f"opsbot:job:{trace_id}", mapping={"attempts": 2, "status": "running"})
+    survivor = make(workers=1, claim_idle_s=0.5, max_attempts=2)
+    trace = survivor.wait(trace_id, 20)
+    assert trace is not None and not trace.complete and "Re-run?" in trace.answer
+    assert survivor.status(trace_id)[0] == "interrupted"
+
+
+def test_a_running_job_is_not_stolen_while_its_replica_lives(make: Make) -> None:
+    release, started = threading.Event(), threading.Event()
+    owner = make(blocked_responder(release, started), workers=1, claim_idle_s=0.6)
+    trace_id = owner.submit(Question("q"))
+    assert started.wait(20)
+    thief = make(canned_responder("stolen"), workers=1, claim_idle_s=0.6)
+    assert thief.wait(trace_id, 2.5) is None  # the heartbeat keeps the job's idle time below claim_idle_s
+    release.set()
+    trace = owner.wait(trace_id, 20)
+    assert trace is not None and trace.answer.startswith("order v2.8.1")
+
+
+def test_the_queue_limit_holds_across_replicas(make: Make) -> None:
+    release = threading.Event()
+    dispatcher = make(blocked_responder(release), workers=1, queue_size=2)
+    outcomes = []
+    for n in range(5):
+        try:
+            dispatcher.submit(Question(f"q{n}"))
+            outcomes.append("accepted")
+        except QueueFull:
+            outcomes.append("full")
+    release.set()
+    assert outcomes.count("accepted") in (2, 3) and outcomes[-1] == "full"  # 1 running (once picked up) + 2 waiting
+
+
+def test_a_failing_job_reports_its_error(make: Make) -> None:
+    def broken(question: Question, on_step: StepObserver | None) -> Trace:
+        raise ValueError("the backend said no")
+
+    dispatcher = make(broken)
+    trace_id = dispatcher.submit(Question("q"))
+    with pytest.raises(JobFailed, match="ValueError"):
+        dispatcher.wait(trace_id, 20)
+    assert dispatcher.status(trace_id) == ("failed", "ValueError: the backend said no")
+
+
+def test_closing_leaves_queued_jobs_in_the_stream_for_another_replica(make: Make) -> None:
+    release = threading.Event()
+    leaving = make(blocked_responder(release), workers=1)
+    first = leaving.submit(Question("q1"))
+    queued = leaving.submit(Question("q2"))
+    closer = threading.Thread(target=leaving.close, args=(20.0,))
+    closer.start()
+    release.set()  # the running job finishes within the drain
+    closer.join(30)
+    assert leaving.status(first)[0] == "done"
+    assert leaving.status(queued)[0] == "queued"
+    successor = make(workers=1)
+    trace = successor.wait(queued, 20)
+    assert trace is not None and trace.complete
+
+
+def test_an_alert_renotified_to_another_replica_starts_no_second_run(redis_url: str) -> None:
+    from bot.http.jobstream import RedisAlertDedupe
+
+    one = RedisAlertDedupe(redis.Redis.from_url(redis_url), 3_600)
+    other = RedisAlertDedupe(redis.Redis.from_url(redis_url), 3_600)
+    assert one.first_time("group-1")
+    assert not other.first_time("group-1")
+    other.forget("group-1")  # the run could not start: a later notification may try again
+    assert one.first_time("group-1")
+
+
+def test_the_waiting_depth_is_shared_by_every_replica(make: Make) -> None:
+    submitter = make(workers=0)
+    for n in range(3):
+        submitter.submit(Question(f"q{n}"))
+    assert make(workers=0).waiting() == 3 == submitter.waiting_or_unknown()
