@@ -14,7 +14,7 @@ from typing import Any, cast, get_args
 
 import json_repair
 
-from bot.engine.llm import LLM
+from bot.engine.llm import LLM, LLMUnavailable
 from bot.engine.prompts import load_prompt
 from bot.engine.types import Intent, Route
 
@@ -96,9 +96,12 @@ def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.75) -
     if llm is not None:
         try:
             return _by_model(text, llm, rules)
-        except Exception as exc:  # any model failure must still route the question
+        except LLMUnavailable as exc:
             log.warning("intent model unavailable, using the default route: %s", exc)
-            why = f"model unavailable ({type(exc).__name__})"
+            why = "model unavailable"
+        except Exception as exc:  # the model answered, but not with a route: say that, not "unavailable"
+            log.warning("intent model answered without a usable route, using the default route: %s", exc)
+            why = f"the model answered, but {exc}"
     else:
         why = "no model configured"
     route: Route = rules.route if rules.has_signal else "diagnose"
@@ -135,7 +138,7 @@ def _by_model(text: str, llm: LLM, rules: _Rules) -> Intent:
     parsed = _reply_to_dict(reply.content)
     route = str(parsed.get("route", "")).strip().lower()
     if route not in _ROUTES:
-        raise ValueError(f"model answered an unknown route {route!r}")
+        raise ValueError(f"with an unknown route {route!r}" if route else "not with a JSON route")
     confidence = min(max(float(parsed.get("confidence", 0.7)), 0.0), 1.0)
     reason = str(parsed.get("reason", "")).strip()[:200] or "no reason given"
     return Intent(cast(Route, route), confidence, "model", f"model: {reason} (rules unsure: {rules.reason})")
@@ -149,7 +152,7 @@ def _reply_to_dict(content: str) -> dict[str, Any]:
     except ValueError:
         data = json_repair.loads(candidate)
     if not isinstance(data, dict):
-        raise ValueError("model reply is not a JSON object")
+        raise ValueError("not in JSON")
     return data
 
 

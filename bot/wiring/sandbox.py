@@ -70,10 +70,12 @@ def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
     """`opsbot eval`: each case in its own fresh sandbox (free port, own folder), through build_responder."""
     base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
     store = build_store(settings)
+    # OPSBOT_SANDBOX__PROMETHEUS_PORT, when set, is honoured (cases run one after another); else a free port
+    port = settings.sandbox.prometheus_port if "prometheus_port" in settings.sandbox.model_fields_set else free_port()
 
     def diagnose(case: EvalCase) -> Trace:
         folder = settings.sandbox.dir / "eval" / case.name
-        info = sandbox_up(folder, case.name, free_port(), base_metrics=base_metrics)
+        info = sandbox_up(folder, case.name, port, base_metrics=base_metrics)
         try:
             trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
         finally:
