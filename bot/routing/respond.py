@@ -140,10 +140,9 @@ class Router:
             return self._quick_lookup(question, on_step, down=lookup)
         if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
             return lookup
-        log.warning("lookup got an empty answer, running the full diagnosis trace_id=%s", lookup.trace_id)
-        fallback = self._diagnose(question, on_step)
-        return replace(fallback, totals=_added(fallback.totals, lookup.totals),  # the lookup's tokens were spent too
-                       notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
+        log.warning("lookup got no usable answer, running the full diagnosis trace_id=%s", lookup.trace_id)
+        fallback = _after(lookup, self._diagnose(question, _shifted(on_step, len(lookup.steps))))
+        return replace(fallback, notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
 
     def _quick_lookup(self, question: Question, on_step: StepObserver | None, *, down: Trace | None = None) -> Trace:
         """The model-free quick lookup; when it can't tell what to read, the diagnosis runs with a note saying why.
@@ -154,10 +153,10 @@ class Router:
         if self.lookup is None:
             return self._fallback_diagnosis(question, on_step, down)
         misses: list[str] = []
-        quick = self.lookup(question, self.tools, on_step=on_step, on_miss=misses.append)
+        shift = len(down.steps) if down is not None else 0
+        quick = self.lookup(question, self.tools, on_step=_shifted(on_step, shift), on_miss=misses.append)
         if quick is not None and down is not None:
-            totals = _added(quick.totals, down.totals)
-            return replace(quick, answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}", totals=totals,
+            return replace(_after(down, quick), answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
                            notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes))
         if quick is not None:
             return quick
@@ -184,8 +183,8 @@ class Router:
             log.warning("%s trace_id=%s", note, trace.trace_id)
         else:
             return trace
-        fallback = self._run_playbook(question, on_step, note=note)
-        return replace(fallback, totals=_added(fallback.totals, trace.totals), notes=(
+        fallback = _after(trace, self._run_playbook(question, _shifted(on_step, len(trace.steps)), note=note))
+        return replace(fallback, notes=(
             *fallback.notes, *trace.notes, f"model attempt before the playbook: {_spent(trace.totals)}"))
 
     def _unusable_note(self, trace: Trace) -> str:
@@ -209,16 +208,30 @@ class Router:
         if trace.stop_reason is StopReason.FINISH:
             return trace
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
-        canned = trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)
-        return replace(canned, totals=_added(canned.totals, trace.totals), model=trace.model)
+        return replace(_after(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
+                       model=trace.model)
 
 
 def _spent(totals: Totals) -> str:
     return f"{totals.tokens:,} tokens, {totals.elapsed_ms / 1000:.1f} s, {totals.steps} steps"
 
 
-def _added(spent: Totals, more: Totals) -> Totals:
-    """`spent` with the tokens and time of `more` added (an earlier attempt in the same answer)."""
-    return replace(spent, prompt_tokens=spent.prompt_tokens + more.prompt_tokens,
-                   completion_tokens=spent.completion_tokens + more.completion_tokens,
-                   elapsed_ms=spent.elapsed_ms + more.elapsed_ms)
+def _after(attempt: Trace, fallback: Trace) -> Trace:
+    """The fallback's trace with the failed attempt kept: its steps first (the fallback's renumbered after them, as
+    `_shifted` showed them live), its time and tokens in the totals. Nothing spent vanishes from the record."""
+    shift = len(attempt.steps)
+    steps = (*attempt.steps, *(replace(step, index=step.index + shift) for step in fallback.steps))
+    a, f = attempt.totals, fallback.totals
+    totals = Totals(steps=len(steps), prompt_tokens=a.prompt_tokens + f.prompt_tokens,
+                    completion_tokens=a.completion_tokens + f.completion_tokens, elapsed_ms=a.elapsed_ms + f.elapsed_ms,
+                    tool_calls=a.tool_calls + f.tool_calls, tool_errors=a.tool_errors + f.tool_errors,
+                    format_errors=a.format_errors + f.format_errors)
+    return replace(fallback, steps=steps, totals=totals)
+
+
+def _shifted(on_step: StepObserver | None, by: int) -> StepObserver | None:
+    """An observer that numbers the fallback's steps after the attempt's (the same numbers `_after` keeps)."""
+    if on_step is None or by == 0:
+        return on_step
+    observer = on_step
+    return lambda step: observer(replace(step, index=step.index + by))

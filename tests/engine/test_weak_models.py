@@ -11,8 +11,9 @@ import pytest
 
 from bot.engine.llm import LLM
 from bot.engine.loop import answer_once, run_agent
-from bot.engine.types import Budget, Intent, Question, StopReason
+from bot.engine.types import Budget, Intent, Question, Step, StopReason
 from bot.routing.respond import GREETING_ANSWER, Playbook, Router
+from bot.telemetry import Telemetry
 from tests.engine.engine_tools import engine_toolbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tests.fakes.playbook import RecordingPlaybook
@@ -191,3 +192,21 @@ def test_a_format_error_step_keeps_the_raw_reply_capped(strict_llm: ScriptedLLM)
     observation = trace.steps[0].observation
     assert "The reply was:\ngibberish gibberish" in observation
     assert "more characters]" in observation and len(observation) < 2_500
+
+
+def test_metrics_count_a_failed_attempts_tokens_once_and_the_trace_keeps_its_steps(strict_llm: ScriptedLLM) -> None:
+    telemetry = Telemetry()
+    strict_llm.script({"content": "Thought: <your reasoning>\nAction: <one tool name>", "repeat": 3})
+    seen: list[int] = []
+
+    def observe(step: Step) -> None:
+        seen.append(step.index)
+        telemetry.on_step(step)
+
+    trace = diagnose_router(scripted_openai_llm(strict_llm), playbook=RecordingPlaybook())(QUESTION, observe)
+    telemetry.observe_trace(trace)
+    counted = sum(telemetry.registry.get_sample_value("opsbot_llm_tokens_total", {"kind": kind}) or 0.0
+                  for kind in ("prompt", "completion"))
+    assert counted == trace.totals.tokens > 0  # not lost with the fallback, not counted twice
+    assert [s.status for s in trace.steps] == ["format_error"] * 3 + ["ok"]
+    assert [s.index for s in trace.steps] == seen == [1, 2, 3, 4]  # the playbook's step numbered after them
