@@ -151,7 +151,7 @@ def _tool_timeout(run: Run, budget: Budget, tool_timeout_s: float | None) -> flo
 
 def answer_once(
     question: Question, llm: LLM, tools: Toolbox, *, allow_tool: bool = False, on_step: StepObserver | None = None,
-    tool_timeout_s: float = 20.0,
+    tool_timeout_s: float = 20.0, llm_timeout_s: float | None = None,
 ) -> Trace:
     """One cheap answer (protocol "single"): lookups, chit-chat; with `allow_tool`, at most one tool call first."""
     run = Run(question, "single", getattr(llm, "cheap_model", llm.model), on_step)
@@ -161,11 +161,11 @@ def answer_once(
     try:
         started = time.monotonic()
         specs = [spec.to_openai() for spec in tools] if allow_tool and len(tools) else None
-        reply = llm.complete(messages, tools=specs, role="cheap")
+        reply = llm.complete(messages, tools=specs, role="cheap", timeout_s=llm_timeout_s)
         if specs and reply.tool_calls:
             messages = _with_lookup(run, reply, tools, messages, started, tool_timeout_s)
             started = time.monotonic()
-            reply = llm.complete(messages, role="cheap")  # no tools now: the one lookup is done
+            reply = llm.complete(messages, role="cheap", timeout_s=llm_timeout_s)  # no tools now: lookup done
     except Exception as exc:  # LLMUnavailable or an adapter bug: answer anyway, honestly
         log.warning("LLM unavailable for a single answer (trace_id=%s): %s", run.trace_id, exc)
         run.notes.append(f"LLM unavailable: {exc}")

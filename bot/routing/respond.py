@@ -135,7 +135,8 @@ class Router:
     def _lookup(self, question: Question, llm: LLM, on_step: StepObserver | None) -> Trace:
         """One cheap answer; a dead model gets the quick lookup, an empty reply the full diagnosis."""
         timeout_s = self.budget.time_budget_s if self.tool_timeout_s is None else self.tool_timeout_s
-        lookup = answer_once(question, llm, self.tools, allow_tool=True, on_step=on_step, tool_timeout_s=timeout_s)
+        lookup = answer_once(question, llm, self.tools, allow_tool=True, on_step=on_step, tool_timeout_s=timeout_s,
+                             llm_timeout_s=self.budget.time_budget_s)
         if lookup.stop_reason is StopReason.LLM_UNAVAILABLE and lookup.totals.tool_calls == 0:
             return self._quick_lookup(question, on_step, down=lookup)
         if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
@@ -204,7 +205,8 @@ class Router:
     def _chitchat(self, question: Question, on_step: StepObserver | None) -> Trace:
         if self.llm is None:
             return trace_from_answer(question, GREETING_ANSWER)
-        trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step)
+        trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step,
+                            llm_timeout_s=self.budget.time_budget_s)
         if trace.stop_reason is StopReason.FINISH:
             return trace
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
