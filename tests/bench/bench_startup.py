@@ -1,0 +1,89 @@
+"""Start-up cost of each CLI command, of building the responder, and peak memory of a playbook diagnosis.
+
+Each number comes from a fresh interpreter (a subprocess), as a user meets it. The heaviest imports are listed
+from `python -X importtime`, so a regression names its module.
+
+Run on demand:  .venv/bin/python -m pytest tests/bench/bench_startup.py -s
+Prints numbers; asserts no timing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RUNS = 5
+OWN = {"bot", "tools", "prompts", "site", "encodings", "io", "codecs", "abc", "os", "stat", "posixpath"}
+ROOT = Path(__file__).resolve().parents[2]
+NO_BACKENDS = {  # nothing configured that could answer: the playbook path, no model, a throwaway store
+    "OPSBOT_LLM__BASE_URL": "",
+    "OPSBOT_LLM__API_KEY": "",
+    "OPENAI_API_KEY": "",
+    "OPENAI_BASE_URL": "",
+    "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
+    "OPSBOT_PROMETHEUS__TIMEOUT_S": "1",
+}
+
+COMMANDS: dict[str, tuple[list[str], str]] = {
+    "opsbot --help": (["--help"], ""),
+    "opsbot diagnose --help": (["diagnose", "--help"], ""),
+    "opsbot parse": (["parse"], 'Thought: t\nAction: query_logs\nAction Input: {"service": "order"}'),
+    "opsbot classify (no model)": (["classify", "why is order slow since 15:05?"], ""),
+}
+BUILD = "import time; t = time.perf_counter(); from bot import wiring; s = wiring.load_settings(); " \
+        "r = wiring.build_responder(s); print(f'{(time.perf_counter() - t) * 1000:.0f}')"
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    return {**os.environ, **NO_BACKENDS, "OPSBOT_STORE__PATH": str(tmp / "traces.db"), "COLUMNS": "120"}
+
+
+def _cli(args: list[str], stdin: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "from bot.cli import main; main()", *args], input=stdin, env=env,
+                   capture_output=True, text=True, check=False, cwd=ROOT)
+    return (time.perf_counter() - started) * 1000
+
+
+def _heaviest_imports(args: list[str], env: dict[str, str], top: int = 5) -> list[tuple[str, int]]:
+    """Third-party packages with the largest import time (µs): each package's outermost import, from -X importtime."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "from bot.cli import main; main()", *args],
+                          env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+    outermost: dict[str, int] = {}
+    for line in done.stderr.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \|\s*(\S+)", line)
+        package = match.group(2).split(".")[0] if match else ""
+        if match and package not in OWN and not package.startswith("_"):
+            outermost[package] = max(outermost.get(package, 0), int(match.group(1)))
+    return sorted(outermost.items(), key=lambda kv: -kv[1])[:top]
+
+
+def test_command_start_up(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    print(f"\n{'command':30} {'median ms':>10} {'min ms':>8}   heaviest third-party imports (ms)")
+    for name, (args, stdin) in COMMANDS.items():
+        samples = [_cli(args, stdin, env) for _ in range(RUNS)]
+        heavy = ", ".join(f"{mod} {us / 1000:.0f}" for mod, us in _heaviest_imports(args, env))
+        print(f"{name:30} {statistics.median(samples):10.0f} {min(samples):8.0f}   {heavy}")
+
+
+def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    builds = []
+    for _ in range(RUNS):
+        done = subprocess.run([sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True,
+                              cwd=ROOT)
+        builds.append(float(done.stdout.strip().splitlines()[-1]))
+    print(f"\nimport + build of the responder: median {statistics.median(builds):.0f} ms, min {min(builds):.0f} ms")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run([sys.executable, "-c", "from bot.cli import main; main()", "diagnose", "why is order slow?"],
+                   env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    note = "" if peak_kb > before else " (a child measured earlier peaked higher; run this test alone)"
+    print(f"peak RSS of `opsbot diagnose` on the playbook path (backends down): {peak_kb / 1024:.0f} MB{note}")
