@@ -26,6 +26,9 @@ from tools.base import Toolbox
 
 log = logging.getLogger(__name__)
 
+TOOLS_IGNORED_NOTE = "The server ignored the tools it was offered"
+_RAW_REPLY_CHARS = 1_500  # of a format-error reply, kept in its step
+
 
 def run_agent(
     question: Question,
@@ -100,10 +103,6 @@ def _switch_to_text(run: Run, llm: LLM, reply: LLMReply, llm_ms: int) -> StopRea
                    observation=with_raw_reply("The server ignored the tools: switched to the text protocol.",
                                               reply.content))])
     return None
-
-
-TOOLS_IGNORED_NOTE = "The server ignored the tools it was offered"
-_RAW_REPLY_CHARS = 1_500
 
 
 def with_raw_reply(message: str, content: str) -> str:
