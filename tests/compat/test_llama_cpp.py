@@ -70,6 +70,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
     cmd = [str(venv_python()), "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", MODEL_NAME,
+           "--chat_format", "chatml-function-calling",  # the server's tool-calling format: tools need tool_choice
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(["nice", "-n", "10", *cmd], stdout=log, stderr=subprocess.STDOUT)
