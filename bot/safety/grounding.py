@@ -30,7 +30,6 @@ from bot.engine.types import Trace
 
 UNVERIFIED_PREFIX = "unverified: "
 _OWN_LINE_PREFIXES = ("Partial answer: ", "Partial answer (")
-_ITALIC_NOTE = re.compile(r"_[^_\n]+_")
 _SMALL_COUNT = 10
 
 _UNIT_TABLE: dict[str, tuple[str, float]] = {
@@ -217,8 +216,13 @@ def _model_text(answer: str) -> str:
     """The answer without opsbot's own lines: the "Partial answer: ... (33,120 tokens used of 32,000)" label,
     italic notes ("_The LLM was unavailable ..._") and a previous "unverified:" line. Their numbers are opsbot's."""
     lines = [line for line in _without_unverified_line(answer).split("\n")
-             if not line.startswith(_OWN_LINE_PREFIXES) and not _ITALIC_NOTE.fullmatch(line.strip())]
+             if not line.startswith(_OWN_LINE_PREFIXES) and not _is_italic_note(line.strip())]
     return "\n".join(lines)
+
+
+def _is_italic_note(line: str) -> bool:
+    """A whole line in _italics_: opsbot's own note (model names inside may hold underscores: gemma-3-q4_k_m)."""
+    return len(line) > 2 and line.startswith("_") and line.endswith("_")
 
 
 def _without_unverified_line(answer: str) -> str:

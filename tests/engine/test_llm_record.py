@@ -72,6 +72,7 @@ def test_opsbots_own_label_numbers_are_not_unverified() -> None:
     answer = ("Partial answer: the investigation stopped because the token budget ran out "
               "(33,120 tokens used of 32,000). This is not a confirmed root cause.\n\n"
               "_The LLM was unavailable: scripted-model at http://127.0.0.1:4242/v1: HTTP 503._\n\n"
+              "_The model gemma-3-270m-q4_k_m at http://127.0.0.1:44835/v1 produced nothing usable._\n\n"
               "order p99 rose to 1,180 ms.")
     step = Step(1, "", "query_metrics", {}, "p99 1180 ms", "ok")
     trace = Trace("t", "why?", "native", (step,), answer, False, StopReason.TOKEN_BUDGET, Totals())
