@@ -7,6 +7,7 @@ Every field is documented in deploy/.env.example (tests/test_config.py keeps the
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,7 @@ class AgentSettings(BaseModel):
     max_observation_chars: int = 2_500
     keep_recent_steps: int = 3
     tool_timeout_s: float = 20.0
+    max_concurrent_llm_calls: int = 8  # across Slack, the API and the webhook; 0 = no limit
 
 
 class MetricTemplate(BaseModel):
@@ -123,7 +125,7 @@ class ElasticsearchSettings(BaseModel):
 
 
 class LogsSettings(BaseModel):
-    backend: Literal["sqlite", "elasticsearch"] = "sqlite"
+    backend: Literal["sqlite", "elasticsearch", "loki"] = "sqlite"
     sqlite_path: Path = DEFAULT_STATE_DIR / "logs.db"
     index_pattern: str = "logs-*"
     timestamp_field: str = "@timestamp"
@@ -139,7 +141,7 @@ class LogsSettings(BaseModel):
 
 
 class DeploysSettings(BaseModel):
-    backend: Literal["git", "elasticsearch"] = "git"
+    backend: Literal["git", "elasticsearch", "kubernetes"] = "git"
     git_repo: Path = DEFAULT_STATE_DIR / "deploys.git"
     tag_pattern: str = "{service}/{version}"
     service_path: str = "services/{service}"
@@ -167,6 +169,13 @@ class SlackSettings(BaseModel):
     update_interval_s: float = 3.0
     dedupe_ttl_s: int = 900
     alert_channel: str = ""  # where Alertmanager-triggered diagnoses are posted
+    quick_workers: int = 8  # the quick lane: triage, help, chit-chat, quick lookups (never behind diagnoses)
+    marks_workers: int = 16  # posts 👀, the status and "queued" notices so no lane waits on Slack
+    listener_threads: int = 64  # Bolt's listener pool (its default of 5 starves acks under a burst)
+    ask_below_confidence: float = 0.6  # an intent below this (or from the default tier) gets Investigate / Just answer
+    append_interval_s: float = 1.0  # at most one chat.appendStream per stream this often
+    append_per_minute: int = 100  # global budgets under Slack's tiers (appendStream Tier 4, update Tier 3)
+    update_per_minute: int = 50
 
 
 class ServerSettings(BaseModel):
@@ -204,6 +213,62 @@ class SandboxSettings(BaseModel):
     osmem_port: int = 19200
 
 
+class KubernetesSettings(BaseModel):
+    """Read-only Kubernetes: pods, events and rollout history, only in the allowed namespaces."""
+
+    enabled: bool = False
+    kubeconfig: str = ""  # empty = the client's default (~/.kube/config or $KUBECONFIG)
+    context: str = ""  # empty = the kubeconfig's current context
+    in_cluster: bool = False  # use the pod's ServiceAccount instead of a kubeconfig
+    namespaces: list[str] = Field(default_factory=lambda: ["default"])
+    service_label: str = "app"  # the pod label that names a service
+    timeout_s: float = 10.0
+    max_events: int = 30
+    max_pods: int = 40
+
+
+class LokiSettings(BaseModel):
+    """Grafana Loki, read through its HTTP API when logs.backend is "loki"."""
+
+    url: str = ""
+    tenant: str = ""  # X-Scope-OrgID for multi-tenant Loki
+    bearer_token: SecretStr = SecretStr("")
+    timeout_s: float = 10.0
+    service_label: str = "service"  # the stream label that names a service
+    level_label: str = "level"  # the stream label that holds the level
+
+
+class RunbooksSettings(BaseModel):
+    """Markdown runbooks in a folder or a git repository, searched with SQLite FTS5 (search_runbooks)."""
+
+    enabled: bool = False
+    path: Path = DEFAULT_STATE_DIR / "runbooks"
+    git_ref: str = "HEAD"  # read at this ref when path is a git repository
+    max_results: int = 3
+    max_section_chars: int = 1_200
+
+
+class MCPServerSettings(BaseModel):
+    """One external MCP server whose allowed tools are mounted as opsbot tools named <name>_<tool>."""
+
+    name: str
+    transport: Literal["stdio", "http"] = "stdio"
+    command: str = ""  # stdio: the program to start
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str = ""  # http: the streamable HTTP endpoint, e.g. http://host:8000/mcp
+    allowed_tools: list[str] = Field(default_factory=list)  # tool names to mount; ["*"] = all; empty = none
+    timeout_s: float = 20.0
+    max_output_chars: int = 4_000
+
+
+class MCPSettings(BaseModel):
+    """MCP both ways: servers whose tools opsbot mounts, and which own tools `opsbot mcp` serves."""
+
+    servers: list[MCPServerSettings] = Field(default_factory=list)
+    serve_tools: list[str] = Field(default_factory=list)  # empty = every opsbot tool
+
+
 class Settings(BaseSettings):
     """opsbot's whole configuration. Nested sections read from OPSBOT_<SECTION>__<FIELD>."""
 
@@ -228,6 +293,12 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     intent: IntentSettings = Field(default_factory=IntentSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    # toolsets beyond metrics, logs and deploys (see TOOLSETS below)
+    config_file: Path | None = None  # a TOML file read below the environment (OPSBOT_CONFIG_FILE)
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+    loki: LokiSettings = Field(default_factory=LokiSettings)
+    runbooks: RunbooksSettings = Field(default_factory=RunbooksSettings)
+    mcp: MCPSettings = Field(default_factory=MCPSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -238,8 +309,10 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The standard OPENAI_* variables rank below every OPSBOT_ source.
-        return (init_settings, env_settings, dotenv_settings, OpenAIEnvSource(settings_cls), file_secret_settings)
+        # The standard OPENAI_* variables rank below every OPSBOT_ source; the config file below every variable.
+        config_file = ConfigFileSource(settings_cls, init_settings)
+        return (init_settings, env_settings, dotenv_settings, OpenAIEnvSource(settings_cls), config_file,
+                file_secret_settings)
 
 
 class OpenAIEnvSource(PydanticBaseSettingsSource):
@@ -255,3 +328,24 @@ class OpenAIEnvSource(PydanticBaseSettingsSource):
             if os.environ.get(env)
         }
         return {"llm": llm} if llm else {}
+
+
+class ConfigFileSource(PydanticBaseSettingsSource):
+    """A TOML file named by OPSBOT_CONFIG_FILE (or Settings(config_file=...)): sections as tables, e.g.
+    `[prometheus.metrics.p99_latency]`, `topology = {...}`, `[kubernetes]`, `[[mcp.servers]]`."""
+
+    def __init__(self, settings_cls: type[BaseSettings], init: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        named = getattr(init, "init_kwargs", {}).get("config_file") or os.environ.get("OPSBOT_CONFIG_FILE", "")
+        self.path = Path(named).expanduser() if named else None
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        if self.path is None:
+            return {}
+        if not self.path.is_file():
+            raise FileNotFoundError(f"OPSBOT_CONFIG_FILE names {self.path}, which is not a file")
+        with self.path.open("rb") as handle:
+            return {**tomllib.load(handle), "config_file": self.path}

@@ -98,6 +98,9 @@ RULES = (
          ("tools", "openai", *BOLT, "bot.slack", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing"),
          exempt=("bot.http.server",)),
     Rule("the router needs no Bolt until Slack is mounted", ("bot/http/server.py",), ("bot.slack", "slack_sdk")),
+    Rule("the MCP server knows tools through their interface", ("bot/mcpserver",),
+         ("tools", "openai", *BOLT, "bot.slack", "bot.http", "bot.engine", "bot.playbook", "bot.routing"),
+         allowed=("tools.base",)),
     Rule("stores keep traces, nothing more", ("bot/store",), ("bot", "tools", "openai", *BOLT),
          allowed=("bot.store", "bot.engine.types", "bot.safety.redact")),
 )

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import diagnosis, evaluation, inspection, sandbox, service, traces
+from bot.cli import diagnosis, evaluation, inspection, sandbox, service, toolsets, traces
 
 # Plain click-style help: typer's Rich panels (rich_markup_mode="rich", the default when Rich is installed) tag
 # every row with its type, `--help <bool>` included. Up to 120 columns wide, so wide terminals show whole summaries.
@@ -41,6 +41,8 @@ app.command("demo")(diagnosis.demo_command)
 app.command("eval")(evaluation.eval_command)
 app.command("classify")(inspection.classify_command)
 app.command("serve")(service.serve_command)
+app.command("toolsets")(toolsets.toolsets_command)
+app.command("mcp")(toolsets.mcp_command)
 app.add_typer(traces.app, name="traces")
 app.add_typer(sandbox.app, name="sandbox")
 

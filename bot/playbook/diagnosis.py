@@ -21,7 +21,16 @@ from datetime import UTC, datetime, timedelta
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.evidence import listed_services_from_text, moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
-from bot.playbook.probes import ProbeRun, Window, check_deploys, check_logs, check_onset, iso_from_moment
+from bot.playbook.probes import (
+    ProbeRun,
+    Window,
+    check_deploys,
+    check_logs,
+    check_onset,
+    check_pods,
+    check_runbooks,
+    iso_from_moment,
+)
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 
@@ -61,6 +70,8 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    check_pods(run, findings)
+    check_runbooks(run, findings, question.text)
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
 
 

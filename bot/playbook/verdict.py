@@ -130,6 +130,11 @@ def _evidence_lines(findings: Findings) -> list[str]:
             f"{service} log cluster: {s.count:,}x {s.text}" + (f' (e.g. "{s.example}")' if s.example else "")
             for s in signatures[:2]
         )
+    if findings.pod_summary:
+        states = f"; {', '.join(findings.pod_states)}" if findings.pod_states else ""
+        lines.append(f"{findings.service} pods: {findings.pod_summary}{states}")
+    if findings.runbook:
+        lines.append(f"the closest runbook section: {findings.runbook}")
     return lines
 
 

@@ -26,6 +26,8 @@ from bot.wiring.core import (
     install_log_redaction,
     load_settings,
 )
+from bot.wiring.mcpsurface import build_served_toolbox, serve_mcp
+from bot.wiring.readiness import build_toolsets, toolset_statuses
 from bot.wiring.sandbox import (
     bring_up_sandbox,
     build_eval_diagnoser,
@@ -59,16 +61,20 @@ __all__ = [
     "build_playbook",
     "build_prometheus",
     "build_responder",
+    "build_served_toolbox",
     "build_server",
     "build_slack_app",
     "build_store",
     "build_telemetry",
     "build_tool_specs",
     "build_toolbox",
+    "build_toolsets",
     "install_log_redaction",
     "load_settings",
     "sandbox_overrides",
     "serve_forever",
+    "serve_mcp",
     "slack_health",
     "take_down_sandbox",
+    "toolset_statuses",
 ]

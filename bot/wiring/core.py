@@ -13,6 +13,7 @@ from urllib3.util.retry import Retry
 from bot.config import Settings
 from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
+from bot.engine.llmlimit import limited
 from bot.engine.types import Budget, Intent
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.intent import classify
@@ -26,6 +27,7 @@ from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
 from bot.telemetry import Telemetry
 from bot.wiring.elastic import es_client
+from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.deployindex import DeployFields, ElasticsearchDeploys
@@ -57,12 +59,14 @@ def build_budget(settings: Settings) -> Budget:
 def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> LLM | None:
     """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then).
 
-    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`).
+    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`). The adapter sits
+    behind one limit of settings.agent.max_concurrent_llm_calls: build it once per process and hand the same
+    object to every surface, so Slack, the API and the webhook share that limit.
     """
     c = settings.llm
     if not c.configured:
         return None
-    return OpenAILLM(
+    adapter = OpenAILLM(
         base_url=c.base_url,
         api_key=c.api_key.get_secret_value(),
         model=c.model,
@@ -74,6 +78,7 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
         tokenizer=c.tokenizer,
         on_error=on_error,
     )
+    return limited(adapter, settings.agent.max_concurrent_llm_calls)
 
 
 def build_context_limits(settings: Settings) -> ContextLimits:
@@ -121,10 +126,12 @@ def build_metrics_tools(settings: Settings) -> MetricsTools:
 
 
 def build_log_source(settings: Settings) -> LogSource:
-    """SQLite FTS5 (default) or Elasticsearch, as settings.logs.backend says."""
+    """SQLite FTS5 (default), Elasticsearch or Loki, as settings.logs.backend says."""
     c = settings.logs
     if c.backend == "sqlite":
         return SqliteLogs(c.sqlite_path)
+    if c.backend == "loki":
+        return build_loki_logs(settings)
     fields = LogFields(
         timestamp=c.timestamp_field,
         service=c.service_field,
@@ -139,10 +146,12 @@ def build_log_source(settings: Settings) -> LogSource:
 
 
 def build_deploy_source(settings: Settings) -> DeploySource:
-    """A GitOps repository (default) or an Elasticsearch deploy-events index."""
+    """A GitOps repository (default), an Elasticsearch deploy-events index, or Kubernetes rollout history."""
     d = settings.deploys
     if d.backend == "git":
         return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
+    if d.backend == "kubernetes":
+        return build_kubernetes_deploys(settings)
     fields = DeployFields(
         timestamp=d.timestamp_field, service=d.service_field, version=d.version_field,
         previous_version=d.previous_version_field, author=d.author_field, commit=d.commit_field,
@@ -156,7 +165,8 @@ def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     c = settings.logs
     logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit)
     deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
-    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool()]
+    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool(),
+            *optional_tool_specs(settings)]
 
 
 def build_toolbox(settings: Settings) -> Toolbox:

@@ -15,6 +15,7 @@ from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandb
 from bot.sandbox.osmem import LOCAL_ES, ensure_local_search, stop_local_search
 from bot.wiring.core import build_responder, build_store
 from bot.wiring.elastic import es_client
+from bot.wiring.toolsets import SANDBOX_RUNBOOKS
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,8 @@ def _sandbox_es_client(url: str) -> Elasticsearch:
 
 
 def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
-    """Settings pointed at a running sandbox: Prometheus, logs, deploys, topology, the extra metric templates."""
+    """Settings pointed at a running sandbox: Prometheus, logs, deploys, topology, the extra metric templates,
+    and the sandbox's runbooks."""
     backend = "elasticsearch" if info.es_url else None
     extra = {name: MetricTemplate.model_validate(t) for name, t in info.metric_templates.items()}
     metrics = {**settings.prometheus.metrics, **extra}
@@ -60,6 +62,9 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
         "logs": settings.logs.model_copy(update={"backend": backend or "sqlite", "sqlite_path": info.logs_db}),
         "deploys": settings.deploys.model_copy(update={"backend": backend or "git", "git_repo": info.git_repo}),
         "topology": info.topology,
+        # the sandbox's runbooks (bot/sandbox/runbooks), unless runbooks are configured already
+        "runbooks": settings.runbooks if settings.runbooks.enabled else settings.runbooks.model_copy(
+            update={"enabled": True, "path": SANDBOX_RUNBOOKS}),
     }
     if info.es_url:
         update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": info.es_url, "plain_json": True})

@@ -59,10 +59,12 @@ def test_blocks_balance_and_helpers_exist(template: Path) -> None:
 
 @pytest.mark.parametrize(("name", "kind"), [("deployment.yaml", "Deployment"), ("service.yaml", "Service"),
                                             ("configmap.yaml", "ConfigMap"), ("servicemonitor.yaml", "ServiceMonitor"),
-                                            ("pvc.yaml", "PersistentVolumeClaim")])  # fmt: skip
+                                            ("pvc.yaml", "PersistentVolumeClaim"),
+                                            ("serviceaccount.yaml", "ServiceAccount"), ("role.yaml", "Role"),
+                                            ("rolebinding.yaml", "RoleBinding")])  # fmt: skip
 def test_templates_are_yaml_of_their_kind(name: str, kind: str) -> None:
     doc = yaml.safe_load(rough_render((CHART / "templates" / name).read_text()))
-    assert doc["kind"] == kind and doc["metadata"]["name"] == "x"
+    assert doc["kind"] == kind and doc["metadata"]["name"] in ("x", "x-read")
 
 
 def test_deployment_has_probes_secret_reference_and_no_root() -> None:
@@ -80,3 +82,15 @@ def test_configmap_values_are_real_non_secret_settings() -> None:
     names = set(env_names(Settings))
     assert set(VALUES["config"]) <= names
     assert not [k for k in VALUES["config"] if re.search(r"TOKEN|KEY|SECRET|PASSWORD", k)]
+
+
+def test_the_role_is_read_only_and_bound_to_the_pods_service_account() -> None:
+    role = yaml.safe_load(rough_render((CHART / "templates" / "role.yaml").read_text()))
+    granted = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
+               for resource in rule["resources"] for verb in rule["verbs"]}
+    assert {verb for _, _, verb in granted} == {"get", "list"}
+    assert {resource for _, resource, _ in granted} == {"pods", "events", "deployments", "replicasets"}
+    binding = (CHART / "templates" / "rolebinding.yaml").read_text()
+    assert 'name: {{ include "opsbot.serviceAccountName" $ }}' in binding and "kind: ServiceAccount" in binding
+    deployment = (CHART / "templates" / "deployment.yaml").read_text()
+    assert 'serviceAccountName: {{ include "opsbot.serviceAccountName" . }}' in deployment

@@ -12,8 +12,10 @@ from bot.engine.types import Question, Step, StopReason
 from bot.eval import fact_named
 from bot.playbook.diagnosis import run_playbook, window_from_question
 from bot.routing.respond import MODEL_DOWN_NOTE
+from bot.wiring.toolsets import SANDBOX_RUNBOOKS
 from tests.eval.harness import SANDBOX_METRICS, sandbox_settings
 from tests.fakes.backends import free_port
+from tests.fakes.kubeapi import FakeKubeAPI, container_status, pod
 
 OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration",
                    "memory-leak-oom", "cpu-saturation")
@@ -148,3 +150,35 @@ def test_first_catalogue_entry_with_a_role_wins(sandbox, tmp_path):
     assert isinstance(playbook, functools.partial)
     roles = playbook.keywords["metric_roles"]
     assert roles == {"latency": "p99_latency", "traffic": "qps", "errors": "error_rate", "cpu": "cpu_usage"}
+
+
+def test_the_answer_cites_the_runbook_section_that_documents_the_failure(sandbox, tmp_path):
+    seen: list[Step] = []
+    trace = _diagnose(sandbox, tmp_path, steps=seen, runbooks={"enabled": True, "path": str(SANDBOX_RUNBOOKS)})
+    search = next(s for s in seen if s.action == "search_runbooks")
+    assert "HikariPool" in search.args["query"] and search.args["service"] == "order"
+    assert "the closest runbook section: Runbook: order-latency.md § Connection pool" in trace.answer
+
+
+def test_without_runbooks_the_playbook_does_not_search_for_one(sandbox, tmp_path):
+    trace = _diagnose(sandbox, tmp_path)
+    assert "search_runbooks" not in [s.action for s in trace.steps] and "Runbook:" not in trace.answer
+
+
+def test_with_kubernetes_on_the_playbook_reads_the_pods_and_cites_the_oom_kill(make_sandbox, tmp_path):
+    box = make_sandbox("memory-leak-oom")
+    kube = FakeKubeAPI()
+    oom = container_status("cart", ready=False, restarts=4, waiting="CrashLoopBackOff", last_reason="OOMKilled",
+                           last_exit=137, last_finished=box.incident_at)
+    kube.add("shop", "pods", pod("cart-7c9-x1", {"app": "cart"}, [oom], namespace="shop"))
+    try:
+        seen: list[Step] = []
+        trace = _diagnose(box, tmp_path, steps=seen, runbooks={"enabled": True, "path": str(SANDBOX_RUNBOOKS)},
+                          kubernetes={"enabled": True, "kubeconfig": str(kube.write_kubeconfig(tmp_path / "kc")),
+                                      "namespaces": ["shop"]})
+    finally:
+        kube.stop()
+    assert [s.args for s in seen if s.action == "query_pods"] == [{"namespace": "", "service": "cart"}]
+    assert "cart pods: 1, 1 not ready, 4 restarts in total; OOMKilled exit 137, CrashLoopBackOff" in trace.answer
+    assert "v3.1.0" in trace.answer and "expireAfterWrite" in trace.answer  # the deploy is still the cause
+    assert "Runbook: pod-oomkilled.md §" in trace.answer

@@ -35,3 +35,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "opsbot.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
+
+{{- define "opsbot.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "opsbot.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,156 @@
+"""The optional toolsets (Kubernetes, runbooks, MCP servers) and the backends that extend logs and deploys (Loki,
+Kubernetes rollouts), each built from its own Settings section. Turning one on is configuration only.
+
+bot/wiring/core.py adds `optional_tool_specs` to the catalogue and asks here for the Loki and Kubernetes sources;
+bot/wiring/readiness.py lists every toolset with its check.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from bot.config import MCPServerSettings, Settings
+from tools.base import ToolSpec
+from tools.loki import LokiLogs
+from tools.runbooks import Runbooks
+from tools.toolset import Toolset
+
+if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
+    from kubernetes.client import ApiClient
+
+    from tools.kubedeploys import KubernetesDeploys
+    from tools.kubernetes import KubernetesTools
+    from tools.mcpclient import MCPTools
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_MOUNTED: dict[str, MCPTools] = {}
+_MOUNTED_LOCK = threading.Lock()
+SANDBOX_RUNBOOKS = Path(__file__).resolve().parents[1] / "sandbox" / "runbooks"
+
+
+def build_kube_api(settings: Settings) -> ApiClient:
+    """An ApiClient from the pod's ServiceAccount (in_cluster) or a kubeconfig (and context)."""
+    from kubernetes import client as kube_client
+    from kubernetes import config as kube_config
+
+    k = settings.kubernetes
+    if k.in_cluster:
+        configuration = kube_client.Configuration()
+        kube_config.load_incluster_config(client_configuration=configuration)
+        return kube_client.ApiClient(configuration)
+    return kube_config.new_client_from_config(config_file=k.kubeconfig or None, context=k.context or None)
+
+
+def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
+    from tools.kubernetes import KubernetesTools
+
+    k = settings.kubernetes
+    return KubernetesTools(build_kube_api(settings), k.namespaces, service_label=k.service_label,
+                           timeout_s=k.timeout_s, max_events=k.max_events, max_pods=k.max_pods)
+
+
+def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
+    """Deploy records from the Deployments' rollout history (deploys.backend = "kubernetes")."""
+    from tools.kubedeploys import KubernetesDeploys
+
+    k = settings.kubernetes
+    return KubernetesDeploys(build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s)
+
+
+def build_loki_logs(settings: Settings) -> LokiLogs:
+    """The Loki log source (logs.backend = "loki")."""
+    c = settings.loki
+    return LokiLogs(c.url, tenant=c.tenant, bearer_token=c.bearer_token.get_secret_value(), timeout_s=c.timeout_s,
+                    service_label=c.service_label, level_label=c.level_label)
+
+
+def build_runbooks(settings: Settings) -> Runbooks:
+    r = settings.runbooks
+    return Runbooks(r.path.expanduser(), git_ref=r.git_ref, max_results=r.max_results,
+                    max_section_chars=r.max_section_chars)
+
+
+def build_mcp_tools(server: MCPServerSettings) -> MCPTools:
+    """One external MCP server's allowed tools; the session starts on first use and ends with the process.
+
+    One per distinct server setting in a process: every toolbox built from the same settings (one per eval case,
+    say) shares its session instead of starting another server process.
+    """
+    key = server.model_dump_json()
+    with _MOUNTED_LOCK:
+        if key not in _MOUNTED:
+            _MOUNTED[key] = _new_mcp_tools(server)
+        return _MOUNTED[key]
+
+
+def _new_mcp_tools(server: MCPServerSettings) -> MCPTools:
+    from mcp import StdioServerParameters
+
+    from tools.mcpclient import MCPConnection, MCPTools
+
+    target: StdioServerParameters | str
+    if server.transport == "http":
+        target = server.url
+    else:
+        command = sys.executable if server.command in ("python", "python3") else server.command
+        target = StdioServerParameters(command=command, args=server.args, env=server.env or None)
+    connection = MCPConnection(target, connect_timeout_s=server.timeout_s)
+    atexit.register(connection.close)
+    return MCPTools(server.name, connection, server.allowed_tools, timeout_s=server.timeout_s,
+                    max_output_chars=server.max_output_chars)
+
+
+def optional_toolsets(settings: Settings) -> list[Toolset]:
+    """Kubernetes, runbooks and one toolset per MCP server; built lazily, so a disabled one costs nothing."""
+    k, r = settings.kubernetes, settings.runbooks
+    kube = _Lazy(lambda: build_kubernetes_tools(settings))
+    books = _Lazy(lambda: build_runbooks(settings))
+    sets = [
+        Toolset("kubernetes", k.enabled, lambda: kube().specs(), lambda: kube().check(),
+                "not enabled (OPSBOT_KUBERNETES__ENABLED)"),
+        Toolset("runbooks", r.enabled, lambda: books().specs(), lambda: books().check(),
+                "not enabled (OPSBOT_RUNBOOKS__ENABLED)"),
+    ]
+    return sets + [_mcp_toolset(server) for server in settings.mcp.servers]
+
+
+def _mcp_toolset(server: MCPServerSettings) -> Toolset:
+    mounted = _Lazy(lambda: build_mcp_tools(server))
+    return Toolset(f"mcp:{server.name}", True, lambda: mounted().specs(), lambda: mounted().check())
+
+
+def optional_tool_specs(settings: Settings) -> list[ToolSpec]:
+    """The tools of every enabled optional toolset, in the order optional_toolsets lists them.
+
+    A toolset that cannot be built (an MCP server that does not start, a broken kubeconfig) is left out with a
+    warning rather than keeping opsbot from starting; `opsbot toolsets` shows why.
+    """
+    specs: list[ToolSpec] = []
+    for toolset in optional_toolsets(settings):
+        if not toolset.enabled:
+            continue
+        try:
+            specs += toolset.specs()
+        except Exception as exc:  # one broken optional backend must not take the others down
+            log.warning("toolset %s is on but unusable, its tools are left out: %s", toolset.name, exc)
+    return specs
+
+
+class _Lazy(Generic[_T]):
+    """Build once, on first call (a toolset's specs and check share one client)."""
+
+    def __init__(self, build: Callable[[], _T]) -> None:
+        self._build = build
+        self._value: _T | None = None
+
+    def __call__(self) -> _T:
+        if self._value is None:
+            self._value = self._build()
+        return self._value
