@@ -202,8 +202,9 @@ class StoreSettings(BaseModel):
 
 
 class IntentSettings(BaseModel):
-    use_model: bool = True  # ask the cheap model when the rules are unsure
-    unsure_below: float = 0.75
+    use_model: bool = True  # ask the cheap model when the learned classifier is unsure
+    unsure_below: float = 0.6  # classifier probability below which it is unsure (chosen by cross-validation)
+    model_path: Path | None = None  # a retrained classifier artifact; None = the one shipped in the package
 
 
 class SandboxSettings(BaseModel):

@@ -24,6 +24,7 @@ NON_TOOL_ACTIONS = frozenset({"", "finish"})
 STEP_BUCKETS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20)
 DURATION_BUCKETS_S = (0.5, 1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300)
 ACK_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5)
+PROBABILITY_BUCKETS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99, 1.0)
 
 
 class Telemetry:
@@ -35,6 +36,11 @@ class Telemetry:
         self.diagnoses = Counter(
             "opsbot_diagnoses", "Finished runs by intent, stop reason and source", ["intent", "stop_reason", "source"],
             registry=r,
+        )  # fmt: skip
+        self.intents = Counter("opsbot_intents", "Routed messages by route and tier", ["route", "tier"], registry=r)
+        self.intent_probability = Histogram(
+            "opsbot_intent_probability", "The intent gate's probability (confidence) for the route it chose, by tier",
+            ["tier"], buckets=PROBABILITY_BUCKETS, registry=r,
         )  # fmt: skip
         self.in_progress = Gauge("opsbot_diagnoses_in_progress", "Runs executing now", registry=r)
         self.steps = Histogram("opsbot_diagnosis_steps", "Steps per run", buckets=STEP_BUCKETS, registry=r)
@@ -83,6 +89,9 @@ class Telemetry:
         """Per-run metrics, once the trace is final. Tokens the steps did not carry (intent, summaries) too."""
         intent = trace.intent.route if trace.intent else "unknown"
         self.diagnoses.labels(intent, trace.stop_reason.value, source or "unknown").inc()
+        if trace.intent is not None:
+            self.intents.labels(trace.intent.route, trace.intent.tier).inc()
+            self.intent_probability.labels(trace.intent.tier).observe(trace.intent.confidence)
         self.steps.observe(len(trace.steps))
         self.duration.observe(trace.totals.elapsed_ms / 1000)
         if trace.stop_reason is not StopReason.FINISH:

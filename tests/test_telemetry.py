@@ -51,6 +51,8 @@ def test_instrumented_responder_counts_each_run_once() -> None:
     assert sample(t, "opsbot_diagnosis_steps_sum") == 4
     assert sample(t, "opsbot_llm_tokens_total", kind="prompt") == 290  # 190 from steps + 100 outside them
     assert sample(t, "opsbot_diagnoses_in_progress") == 0
+    assert sample(t, "opsbot_intents_total", route="diagnose", tier="rules") == 1
+    assert sample(t, "opsbot_intent_probability_count", tier="rules") == 1
 
 
 def test_hooks_for_ack_queue_and_llm_errors() -> None:

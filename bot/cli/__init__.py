@@ -1,7 +1,7 @@
 """`opsbot` command line. Thin: every command asks bot.wiring for ready objects and prints results.
 
 One module per concern: diagnosis (diagnose, demo), inspection (parse, classify), evaluation (eval), service
-(serve), and the `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The commands
+(serve), and the `intent`, `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The commands
 import bot.wiring (and with it openai, elasticsearch, slack_bolt) when they run, so `opsbot --help` stays quick.
 """
 
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import diagnosis, evaluation, inspection, sandbox, service, toolsets, traces
+from bot.cli import diagnosis, evaluation, inspection, intent, sandbox, service, toolsets, traces
 
 # Plain click-style help: typer's Rich panels (rich_markup_mode="rich", the default when Rich is installed) tag
 # every row with its type, `--help <bool>` included. Up to 120 columns wide, so wide terminals show whole summaries.
@@ -43,6 +43,7 @@ app.command("classify")(inspection.classify_command)
 app.command("serve")(service.serve_command)
 app.command("toolsets")(toolsets.toolsets_command)
 app.command("mcp")(toolsets.mcp_command)
+app.add_typer(intent.app, name="intent")
 app.add_typer(traces.app, name="traces")
 app.add_typer(sandbox.app, name="sandbox")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -10,8 +11,9 @@ from pydantic import SecretStr
 
 from bot.cli.terminal import mode_line
 from bot.config import Settings
-from bot.eval import EvalCase, case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table
-from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
+from bot.eval import EvalCase, case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table, score_trace
+from bot.eval.replay import recorded_toolbox, replay_summary
+from bot.sandbox.scenario import HELDOUT, ScenarioError, load_scenario, scenario_files, scenario_names
 
 
 def eval_command(
@@ -28,32 +30,64 @@ def eval_command(
     history: Annotated[
         int, typer.Option("--history", metavar="N", help="print the last N stored runs instead of running")
     ] = 0,
+    scenarios: Annotated[
+        Path | None, typer.Option("--scenarios", metavar="DIR", help="run a team's own scenario .toml files")
+    ] = None,
+    heldout: Annotated[
+        bool, typer.Option("--heldout", help="run the held-out scenarios (never tuned on) instead of the suite")
+    ] = False,
+    from_trace: Annotated[
+        str, typer.Option("--from-trace", metavar="ID", help="replay a stored trace's observations to the model")
+    ] = "",
+    expect: Annotated[
+        list[str] | None, typer.Option("--expect", metavar="FACT", help="with --from-trace: facts the headline names")
+    ] = None,
 ) -> None:
-    """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store."""
+    """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store.
+
+    The headline (the named cause) is scored apart from the evidence: a fact found only in the evidence is no hit.
+    """
     from bot import wiring
 
     settings = _eval_settings(wiring.load_settings(), model, playbook)
     if history:
         typer.echo(runs_to_table(wiring.build_store(settings).eval_runs(history)))
         return
-    cases = _eval_cases(scenario or scenario_names())
+    if from_trace:
+        replay_trace_command(settings, from_trace, expect or [], as_json)
+        return
+    refs, scenario_set = _scenario_refs(scenario, scenarios, heldout)
+    cases = _eval_cases(refs)
     mode = "model" if settings.llm.configured else "playbook"
     if model and mode == "playbook":
         typer.echo(f"eval: --model {model} given, but no LLM is configured (or --playbook): measuring the playbook.",
                    err=True)
-    typer.echo(f"eval: {len(cases)} scenarios, {mode}. {mode_line(settings)}", err=True)
+    typer.echo(f"eval: {len(cases)} scenarios ({scenario_set}), {mode}. {mode_line(settings)}", err=True)
     report = run_eval(
         cases, wiring.build_eval_diagnoser(settings), mode=mode, model=settings.llm.model if mode == "model" else "",
         on_result=lambda r: typer.echo(f"  {r.scenario}: {'hit' if r.hit else 'MISS'} ({r.wall_s:.1f} s)", err=True),
+        scenario_set=scenario_set,
     )
     result = report_to_dict(report)
     _save_run(settings, result)
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2) if as_json else report_to_table(report))
 
 
-def _eval_cases(names: list[str]) -> list[EvalCase]:
+def _scenario_refs(names: list[str] | None, folder: Path | None, heldout: bool) -> tuple[list[str], str]:
+    """What to run and what to call the set: --scenario names, a team's folder, the held-out set or the suite."""
+    if names:
+        return names, "selected"
+    if folder is not None:
+        try:
+            return scenario_files(folder), str(folder)
+        except ScenarioError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--scenarios") from exc
+    return (scenario_names(HELDOUT), HELDOUT) if heldout else (scenario_names(), "suite")
+
+
+def _eval_cases(refs: list[str]) -> list[EvalCase]:
     try:
-        return [case_from_scenario(load_scenario(name)) for name in names]
+        return [case_from_scenario(load_scenario(ref), source=ref) for ref in refs]
     except ScenarioError as exc:
         raise typer.BadParameter(str(exc), param_hint="--scenario") from exc
 
@@ -74,3 +108,41 @@ def _eval_settings(settings: Settings, model: str, playbook: bool) -> Settings:
     if model:
         llm = llm.model_copy(update={"model": model})
     return settings.model_copy(update={"llm": llm})
+
+
+def replay_trace_command(settings: Settings, trace_id: str, expect: list[str], as_json: bool) -> None:
+    """`opsbot eval --from-trace ID`: the stored trace's question, its recorded observations, the configured model."""
+    from bot import wiring
+    from bot.engine.types import Question
+
+    store = wiring.build_store(settings)
+    recorded = store.get(trace_id)
+    if recorded is None:
+        raise typer.BadParameter(f"no stored trace {trace_id!r} (see `opsbot traces list`)", param_hint="--from-trace")
+    tools = recorded_toolbox(recorded, wiring.build_tool_specs(settings))
+    replayed = wiring.build_responder(settings, tools=tools)(Question(recorded.question, source="eval"), None)
+    summary = replay_summary(recorded, replayed)
+    if expect:
+        result = score_trace(EvalCase(f"trace-{trace_id[:8]}", recorded.question, tuple(expect)), replayed, 0.0)
+        summary["score"] = {"headline_hit": result.hit, "evidence_hit": result.evidence_hit,
+                            "missing_from_headline": list(result.missing)}
+    try:
+        store.save(replayed)
+    except Exception as exc:  # the comparison is still printed
+        typer.echo(f"eval: could not store the replayed trace: {exc}", err=True)
+    typer.echo(json.dumps(summary, ensure_ascii=False, indent=2) if as_json else _replay_text(summary))
+
+
+def _replay_text(summary: dict[str, Any]) -> str:
+    lines = [f"replay of trace {summary['trace_id']}: {summary['question']}",
+             f"recorded ({', '.join(summary['recorded']['tools']) or 'no tools'}):", summary["recorded"]["answer"], "",
+             f"replayed as {summary['replayed']['trace_id']} "
+             f"({', '.join(summary['replayed']['tools']) or 'no tools'}):",
+             summary["replayed"]["answer"]]
+    if "score" in summary:
+        score = summary["score"]
+        lines.append(f"headline hit: {'yes' if score['headline_hit'] else 'NO'} · evidence hit: "
+                     f"{'yes' if score['evidence_hit'] else 'NO'}" + (
+                         f" · missing from the headline: {', '.join(score['missing_from_headline'])}"
+                         if score["missing_from_headline"] else ""))
+    return "\n".join(lines)

@@ -31,11 +31,8 @@ def parse_command(
 
 def _parse_jsonl_line(line: str, number: int, tools: list[str]) -> dict[str, Any]:
     """A bad input line still gives one output line, so results stay aligned with the input."""
-    try:
-        reply = json.loads(line)
-    except json.JSONDecodeError:
-        reply = None
-    if not isinstance(reply, str):
+    reply = _json_string(line)
+    if reply is None:
         return {"kind": "error", "message": f"input line {number} is not a JSON string"}
     return parsed_to_dict(parse_reply(reply, tools))
 
@@ -43,14 +40,30 @@ def _parse_jsonl_line(line: str, number: int, tools: list[str]) -> dict[str, Any
 def classify_command(
     text: Annotated[str, typer.Argument(help="the message to route; omit with --jsonl")] = "",
     jsonl: Annotated[
-        bool, typer.Option("--jsonl", help="classify each stdin line; one JSON line out per line in")
+        bool, typer.Option("--jsonl", help="each stdin line is a JSON string; one result line each")
     ] = False,
 ) -> None:
-    """Show how the intent gate routes a message: route, confidence, tier (rules/model/default) and reason."""
+    """Show how the intent gate routes a message: route, probability (confidence), tier
+    (rules/classifier/model/default) and reason."""
     from bot import wiring
-    from bot.routing.intent import intent_to_dict  # imports the LLM adapter (openai)
+    from bot.routing.intent import intent_to_dict
 
     classifier = wiring.build_classifier(wiring.load_settings())
-    lines = [line.rstrip("\n") for line in sys.stdin if line.strip()] if jsonl else [text]
-    for line in lines:
-        typer.echo(json.dumps(intent_to_dict(classifier(line)), ensure_ascii=False))
+    if not jsonl:
+        typer.echo(json.dumps(intent_to_dict(classifier(text)), ensure_ascii=False))
+        return
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        message = _json_string(line)
+        result = intent_to_dict(classifier(message)) if message is not None else {
+            "error": f"input line {number} is not a JSON string"}
+        typer.echo(json.dumps(result, ensure_ascii=False))
+
+
+def _json_string(line: str) -> str | None:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, str) else None

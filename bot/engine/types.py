@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 StepStatus = Literal["ok", "error", "no_data", "format_error", "refused"]
-Route = Literal["diagnose", "lookup", "chitchat", "help"]
+Route = Literal["diagnose", "lookup", "chitchat", "help", "act"]
 Protocol = Literal["text", "native", "playbook", "single"]
 
 
@@ -80,8 +80,13 @@ class Totals:
 class Intent:
     route: Route
     confidence: float
-    tier: Literal["rules", "model", "default"]
+    tier: Literal["rules", "classifier", "model", "default"]
     reason: str
+
+    @property
+    def unsure(self) -> bool:
+        """Neither the classifier nor the cheap model was sure: a surface may ask the user before investigating."""
+        return self.tier == "default"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,15 @@ class EvalReport:
     mode: str  # "playbook" | "model"
     model: str
     results: tuple[CaseResult, ...]
+    scenario_set: str = "suite"  # "suite", "heldout", or the folder of a team's own scenarios
 
     @property
     def hits(self) -> int:
         return sum(r.hit for r in self.results)
+
+    @property
+    def evidence_hits(self) -> int:
+        return sum(r.evidence_hit for r in self.results)
 
 
 def report_to_dict(report: EvalReport) -> dict[str, Any]:
@@ -35,6 +40,7 @@ def report_to_dict(report: EvalReport) -> dict[str, Any]:
         "started_at": report.started_at,
         "mode": report.mode,
         "model": report.model,
+        "scenario_set": report.scenario_set,
         "scenarios": rows,
         "totals": _totals(report.results),
     }
@@ -48,6 +54,9 @@ def _totals(results: Sequence[CaseResult]) -> dict[str, Any]:
         "scenarios": len(results),
         "hits": sum(r.hit for r in results),
         "hit_rate": round(sum(r.hit for r in results) / len(results), 3) if results else 0.0,
+        "headline_hits": sum(r.hit for r in results),
+        "evidence_hits": sum(r.evidence_hit for r in results),
+        "evidence_hit_rate": round(sum(r.evidence_hit for r in results) / len(results), 3) if results else 0.0,
         "steps": steps,
         "prompt_tokens": sum(r.prompt_tokens for r in results),
         "completion_tokens": sum(r.completion_tokens for r in results),
@@ -60,7 +69,8 @@ def _totals(results: Sequence[CaseResult]) -> dict[str, Any]:
     }
 
 
-_COLUMNS = ("scenario", "hit", "steps", "stop", "tokens in/out", "wall s", "fmt err", "tool err (fixed)", "unverified")
+_COLUMNS = ("scenario", "headline", "evidence",
+            "steps", "stop", "tokens in/out", "wall s", "fmt err", "tool err (fixed)", "unverified")
 
 
 def report_to_table(report: EvalReport) -> str:
@@ -68,16 +78,19 @@ def report_to_table(report: EvalReport) -> str:
     rows = [_row(r) for r in report.results]
     t = _totals(report.results)
     rows.append((
-        "TOTAL", f"{t['hits']}/{t['scenarios']}", str(t["steps"]), "", f"{t['prompt_tokens']}/{t['completion_tokens']}",
+        "TOTAL", f"{t['hits']}/{t['scenarios']}", f"{t['evidence_hits']}/{t['scenarios']}", str(t["steps"]), "",
+        f"{t['prompt_tokens']}/{t['completion_tokens']}",
         f"{t['wall_s']:.1f}", f"{t['format_error_rate']:.0%}",
         f"{t['tool_error_rate']:.0%} ({t['tool_errors_corrected']}/{t['tool_errors']})", str(t["unverified"]),
     ))
     widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(_COLUMNS)]
-    lines = [f"eval {report.mode}{' ' + report.model if report.model else ''} · run {report.run_id[:8]}"]
+    lines = [f"eval {report.mode}{' ' + report.model if report.model else ''} · {report.scenario_set} · "
+             f"run {report.run_id[:8]} · headline = the named cause (strict), evidence = anywhere in the answer"]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in (_COLUMNS, *rows)]
     for r in report.results:
         if not r.hit:
-            why = r.error or (f"missing: {', '.join(r.missing)}" if r.missing else "did not say there is no incident")
+            why = r.error or (f"headline misses: {', '.join(r.missing)}" if r.missing
+                              else "did not say there is no incident")
             lines.append(f"miss {r.scenario}: {why}")
         if r.unverified:
             lines.append(f"unverified in {r.scenario}: {', '.join(r.unverified)}")
@@ -86,7 +99,7 @@ def report_to_table(report: EvalReport) -> str:
 
 def _row(r: CaseResult) -> tuple[str, ...]:
     return (
-        r.scenario, "yes" if r.hit else "NO", str(r.steps), r.stop_reason,
+        r.scenario, "yes" if r.hit else "NO", "yes" if r.evidence_hit else "NO", str(r.steps), r.stop_reason,
         f"{r.prompt_tokens}/{r.completion_tokens}", f"{r.wall_s:.1f}", f"{r.format_error_rate:.0%}",
         f"{r.tool_error_rate:.0%} ({r.tool_errors_corrected}/{r.tool_errors})", str(len(r.unverified)),
     )
@@ -94,15 +107,16 @@ def _row(r: CaseResult) -> tuple[str, ...]:
 
 def runs_to_table(runs: Sequence[Mapping[str, Any]]) -> str:
     """Stored eval runs, newest first, one line each: the history `opsbot eval --history` compares."""
-    lines = [f"{'run':<10} {'started':<20} {'mode':<9} {'model':<24} {'hits':>7} {'steps':>6} {'tokens':>9} "
-             f"{'unverified':>10}"]
+    lines = [f"{'run':<10} {'started':<20} {'mode':<9} {'set':<8} {'model':<24} {'hits':>7} {'steps':>6} "
+             f"{'tokens':>9} {'unverified':>10}"]
     for run in runs:
         t = run.get("totals", {})
         hits = f"{t.get('hits', 0)}/{t.get('scenarios', 0)}"
         tokens = int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
         lines.append(
             f"{str(run.get('run_id', ''))[:8]:<10} {str(run.get('started_at', ''))[:19]:<20} "
-            f"{run.get('mode', ''):<9} {(run.get('model') or '-')[:24]:<24} {hits:>7} {t.get('steps', 0):>6} "
+            f"{run.get('mode', ''):<9} {str(run.get('scenario_set', 'suite'))[:8]:<8} "
+            f"{(run.get('model') or '-')[:24]:<24} {hits:>7} {t.get('steps', 0):>6} "
             f"{tokens:>9,} {t.get('unverified', 0):>10}"
         )
     return "\n".join(lines) if runs else "no eval runs stored yet: run `opsbot eval`"

@@ -23,6 +23,7 @@ def run_eval(
     mode: str,
     model: str = "",
     on_result: Callable[[CaseResult], None] | None = None,
+    scenario_set: str = "suite",
 ) -> EvalReport:
     """Diagnose every case in turn; one failing scenario is recorded as a miss, never ends the run."""
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -40,4 +41,4 @@ def run_eval(
         results.append(result)
         if on_result is not None:
             on_result(result)
-    return EvalReport(uuid.uuid4().hex, started_at, mode, model, tuple(results))
+    return EvalReport(uuid.uuid4().hex, started_at, mode, model, tuple(results), scenario_set)

@@ -23,13 +23,21 @@ _CLAIMS_CAUSE_RX = re.compile(
     re.IGNORECASE,
 )
 _TOOL_ERROR_STATUSES = ("error", "refused")
+# Where the headline (the named cause) ends: the first section an answer lists its support under.
+_SECTION_RX = re.compile(
+    r"^\s*(?:[*_#>-]\s*)*(?:evidence|still unknown|established|unknown|confidence|next steps?|what to check)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
 class CaseResult:
+    """`hit` is the strict score: every fact in the headline (the named cause). `evidence_hit` is the lenient one:
+    every fact somewhere in the answer, the evidence included. A fact found only in the evidence is not a hit."""
+
     scenario: str
     hit: bool
-    missing: tuple[str, ...]
+    missing: tuple[str, ...]  # facts the headline does not name
     route: str
     protocol: str
     steps: int
@@ -45,6 +53,8 @@ class CaseResult:
     unverified: tuple[str, ...]
     trace_id: str = ""
     error: str = ""  # set when the run itself failed; the case then counts as a miss
+    evidence_hit: bool = False
+    headline: str = ""
 
     @property
     def format_error_rate(self) -> float:
@@ -69,6 +79,13 @@ def fact_named(fact: str, answer: str) -> bool:
     return normalised(fact) in normalised(answer)
 
 
+def headline_from_answer(answer: str) -> str:
+    """The named cause: the answer up to its first support section ("Evidence:", "Still unknown:", ...)."""
+    match = _SECTION_RX.search(answer)
+    head = answer[: match.start()] if match else answer.split("\n\n", 1)[0]
+    return head.strip()
+
+
 def says_no_incident(answer: str) -> bool:
     """The answer states there is no incident and does not also blame a cause."""
     return bool(_NO_INCIDENT_RX.search(answer)) and not _CLAIMS_CAUSE_RX.search(answer)
@@ -87,15 +104,19 @@ def corrected_tool_errors(trace: Trace) -> int:
 
 def score_trace(case: EvalCase, trace: Trace, wall_s: float) -> CaseResult:
     """Score one finished run against its case."""
-    missing = tuple(f for f in case.must_name if not fact_named(f, trace.answer))
-    hit = not missing and (not case.no_incident or says_no_incident(trace.answer))
+    headline = headline_from_answer(trace.answer)
+    quiet = not case.no_incident or (says_no_incident(headline) and says_no_incident(trace.answer))
+    missing = tuple(f for f in case.must_name if not fact_named(f, headline))
+    anywhere = all(fact_named(f, trace.answer) for f in case.must_name)
     evidence = [trace.question, *(s.observation for s in trace.steps)]
     totals = trace.totals
     tool_steps = [s for s in trace.steps if s.action not in ("", "finish")]
     return CaseResult(
         scenario=case.name,
-        hit=hit,
+        hit=not missing and quiet,
         missing=missing,
+        evidence_hit=anywhere and quiet,
+        headline=headline[:300],
         route=trace.intent.route if trace.intent else "",
         protocol=trace.protocol,
         steps=totals.steps or len(trace.steps),

@@ -14,6 +14,7 @@ catalogue's metric name), so a renamed catalogue still works; a role nobody has 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -31,6 +32,7 @@ from bot.playbook.probes import (
     check_runbooks,
     iso_from_moment,
 )
+from bot.playbook.suspects import gather_suspects
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 
@@ -39,6 +41,8 @@ DEFAULT_RANGE = "24h"
 MAX_DOWNSTREAM_DEPTH = 3
 MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
 DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency
+TIME_OFF_MINUTES = 15  # the user's time and the metrics' onset further apart than this: say so
+_CLOCK_RX = re.compile(r"\b\d{1,2}:\d{2}\b")  # only a clock time is precise enough to correct
 
 
 def window_from_question(text: str, now: datetime) -> Window:
@@ -72,6 +76,11 @@ def run_playbook(
     _investigate(run, findings, question.text, topology)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
+    if findings.service and _CLOCK_RX.search(question.text):
+        said = moment_from_question(question.text, now or started_at)
+        findings.time_note = time_note(said, findings.first_change(findings.service))
+    findings.failed_checks = [f.describe() for f in run.failures]
+    findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
 
 
@@ -111,7 +120,11 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     if not any(role in findings.roles for role in GOLDEN_ROLES):
         return  # the conclusion names the roles that are not configured
     services = _known_services(run, text, topology)
-    target = service_from_text(text, services) or _entry_service(run, findings, services, topology)
+    named = [s for s in services if service_from_text(text, [s])]
+    if len(named) > 1:  # "stock fails, warehouse-api says it is fine": the one whose metrics changed is asked about
+        target = _entry_service(run, findings, named, topology, why="The question names several services")
+    else:
+        target = named[0] if named else _entry_service(run, findings, services, topology)
     if target is None:
         return
     findings.service = target
@@ -130,6 +143,15 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         _investigate_origin(run, findings, [s for s in topology.get(caller, ()) if s != findings.origin])
     elif findings.deploy is None and first is not None and findings.role_of(first[0]) in SATURATION_ROLES:
         check_onset(run, findings, target, first[1])
+    gather_suspects(run, findings, topology, target)
+
+
+def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:
+    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time."""
+    if said is None or first is None or abs(first[1] - said) < timedelta(minutes=TIME_OFF_MINUTES):
+        return ""
+    metric, onset = first
+    return f"You said {said:%H:%M}; the {metric.replace('_', ' ')} change starts at {onset:%H:%M} UTC."
 
 
 def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:
@@ -175,7 +197,8 @@ def _survey(run: ProbeRun, findings: Findings, service: str) -> None:
 
 
 def _entry_service(
-    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]]
+    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]],
+    why: str = "The question names no service",
 ) -> str | None:
     """No service named: scan the services' golden signals; start from the changed one closest to users.
 
@@ -184,19 +207,21 @@ def _entry_service(
     """
     called_at_all = {d for ds in topology.values() for d in ds}
     scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
-    if len(scanned) < len(services):
+    if len(scanned) < len(services) and not why.endswith("several services"):
         findings.unknowns.append(f"no service was named, so {len(scanned)} of {len(services)} services were "
                                  "scanned (the ones nothing else calls first); name the service to check another")
     metrics = [findings.roles[role] for role in GOLDEN_ROLES if role in findings.roles]
     for service in scanned:
         health = findings.health.setdefault(service, ServiceHealth(service))
         for metric in metrics:
-            run.read_metric(f"The question names no service; scanning {service}'s {metric}.", health, metric)
+            run.read_metric(f"{why}; scanning {service}'s {metric}.", health, metric)
     changed = {h.service for h in findings.health.values() if h.changes()}
     called = {d for caller in changed for d in topology.get(caller, ())}
     ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
     if ranked:
         return ranked[0]
+    if why.endswith("several services"):
+        return services[0]
     findings.unknowns.append("no service is named in the question and none shows a change point")
     return None
 
@@ -218,7 +243,7 @@ def _follow_downstream(
             for metric in metrics:
                 if metric not in health.readings:
                     run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
-            if health.changes():
+            if any(point.ratio > 1 for _, point in health.changes()):  # a dependency that got faster is not it
                 changed.append(health)
         if not changed:
             break

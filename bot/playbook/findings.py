@@ -107,6 +107,23 @@ def _recoveries_from_text(observation: str, end: datetime) -> dict[datetime, Rec
 
 
 @dataclass
+class Suspect:
+    """One candidate cause from the "what changed" step, its score and the evidence for it, in words."""
+
+    what: str
+    service: str
+    score: int = 0
+    why: list[str] = field(default_factory=list)
+    deploy: DeployRecord | None = None
+    key_changes: list[KeyChange] = field(default_factory=list)
+    risky_lines: list[str] = field(default_factory=list)
+
+    def add(self, points: int, reason: str) -> None:
+        self.score += points
+        self.why.append(reason)
+
+
+@dataclass
 class Findings:
     """Accumulated evidence of one playbook run (mutable while the run lasts, read once at the end)."""
 
@@ -125,6 +142,10 @@ class Findings:
     unknowns: list[str] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)  # role -> the catalogue metric the playbook reads for it
     unconfigured: list[str] = field(default_factory=list)  # roles no usable catalogue metric has
+    failed_checks: list[str] = field(default_factory=list)  # checks that could not run, each naming its backend
+    failed_backends: list[str] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)  # ranked, best first (bot/playbook/suspects.py)
+    time_note: str = ""  # "you said 09:00; the errors start at 09:40" when the user's time is off
     runbook: str = ""  # "Runbook: file.md § Section", the section search_runbooks ranked first
     pod_states: list[str] = field(default_factory=list)  # "OOMKilled exit 137", "CrashLoopBackOff" from query_pods
     pod_summary: str = ""  # "2, 1 not ready, 7 restarts in total"

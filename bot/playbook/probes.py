@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.diffs import deploys_from_text, key_changes_from_diff, risky_lines_from_diff
-from bot.playbook.evidence import change_points_from_text, log_lines_from_text, signatures_from_text
+from bot.playbook.evidence import LogSignature, change_points_from_text, log_lines_from_text, signatures_from_text
 from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
 from tools.base import Toolbox, call_tool
 
@@ -44,6 +44,31 @@ class Window:
     end: datetime  # the tools print bare HH:MM times; they are resolved against this
 
 
+# Which backend a tool reads, to name it when a check could not run.
+BACKENDS = {
+    "query_metrics": "Prometheus",
+    "list_services": "Prometheus",
+    "query_logs": "the log store",
+    "query_deploy_records": "the deploy source",
+    "query_deploy_diff": "the deploy source",
+}
+# A tool error that is about the question, not the backend (a service the logs do not know): not a failed check.
+_NOT_A_BACKEND_FAILURE = ("unknown ", "invalid arguments")
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that could not run: its tool, the backend behind it, what it was for, and the error's first line."""
+
+    tool: str
+    backend: str
+    subject: str
+    error: str
+
+    def describe(self) -> str:
+        return f"{self.tool} for {self.subject} could not run ({self.backend} failed: {self.error})"
+
+
 @dataclass
 class ProbeRun:
     """The steps taken so far; each tool call goes through call_tool and is emitted to the observer."""
@@ -53,6 +78,7 @@ class ProbeRun:
     window: Window
     trace_id: str = field(default_factory=new_trace_id)
     steps: list[Step] = field(default_factory=list)
+    failures: list[FailedCheck] = field(default_factory=list)
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool as a Step; the observation text when it answered "ok", else ""."""
@@ -63,7 +89,15 @@ class ProbeRun:
         log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
                  result.status, elapsed_ms)
         self._emit(step)
+        if result.status in ("error", "refused") and not result.text.startswith(_NOT_A_BACKEND_FAILURE):
+            error = (result.text.strip().splitlines() or [""])[0][:160]
+            subject = str(args.get("service") or args.get("version") or "all services")
+            self.failures.append(FailedCheck(name, BACKENDS.get(name, name), subject, error))
         return result.text if result.status == "ok" else ""
+
+    def failed(self) -> bool:
+        """Whether the last step's check could not run (an error, not "no data")."""
+        return bool(self.steps) and self.steps[-1].status in ("error", "refused")
 
     def finish(self, thought: str) -> None:
         """The closing step, as the loop ends with one: no tool, the reasoning that concludes."""
@@ -111,6 +145,8 @@ def check_deploys(run: ProbeRun, findings: Findings, service: str, first: tuple[
     )
     args = {"service": service, "start": iso_from_moment(start), "end": iso_from_moment(end)}
     observation = run.call(thought, "query_deploy_records", args)
+    if run.failed():  # not checked is not "no deploy": the verdict names the failed backend instead
+        return
     findings.deploys_checked.append(service)
     deploys = [d for d in deploys_from_text(observation, service, end) if d.at is None or start <= d.at <= end]
     # Change points sit mid-ramp, so a deploy that caused the change is never after it.
@@ -147,10 +183,25 @@ def check_logs(
                          else f"{service} logged no errors {where}; its warnings may still name the cause.")
         found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}))
         if found:
-            findings.signatures[service] = found
+            findings.signatures[service] = _new_first(run, service, level, found, first)
             return
         if run.steps[-1].status != "no_data":  # an error (e.g. a service with no logs here): asking again won't help
             return
+
+
+def _new_first(
+    run: ProbeRun, service: str, level: str, found: list[LogSignature], first: tuple[str, datetime] | None
+) -> list[LogSignature]:
+    """Signatures that appear after the onset and not in the hour before it come first (the background last)."""
+    if first is None or len(found) < 2:
+        return found
+    at = first[1]
+    thought = (f"Comparing with {service}'s {level} signatures in the hour before {at:%H:%M}: a signature that was "
+               "already there is background, not the cause.")
+    args = {"service": service, "level": level, "start": iso_from_moment(at - timedelta(minutes=90)),
+            "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
+    before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args))}
+    return [s for s in found if s.text not in before] + [s for s in found if s.text in before]
 
 
 def check_pods(run: ProbeRun, findings: Findings) -> None:

@@ -9,19 +9,27 @@ then an error signature alone. Nothing changed means no incident is visible in w
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
 from bot.playbook.diffs import ABSENT, DeployRecord
 from bot.playbook.evidence import ChangePoint
-from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings
+from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 
+MIN_SUSPECT_SCORE = 4  # a suspect weaker than this does not override the fixed ranking below
 SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drives CPU, CPU and memory restarts
 
 
 def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
     """The cited conclusion text and whether a cause was identified."""
     headline, complete = _headline(findings)
+    if findings.time_note and complete:
+        headline = f"{findings.time_note} {headline}"
+    if findings.failed_backends:  # an answer resting on a check that could not run is partial, and says why
+        backends = " and ".join(findings.failed_backends)
+        headline = (f"{headline} Partial: {backends} could not be read, so some checks did not run "
+                    "(listed under Still unknown); this rests on the checks that did.")
+        complete = False
     evidence = _evidence_lines(findings)
     unknowns = _unknown_lines(findings, complete)
     answer = load_prompt(
@@ -44,11 +52,15 @@ def _headline(findings: Findings) -> tuple[str, bool]:
         return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
     health = findings.health.get(service)
     changes = health.changes() if health else []
-    if not changes and not findings.origin:
+    if not changes:  # a dependency that moved while the asked service did not is not felt by it
         scope = f"{service}'s metrics show" if service else "no service shows"
-        return f"No incident found: {scope} no significant change over {findings.window_label}.", False
+        aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
+        return f"No incident found: {scope} no significant change over {findings.window_label}.{aside}", False
     symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
+    suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
+    if suspect is not None:
+        return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.{_runners_up(findings)}", True
     deploy = findings.deploy
     if deploy is not None and not (origin_first and deploy.at and origin_first[1] < deploy.at):
         return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
@@ -66,16 +78,54 @@ def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
     return f"deploy {deploy.service} {deploy.version}{when}{change}{error}"
 
 
+def _top_suspect(findings: Findings, origin_at: datetime | None) -> Suspect | None:
+    """The best-ranked suspect when its evidence is strong enough (a deploy after the origin degraded is not it)."""
+    for suspect in findings.suspects:
+        if suspect.score < MIN_SUSPECT_SCORE:
+            return None
+        at = suspect.deploy.at if suspect.deploy else None
+        if origin_at is None or at is None or at <= origin_at:
+            return suspect
+    return None
+
+
+def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
+    if suspect.deploy is not None:
+        deploy = suspect.deploy
+        when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
+        changes = [c for c in suspect.key_changes if not c.key.endswith("newTag")] or suspect.key_changes
+        what = [f"{c.key} {c.old} → {c.new}" for c in changes[:3]] + suspect.risky_lines[:2]
+        change = f", which changed {'; '.join(what)}" if what else ""
+        top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
+        error = f". Top error since: {top.quoted}" if top else ""
+        return f"deploy {deploy.service} {deploy.version}{when}{change}{error}. Why: {'; '.join(suspect.why)}"
+    top = findings.top_signature(findings.service)
+    error = f". Top error: {top.quoted}" if top else ""
+    return f"{suspect.what}. Why: {'; '.join(suspect.why)}{error}"
+
+
+def _runners_up(findings: Findings) -> str:
+    others = [f"{s.what} (score {s.score})" for s in findings.suspects[1:3] if s.score > 0]
+    return f" Runners-up: {'; '.join(others)}." if others else ""
+
+
 def _origin_cause(findings: Findings) -> str:
     origin = findings.health[findings.origin]
     change = origin.describe(*origin.changes()[0])
     top = findings.top_signature(origin.service) or findings.top_signature(findings.service)
     error = f"; top error: {top.quoted} ({top.count:,} lines)" if top else ""
+    also = (findings.signatures.get(origin.service) or [])[1:2]
+    error += "".join(f"; also: {sig.quoted} ({sig.count:,} lines)" for sig in also)
+    own = findings.top_signature(findings.service)
+    if own is not None and own != top:  # what the asked service itself logs ties the origin to the symptom
+        error += f"; {findings.service} logs: {own.quoted} ({own.count:,} lines)"
     meanwhile = "".join(
         f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
         for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
     )
-    checked = findings.deploys_checked or [findings.service]
+    checked = findings.deploys_checked
+    if not checked:
+        return f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. Deploys were not checked"
     names = checked[0] if len(checked) == 1 else f"{', '.join(checked[:-1])} or {checked[-1]}"
     return f"downstream {origin.service} degraded first ({change}){error}{meanwhile}. No deploy of {names} precedes it"
 
@@ -91,10 +141,15 @@ def _local_headline(findings: Findings, symptom: str) -> tuple[str, bool]:
         also = "" if cause == symptom else f" Symptom: {symptom}."
         if findings.onset_lines:
             also = f" It began as this ran: {findings.onset_lines[0]}.{also}"
-        return f"Likely cause: {what} on {findings.service} with no deploy before it ({cause}).{also}{error}", True
+        return f"Likely cause: {what} on {findings.service} {_no_deploy(findings)} ({cause}).{also}{error}", True
     if top is not None:
-        return f"Likely cause: {top.quoted} ({top.count:,} errors), with no deploy before it. {symptom}.", True
+        return f"Likely cause: {top.quoted} ({top.count:,} errors), {_no_deploy(findings)}. {symptom}.", True
     return f"Unexplained change: {symptom}; no deploy, downstream change or error cluster explains it.", False
+
+
+def _no_deploy(findings: Findings) -> str:
+    """What the deploy check found; "not checked" when it could not run (or there was no deploy tool)."""
+    return "with no deploy before it" if findings.deploys_checked else "(deploys not checked)"
 
 
 def _local_cause(findings: Findings) -> tuple[str, str, ChangePoint] | None:
@@ -121,9 +176,12 @@ def _evidence_lines(findings: Findings) -> list[str]:
                 lines.append(f"{service} {metric}: could not be read (see the step's observation)")
             elif (point := health.changed(metric)) is not None:
                 lines.append(health.describe(metric, point))
-        if health.readings and not health.changes():
-            lines.append(f"{service}: no significant change in {', '.join(health.readings)}")
+        readable = [metric for metric, points in health.readings.items() if points is not None]
+        if readable and not health.changes():
+            lines.append(f"{service}: no significant change in {', '.join(readable)}")
     lines.extend(_deploy_evidence(findings))
+    lines.extend(f"suspect {rank}: {s.what}, score {s.score} ({'; '.join(s.why)})"
+                 for rank, s in enumerate(findings.suspects[:4], start=1))
     lines.extend(f"at the onset, {findings.service} logged: {line}" for line in findings.onset_lines)
     for service, signatures in findings.signatures.items():
         lines.extend(
@@ -155,6 +213,7 @@ def _deploy_evidence(findings: Findings) -> list[str]:
 
 def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     lines = list(findings.unknowns)
+    lines += [f"not checked: {check}" for check in findings.failed_checks]
     if findings.unconfigured:
         lines.append(f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "
                      "(set `role` on a metric catalogue entry so the playbook reads it)")

@@ -2,7 +2,8 @@
 
 diagnose -> the agent loop, or the deterministic playbook when no LLM is configured or it is unavailable at the
 first call (the answer says so); lookup -> one answer with at most one tool call, or without a model the quick
-lookup (one query), else the playbook with a note saying why; chitchat -> one cheap answer; help -> canned help.
+lookup (one query), else the playbook with a note saying why; chitchat -> one cheap answer; help -> canned help;
+act (roll back, restart, page...) -> the canned read-only answer.
 The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs last. Never raises: an
 unexpected failure becomes a labelled answer.
 """
@@ -62,6 +63,12 @@ HELP_ANSWER = (
     "- Follow up in the same thread: \"and what about payment?\"\n"
     "When a budget stops me early I say so and label the answer partial."
 )
+READ_ONLY_ANSWER = (
+    "I'm read-only: I can't roll back, restart, scale, page anyone or open tickets, so I did nothing. "
+    "I can investigate first and show you the evidence for that decision: ask me, e.g. "
+    "\"why is payment failing since the deploy?\"\n"
+    "我只有只读权限：不能回滚、重启、扩容、呼人或建工单。可以先问我「payment 为什么发布后报错」，我来排查并给出证据。"
+)
 GREETING_ANSWER = "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`."
 NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."
 MODEL_DOWN_NOTE = "The LLM was unavailable, so this is the deterministic playbook's diagnosis (no model involved)."
@@ -106,6 +113,8 @@ class Router:
     def _answer(self, question: Question, intent: Intent, on_step: StepObserver | None) -> Trace:
         if intent.route == "help":
             return trace_from_answer(question, HELP_ANSWER)
+        if intent.route == "act":
+            return trace_from_answer(question, READ_ONLY_ANSWER)
         if intent.route == "chitchat":
             return self._chitchat(question, on_step)
         if intent.route == "lookup" and self.llm is not None:

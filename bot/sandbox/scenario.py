@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 METRICS = ("p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb")
@@ -110,6 +111,8 @@ class Scenario:
     logs: tuple[LogPattern, ...] = ()
     resolved_minutes: int | None = None
     expect_incident: bool = True  # False: the right answer is "nothing is wrong"
+    noise: float | None = None  # relative noise of latency, traffic and CPU (None: the small default)
+    daily_amplitude: float | None = None  # the daily curve's amplitude (None: 0.25 on traffic and CPU only)
 
     @property
     def topology(self) -> dict[str, list[str]]:
@@ -140,21 +143,36 @@ def incident_time(spec: str, now: datetime) -> datetime:
     return base.replace(hour=int(hour), minute=int(minute), second=0, microsecond=0)
 
 
-def scenario_names() -> list[str]:
-    """Names of the bundled scenarios, sorted."""
-    folder = resources.files("bot.sandbox") / "scenarios"
-    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+HELDOUT = "heldout"  # scenarios/heldout/: written before tuning the playbook, never tuned on
 
 
-def load_scenario(name: str) -> Scenario:
-    """Read and validate bot/sandbox/scenarios/<name>.toml."""
-    if name not in scenario_names():
-        raise ScenarioError(f"unknown scenario {name!r}; known: {', '.join(scenario_names())}")
-    text = (resources.files("bot.sandbox") / "scenarios" / f"{name}.toml").read_text(encoding="utf-8")
+def scenario_names(folder: str = "") -> list[str]:
+    """Names of the bundled scenarios, sorted; folder="heldout" gives the held-out ones as "heldout/<name>"."""
+    root = resources.files("bot.sandbox") / "scenarios"
+    where = root / folder if folder else root
+    prefix = f"{folder}/" if folder else ""
+    return sorted(prefix + p.name.removesuffix(".toml") for p in where.iterdir() if p.name.endswith(".toml"))
+
+
+def load_scenario(ref: str) -> Scenario:
+    """Read and validate a scenario: a bundled name, "heldout/<name>", or the path of a team's own .toml file."""
+    if ref.endswith(".toml") and Path(ref).is_file():
+        text = Path(ref).read_text(encoding="utf-8")
+    elif ref in (known := scenario_names() + scenario_names(HELDOUT)):
+        text = (resources.files("bot.sandbox") / "scenarios" / f"{ref}.toml").read_text(encoding="utf-8")
+    else:
+        raise ScenarioError(f"unknown scenario {ref!r}; known: {', '.join(known)} (or a path to a .toml file)")
     try:
         return scenario_from_dict(tomllib.loads(text))
     except (TypeError, KeyError, tomllib.TOMLDecodeError) as exc:
-        raise ScenarioError(f"scenario {name}: {exc}") from exc
+        raise ScenarioError(f"scenario {ref}: {exc}") from exc
+
+
+def scenario_files(folder: Path) -> list[str]:
+    """A team's own scenario files in `folder` (sorted paths), for `opsbot eval --scenarios DIR`."""
+    if not folder.is_dir():
+        raise ScenarioError(f"{folder} is not a folder of scenario .toml files")
+    return sorted(str(p) for p in folder.glob("*.toml"))
 
 
 def scenario_from_dict(data: dict[str, Any]) -> Scenario:
@@ -178,6 +196,8 @@ def scenario_from_dict(data: dict[str, Any]) -> Scenario:
         logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
         resolved_minutes=data.get("resolved_minutes"),
         expect_incident=data.get("expect_incident", True),
+        noise=data.get("noise"),
+        daily_amplitude=data.get("daily_amplitude"),
     )
     _validate(scenario)
     return scenario
@@ -194,6 +214,10 @@ def _validate(scenario: Scenario) -> None:
     problems += [f"effect metric {e.metric!r} not in {METRICS}" for e in scenario.timeline if e.metric not in METRICS]
     problems += [f"effect shape {e.shape!r} not in {SHAPES}" for e in scenario.timeline if e.shape not in SHAPES]
     problems += [f"log level {p.level!r}" for p in scenario.logs if p.level not in ("ERROR", "WARN", "INFO", "DEBUG")]
+    for key in ("noise", "daily_amplitude"):
+        value = getattr(scenario, key)
+        if value is not None and not 0 <= value < 1:
+            problems.append(f"{key} {value!r} is not in [0, 1)")
     incident_time(scenario.incident, datetime(2026, 1, 2, 12, 0))
     if problems:
         raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))

@@ -18,6 +18,12 @@ from bot.sandbox.scenario import METRICS, Effect, Scenario, Service
 # Relative noise per metric: small enough that no change-point detector mistakes it for an incident.
 _NOISE = {"p99_ms": 0.04, "qps": 0.03, "error_ratio": 0.15, "cpu_cores": 0.04, "memory_mb": 0.005}
 _DAILY = {"qps", "cpu_cores"}  # these follow the day's traffic curve (peak 15:00 UTC)
+_DAILY_AMPLITUDE = 0.25
+# With a scenario's own `noise`, these metrics get it (real latency, traffic and CPU series are that noisy);
+# error ratios keep at least their own, memory stays smooth. With `daily_amplitude`, latency follows the day
+# at a third of traffic's amplitude (queues grow with load).
+_NOISY = {"p99_ms", "qps", "cpu_cores"}
+_LATENCY_DAILY_SHARE = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def _service_signals(scenario: Scenario, svc: Service, start: datetime, rels: li
     values: dict[str, list[float]] = {}
     restarts = [0] * len(rels)
     for metric in METRICS:
-        series = _baseline(svc, metric, start, len(rels), rng)
+        series = _baseline(svc, metric, start, len(rels), rng, _shape_of(scenario, metric))
         for effect in (e for e in scenario.timeline if e.service == svc.name and e.metric == metric):
             end = effect.end_minutes if effect.end_minutes is not None else scenario.resolved_minutes
             wraps = _apply(effect, series, rels, svc.baseline(metric), end)
@@ -67,14 +73,30 @@ def _service_signals(scenario: Scenario, svc: Service, start: datetime, rels: li
     return ServiceSignals(svc.name, start, values, restarts)
 
 
-def _baseline(svc: Service, metric: str, start: datetime, minutes: int, rng: random.Random) -> list[float]:
-    base, noise = svc.baseline(metric), _NOISE[metric]
+def _shape_of(scenario: Scenario, metric: str) -> tuple[float, float]:
+    """(relative noise, daily amplitude) of one metric: the defaults unless the scenario sets its own."""
+    noise = _NOISE[metric]
+    if scenario.noise is not None and metric in _NOISY:
+        noise = scenario.noise
+    elif scenario.noise is not None and metric == "error_ratio":
+        noise = max(noise, scenario.noise)
+    amplitude = _DAILY_AMPLITUDE if metric in _DAILY else 0.0
+    if scenario.daily_amplitude is not None:
+        share = 1.0 if metric in _DAILY else _LATENCY_DAILY_SHARE if metric == "p99_ms" else 0.0
+        amplitude = scenario.daily_amplitude * share
+    return noise, amplitude
+
+
+def _baseline(
+    svc: Service, metric: str, start: datetime, minutes: int, rng: random.Random, shape: tuple[float, float]
+) -> list[float]:
+    base, (noise, amplitude) = svc.baseline(metric), shape
     out = []
     for i in range(minutes):
         level = base
-        if metric in _DAILY:
+        if amplitude:
             hour = (start + timedelta(minutes=i)).hour + (start.minute + i) % 60 / 60
-            level *= 1 + 0.25 * math.sin(2 * math.pi * (hour - 9) / 24)
+            level *= 1 + amplitude * math.sin(2 * math.pi * (hour - 9) / 24)
         out.append(max(0.0, level * (1 + rng.gauss(0, noise))))
     return out
 

@@ -47,8 +47,8 @@ _PLAYBOOK_NOTE = "deterministic playbook"
 
 
 def is_plain(trace: Trace) -> bool:
-    """Help and chit-chat: answered as plain text."""
-    return trace.intent is not None and trace.intent.route in ("help", "chitchat")
+    """Help, chit-chat and the read-only answer to a request to act: plain text."""
+    return trace.intent is not None and trace.intent.route in ("help", "chitchat", "act")
 
 
 def is_guess(trace: Trace) -> bool:

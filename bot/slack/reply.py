@@ -73,7 +73,7 @@ class Replier:
                                   update_interval_s=self._update_interval_s, status_text=self._status_text,
                                   on_stream_fallback=self._on_stream_fallback, budget=self._budget,
                                   append_interval_s=self._append_interval_s, message_ts=message_ts)
-        quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat")
+        quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat", "act")
         if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
             progress.set_status()
             progress.begin()

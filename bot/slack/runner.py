@@ -33,7 +33,7 @@ from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
 log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
-QUICK_ROUTES = frozenset({"help", "chitchat", "lookup"})
+QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
 MARKS_WAIT_S = 10.0  # a diagnosis waits at most this long for its 👀 and notice before it starts anyway
 _PENDING_CHOICES = 500
 

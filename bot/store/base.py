@@ -45,6 +45,11 @@ class TraceStore(Protocol):
         """One vote (+1 / -1) per user and trace; a second vote replaces the first."""
         ...
 
+    def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
+        """Traces with at least one 👎 (vote -1) cast since `since`, most recent vote first: each one's question
+        and intent are a labelled example for the intent gate (`opsbot intent export`)."""
+        ...
+
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats: ...
 
     def save_eval_run(self, run: Mapping[str, Any]) -> str:

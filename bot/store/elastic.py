@@ -123,6 +123,17 @@ class ElasticsearchTraceStore:
         doc = {"trace_id": trace_id, "user": user, "vote": check_vote(vote), "at": iso_utc(datetime.now(UTC))}
         self._es.index(index=self._feedback, id=f"{trace_id}:{user}", document=doc, refresh="wait_for")
 
+    def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
+        """Traces with a 👎 since `since`, most recent vote first (votes are read first, then their traces)."""
+        query = {"bool": {"filter": [{"term": {"vote": -1}}, since_query(since, "at")]}}
+        votes = self._es.search(index=self._feedback, query=query, size=limit * 4, sort=[{"at": "desc"}],
+                                source_includes=["trace_id"])["hits"]["hits"]
+        ids = list(dict.fromkeys(h["_source"]["trace_id"] for h in votes))[:limit]
+        if not ids:
+            return []
+        found = {t.trace_id: t for t in self._traces({"terms": {"trace_id": ids}}, len(ids))}
+        return [found[i] for i in ids if i in found]
+
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         body = self._es.search(index=self.index, **elastic_stats_query(since, long_run_steps)).body
         durations = self._es.search(

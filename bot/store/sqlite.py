@@ -156,6 +156,15 @@ class SqliteTraceStore:
                 "INSERT OR REPLACE INTO feedback VALUES (?, ?, ?, ?)", (trace_id, user, check_vote(vote), time.time())
             )
 
+    def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
+        """Traces with a 👎 since `since`, most recent vote first."""
+        rows = self._fetch(
+            "SELECT t.doc FROM feedback f JOIN traces t USING (trace_id) WHERE f.vote = -1 AND f.at_ts >= ? "
+            "GROUP BY t.trace_id ORDER BY max(f.at_ts) DESC LIMIT ?",
+            (since.timestamp() if since else 0.0, limit),
+        )
+        return [trace_from_dict(json.loads(r[0])) for r in rows]
+
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         with self._lock:
             return sqlite_stats(self._conn, since, long_run_steps)

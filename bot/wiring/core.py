@@ -18,6 +18,7 @@ from bot.engine.types import Budget, Intent
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.intent import classify
 from bot.routing.lookup import answer_lookup
+from bot.routing.model import load_model
 from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
 from bot.safety.logfilter import install_redaction
@@ -30,6 +31,7 @@ from bot.wiring.elastic import es_client
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
+from tools.changes import ChangeFinder
 from tools.deployindex import DeployFields, ElasticsearchDeploys
 from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
@@ -163,9 +165,12 @@ def build_deploy_source(settings: Settings) -> DeploySource:
 def build_tool_specs(settings: Settings) -> list[ToolSpec]:
     """Every tool the model may call, in the order the catalogue lists them."""
     c = settings.logs
-    logs = LogTools(build_log_source(settings), default_limit=c.default_limit, max_limit=c.max_limit)
-    deploys = DeployTools(build_deploy_source(settings), max_diff_chars=settings.deploys.max_diff_chars)
-    return [*build_metrics_tools(settings).specs(), *logs.specs(), *deploys.specs(), calculate_tool(),
+    log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
+        build_metrics_tools(settings)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit)
+    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars)
+    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings))
+    return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
             *optional_tool_specs(settings)]
 
 
@@ -199,10 +204,13 @@ def install_log_redaction() -> None:
 
 
 def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
-    """The intent gate: rules, then the cheap model when settings.intent.use_model and an LLM is configured."""
+    """The intent gate: trivial rules, the learned classifier (settings.intent.model_path or the shipped one),
+    then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
     model = llm if llm is not None else build_llm(settings)
+    path = settings.intent.model_path
     return functools.partial(
-        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below
+        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
+        model=load_model(path.expanduser()) if path else None,
     )
 
 

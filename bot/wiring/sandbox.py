@@ -84,7 +84,7 @@ def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
 
     def diagnose(case: EvalCase) -> Trace:
         folder = settings.sandbox.dir / "eval" / case.name
-        info = sandbox_up(folder, case.name, port, base_metrics=base_metrics)
+        info = sandbox_up(folder, case.scenario_ref, port, base_metrics=base_metrics)
         try:
             trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
         finally:

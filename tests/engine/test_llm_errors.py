@@ -88,7 +88,7 @@ def test_cheap_model_failures_in_the_intent_gate_are_counted(scripted_llm: Scrip
     llm = wiring.build_llm(llm_settings(scripted_llm, max_retries=1), on_error=t.observe_llm_error)
     assert llm is not None
     scripted_llm.script({"status": 500, "repeat": 2})
-    intent = classify("order p99", llm)  # the rules are unsure: the cheap model is asked, and is down
+    intent = classify("order p99", llm, unsure_below=1.01)  # an unsure classifier asks the cheap model: it is down
     assert intent.tier == "default" and "model unavailable" in intent.reason
     assert llm_errors(t, "server_error") == 2
 

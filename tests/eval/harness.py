@@ -2,7 +2,7 @@
 
 Replays are data (tests/fixtures/replays/<scenario>.json): the model replies of a realistic ReAct run over
 the real tools. Times in them are written as placeholders filled from the sandbox's incident time, so the
-same file works on any day: $window (incident -2 h / +2 h, ISO interval), $deploys_start / $deploys_end
+same file works on any day: $window (incident -2 h / +2 h, ISO interval), $incident, $deploys_start / $deploys_end
 (incident -60 min / +5 min), $logs_start / $logs_end (incident -30 min / +30 min).
 """
 
@@ -52,6 +52,7 @@ def replay_for(name: str, box: Any) -> list[dict[str, Any]]:
 
     values = {
         "window": f"{iso(-120)}/{iso(120)}",
+        "incident": iso(0),
         "deploys_start": iso(-60),
         "deploys_end": iso(5),
         "logs_start": iso(-30),

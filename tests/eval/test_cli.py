@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -85,3 +86,40 @@ def test_eval_cli_names_the_known_scenarios_for_an_unknown_one(cli_env):
     result = runner.invoke(app, ["eval", "--scenario", "nope"], env=cli_env)
     assert result.exit_code == 2
     assert "hikari-pool" in result.output
+
+
+def test_eval_runs_a_teams_own_scenario_folder_and_reports_headline_and_evidence(cli_env, tmp_path):
+    folder = tmp_path / "ours"
+    folder.mkdir()
+    source = Path(__file__).resolve().parents[2] / "bot" / "sandbox" / "scenarios" / "hikari-pool.toml"
+    (folder / "pool.toml").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    result = runner.invoke(app, ["eval", "--scenarios", str(folder), "--playbook"], env=cli_env)
+    assert result.exit_code == 0, result.output
+    assert f"· {folder} ·" in result.stdout and "headline" in result.stdout and "evidence" in result.stdout
+    assert re.search(r"^TOTAL\s+1/1\s+1/1\s", result.stdout, re.MULTILINE), result.stdout
+
+
+def test_eval_heldout_runs_only_the_held_out_set(cli_env):
+    result = runner.invoke(app, ["eval", "--heldout", "--scenario", "heldout/healthy-quiet", "--playbook", "--json"],
+                           env=cli_env)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [r["scenario"] for r in report["scenarios"]] == ["healthy-quiet"]
+    assert {"headline_hits", "evidence_hits"} <= set(report["totals"])
+
+
+def test_a_stored_trace_is_replayed_against_the_configured_model_without_any_backend(cli_env, scripted_llm):
+    recorded = runner.invoke(app, ["eval", "--scenario", "hikari-pool", "--playbook", "--json"], env=cli_env)
+    trace_id = json.loads(recorded.stdout)["scenarios"][0]["trace_id"]
+    incident = incident_time("yesterday 15:05", datetime.now(UTC))
+    scripted_llm.responder = intent_or(replay_for("hikari-pool", SimpleNamespace(incident_at=incident)))
+    env = {**cli_env, "OPSBOT_LLM__BASE_URL": scripted_llm.base_url, "OPSBOT_LLM__API_KEY": "test",
+           "OPSBOT_LLM__MODEL": "scripted-model", "OPSBOT_LLM__MAX_RETRIES": "0",
+           "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9"}  # the sandbox is down: only recorded observations exist
+    result = runner.invoke(app, ["eval", "--from-trace", trace_id, "--expect", "v2.8.1", "--expect",
+                                 "maximumPoolSize", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["trace_id"] == trace_id and summary["replayed"]["protocol"] == "native"
+    assert summary["replayed"]["tools"] and summary["score"]["headline_hit"] is True
+    assert summary["replayed"]["answer"].startswith("Root cause: deploy order v2.8.1")

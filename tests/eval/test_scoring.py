@@ -19,6 +19,7 @@ from bot.eval import (
     run_eval,
     says_no_incident,
 )
+from bot.eval.scoring import headline_from_answer
 from bot.sandbox.scenario import load_scenario
 from tests.eval.harness import replay_for, sandbox_settings
 from tests.eval.test_suite import intent_or
@@ -46,7 +47,7 @@ def test_wrong_scripted_answer_is_scored_as_a_miss(sandbox, scripted_llm, tmp_pa
     [result] = report.results
     assert not result.hit
     assert set(result.missing) == {"v2.8.1", "maximumPoolSize"}
-    assert "miss hikari-pool: missing: v2.8.1, maximumPoolSize" in report_to_table(report)
+    assert "miss hikari-pool: headline misses: v2.8.1, maximumPoolSize" in report_to_table(report)
 
 
 def test_invented_number_is_caught_by_the_grounding_check(sandbox, scripted_llm, tmp_path):
@@ -107,3 +108,16 @@ def test_only_a_scenario_that_expects_no_incident_is_scored_as_one():
     # An incident that shows only in logs has no metric timeline, yet "nothing is wrong" must not pass for it.
     logs_only = dataclasses.replace(load_scenario("cert-expiry"), timeline=())
     assert not case_from_scenario(logs_only).no_incident
+
+
+def test_a_fact_found_only_in_the_evidence_is_not_a_headline_hit():
+    answer = ("Likely cause: payment degraded first.\n\nEvidence:\n- deploy order v2.8.1 changed maximumPoolSize.\n\n"
+              "Still unknown:\n- nothing specific")
+    trace = Trace("t", "q", "playbook", (), answer, True, StopReason.FINISH, Totals())
+    result = run_eval([EvalCase("pool", "why?", ("v2.8.1", "maximumPoolSize"))], lambda c: trace, mode="playbook")
+    [row] = result.results
+    assert not row.hit and row.evidence_hit and set(row.missing) == {"v2.8.1", "maximumPoolSize"}
+    totals = report_to_dict(result)["totals"]
+    assert totals["headline_hits"] == 0 and totals["evidence_hits"] == 1
+    assert headline_from_answer(answer) == "Likely cause: payment degraded first."
+    assert headline_from_answer("Root cause: x.\nEvidence:\n- y") == "Root cause: x."

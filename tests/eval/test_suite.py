@@ -16,14 +16,17 @@ import pytest
 from bot import wiring
 from bot.engine.types import Question, Trace
 from bot.eval import EvalCase, EvalReport, case_from_scenario, report_to_table, run_eval
-from bot.sandbox.scenario import load_scenario, scenario_names
+from bot.sandbox.scenario import HELDOUT, load_scenario, scenario_names
 from tests.eval.conftest import record_report
 from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
-# Issue 3 asks for the default and 3 more; the suite scores 12/12 today, so a drop below 9 is a regression
-# worth a look, while one or two borderline scenarios (a spike dated by a coarse summary) may still wobble.
-PLAYBOOK_MIN_HITS = 9
+# Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite; the suite scores
+# 22/24 today, so a drop below 21 is a regression worth a look.
+PLAYBOOK_MIN_HITS = 21
+# The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
+# the issue's 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
+HELDOUT_MIN_HITS = 5
 
 
 def _full_path(settings: Any) -> Callable[[str], Trace]:
@@ -43,6 +46,24 @@ def playbook_report(make_sandbox, tmp_path_factory) -> EvalReport:
     report = run_eval(cases, diagnose, mode="playbook")
     record_report("opsbot eval: playbook (no model) over the suite", report_to_table(report))
     return report
+
+
+@pytest.fixture(scope="module")
+def heldout_report(make_sandbox, tmp_path_factory) -> EvalReport:
+    state = tmp_path_factory.mktemp("eval-heldout")
+
+    def diagnose(case: EvalCase) -> Trace:
+        return _full_path(sandbox_settings(make_sandbox(case.scenario_ref), state))(case.question)
+
+    cases = [case_from_scenario(load_scenario(ref), source=ref) for ref in scenario_names(HELDOUT)]
+    report = run_eval(cases, diagnose, mode="playbook", scenario_set=HELDOUT)
+    record_report("opsbot eval: playbook (no model) over the held-out scenarios", report_to_table(report))
+    return report
+
+
+def test_playbook_holds_up_on_the_held_out_scenarios(heldout_report: EvalReport):
+    assert len(heldout_report.results) == len(scenario_names(HELDOUT)) >= 6
+    assert heldout_report.hits >= HELDOUT_MIN_HITS, report_to_table(heldout_report)
 
 
 def intent_or(replies: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -93,7 +93,8 @@ def make_sandbox(
 
     def make(name: str) -> RunningSandbox:
         if name not in running:
-            running[name] = start_sandbox(name, tmp_path_factory.mktemp(f"sandbox-{name}"), sandbox_now)
+            folder = tmp_path_factory.mktemp(f"sandbox-{name.replace('/', '-')}")
+            running[name] = start_sandbox(name, folder, sandbox_now)
         return running[name]
 
     yield make

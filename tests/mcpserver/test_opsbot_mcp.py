@@ -49,7 +49,7 @@ def test_an_mcp_client_lists_and_calls_opsbots_tools(sandbox: Any, tmp_path: Pat
     ])
     names = [t.name for t in tools]
     assert names == ["query_metrics", "list_services", "query_logs", "query_deploy_records", "query_deploy_diff",
-                     "calculate", "search_runbooks"]
+                     "find_changes", "calculate", "search_runbooks"]
     assert all(t.annotations.read_only_hint for t in tools)
     records, logs, runbook, refused = results
     assert not records.is_error and "order/v2.8.1 (from v2.8.0)" in records.content[0].text

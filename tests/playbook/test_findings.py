@@ -73,7 +73,8 @@ def search_findings(cpu_at: str, traffic_at: str) -> Findings:
         "rps": change_points_from_text(f"change: {traffic_at} 190 req/s -> 583 req/s (x3.1)", NOW),
         "cores": change_points_from_text(f"change: {cpu_at} 1.5 cores -> 4.8 cores (x3.2)", NOW),
     })
-    return Findings("the last 24h", service="search", health={"search": health}, roles=dict(SEARCH_ROLES))
+    return Findings("the last 24h", service="search", health={"search": health}, roles=dict(SEARCH_ROLES),
+                    deploys_checked=["search"])  # checked, none found (an unchecked source says so instead)
 
 
 def test_traffic_that_rose_with_cpu_is_the_cause_even_a_minute_later() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.engine.types import Budget, Intent, Question, Step, StopReason, Trace
-from bot.routing.respond import HELP_ANSWER, MODEL_DOWN_NOTE, NO_MODEL_NOTE, Router
+from bot.routing.respond import HELP_ANSWER, MODEL_DOWN_NOTE, NO_MODEL_NOTE, READ_ONLY_ANSWER, Router
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.playbook import RecordingPlaybook
 from tools.base import Toolbox, tool
@@ -77,6 +77,14 @@ def test_help_is_canned_and_costs_no_model_call(scripted_llm: ScriptedLLM) -> No
     trace = ask("help", llm=scripted_openai_llm(scripted_llm), route="help")
     assert trace.answer == HELP_ANSWER and trace.totals.tokens == 0
     assert scripted_llm.chat_requests == []
+
+
+def test_a_request_to_act_gets_the_read_only_answer_and_runs_nothing(scripted_llm: ScriptedLLM) -> None:
+    playbook = RecordingPlaybook()
+    trace = ask("rollback payment to v1.8.2", llm=scripted_openai_llm(scripted_llm), route="act", playbook=playbook)
+    assert trace.answer == READ_ONLY_ANSWER and "read-only" in trace.answer
+    assert trace.steps == () and scripted_llm.chat_requests == [] and playbook.questions == []
+    assert trace.intent is not None and trace.intent.route == "act"
 
 
 def test_chitchat_without_a_model_gets_a_canned_reply() -> None:

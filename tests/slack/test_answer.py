@@ -107,3 +107,10 @@ def test_chit_chat_is_plain_text_without_buttons_or_footer() -> None:
                   intent=Intent("chitchat", 0.95, "rules", "thanks"))
     assert trace_to_blocks(trace) == [{"type": "markdown", "text": "You're welcome!"}]
     assert trace_to_text(trace) == "You're welcome!"
+
+
+def test_the_read_only_answer_to_a_request_to_act_is_plain_text() -> None:
+    trace = Trace(trace_id="t3", question="rollback payment", protocol="single", steps=(), answer="I'm read-only.",
+                  complete=True, stop_reason=StopReason.FINISH, totals=Totals(),
+                  intent=Intent("act", 0.97, "classifier", "classifier: act 0.97"))
+    assert trace_to_blocks(trace) == [{"type": "markdown", "text": "I'm read-only."}]

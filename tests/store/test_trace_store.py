@@ -140,3 +140,12 @@ def test_sqlite_uses_wal_and_records_its_schema_version(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(RuntimeError, match="schema version"):
         SqliteTraceStore(tmp_path / "traces.db")
+
+
+def test_downvoted_lists_each_thumbs_down_trace_once(store: TraceStore) -> None:
+    fill(store)  # t1: two up, then bob's up becomes a down; t2: one down
+    assert sorted(t.trace_id for t in store.downvoted()) == ["t1", "t2"]
+    assert len(store.downvoted(limit=1)) == 1
+    assert store.downvoted(since=datetime(2999, 1, 1, tzinfo=UTC)) == []
+    [t2] = [t for t in store.downvoted() if t.trace_id == "t2"]
+    assert t2.intent is not None and t2.question  # the labelled example: the message and the route it got

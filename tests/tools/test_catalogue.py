@@ -36,7 +36,8 @@ def test_catalogue_matches_the_committed_snapshot():
 def test_toolbox_has_every_tool_once():
     box = wiring.build_toolbox(tool_settings())
     assert box.names == [
-        "query_metrics", "list_services", "query_logs", "query_deploy_records", "query_deploy_diff", "calculate"
+        "query_metrics", "list_services", "query_logs", "query_deploy_records", "query_deploy_diff", "find_changes",
+        "calculate",
     ]
     assert box.redact is not None
 
@@ -48,7 +49,7 @@ def test_duplicate_tool_names_fail_at_startup():
 
 
 def test_every_description_says_when_legal_values_and_how_much():
-    for spec in wiring.build_tool_specs(tool_settings())[:5]:
+    for spec in wiring.build_tool_specs(tool_settings())[:6]:
         text = spec.description
         assert "Use it" in text and "Legal" in text and "Returns" in text, spec.name
 

@@ -1,0 +1,101 @@
+"""Message text -> hashed sparse features for the intent classifier. Pure Python: training and serving share it.
+
+Text is first made plain the way Slack delivers it: user and channel mentions, links, code blocks and HTML
+escapes (&amp; &lt; &gt;) become plain words, in line with bot/slack/events.py's cleaning (which has already
+stripped the bot's own mention and neutralised broadcasts). Features are character n-grams (1-4, which also
+read Chinese without a word segmenter) and word unigrams and bigrams, hashed with CRC-32 (stable across
+processes, unlike `hash()`) into a fixed number of buckets, binary and L2-normalised; plus the domain cues of
+bot/routing/cues.py, and their pairs, as features of their own.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import math
+import re
+import unicodedata
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.routing.cues import cues_in
+
+Features = dict[int, float]
+
+_USER_MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
+_CHANNEL = re.compile(r"<#C[A-Z0-9]+(?:\|([^>]*))?>")
+_SPECIAL = re.compile(r"<!([^>|]*)(?:\|([^>]*))?>")
+_LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
+_BARE_URL = re.compile(r"https?://\S+")
+_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_QUOTE_MARK = re.compile(r"^\s*>\s?", re.MULTILINE)
+_JOINER = "\u2060"
+_WORD = re.compile(r"[a-z][a-z0-9_.'-]*[a-z0-9]|[a-z]|\d+[a-z%]*")
+_SPACES = re.compile(r"\s+")
+# Digits say little about the intent ("15:05" vs "14:20"), but their shape does: runs keep their length class.
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """How text becomes features; the artifact records it, so serving always matches training."""
+
+    buckets: int = 1 << 20
+    char_min: int = 1
+    char_max: int = 4
+    word_bigrams: bool = True
+    cue_weight: float = 0.3  # the value of a cue feature (n-gram features share a total L2 norm of 1)
+
+    def to_dict(self) -> dict[str, int | bool | float]:
+        return {"buckets": self.buckets, "char_min": self.char_min, "char_max": self.char_max,
+                "word_bigrams": self.word_bigrams, "cue_weight": self.cue_weight}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> FeatureSpec:
+        return cls(buckets=int(str(data["buckets"])), char_min=int(str(data["char_min"])),
+                   char_max=int(str(data["char_max"])), word_bigrams=bool(data["word_bigrams"]),
+                   cue_weight=float(str(data.get("cue_weight", 0.0))))
+
+
+def plain_from_slack(text: str) -> str:
+    """Slack markup -> the words a person reads: mentions dropped, links as their label, code as `code`."""
+    text = _CODE_BLOCK.sub(" code ", text)
+    text = _USER_MENTION.sub(" ", text)
+    text = _CHANNEL.sub(lambda m: f" {m.group(1) or 'channel'} ", text)
+    text = _LINK.sub(lambda m: f" {m.group(2) or 'link'} ", text)
+    text = _SPECIAL.sub(" ", text)  # <!here>, <!channel>, <!subteam^...>: who is pinged is no intent
+    text = _BARE_URL.sub(" link ", text)
+    text = html.unescape(text).replace(_JOINER, "")
+    text = _QUOTE_MARK.sub("", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def normalised(text: str) -> str:
+    """Plain, NFKC-folded (full-width punctuation -> ASCII), lower-case text with digit runs made generic."""
+    text = unicodedata.normalize("NFKC", plain_from_slack(text)).lower()
+    return _DIGITS.sub(lambda m: "0" * min(len(m[0]), 3), text)
+
+
+def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features:
+    """Binary hashed n-gram features, L2-normalised (an empty text has none)."""
+    norm = normalised(text)
+    if not norm:
+        return {}
+    names = _char_grams(norm, spec.char_min, spec.char_max)
+    words = _WORD.findall(norm)
+    names.update(f"w:{word}" for word in words)
+    if spec.word_bigrams:
+        names.update(f"b:{a} {b}" for a, b in itertools.pairwise(words))
+    indices = {zlib.crc32(name.encode("utf-8")) % spec.buckets for name in names}
+    features = dict.fromkeys(indices, 1.0 / math.sqrt(len(indices)))
+    if spec.cue_weight:
+        for name in cues_in(norm):
+            bucket = zlib.crc32(f"q:{name}".encode()) % spec.buckets
+            features[bucket] = features.get(bucket, 0.0) + spec.cue_weight
+    return features
+
+
+def _char_grams(norm: str, low: int, high: int) -> set[str]:
+    padded = f" {norm} "
+    return {f"c:{padded[i:i + n]}" for n in range(low, high + 1) for i in range(len(padded) - n + 1)}

@@ -1,0 +1,101 @@
+"""How well a router routes a labelled corpus: accuracy per language and per route, the confusion matrix, and the
+two costly errors (a needless investigation of a non-diagnosis message, a missed diagnosis).
+
+Also reads the corpus (bot/routing/corpus/intent.jsonl: one {text, route, lang, kind, split} object per line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+ROUTES = ("diagnose", "lookup", "chitchat", "help", "act")
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    route: str
+    lang: str = "en"
+    kind: str = ""
+    split: str = "train"
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """Predictions beside the labels of one split; every reported number derives from these two."""
+
+    examples: tuple[Example, ...]
+    predicted: tuple[str, ...]
+
+    def accuracy(self, keep: Callable[[Example], bool] = lambda e: True) -> tuple[int, int]:
+        """(correct, total) over the examples `keep` selects."""
+        hits = [e.route == p for e, p in zip(self.examples, self.predicted, strict=True) if keep(e)]
+        return sum(hits), len(hits)
+
+    def needless_investigations(self) -> tuple[int, int]:
+        """Non-diagnosis messages routed to diagnose."""
+        wrong = [p == "diagnose" for e, p in zip(self.examples, self.predicted, strict=True) if e.route != "diagnose"]
+        return sum(wrong), len(wrong)
+
+    def missed_diagnoses(self) -> tuple[int, int]:
+        """Diagnosis messages routed anywhere else."""
+        wrong = [p != "diagnose" for e, p in zip(self.examples, self.predicted, strict=True) if e.route == "diagnose"]
+        return sum(wrong), len(wrong)
+
+    def confusion(self) -> Counter[tuple[str, str]]:
+        """(label, predicted) -> count."""
+        return Counter((e.route, p) for e, p in zip(self.examples, self.predicted, strict=True))
+
+    def errors(self) -> list[tuple[Example, str]]:
+        return [(e, p) for e, p in zip(self.examples, self.predicted, strict=True) if e.route != p]
+
+
+def score(route_of: Callable[[str], str], examples: Iterable[Example]) -> Scorecard:
+    """Route every example with `route_of` and keep the predictions beside the labels."""
+    chosen = tuple(examples)
+    return Scorecard(chosen, tuple(route_of(e.text) for e in chosen))
+
+
+def scorecard_to_text(card: Scorecard, routes: Sequence[str] = ROUTES) -> str:
+    """The accuracy table, the two costly error rates and the confusion matrix, as plain text."""
+    lines = [_rate_line("overall", *card.accuracy())]
+    for lang in sorted({e.lang for e in card.examples}):
+        lines.append(_rate_line(f"lang {lang}", *card.accuracy(_field_is("lang", lang))))
+    for route in routes:
+        lines.append(_rate_line(f"route {route}", *card.accuracy(_field_is("route", route))))
+    lines.append(_rate_line("needless investigations", *card.needless_investigations()))
+    lines.append(_rate_line("missed diagnoses", *card.missed_diagnoses()))
+    confusion = card.confusion()
+    lines.append("confusion (rows: label, columns: predicted)")
+    lines.append(f"{'':>10}" + "".join(f"{r:>10}" for r in routes))
+    for label in routes:
+        lines.append(f"{label:>10}" + "".join(f"{confusion[(label, p)]:>10}" for p in routes))
+    return "\n".join(lines)
+
+
+def _field_is(name: str, value: str) -> Callable[[Example], bool]:
+    return lambda example: getattr(example, name) == value
+
+
+def _rate_line(name: str, hits: int, total: int) -> str:
+    share = f"{hits / total:6.1%}" if total else "   n/a"
+    return f"{name:<24} {share}  ({hits}/{total})"
+
+
+def load_corpus(path: Path | None = None) -> list[Example]:
+    """The labelled corpus: the shipped one, or a JSON-lines file of the same shape."""
+    if path is None:
+        text = resources.files("bot.routing").joinpath("corpus", "intent.jsonl").read_text(encoding="utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    return [_example_from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+
+
+def _example_from_dict(data: dict[str, str]) -> Example:
+    return Example(text=data["text"], route=data["route"], lang=data.get("lang", "en"), kind=data.get("kind", ""),
+                   split=data.get("split", "train"))

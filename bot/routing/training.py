@@ -1,0 +1,94 @@
+"""Train the intent classifier: multinomial logistic regression (scikit-learn, newton-cg) over the hashed features.
+
+Training needs the `[train]` extra (scikit-learn, numpy, scipy); serving never imports them. Reproducible: the
+features are deterministic, the solver (lbfgs) is deterministic, and the exported artifact carries no timestamp,
+so the same corpus and options give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.routing.augmentation import renamed_copies
+from bot.routing.features import FeatureSpec, features_from_text
+from bot.routing.model import IntentModel
+from bot.routing.scorecard import ROUTES, Example
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """The knobs, chosen by cross-validation on the train split only (see `cross_validate`)."""
+
+    c: float = 20.0  # inverse L2 strength
+    balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
+    seed: int = 12
+    min_weight: float = 0.0  # prune buckets whose largest |weight| is below this (smaller artifact)
+    renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
+    spec: FeatureSpec = field(default_factory=FeatureSpec)
+
+
+def train_model(examples: Sequence[Example], options: TrainOptions = TrainOptions(),
+                routes: Sequence[str] = ROUTES) -> IntentModel:
+    """Fit on `examples` (their split is ignored: pass the ones to learn from) and export a pure-Python model."""
+    from sklearn.linear_model import LogisticRegression
+
+    examples = [*examples, *renamed_copies(examples, options.renamed_copies, options.seed)]
+    usable = [e for e in examples if features_from_text(e.text, options.spec)]
+    matrix, columns = _matrix([e.text for e in usable], options.spec)
+    labels = [routes.index(e.route) for e in usable]
+    fitted = LogisticRegression(C=options.c, solver="newton-cg", max_iter=1000, random_state=options.seed,
+                                class_weight="balanced" if options.balanced else None)
+    fitted.fit(matrix, labels)
+    order = [list(fitted.classes_).index(k) for k in range(len(routes))]
+    coef = fitted.coef_[order]
+    weights = {}
+    for j, bucket in enumerate(columns):
+        row = [float(coef[k, j]) for k in range(len(routes))]
+        if max(abs(w) for w in row) >= options.min_weight:
+            weights[bucket] = row
+    meta = _meta(usable, options)
+    log.info("trained intent model on %d examples, %d of %d buckets kept", len(usable), len(weights), len(columns))
+    return IntentModel(routes, options.spec, [float(fitted.intercept_[k]) for k in order], weights, meta=meta)
+
+
+def _matrix(texts: Sequence[str], spec: FeatureSpec) -> tuple[Any, list[int]]:
+    """A CSR matrix over only the buckets that occur (columns), and those buckets in column order."""
+    from scipy.sparse import csr_matrix
+
+    rows = [features_from_text(t, spec) for t in texts]
+    columns = sorted({b for row in rows for b in row})
+    where = {b: j for j, b in enumerate(columns)}
+    data, indices, indptr = [], [], [0]
+    for row in rows:
+        for bucket, value in sorted(row.items()):
+            indices.append(where[bucket])
+            data.append(value)
+        indptr.append(len(indices))
+    return csr_matrix((data, indices, indptr), shape=(len(rows), len(columns))), columns
+
+
+def _meta(examples: Sequence[Example], options: TrainOptions) -> dict[str, Any]:
+    digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in examples).encode("utf-8")).hexdigest()
+    return {"trained_on": len(examples), "corpus_sha256": digest[:16], "c": options.c, "balanced": options.balanced,
+            "seed": options.seed, "renamed_copies": options.renamed_copies}
+
+
+def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: int = 5) -> float:
+    """Accuracy of k-fold cross-validation on `examples` (the train split), to choose options without the
+    held-out split. Folds are assigned round-robin per route, so each fold keeps the route mix."""
+    by_route: dict[str, list[Example]] = {}
+    for example in examples:
+        by_route.setdefault(example.route, []).append(example)
+    fold_of = {id(e): i % folds for group in by_route.values() for i, e in enumerate(group)}
+    hits = 0
+    for fold in range(folds):
+        model = train_model([e for e in examples if fold_of[id(e)] != fold], options)
+        tested = [e for e in examples if fold_of[id(e)] == fold]
+        hits += sum(model.scores(e.text).route == e.route for e in tested)
+    return hits / len(examples)

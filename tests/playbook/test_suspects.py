@@ -1,0 +1,72 @@
+"""Suspects, not the nearest deploy; honest under failure: the playbook over the real Prometheus, SQLite and git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import wiring
+from bot.engine.types import Question
+from bot.eval import fact_named
+from bot.eval.scoring import headline_from_answer
+from bot.playbook.suspects import neighbourhood
+from tests.eval.harness import sandbox_settings
+
+
+def _diagnose(box, tmp_path: Path, text: str | None = None, **overrides):
+    settings = sandbox_settings(box, tmp_path, **overrides)
+    return wiring.build_playbook(settings)(Question(text or box.scenario.question), wiring.build_toolbox(settings),
+                                           now=box.now)
+
+
+def test_neighbourhood_walks_two_hops_both_ways():
+    topology = {"gateway": ["order", "catalog"], "order": ["orders-db"], "reporting": ["orders-db"]}
+    assert neighbourhood(topology, "order") == ["order", "gateway", "orders-db", "catalog", "reporting"]
+
+
+def test_the_earlier_of_two_deploys_is_blamed_when_its_diff_explains_the_symptom(make_sandbox, tmp_path):
+    trace = _diagnose(make_sandbox("two-deploys-earlier"), tmp_path)
+    headline = headline_from_answer(trace.answer)
+    assert trace.complete
+    assert "v3.3.0" in headline and "commandTimeout 2000 → 20" in headline
+    assert "Runners-up: deploy profile v3.3.1" in headline  # the nearer deploy is shown, ranked below
+
+
+def test_a_surge_in_another_caller_of_the_shared_database_is_the_top_suspect(make_sandbox, tmp_path):
+    trace = _diagnose(make_sandbox("batch-job-shared-db"), tmp_path)
+    headline = headline_from_answer(trace.answer)
+    assert headline.startswith("Likely cause: a traffic surge in reporting, another caller of the shared orders-db")
+    assert any(s.args.get("service") == "reporting" and s.action == "query_metrics" for s in trace.steps)
+
+
+def test_a_leak_deployed_hours_before_the_first_oom_kill_is_found(make_sandbox, tmp_path):
+    trace = _diagnose(make_sandbox("leak-deploy-hours-before"), tmp_path)
+    headline = headline_from_answer(trace.answer)
+    assert fact_named("v1.14.0", headline) and fact_named("user_id", headline)
+    assert any("h before the onset" in s.thought for s in trace.steps if s.action == "query_deploy_records")
+
+
+def test_a_users_clock_time_is_checked_against_the_onset(sandbox, tmp_path):
+    text = "why did the order service's p99 latency jump yesterday around 14:20?"
+    trace = _diagnose(sandbox, tmp_path, text=text)
+    assert "You said 14:20; the" in trace.answer and "change starts at 15:0" in trace.answer
+
+
+DOWN: dict[str, dict[str, Any]] = {
+    "Prometheus": {"prometheus": {"url": "http://127.0.0.1:9", "timeout_s": 1.0}},
+    "the log store": {"logs": {"backend": "sqlite", "sqlite_path": "/nonexistent/opsbot/logs.db"}},
+    "the deploy source": {"deploys": {"backend": "git", "git_repo": "/nonexistent/opsbot/deploys"}},
+}
+
+
+@pytest.mark.parametrize("backend", list(DOWN))
+def test_with_each_backend_down_no_answer_is_complete_and_the_backend_is_named(sandbox, tmp_path, backend):
+    trace = _diagnose(sandbox, tmp_path, **DOWN[backend])
+    assert not trace.complete, trace.answer
+    assert backend in trace.answer or "could not be read" in trace.answer
+    if backend != "Prometheus":  # with metrics, the partial headline names the backend that failed
+        assert f"Partial: {backend} could not be read" in headline_from_answer(trace.answer)
+    assert "not checked:" in trace.answer or backend == "Prometheus"
+    assert "No deploy of" not in trace.answer or backend != "the deploy source"

@@ -1,0 +1,145 @@
+"""The learned classifier: its features, its artifact, `opsbot intent train | export`, and the held-out targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.engine.types import Intent
+from bot.routing.features import FeatureSpec, features_from_text, plain_from_slack
+from bot.routing.intent import classify
+from bot.routing.model import IntentModel, load_model, save_model, shipped_model
+from bot.routing.scorecard import ROUTES, Example, load_corpus, score
+from bot.store.sqlite import SqliteTraceStore
+from tests.store.known_traces import make_trace
+
+
+@pytest.mark.parametrize(("raw", "plain"), [
+    ("<@U07QX2B1Z> hi", "hi"),
+    ("see <https://grafana.example.com/d/x|the dash> and <#C024BE91L|incidents>", "see the dash and incidents"),
+    ("<https://example.com/a?b=1&amp;c=2>", "link"),
+    ("errors: ```Traceback (most recent call last):\n  File x``` why", "errors: code why"),
+    ("p99 &gt; 2s &amp; rising &lt;now&gt;", "p99 > 2s & rising <now>"),
+    ("<!here> payment is down", "payment is down"),
+    ("> quoted alert line\nwhat is the root cause?", "quoted alert line what is the root cause?"),
+])
+def test_slack_markup_becomes_plain_words(raw: str, plain: str) -> None:
+    assert plain_from_slack(raw) == plain
+
+
+def test_features_are_stable_hashed_and_normalised() -> None:
+    spec = FeatureSpec(cue_weight=0.0)
+    first = features_from_text("Order P99 飙升 since 15:05", spec)
+    assert first == features_from_text("order p99 飙升 since 14:20", spec)  # case and digits do not matter
+    assert sum(v * v for v in first.values()) == pytest.approx(1.0)
+    assert all(0 <= bucket < spec.buckets for bucket in first)
+    assert features_from_text("", spec) == {}
+
+
+def test_corpus_is_large_bilingual_and_split_before_training() -> None:
+    corpus = load_corpus()
+    assert len(corpus) >= 800
+    assert {e.lang for e in corpus} == {"en", "zh"} and {e.route for e in corpus} == set(ROUTES)
+    heldout = [e for e in corpus if e.split == "heldout"]
+    for route in ROUTES:
+        for lang in ("en", "zh"):
+            assert any(e.route == route and e.lang == lang for e in heldout), (route, lang)
+    texts = [e.text.strip().lower() for e in corpus]
+    assert len(texts) == len(set(texts))  # no message is both trained on and held out
+
+
+def test_shipped_classifier_meets_the_held_out_targets_without_a_model() -> None:
+    """The issue's bar on the held-out split (>= 95 % overall, <= 3 % needless investigations, <= 3 % missed
+    diagnoses); measured when the artifact was trained: 235/246, 3/148, 2/98. tests/bench/bench_intent.py prints
+    the full table."""
+    card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
+    hits, total = card.accuracy()
+    needless, non_diagnoses = card.needless_investigations()
+    missed, diagnoses = card.missed_diagnoses()
+    assert hits / total >= 0.95 and needless / non_diagnoses <= 0.03 and missed / diagnoses <= 0.03
+
+
+def test_shipped_classifier_holds_its_score_on_the_fresh_split() -> None:
+    """The second held-out split, written after the model was frozen, is harder (new services, new phrasings):
+    99/110 and 6/40 missed diagnoses when measured, under the bar. This floor only catches a regression."""
+    card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "fresh"])
+    assert card.accuracy() >= (99, 110)
+    assert card.missed_diagnoses() <= (6, 40) and card.needless_investigations() <= (2, 70)
+
+
+SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
+         Example("order p99 now?", "lookup"), Example("what is the qps of cart", "lookup"),
+         Example("hi", "chitchat"), Example("thanks!", "chitchat"), Example("help", "help"),
+         Example("what can you do", "help"), Example("restart order", "act"), Example("roll back cart", "act"),
+         Example("payment is down", "diagnose", split="heldout"), Example("hello", "chitchat", split="heldout")]
+
+
+def _write_corpus(path: Path, examples: list[Example]) -> Path:
+    lines = [json.dumps({"text": e.text, "route": e.route, "lang": e.lang, "split": e.split}) for e in examples]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_intent_train_is_reproducible_and_prints_held_out_scores(tmp_path: Path) -> None:
+    corpus = _write_corpus(tmp_path / "corpus.jsonl", SMALL)
+    outputs = []
+    for name in ("a.json.gz", "b.json.gz"):
+        result = CliRunner().invoke(app, ["intent", "train", "--corpus", str(corpus), "--out", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes()
+    assert "10 to train, held out: heldout 2" in outputs[0] and "overall" in outputs[0] and "confusion" in outputs[0]
+    model = load_model(tmp_path / "a.json.gz")
+    assert model.routes == ROUTES and model.meta["trained_on"] == 10 + 6  # + a renamed copy of the 6 naming a service
+    assert model.scores("why is payment slow").route == "diagnose"
+
+
+def test_intent_train_takes_reviewed_exports_and_skips_unlabelled_lines(tmp_path: Path) -> None:
+    corpus = _write_corpus(tmp_path / "corpus.jsonl", SMALL)
+    extra = tmp_path / "reviewed.jsonl"
+    extra.write_text(json.dumps({"text": "page the on-call", "route": "act", "split": "heldout"}) + "\n"
+                     + json.dumps({"text": "who knows", "route": ""}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["intent", "train", "--corpus", str(corpus), "--extra", str(extra),
+                                      "--out", str(tmp_path / "m.json.gz")])
+    assert result.exit_code == 0, result.output
+    assert "11 to train, held out: heldout 2" in result.output  # a reviewed line always trains, never held out
+
+
+def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
+    model = IntentModel(ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0], {7: [1.0, 0.0, 0.0, 0.0, -1.0]})
+    save_model(model, tmp_path / "m.json.gz")
+    again = load_model(tmp_path / "m.json.gz")
+    assert again.to_dict() == model.to_dict()
+    data = model.to_dict() | {"version": 99}
+    with pytest.raises(ValueError, match="version 99"):
+        IntentModel.from_dict(data)
+
+
+def test_shipped_artifact_is_small_and_loads() -> None:
+    model = shipped_model()
+    assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
+    artifact = Path(__file__).resolve().parents[2] / "bot" / "routing" / "model" / "intent-v1.json.gz"
+    assert artifact.stat().st_size < 2_000_000
+
+
+def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "traces.db"
+    store = SqliteTraceStore(path)
+    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], question="rollback payment to v1.8.2",
+                          intent=Intent("diagnose", 0.41, "default", "classifier unsure")))
+    store.save(make_trace("t2", "2026-11-28T09:00:00Z", [], question="why is order slow"))
+    store.record_feedback("t1", "alice", -1)
+    store.record_feedback("t2", "bob", 1)
+    store.close()
+    monkeypatch.chdir(tmp_path)
+    env = {"OPSBOT_STORE__BACKEND": "sqlite", "OPSBOT_STORE__SQLITE_PATH": str(path)}
+    result = CliRunner().invoke(app, ["intent", "export", "--out", str(tmp_path / "review.jsonl")], env=env)
+    assert result.exit_code == 0, result.output
+    [line] = (tmp_path / "review.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line) == {"text": "rollback payment to v1.8.2", "route": "", "lang": "en", "kind": "feedback",
+                                "split": "train", "routed": "diagnose", "tier": "default", "confidence": 0.41,
+                                "trace_id": "t1"}

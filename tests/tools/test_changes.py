@@ -1,0 +1,40 @@
+"""find_changes over the real Prometheus, SQLite logs and git: the onset from the metrics, suspects ranked."""
+
+from __future__ import annotations
+
+from bot import wiring
+from tests.eval.harness import sandbox_settings
+from tools.base import call_tool
+from tools.timerange import iso_z
+
+
+def _find(box, tmp_path, around: str = "", **overrides):
+    settings = sandbox_settings(box, tmp_path, **overrides)
+    box_tools = wiring.build_toolbox(settings)
+    service = next(s for s in box.scenario.services if s.name in box.scenario.question.replace("'", " ").split())
+    return call_tool(box_tools, "find_changes", {"service": service.name, "around": around or iso_z(box.incident_at)})
+
+
+def test_the_earlier_deploy_whose_diff_changes_a_setting_ranks_first(make_sandbox, tmp_path):
+    result = _find(make_sandbox("two-deploys-earlier"), tmp_path)
+    assert result.status == "ok", result.text
+    suspects = result.text.split("suspects, best first:", 1)[1]
+    assert suspects.index("profile/v3.3.0") < suspects.index("profile/v3.3.1")
+    assert "commandTimeout: 20" in suspects
+
+
+def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tmp_path):
+    box = make_sandbox("batch-job-shared-db")
+    said = box.incident_at.replace(minute=(box.incident_at.minute + 30) % 60)
+    result = _find(box, tmp_path, around=f"{said:%H:%M}")
+    assert result.status == "ok", result.text
+    first = result.text.split("suspects, best first:", 1)[1].strip().splitlines()[0]
+    assert first.startswith("1. traffic surge in reporting") and "also calls orders-db" in first
+    assert f"you said {said:%H:%M}; the" in result.text
+
+
+def test_a_deploy_source_that_is_down_is_reported_as_not_run(make_sandbox, tmp_path):
+    box = make_sandbox("two-deploys-earlier")
+    result = _find(box, tmp_path, deploys={"backend": "git", "git_repo": str(tmp_path / "missing")})
+    assert "not run: deploys" in result.text
+    assert "v3.3.0" not in result.text
