@@ -21,8 +21,8 @@ def step_to_text(step: Step, *, observation_lines: int = OBSERVATION_LINES) -> s
     """`[3] query_deploy_records(service="order", ...)  ok · 12 ms`, the Thought, the observation's head."""
     args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.args.items())
     tokens = f" · {step.prompt_tokens}+{step.completion_tokens} tokens" if step.prompt_tokens else ""
-    action = step.action or "(unreadable reply)"
-    lines = [f"[{step.index}] {action}({args})  {step.status} · {step.elapsed_ms} ms{tokens}"]
+    call = f"{step.action}({args})" if step.action else "(unreadable reply)"
+    lines = [f"[{step.index}] {call}  {step.status} · {step.elapsed_ms} ms{tokens}"]
     if step.thought:
         lines.append(f"    Thought: {step.thought.strip()}")
     observed = step.observation.strip().splitlines()

@@ -14,11 +14,15 @@ from bot.engine.llm import LLM
 from bot.engine.prompts import load_prompt
 from bot.engine.protocol import split_final
 from bot.engine.run import Run
+from bot.engine.text.echo import echoed_text
 from bot.engine.types import Budget, Step, StopReason
 
 log = logging.getLogger(__name__)
 
 PARTIAL_LABEL = "Partial answer"
+CONCLUSION_GRACE_S = 10.0  # the conclusion's time when the budget is spent: one short call, no retry wait
+CONCLUSION_MIN_TOKENS = 256  # even past the token budget, room for a few lines
+CONCLUSION_MAX_TOKENS = 1_024
 
 
 def stop_detail(reason: StopReason, run: Run, budget: Budget) -> str:
@@ -47,13 +51,18 @@ def conclude(run: Run, llm: LLM, reason: StopReason, budget: Budget, limits: Con
     label = partial_label(reason, detail)
     if reason is StopReason.LLM_UNAVAILABLE:  # the SDK already retried; asking again only adds delay
         return f"{label}\n\n{answer_from_observations(run.steps, f'The LLM was unavailable: {detail}.')}"
+    if not any(s.action and s.action != "finish" for s in run.steps):  # no observation: nothing to conclude from
+        return f"{label}\n\n{answer_from_observations(run.steps, '')}"
+    system = load_prompt("conclude", reason=f"{STOP_TEXT[reason]} ({detail})")
     messages = [
-        {"role": "system", "content": load_prompt("conclude", reason=f"{STOP_TEXT[reason]} ({detail})")},
+        {"role": "system", "content": system},
         {"role": "user", "content": f"{question_text(run.question)}\n\nWhat the investigation observed:\n\n"
                                     f"{steps_as_text(run.steps, limits)}"},
     ]
-    try:
-        reply = llm.complete(messages, role="main")
+    try:  # budgeted too: the time left (a short grace when the time budget is what stopped it), the tokens left
+        reply = llm.complete(messages, role="main", timeout_s=run.time_left_s(budget, at_least_s=CONCLUSION_GRACE_S),
+                             max_tokens=max(CONCLUSION_MIN_TOKENS, min(CONCLUSION_MAX_TOKENS,
+                                                                       budget.token_budget - run.tokens_used)))
     except Exception as exc:  # LLMUnavailable or a broken adapter: either way, answer from what we have
         log.warning("forced conclusion failed (trace_id=%s): %s", run.trace_id, exc)
         run.notes.append(f"LLM unavailable for the conclusion: {exc}")
@@ -62,6 +71,11 @@ def conclude(run: Run, llm: LLM, reason: StopReason, budget: Budget, limits: Con
     run.extra_prompt_tokens += reply.prompt_tokens
     run.extra_completion_tokens += reply.completion_tokens
     text = split_final(reply.content)[1]
+    echoed = echoed_text(reply.content, (system,))
+    if echoed or reply.finish_reason == "length":  # an echo of the prompt or a cut-off text is never shown
+        why = "repeated its instructions" if echoed else "was cut off at the token limit"
+        run.notes.append(f"the forced conclusion {why}: not shown" + (f" ({echoed!r})" if echoed else ""))
+        return f"{label}\n\n{answer_from_observations(run.steps, f'The model conclusion {why}, so it is not shown.')}"
     return f"{label}\n\n{text}" if text else f"{label}\n\n{answer_from_observations(run.steps, '')}"
 
 

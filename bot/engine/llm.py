@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 Role = Literal["main", "cheap"]
 # Called with the kind of every failed LLM request: rate_limited, server_error, timeout, connection, auth,
-# bad_request or other (see OpenAILLM).
+# bad_request, bad_body (a 200 whose body is not a completion) or other (see OpenAILLM).
 ErrorObserver = Callable[[str], None]
 
 
@@ -49,10 +49,14 @@ class LLM(Protocol):
         stop: Sequence[str] | None = None,
         role: Role = "main",
         max_tokens: int | None = None,
+        timeout_s: float | None = None,
     ) -> LLMReply:
-        """One chat completion. Raises LLMUnavailable when the endpoint cannot answer."""
+        """One chat completion within `timeout_s` (all attempts). Raises LLMUnavailable when it cannot answer."""
         ...
 
+
+# A reply longer than this many characters per requested token ran past max_tokens (servers that ignore it).
+MAX_CHARS_PER_TOKEN = 8
 
 # Native tool-call arguments that are not a JSON object land under this key, so the protocol can tell the
 # model its arguments were unreadable instead of running the tool with nothing.
@@ -84,7 +88,10 @@ class OpenAILLM:
         on_error: ErrorObserver | None = None,
     ) -> None:
         self.model = model
+        self.endpoint = base_url or "api.openai.com"
         self.cheap_model = cheap_model or model
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens
         self.tokenizer = tokenizer
@@ -111,35 +118,60 @@ class OpenAILLM:
         stop: Sequence[str] | None = None,
         role: Role = "main",
         max_tokens: int | None = None,
+        timeout_s: float | None = None,
     ) -> LLMReply:
-        """One chat completion; raises LLMUnavailable with the backend's text once the SDK gives up."""
+        """One chat completion; raises LLMUnavailable naming the model and endpoint once the SDK gives up.
+
+        `timeout_s` bounds all attempts together (the run's time left): each attempt gets at most that, and
+        there are only as many retries as fit in it.
+        """
         model = self.cheap_model if role == "cheap" else self.model
-        request: dict[str, Any] = {
-            "model": model,
-            "messages": list(messages),
-            "temperature": self.temperature,
-            "max_tokens": max_tokens or self.max_reply_tokens,
-        }
-        if tools:
-            request["tools"] = list(tools)
-        if stop:
-            request["stop"] = list(stop)[:4]  # the API accepts at most four
+        request = self._request(model, messages, tools, stop, max_tokens or self.max_reply_tokens)
+        where = f"{model} at {self.endpoint}"
         log.debug("llm request model=%s role=%s messages=%s", model, role, messages)
         try:
-            response = self._client.chat.completions.create(**request)
+            response = self._client_within(timeout_s).chat.completions.create(**request)
         except openai.APIStatusError as exc:  # its response was counted by the hook, like every retried one
-            raise LLMUnavailable(f"{model}: HTTP {exc.status_code}: {_error_text(exc)}") from exc
+            raise LLMUnavailable(f"{where}: HTTP {exc.status_code}: {_error_text(exc)}") from exc
         except openai.OpenAIError as exc:
             self._report(_kind_from_exception(exc))
-            raise LLMUnavailable(f"{model}: {type(exc).__name__}: {exc}") from exc
+            raise LLMUnavailable(f"{where}: {type(exc).__name__}: {exc}") from exc
+        except (ValueError, TypeError, AttributeError) as exc:  # a 200 whose body is not a completion
+            self._report("bad_body")
+            raise LLMUnavailable(f"{where}: unreadable response body ({type(exc).__name__}: {exc})") from exc
         try:
-            reply = self._reply_from_response(response, messages, tools)
-        except LLMUnavailable:
-            self._report("other")
-            raise
+            reply = self._reply_from_response(response, messages, tools, request["max_tokens"])
+        except (LLMUnavailable, ValueError, TypeError, AttributeError) as exc:
+            self._report("bad_body")
+            raise LLMUnavailable(f"{where}: unreadable response body ({exc})") from exc
         log.debug("llm reply model=%s finish=%s content=%r calls=%s", model, reply.finish_reason, reply.content,
                   reply.tool_calls)
         return reply
+
+    def _request(self, model: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
+                 stop: Sequence[str] | None, max_tokens: int) -> dict[str, Any]:
+        """The request body. `tool_choice` goes with tools: llama.cpp's server drops the tools without it."""
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": [wire_message(m) for m in messages],
+            "temperature": self.temperature,
+            "max_tokens": max_tokens,
+        }
+        if tools:
+            request["tools"] = list(tools)
+            request["tool_choice"] = "auto"
+        if stop:
+            request["stop"] = list(stop)[:4]  # the API accepts at most four
+        return request
+
+    def _client_within(self, timeout_s: float | None) -> openai.OpenAI:
+        """The client, with its timeout and retries cut to what fits in `timeout_s` (None: the configured ones)."""
+        if timeout_s is None:
+            return self._client
+        left = max(timeout_s, 1.0)
+        per_attempt = min(self.timeout_s, left)
+        retries = max(0, min(self.max_retries, int(left // per_attempt) - 1))
+        return self._client.with_options(timeout=per_attempt, max_retries=retries)
 
     def _observe_response(self, response: httpx2.Response) -> None:
         if response.status_code >= 400:
@@ -154,12 +186,16 @@ class OpenAILLM:
             log.warning("the LLM error observer failed kind=%s", kind, exc_info=True)
 
     def _reply_from_response(
-        self, response: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
+        self, response: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
+        max_tokens: int,
     ) -> LLMReply:
-        if not response.choices:
-            raise LLMUnavailable(f"{response.model}: the reply had no choices")
+        if not getattr(response, "choices", None):
+            raise LLMUnavailable("the reply had no choices")
         choice = response.choices[0]
         content = choice.message.content or ""
+        finish = choice.finish_reason or ""
+        if len(content) > max_tokens * MAX_CHARS_PER_TOKEN:  # a server that ignored max_tokens: cut, mark as cut
+            content, finish = content[: max_tokens * MAX_CHARS_PER_TOKEN], "length"
         calls = tuple(_tool_call_from_sdk(call) for call in choice.message.tool_calls or ())
         usage = response.usage
         if usage is not None and usage.prompt_tokens:
@@ -168,7 +204,15 @@ class OpenAILLM:
             prompt = count_message_tokens(messages, self.tokenizer)
             prompt += count_tokens(json.dumps(list(tools)), self.tokenizer) if tools else 0
             completion = count_tokens(content + "".join(json.dumps(dict(c.args)) for c in calls), self.tokenizer)
-        return LLMReply(content, calls, prompt, completion, choice.finish_reason or "")
+        return LLMReply(content, calls, prompt, completion, finish)
+
+
+def wire_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A message as strict servers take it: llama.cpp's answers HTTP 500 to `"content": null`, so send ""."""
+    out = dict(message)
+    if out.get("content") is None:
+        out["content"] = ""
+    return out
 
 
 def error_kind_from_status(status: int) -> str:
@@ -189,6 +233,8 @@ def _kind_from_exception(exc: openai.OpenAIError) -> str:
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):
         return "connection"
+    if isinstance(exc, openai.APIResponseValidationError):
+        return "bad_body"
     return "other"
 
 

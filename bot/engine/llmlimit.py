@@ -27,6 +27,8 @@ class LimitedLLM:
     def __init__(self, llm: LLM, max_calls: int) -> None:
         self.inner = llm
         self.model = llm.model
+        self.cheap_model = getattr(llm, "cheap_model", llm.model)
+        self.endpoint = getattr(llm, "endpoint", "")  # named in notes about the model (issue 17)
         self.max_calls = max(max_calls, 1)
         self._slots = {"main": threading.BoundedSemaphore(self.max_calls),
                        "cheap": threading.BoundedSemaphore(self.max_calls)}
@@ -47,8 +49,9 @@ class LimitedLLM:
         stop: Sequence[str] | None = None,
         role: Role = "main",
         max_tokens: int | None = None,
+        timeout_s: float | None = None,
     ) -> LLMReply:
-        """The inner adapter's completion, once a slot is free."""
+        """The inner adapter's completion, once a slot is free; the wait comes out of `timeout_s`."""
         started = time.monotonic()
         with self._slots[role]:
             waited_s = time.monotonic() - started
@@ -58,7 +61,9 @@ class LimitedLLM:
                 self._in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
             try:
-                return self.inner.complete(messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens)
+                left_s = None if timeout_s is None else max(1.0, timeout_s - waited_s)
+                return self.inner.complete(messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens,
+                                           timeout_s=left_s)
             finally:
                 with self._lock:
                     self._in_flight -= 1

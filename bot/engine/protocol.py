@@ -28,8 +28,9 @@ from bot.engine.text.parser import EXPECTED_FORMAT, FINISH_NAMES, ParsedAction, 
 from bot.engine.types import Budget, Question, Step, ToolCall
 from tools.base import Toolbox, ToolResult
 
-# The model must not write the Observation itself; the API takes at most four stop sequences.
-TEXT_STOP = ("\nObservation:", "\nObservation：", "\n观察:", "\n观察：")
+# The model must not write the Observation itself; the API takes at most four stop sequences. No leading newline:
+# a reply that opens with a made-up "Observation:" is cut there too (the stop matches anywhere in the output).
+TEXT_STOP = ("Observation:", "Observation：", "观察:", "观察：")
 _FINAL_LABEL = re.compile(r"^\s*\**\s*final answer\s*\**\s*[:：]\s*", re.IGNORECASE | re.MULTILINE)
 _THOUGHT_LABEL = re.compile(r"^\s*\**\s*thought\s*\**\s*[:：]\s*", re.IGNORECASE)
 _RAW_REPLY_CHARS = 1_500
@@ -111,7 +112,8 @@ class NativeProtocol:
                  steps: Sequence[Step]) -> Exchange:
         """The assistant message with its calls, and one tool message per call id (run or not)."""
         calls = decision.calls
-        assistant: Message = {"role": "assistant", "content": reply.content or None}
+        # "" rather than null: llama.cpp's server answers HTTP 500 to `"content": null` next to tool calls
+        assistant: Message = {"role": "assistant", "content": reply.content or ""}
         if calls:
             assistant["tool_calls"] = [_call_to_openai(call) for call in calls]
         elif not reply.content:
@@ -177,14 +179,6 @@ def protocol_for(name: str) -> ReactProtocol:
     if name == "native":
         return NativeProtocol()
     raise ValueError(f"unknown protocol {name!r}: use 'text' or 'native'")
-
-
-def with_cut_off_hint(decision: Unreadable, reply: LLMReply) -> Unreadable:
-    """When the reply hit the token limit, say so: the fix is a shorter Thought, not a different format."""
-    if reply.finish_reason != "length":
-        return decision
-    hint = " Your reply was cut off at the reply token limit: keep the Thought to a few sentences."
-    return Unreadable(decision.thought, decision.message + hint, decision.calls)
 
 
 def split_final(content: str) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from bot.engine.context import Exchange
-from bot.engine.types import Protocol, Question, Step, StepObserver, StopReason, Totals, Trace, new_trace_id
+from bot.engine.types import Budget, Protocol, Question, Step, StepObserver, StopReason, Totals, Trace, new_trace_id
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ class Run:
         self.exchanges: list[Exchange] = []
         self.notes: list[str] = []
         self.answer = ""
+        self.llm_calls = 0  # every request to the model, the failed ones too (the log names the call)
         self.extra_prompt_tokens = 0  # calls that are not steps: the forced conclusion
         self.extra_completion_tokens = 0
         self._on_step = on_step
@@ -40,6 +41,10 @@ class Run:
     @property
     def elapsed_s(self) -> float:
         return time.monotonic() - self._t0
+
+    def time_left_s(self, budget: Budget, *, at_least_s: float = 1.0) -> float:
+        """What is left of the run's time budget: the most one LLM call may take (all its attempts)."""
+        return max(at_least_s, budget.time_budget_s - self.elapsed_s)
 
     @property
     def tokens_used(self) -> int:

@@ -55,7 +55,10 @@ def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
     if llm is not None:
         try:
             return _by_model(text, llm, guess)
-        except Exception as exc:  # any model failure must still route the message
+        except ValueError as exc:  # the model answered, but not with a route: say that, not "unavailable"
+            log.warning("intent model answered without a usable route, using the classifier's guess: %s", exc)
+            why = f"the model answered, but {exc}"
+        except Exception as exc:  # LLMUnavailable or an adapter bug: any model failure must still route the message
             log.warning("intent model unavailable, using the classifier's guess: %s", exc)
             why = f"model unavailable ({type(exc).__name__})"
     else:
@@ -95,7 +98,7 @@ def _by_model(text: str, llm: LLM, guess: str) -> Intent:
     parsed = _reply_to_dict(reply.content)
     route = str(parsed.get("route", "")).strip().lower()
     if route not in _ROUTES:
-        raise ValueError(f"model answered an unknown route {route!r}")
+        raise ValueError(f"with an unknown route {route!r}" if route else "not with a JSON route")
     confidence = min(max(float(parsed.get("confidence", 0.7)), 0.0), 1.0)
     reason = str(parsed.get("reason", "")).strip()[:200] or "no reason given"
     return Intent(cast(Route, route), confidence, "model", f"model: {reason} ({guess})")
@@ -109,7 +112,7 @@ def _reply_to_dict(content: str) -> dict[str, Any]:
     except ValueError:
         data = json_repair.loads(candidate)
     if not isinstance(data, dict):
-        raise ValueError("model reply is not a JSON object")
+        raise ValueError("not in JSON")
     return data
 
 

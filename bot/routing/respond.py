@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -74,7 +74,7 @@ GREETING_ANSWER = "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help
 NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."
 MODEL_DOWN_NOTE = "The LLM was unavailable, so this is the deterministic playbook's diagnosis (no model involved)."
 LOOKUP_MODEL_DOWN_NOTE = "The LLM was unavailable, so the quick lookup answered without it."
-LOOKUP_EMPTY_NOTE = "The quick lookup got an empty answer from the model, so the full diagnosis ran instead."
+LOOKUP_EMPTY_NOTE = "The quick lookup got no usable answer from the model, so the full diagnosis ran instead."
 _DEFAULT_INTENT = Intent("diagnose", 0.0, "default", "classifier failed; defaulting to diagnose")
 
 
@@ -91,6 +91,8 @@ class Router:
     protocol: Literal["text", "native"] = "native"
     limits: ContextLimits | None = None
     tool_timeout_s: float | None = 20.0
+    # models whose server ignored the tools they were offered: they get the text protocol from then on
+    _text_models: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
@@ -129,22 +131,33 @@ class Router:
     def _diagnose(self, question: Question, on_step: StepObserver | None) -> Trace:
         if self.llm is None:
             return self._run_playbook(question, on_step, note=NO_MODEL_NOTE)
-        trace = run_agent(question, self.llm, self.tools, self.budget, protocol=self.protocol, on_step=on_step,
+        protocol, chosen = self._protocol_for(self.llm.model)
+        trace = run_agent(question, self.llm, self.tools, self.budget, protocol=protocol, on_step=on_step,
                           limits=self.limits, tool_timeout_s=self.tool_timeout_s)
+        if trace.protocol == "text" and protocol == "native":  # the server ignored the tools: text from now on
+            self._text_models.add(self.llm.model)
+        if chosen:
+            trace = replace(trace, notes=(chosen, *trace.notes))
         return self._playbook_if_down(trace, question, on_step)
+
+    def _protocol_for(self, model: str) -> tuple[Literal["text", "native"], str]:
+        """The protocol for this model, and a note when it is not the configured one."""
+        if self.protocol == "native" and model in self._text_models:
+            return "text", f"text protocol: an earlier run found that the server ignores the tools offered to {model}"
+        return self.protocol, ""
 
     def _lookup(self, question: Question, llm: LLM, on_step: StepObserver | None) -> Trace:
         """One cheap answer; a dead model gets the quick lookup, an empty reply the full diagnosis."""
         timeout_s = self.budget.time_budget_s if self.tool_timeout_s is None else self.tool_timeout_s
-        lookup = answer_once(question, llm, self.tools, allow_tool=True, on_step=on_step, tool_timeout_s=timeout_s)
+        lookup = answer_once(question, llm, self.tools, allow_tool=True, on_step=on_step, tool_timeout_s=timeout_s,
+                             llm_timeout_s=self.budget.time_budget_s)
         if lookup.stop_reason is StopReason.LLM_UNAVAILABLE and lookup.totals.tool_calls == 0:
             return self._quick_lookup(question, on_step, down=lookup)
         if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
             return lookup
-        log.warning("lookup got an empty answer, running the full diagnosis trace_id=%s", lookup.trace_id)
-        fallback = self._diagnose(question, on_step)
-        return replace(fallback, totals=_added(fallback.totals, lookup.totals),  # the lookup's tokens were spent too
-                       notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
+        log.warning("lookup got no usable answer, running the full diagnosis trace_id=%s", lookup.trace_id)
+        fallback = _after(lookup, self._diagnose(question, _shifted(on_step, len(lookup.steps))))
+        return replace(fallback, notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
 
     def _quick_lookup(self, question: Question, on_step: StepObserver | None, *, down: Trace | None = None) -> Trace:
         """The model-free quick lookup; when it can't tell what to read, the diagnosis runs with a note saying why.
@@ -155,10 +168,10 @@ class Router:
         if self.lookup is None:
             return self._fallback_diagnosis(question, on_step, down)
         misses: list[str] = []
-        quick = self.lookup(question, self.tools, on_step=on_step, on_miss=misses.append)
+        shift = len(down.steps) if down is not None else 0
+        quick = self.lookup(question, self.tools, on_step=_shifted(on_step, shift), on_miss=misses.append)
         if quick is not None and down is not None:
-            totals = replace(quick.totals, elapsed_ms=quick.totals.elapsed_ms + down.totals.elapsed_ms)
-            return replace(quick, answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}", totals=totals,
+            return replace(_after(down, quick), answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
                            notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes))
         if quick is not None:
             return quick
@@ -172,13 +185,28 @@ class Router:
         return self._diagnose(question, on_step) if down is None else self._playbook_if_down(down, question, on_step)
 
     def _playbook_if_down(self, trace: Trace, question: Question, on_step: StepObserver | None) -> Trace:
-        # Only when the model failed before any tool ran: a run that got somewhere keeps its own partial answer.
-        down_at_first_call = trace.stop_reason is StopReason.LLM_UNAVAILABLE and trace.totals.tool_calls == 0
-        if down_at_first_call and self.playbook is not None:
-            log.warning("LLM unavailable at the first call, running the playbook trace_id=%s", trace.trace_id)
-            fallback = self._run_playbook(question, on_step, note=MODEL_DOWN_NOTE)
-            return replace(fallback, notes=(*fallback.notes, *trace.notes))
-        return trace
+        """The playbook when the model failed before any tool ran (down, or nothing usable); a run that got
+        somewhere keeps its own partial answer. The failed attempt's time and tokens stay in the totals."""
+        if trace.totals.tool_calls or self.playbook is None:
+            return trace
+        if trace.stop_reason is StopReason.LLM_UNAVAILABLE:
+            call = next((n.split(":")[0] for n in trace.notes if n.startswith("LLM unavailable")), "LLM unavailable")
+            log.warning("%s, before any tool ran: running the playbook trace_id=%s", call, trace.trace_id)
+            note = MODEL_DOWN_NOTE
+        elif trace.stop_reason is StopReason.FORMAT_ERRORS:
+            note = self._unusable_note(trace)
+            log.warning("%s trace_id=%s", note, trace.trace_id)
+        else:
+            return trace
+        fallback = _after(trace, self._run_playbook(question, _shifted(on_step, len(trace.steps)), note=note))
+        return replace(fallback, notes=(
+            *fallback.notes, *trace.notes, f"model attempt before the playbook: {_spent(trace.totals)}"))
+
+    def _unusable_note(self, trace: Trace) -> str:
+        model = self.llm.model if self.llm is not None else trace.model
+        endpoint = getattr(self.llm, "endpoint", "") or "its endpoint"
+        return (f"The model {model} at {endpoint} produced nothing usable ({trace.totals.format_errors} unreadable "
+                "replies), so this is the deterministic playbook's diagnosis (no model involved).")
 
     def _run_playbook(self, question: Question, on_step: StepObserver | None, *, note: str) -> Trace:
         if self.playbook is None:
@@ -189,15 +217,37 @@ class Router:
         return replace(trace, answer=f"_{note}_\n\n{trace.answer}", notes=(*trace.notes, note))
 
     def _chitchat(self, question: Question, on_step: StepObserver | None) -> Trace:
-        if self.llm is not None:
-            trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step)
-            if trace.stop_reason is StopReason.FINISH:  # an unreachable model or an empty reply gets the canned one
-                return trace
-        return trace_from_answer(question, GREETING_ANSWER)
+        if self.llm is None:
+            return trace_from_answer(question, GREETING_ANSWER)
+        trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step,
+                            llm_timeout_s=self.budget.time_budget_s)
+        if trace.stop_reason is StopReason.FINISH:
+            return trace
+        # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
+        return replace(_after(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
+                       model=trace.model)
 
 
-def _added(spent: Totals, more: Totals) -> Totals:
-    """`spent` with the tokens and time of `more` added (an earlier attempt in the same answer)."""
-    return replace(spent, prompt_tokens=spent.prompt_tokens + more.prompt_tokens,
-                   completion_tokens=spent.completion_tokens + more.completion_tokens,
-                   elapsed_ms=spent.elapsed_ms + more.elapsed_ms)
+def _spent(totals: Totals) -> str:
+    return f"{totals.tokens:,} tokens, {totals.elapsed_ms / 1000:.1f} s, {totals.steps} steps"
+
+
+def _after(attempt: Trace, fallback: Trace) -> Trace:
+    """The fallback's trace with the failed attempt kept: its steps first (the fallback's renumbered after them, as
+    `_shifted` showed them live), its time and tokens in the totals. Nothing spent vanishes from the record."""
+    shift = len(attempt.steps)
+    steps = (*attempt.steps, *(replace(step, index=step.index + shift) for step in fallback.steps))
+    a, f = attempt.totals, fallback.totals
+    totals = Totals(steps=len(steps), prompt_tokens=a.prompt_tokens + f.prompt_tokens,
+                    completion_tokens=a.completion_tokens + f.completion_tokens, elapsed_ms=a.elapsed_ms + f.elapsed_ms,
+                    tool_calls=a.tool_calls + f.tool_calls, tool_errors=a.tool_errors + f.tool_errors,
+                    format_errors=a.format_errors + f.format_errors)
+    return replace(fallback, steps=steps, totals=totals)
+
+
+def _shifted(on_step: StepObserver | None, by: int) -> StepObserver | None:
+    """An observer that numbers the fallback's steps after the attempt's (the same numbers `_after` keeps)."""
+    if on_step is None or by == 0:
+        return on_step
+    observer = on_step
+    return lambda step: observer(replace(step, index=step.index + by))

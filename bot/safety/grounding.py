@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import html
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +29,7 @@ from typing import Literal
 from bot.engine.types import Trace
 
 UNVERIFIED_PREFIX = "unverified: "
+_OWN_LINE_PREFIXES = ("Partial answer: ", "Partial answer (")
 _SMALL_COUNT = 10
 
 _UNIT_TABLE: dict[str, tuple[str, float]] = {
@@ -86,7 +88,7 @@ def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
     literals = {c.key for c in backing if c.kind != "number"} | {c.key[:5] for c in backing if c.kind == "time"}
     numbers = _Numbers(backing)
     unverified: list[str] = []
-    for claim in claims_from_text(_without_unverified_line(answer)):
+    for claim in claims_from_text(_model_text(answer)):
         if _is_trivial(claim) or claim.text in unverified:
             continue
         grounded = claim.key in literals if claim.kind != "number" else numbers.back(claim)
@@ -97,7 +99,8 @@ def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
 
 def mark_unverified(trace: Trace) -> Trace:
     """Append "unverified: ..." to the answer (and a note) when it states facts no observation backs."""
-    evidence = [trace.question, *(step.observation for step in trace.steps)]
+    # a format-error step holds the model's own unreadable reply: it backs nothing
+    evidence = [trace.question, *(step.observation for step in trace.steps if step.status != "format_error")]
     claims = unverified_claims(trace.answer, evidence)
     if not claims:
         return trace
@@ -108,6 +111,7 @@ def mark_unverified(trace: Trace) -> Trace:
 
 def claims_from_text(text: str) -> list[Claim]:
     """Every claim in text, in order of appearance. Literals and times are read first and blanked out."""
+    text = html.unescape(text)  # "&#39;" is a quote, not the number 39
     found: list[tuple[int, Claim]] = []
     for pattern, reader in ((_VERSION, _version), (_DATE, _date), (_TIME, _time), (_PREFIX_RATIO, _ratio)):
         text = _take(pattern, reader, text, found)
@@ -206,6 +210,19 @@ def _same_at_precision(claimed: float, seen: float, decimals: int) -> bool:
     rounded = round(seen, decimals)
     truncated = math.floor(seen * scale + 1e-9) / scale
     return any(math.isclose(claimed, v, rel_tol=1e-9, abs_tol=1e-9) for v in (rounded, truncated, seen))
+
+
+def _model_text(answer: str) -> str:
+    """The answer without opsbot's own lines: the "Partial answer: ... (33,120 tokens used of 32,000)" label,
+    italic notes ("_The LLM was unavailable ..._") and a previous "unverified:" line. Their numbers are opsbot's."""
+    lines = [line for line in _without_unverified_line(answer).split("\n")
+             if not line.startswith(_OWN_LINE_PREFIXES) and not _is_italic_note(line.strip())]
+    return "\n".join(lines)
+
+
+def _is_italic_note(line: str) -> bool:
+    """A whole line in _italics_: opsbot's own note (model names inside may hold underscores: gemma-3-q4_k_m)."""
+    return len(line) > 2 and line.startswith("_") and line.endswith("_")
 
 
 def _without_unverified_line(answer: str) -> str:

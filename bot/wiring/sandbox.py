@@ -71,14 +71,20 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
     return settings.model_copy(update=update)
 
 
+def eval_prometheus_port(settings: Settings) -> int:
+    """OPSBOT_SANDBOX__PROMETHEUS_PORT when it is set (the cases run one after another), else a free port."""
+    return settings.sandbox.prometheus_port if "prometheus_port" in settings.sandbox.model_fields_set else free_port()
+
+
 def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
     """`opsbot eval`: each case in its own fresh sandbox (free port, own folder), through build_responder."""
     base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
     store = build_store(settings)
+    port = eval_prometheus_port(settings)
 
     def diagnose(case: EvalCase) -> Trace:
         folder = settings.sandbox.dir / "eval" / case.name
-        info = sandbox_up(folder, case.scenario_ref, free_port(), base_metrics=base_metrics)
+        info = sandbox_up(folder, case.scenario_ref, port, base_metrics=base_metrics)
         try:
             trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
         finally:

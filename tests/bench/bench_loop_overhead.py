@@ -38,6 +38,7 @@ class ScriptedInstantLLM:
         stop: Sequence[str] | None = None,
         role: Role = "main",
         max_tokens: int | None = None,
+        timeout_s: float | None = None,
     ) -> LLMReply:
         turn, self._turn = self._turn, self._turn + 1
         if turn >= len(INVESTIGATION):

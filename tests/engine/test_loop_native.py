@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bot.engine.loop import run_agent
 from bot.engine.types import Budget, Question, Step, StopReason
 from tests.engine.engine_tools import engine_toolbox
@@ -166,3 +168,10 @@ def test_thread_memory_and_step_budget_are_in_the_prompt(scripted_llm: ScriptedL
     assert "order p99 rose at 15:05 after v2.8.1" in messages[1]["content"]
     assert "[Step 1 of 5: 4 more steps after this one" in messages[1]["content"]
     assert json.dumps(messages).count('"role": "system"') == 1
+
+
+@pytest.fixture(autouse=True, params=["lenient", "strict"])
+def server_mode(request: pytest.FixtureRequest, scripted_llm: ScriptedLLM) -> str:
+    """Every protocol test runs twice: against the lenient stand-in and the strict one (llama.cpp's behaviour)."""
+    scripted_llm.strict = request.param == "strict"
+    return str(request.param)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bot.engine.loop import run_agent
 from bot.engine.protocol import TEXT_STOP
 from bot.engine.types import Budget, Question, StopReason
@@ -119,3 +121,10 @@ def test_unknown_tool_gets_the_list_of_valid_tools(scripted_llm: ScriptedLLM) ->
 
     assert trace.steps[0].status == "error"
     assert "Valid tools: query_metrics, query_logs" in trace.steps[0].observation
+
+
+@pytest.fixture(autouse=True, params=["lenient", "strict"])
+def server_mode(request: pytest.FixtureRequest, scripted_llm: ScriptedLLM) -> str:
+    """Every protocol test runs twice: against the lenient stand-in and the strict one (llama.cpp's behaviour)."""
+    scripted_llm.strict = request.param == "strict"
+    return str(request.param)

@@ -14,6 +14,14 @@ so the SDK's retries are fast. When the script runs out (and no `responder` is s
 "script exhausted" with `x-should-retry: false`, so a test that forgot a reply fails loudly, not slowly.
 
 Like real OpenAI-compatible servers, a conversation with an unanswered `tool_call_id` gets a 400.
+
+`strict = True` makes it behave like llama.cpp's server (llama-cpp-python[server]) at its strictest:
+- an assistant message with tool calls and `"content": null` gets HTTP 500 (its chat template cannot render it);
+- tools sent without `tool_choice` are dropped from the prompt: the scripted reply's tool calls are not sent,
+  only its content (the model never saw a tool), and `tools_rendered` records False for that request;
+- the reply is cut at `max_tokens` (about four characters a token) with `finish_reason: "length"`;
+- stop sequences cut the content where they first occur, at the start of the output too.
+A reply may also carry `"raw_body": "..."`: sent as is with status 200 (a garbage or truncated body).
 """
 
 from __future__ import annotations
@@ -69,6 +77,8 @@ class ScriptedLLM:
         self._requests: list[RecordedRequest] = []
         self._ids = itertools.count(1)
         self.responder: Responder | None = None
+        self.strict = False
+        self.tools_rendered: list[bool] = []  # strict mode: per chat request with tools, were they rendered?
         self._server = _Server(self)
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
 
@@ -98,6 +108,8 @@ class ScriptedLLM:
             self._script.clear()
             self._requests.clear()
             self.responder = None
+            self.strict = False
+            self.tools_rendered.clear()
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -126,6 +138,29 @@ class ScriptedLLM:
         if responder is not None:
             return responder(body)
         return {"status": 500, "message": EXHAUSTED, "headers": {"x-should-retry": "false"}}
+
+    def _as_strict_server(self, body: dict[str, Any], reply: Reply) -> Reply:
+        """The reply as llama.cpp's server would send it: tools dropped without tool_choice, stop and max_tokens."""
+        if "status" in reply or "raw_body" in reply:
+            return reply
+        reply = dict(reply)
+        if body.get("tools"):
+            rendered = bool(body.get("tool_choice"))
+            with self._lock:
+                self.tools_rendered.append(rendered)
+            if not rendered:
+                reply.pop("tool_calls", None)
+        content = str(reply.get("content") or "")
+        for stop in body.get("stop") or ():
+            if stop and stop in content:
+                content = content[: content.index(stop)]
+                reply.setdefault("finish_reason", "stop")
+        max_chars = int(body.get("max_tokens") or 0) * 4
+        if max_chars and len(content) > max_chars:
+            content, reply["finish_reason"] = content[:max_chars], "length"
+            reply.pop("tool_calls", None)
+        reply["content"] = content if content or "content" in reply else None
+        return reply
 
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids)}"
@@ -183,14 +218,29 @@ class _Handler(BaseHTTPRequestHandler):
         if unanswered:
             self._send_json(400, _error_body(_UNANSWERED_TEXT + ", ".join(unanswered), "invalid_request_error"))
             return
+        if self.llm.strict and (refusal := strict_refusal(body)):
+            self._send_json(500, _error_body(refusal, "server_error"), {"x-should-retry": "false"})
+            return
         reply = self.llm._next_reply(body)
         time.sleep(float(reply.get("delay_s", 0.0)))
-        if "status" in reply:
+        if self.llm.strict:
+            reply = self.llm._as_strict_server(body, reply)
+        if "raw_body" in reply:
+            self._send_raw(str(reply["raw_body"]))
+        elif "status" in reply:
             self._send_error_reply(reply)
         elif body.get("stream"):
             self._send_stream(_completion(self.llm, body, reply), body)
         else:
             self._send_json(200, _completion(self.llm, body, reply))
+
+    def _send_raw(self, text: str) -> None:
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _recorded(self, body: dict[str, Any]) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -230,6 +280,14 @@ _UNANSWERED_TEXT = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
     "'tool_call_id'. The following tool_call_ids did not have response messages: "
 )
+
+
+def strict_refusal(body: Mapping[str, Any]) -> str:
+    """What llama.cpp's server refuses outright (HTTP 500): an assistant message with tool calls and null content."""
+    for message in body.get("messages", []):
+        if message.get("role") == "assistant" and message.get("tool_calls") and message.get("content") is None:
+            return "Expected 'content' to be a string or an array, got null (assistant message with tool_calls)"
+    return ""
 
 
 def unanswered_tool_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -329,6 +387,13 @@ def scripted_llm(scripted_llm_server: ScriptedLLM) -> Iterator[ScriptedLLM]:
     scripted_llm_server.reset()
     yield scripted_llm_server
     scripted_llm_server.reset()
+
+
+@pytest.fixture
+def strict_llm(scripted_llm: ScriptedLLM) -> ScriptedLLM:
+    """The ScriptedLLM in strict mode: it behaves like llama.cpp's server (see the module docstring)."""
+    scripted_llm.strict = True
+    return scripted_llm
 
 
 def llm_settings(scripted: ScriptedLLM, **llm_overrides: Any) -> Settings:

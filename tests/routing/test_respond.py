@@ -158,7 +158,7 @@ def test_an_empty_lookup_answer_falls_back_to_the_full_diagnosis(scripted_llm: S
     trace = ask("what is the p99 of order now", llm=scripted_openai_llm(scripted_llm), route="lookup")
     assert trace.protocol == "native" and trace.complete and "1,180 ms" in trace.answer
     assert "Partial answer" not in trace.answer
-    assert any("empty answer" in note and "full diagnosis" in note for note in trace.notes)
+    assert any("no usable answer" in note and "full diagnosis" in note for note in trace.notes)
     assert trace.intent is not None and trace.intent.route == "lookup"
     assert len(scripted_llm.chat_requests) == 3
 
@@ -170,7 +170,7 @@ def test_an_empty_lookup_answer_with_the_model_gone_falls_back_to_the_playbook(s
                 playbook=playbook)
     assert trace.protocol == "playbook" and MODEL_DOWN_NOTE in trace.answer
     assert len(playbook.questions) == 1
-    assert any("empty answer" in note for note in trace.notes)
+    assert any("no usable answer" in note for note in trace.notes)
 
 
 def test_the_lookup_tool_runs_under_the_configured_tool_timeout(scripted_llm: ScriptedLLM) -> None:
