@@ -32,7 +32,7 @@ from bot.engine.types import (
     trace_from_answer,
 )
 from bot.safety.grounding import mark_unverified
-from bot.safety.inbound import clean_inbound
+from bot.safety.inbound import clean_inbound, has_request_text
 from bot.safety.redact import redact, redact_trace
 from tools.base import Toolbox
 
@@ -217,7 +217,7 @@ class Router:
         return replace(trace, answer=f"_{note}_\n\n{trace.answer}", notes=(*trace.notes, note))
 
     def _chitchat(self, question: Question, on_step: StepObserver | None) -> Trace:
-        if self.llm is None:
+        if self.llm is None or not has_request_text(question.text):  # an emoji or a mark alone costs no model call
             return trace_from_answer(question, GREETING_ANSWER)
         trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step,
                             llm_timeout_s=self.budget.time_budget_s)
