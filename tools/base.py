@@ -140,6 +140,13 @@ def call_tool(
     return result
 
 
+def _run(spec: ToolSpec, kwargs: dict[str, Any], timeout_s: float | None) -> ToolResult | str:
+    """The tool itself; on a worker thread only when a timeout must be enforced (no thread hop otherwise)."""
+    if timeout_s is None:
+        return spec.func(**kwargs)
+    return _EXECUTOR.submit(spec.func, **kwargs).result(timeout=timeout_s)
+
+
 def _call_unredacted(
     toolbox: Toolbox, name: str, args: Mapping[str, Any], max_args_chars: int, timeout_s: float | None
 ) -> ToolResult:
@@ -156,9 +163,8 @@ def _call_unredacted(
     except ValidationError as exc:
         return ToolResult("error", validation_message(name, exc))
     kwargs = {k: getattr(parsed, k) for k in type(parsed).model_fields}
-    future = _EXECUTOR.submit(spec.func, **kwargs)
     try:
-        out = future.result(timeout=timeout_s)
+        out = _run(spec, kwargs, timeout_s)
     except FutureTimeout:
         return ToolResult("error", f"{name} timed out after {timeout_s:g} s; try a narrower range or fewer lines.")
     except ToolError as exc:

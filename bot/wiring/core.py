@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
 
 from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from bot.config import Settings
-from bot.engine.context import ContextLimits
-from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
-from bot.engine.types import Budget, Intent
+from bot.engine.llm import LLM
 from bot.playbook.diagnosis import run_playbook
-from bot.routing.intent import classify
 from bot.routing.lookup import answer_lookup
 from bot.routing.respond import Playbook, Router
 from bot.safety.access import AccessPolicy
-from bot.safety.logfilter import install_redaction
 from bot.safety.redact import redact
 from bot.store.base import TraceStore
 from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
 from bot.telemetry import Telemetry
+from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
 from bot.wiring.elastic import es_client
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
@@ -38,51 +34,10 @@ from tools.metrics import MetricQuery, MetricsTools
 log = logging.getLogger(__name__)
 
 
-def load_settings() -> Settings:
-    """Settings from the environment and ./.env."""
-    return Settings()
 
 
-def build_budget(settings: Settings) -> Budget:
-    a = settings.agent
-    return Budget(
-        max_steps=a.max_steps,
-        time_budget_s=a.time_budget_s,
-        token_budget=a.token_budget,
-        max_format_errors=a.max_format_errors,
-        max_args_chars=a.max_args_chars,
-        parallel_tools=a.parallel_tools,
-    )
 
 
-def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> LLM | None:
-    """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then).
-
-    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`).
-    """
-    c = settings.llm
-    if not c.configured:
-        return None
-    return OpenAILLM(
-        base_url=c.base_url,
-        api_key=c.api_key.get_secret_value(),
-        model=c.model,
-        cheap_model=c.cheap_model,
-        timeout_s=c.timeout_s,
-        max_retries=c.max_retries,
-        temperature=c.temperature,
-        max_reply_tokens=c.max_reply_tokens,
-        tokenizer=c.tokenizer,
-        on_error=on_error,
-    )
-
-
-def build_context_limits(settings: Settings) -> ContextLimits:
-    """How much of a run's history the model sees (observation cut, steps kept verbatim)."""
-    return ContextLimits(
-        max_observation_chars=settings.agent.max_observation_chars,
-        keep_recent_steps=settings.agent.keep_recent_steps,
-    )
 
 
 def build_prometheus(settings: Settings) -> PrometheusConnect:
@@ -187,19 +142,6 @@ def build_access(settings: Settings) -> AccessPolicy:
     """The channel allowlist and per-user rate limit every entry point applies."""
     a = settings.access
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute)
-
-
-def install_log_redaction() -> None:
-    """Redact secrets from every log record the root logger's handlers write (call after logging setup)."""
-    install_redaction(redact)
-
-
-def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
-    """The intent gate: rules, then the cheap model when settings.intent.use_model and an LLM is configured."""
-    model = llm if llm is not None else build_llm(settings)
-    return functools.partial(
-        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below
-    )
 
 
 def build_playbook(settings: Settings) -> Playbook:

@@ -1,0 +1,111 @@
+"""opsbot's native loop against a naive openai loop, side by side in one process on the same scripted run.
+
+The naive loop is what a first prototype does: the openai client, the whole history every turn, raw tool output
+as tool messages, no redaction, no gates. Both talk to the same loopback ScriptedLLM replaying the same 8-step
+investigation (7 tool calls over the synthetic tools, then the answer); runs are interleaved so machine load hits
+both alike. CPU is process CPU (time.process_time), so other engineers' load does not count; it includes the
+ScriptedLLM server thread for both loops. Tokens are counted exactly (tiktoken o200k_base) from the requests the
+server received, split by part: system prompt, tool schemas, observations (tool messages), history (the rest).
+
+Run on demand:  .venv/bin/python -m pytest tests/bench/bench_naive.py -s
+Prints numbers; asserts no timing.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Any
+
+import openai
+
+from bot.engine.loop import run_agent
+from bot.engine.tokens import count_message_tokens, count_tokens
+from bot.engine.types import Budget, Question
+from tests.bench.workload import ANSWER, INVESTIGATION, bench_toolbox
+from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
+from tools.base import Toolbox
+
+RUNS = 15
+STEPS = len(INVESTIGATION) + 1
+LOG_LINES = 12  # production-sized log observations
+QUESTION = "order p99 went from ~200 ms to over 1 s at 15:05, why?"
+NAIVE_SYSTEM = "You are an SRE assistant. Use the tools to find the root cause, then answer."
+
+
+def _script(scripted: ScriptedLLM) -> None:
+    scripted.reset()
+    for thought, action, args in INVESTIGATION:
+        scripted.script({"content": thought, "tool_calls": [{"name": action, "arguments": args}]})
+    scripted.script({"content": f"Final Answer: {ANSWER}"})
+
+
+def naive_run(client: openai.OpenAI, tools: Toolbox) -> str:
+    """The naive loop: full history, raw observations, tools called inline."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": NAIVE_SYSTEM}, {"role": "user", "content": QUESTION}
+    ]
+    schemas = [spec.to_openai() for spec in map(tools.get, tools.names) if spec is not None]
+    while True:
+        reply = client.chat.completions.create(model=MODEL, messages=messages, tools=schemas)  # type: ignore[arg-type]
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return (message.content or "").removeprefix("Final Answer: ")
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            assert call.type == "function"
+            spec = tools.get(call.function.name)
+            assert spec is not None
+            output = spec.func(**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": str(output)})
+
+
+def opsbot_run(scripted: ScriptedLLM, tools: Toolbox) -> str:
+    trace = run_agent(Question(QUESTION), scripted_openai_llm(scripted), tools,
+                      Budget(max_steps=STEPS, token_budget=10**9))
+    assert trace.complete and len(trace.steps) == STEPS, trace.stop_reason
+    return trace.answer
+
+
+def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
+    parts = {"system": 0, "schemas": 0, "observations": 0, "history": 0}
+    for request in scripted.chat_requests:
+        body = request.body
+        for message in body["messages"]:
+            part = {"system": "system", "tool": "observations"}.get(message["role"], "history")
+            parts[part] += count_message_tokens([message])
+        if body.get("tools"):
+            parts["schemas"] += count_tokens(json.dumps(body["tools"], ensure_ascii=False))
+    return parts
+
+
+def test_cpu_and_tokens_against_a_naive_openai_loop(scripted_llm: ScriptedLLM) -> None:
+    tools = bench_toolbox(LOG_LINES)
+    client = openai.OpenAI(base_url=scripted_llm.base_url, api_key="test", max_retries=1, timeout=10.0)
+    cpu: dict[str, list[float]] = {"naive openai loop": [], "opsbot native loop": []}
+    wall: dict[str, list[float]] = {name: [] for name in cpu}
+    answers: dict[str, str] = {}
+    tokens: dict[str, dict[str, int]] = {}
+    for _ in range(RUNS):  # interleaved, so load hits both alike
+        for name in cpu:
+            _script(scripted_llm)
+            started_cpu, started = time.process_time(), time.perf_counter()
+            answers[name] = naive_run(client, tools) if name.startswith("naive") else opsbot_run(scripted_llm, tools)
+            cpu[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
+            wall[name].append((time.perf_counter() - started) * 1000 / STEPS)
+            tokens[name] = tokens_by_part(scripted_llm)
+    print(f"\n{RUNS} interleaved runs x {STEPS} steps, synthetic tools ({LOG_LINES} log lines), loopback ScriptedLLM")
+    print(f"{'loop':<20} {'CPU ms/step median':>19} {'min':>6} {'wall ms/step median':>20}")
+    for name, samples in cpu.items():
+        print(f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} "
+              f"{statistics.median(wall[name]):20.2f}")
+    ratio = statistics.median(cpu["opsbot native loop"]) / statistics.median(cpu["naive openai loop"])
+    print(f"opsbot / naive CPU per step: {ratio:.2f}x")
+    print(f"\nprompt tokens per run  {'system':>7} {'schemas':>8} {'observations':>13} {'history':>8} {'total':>7}")
+    for name, parts in tokens.items():
+        print(f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
+              f"{parts['history']:8,} {sum(parts.values()):7,}")
+    share = sum(tokens["opsbot native loop"].values()) / sum(tokens["naive openai loop"].values())
+    print(f"opsbot / naive prompt tokens: {share:.0%}")
+    print(f"same answer: {ANSWER in answers['opsbot native loop'] and answers['naive openai loop'] == ANSWER}")
