@@ -52,6 +52,7 @@ class AgentSettings(BaseModel):
     max_observation_chars: int = 2_500
     keep_recent_steps: int = 3
     tool_timeout_s: float = 20.0
+    max_concurrent_llm_calls: int = 8  # across Slack, the API and the webhook; 0 = no limit
 
 
 class MetricTemplate(BaseModel):
@@ -168,6 +169,13 @@ class SlackSettings(BaseModel):
     update_interval_s: float = 3.0
     dedupe_ttl_s: int = 900
     alert_channel: str = ""  # where Alertmanager-triggered diagnoses are posted
+    quick_workers: int = 8  # the quick lane: triage, help, chit-chat, quick lookups (never behind diagnoses)
+    marks_workers: int = 16  # posts 👀, the status and "queued" notices so no lane waits on Slack
+    listener_threads: int = 64  # Bolt's listener pool (its default of 5 starves acks under a burst)
+    ask_below_confidence: float = 0.6  # an intent below this (or from the default tier) gets Investigate / Just answer
+    append_interval_s: float = 1.0  # at most one chat.appendStream per stream this often
+    append_per_minute: int = 100  # global budgets under Slack's tiers (appendStream Tier 4, update Tier 3)
+    update_per_minute: int = 50
 
 
 class ServerSettings(BaseModel):

@@ -1,27 +1,43 @@
-"""Level shifts and transient spikes in a metric series.
+"""Level shifts and transient spikes in a metric series with multiplicative noise.
 
-A level shift is where the typical value before a moment differs clearly from after it.
+Latency and traffic spread in proportion to their level, so both detectors work on log values: a 2x step
+is the same distance at 20 ms and at 2 s, and 25 % noise is the same band at either level. The noise is
+estimated robustly from point-to-point differences (median absolute deviation), which a step, a spike or a
+daily curve barely moves.
 
-The detector compares rolling medians of the points before and after each index. Medians keep a single
-outlier from making a change, and the noise test (median absolute deviation) keeps an already noisy series
-from reporting its own wiggles. It finds step changes (a deploy, a saturated pool) and both edges of a
-plateau-shaped incident; it is not meant to find slow trends.
+A level shift is found by optimal segmentation of the log series (ruptures' KernelCPD with a linear
+kernel: least squares, solved exactly in C) with a penalty scaled to that noise. Every break it proposes is
+checked against the medians of the points on each side (at most SIDE_POINTS each): kept only when they
+differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors. Medians
+keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step.
+A kept break is then placed by a local least-squares split and moved back to where a ramp first crossed
+halfway (a rate() window spreads a step over a few points; the operator wants its start).
 
 A spike is an incident that rose and decayed (a cache refilling, a queue draining): over a long window it is
-too short to move a rolling median, so it is found separately, as a run of points well clear of the series'
-noise band that comes back near the level it left. It must last MIN_SPIKE_POINTS points; a lone outlier does
-not count. A plateau is both: two change points and a spike.
+too short to move a segment median, so it is found separately, as a run of (3-point median smoothed) points
+well above the local level that comes back near the level it left. It must last MIN_SPIKE_POINTS points; a
+lone outlier does not count. A plateau is both: two change points and a spike. Slow trends and sawtooth
+restarts are in tools/trends.py.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
 
+import numpy as np
+import ruptures
+
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
+SIDE_POINTS = 30  # the most points each side of a break that judge it (more lets a daily curve read as a step)
+Z_SHIFT = 5.0  # a shift must stand this many standard errors of the two medians clear of the noise
+MIN_NOISE = 0.01  # log units: a perfectly flat series still has a 1 % noise floor
+_PENALTY = 5.0  # Binseg penalty, in units of noise variance x log(n)
+_MEDIAN_SE = 1.2533  # the standard error of a median is this x sigma / sqrt(n) (normal noise)
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,35 @@ class ChangePoint:
         return self.after / self.before if self.before else None
 
 
+def log_values(values: Sequence[float]) -> np.ndarray:
+    """log(value + log_shift(values)): ratios become distances, and zeros stay finite."""
+    return np.log(np.asarray(values, dtype=float) + log_shift(values))
+
+
+def log_shift(values: Sequence[float]) -> float:
+    """What log_values adds before the log: 1 % of the 90th percentile (less any negative minimum)."""
+    raw = np.asarray(values, dtype=float)
+    low = min(0.0, float(raw.min()))
+    top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
+    return max(0.01 * top, 1e-12) - low
+
+
+def rolling_median(logs: np.ndarray, half: int) -> np.ndarray:
+    """The median of each point and `half` points either side (mirrored at the ends)."""
+    half = min(half, len(logs) - 1)
+    padded = np.pad(logs, half, mode="reflect")  # mirrored ends: the median still sees only this series' values
+    return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1))
+
+
+def noise_sigma(logs: np.ndarray) -> float:
+    """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
+    if len(logs) < 3:
+        return MIN_NOISE
+    diffs = np.diff(logs)
+    mad = float(np.median(np.abs(diffs - np.median(diffs))))
+    return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
+
+
 def detect_changes(
     times: Sequence[datetime],
     values: Sequence[float],
@@ -47,51 +92,66 @@ def detect_changes(
     n = len(values)
     if n < 2 * MIN_SIDE_POINTS + 1:
         return []
-    window = max(MIN_SIDE_POINTS, min(n // 10, 30))
+    logs = log_values(values)
+    sigma = noise_sigma(logs)
+    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SIDE_POINTS).fit(logs)  # linear kernel = l2 cost
+    breaks = [int(b) for b in search.predict(pen=_PENALTY * sigma**2 * math.log(n))[:-1]]
     floor = 0.02 * max(abs(v) for v in values)  # ignore shifts that are tiny next to the series' peak
-    scores = [_score(values, i, window, min_ratio, floor) for i in range(n)]
+    scored = [(s, b) for b in breaks if (s := _shift_score(logs, values, b, sigma, min_ratio, floor)) > 0]
+    apart = max(MIN_SIDE_POINTS, min(n // 10, 30))  # one shift, even a ramp over a few points, is one change
     picked: list[int] = []
-    for i in sorted(range(n), key=lambda k: scores[k], reverse=True):
-        if scores[i] <= 0 or len(picked) == max_changes:
-            break
-        if all(abs(i - p) > window for p in picked):
-            picked.append(i)
-    changes = [_refine(times, values, i, window) for i in sorted(picked)]
-    return [c for c in changes if c is not None]
+    for _, index in sorted(scored, reverse=True):
+        if len(picked) < max_changes and all(abs(index - p) > apart for p in picked):
+            picked.append(index)
+    located = sorted(_best_split(logs, i, apart) for i in picked)
+    return [_change(times, values, _earliest_crossing(logs, i, apart)) for i in located]
 
 
-def _score(values: Sequence[float], i: int, window: int, min_ratio: float, floor: float) -> float:
-    before = values[max(0, i - window) : i]
-    after = values[i : i + window]
+def _best_split(logs: np.ndarray, i: int, reach: int) -> int:
+    """The least-squares single split within `reach` of `i`: a break the segmentation put at the edge of a
+    nearby slow segment ties with the true step on its medians, so its place is settled locally."""
+    lo, hi = max(0, i - reach), min(len(logs), i + reach)
+    part = logs[lo:hi]
+    n = len(part)
+    if n < 2 * MIN_SIDE_POINTS:
+        return i
+    k = np.arange(MIN_SIDE_POINTS, n - MIN_SIDE_POINTS + 1)
+    sums, squares = np.cumsum(part), np.cumsum(part**2)
+    left = squares[k - 1] - sums[k - 1] ** 2 / k
+    right = (squares[-1] - squares[k - 1]) - (sums[-1] - sums[k - 1]) ** 2 / (n - k)
+    return lo + int(k[np.argmin(left + right)])
+
+
+def _earliest_crossing(logs: np.ndarray, i: int, reach: int) -> int:
+    """The first index, at most `reach` before `i`, from which the series is past the midway level for
+    MIN_SIDE_POINTS points: least squares splits a ramp (a rate() window) in its middle, an operator wants its start."""
+    before, after = np.median(logs[max(0, i - reach) : i]), np.median(logs[i : i + reach])
+    mid, up = (before + after) / 2, after > before
+    for j in range(max(1, i - reach), i):
+        if all((v > mid) == up for v in logs[j : j + MIN_SIDE_POINTS]):
+            return j
+    return i
+
+
+def _shift_score(
+    logs: np.ndarray, values: Sequence[float], i: int, sigma: float, min_ratio: float, floor: float
+) -> float:
+    """How many standard errors the medians either side of `i` differ by; 0 when the shift does not count."""
+    before, after = logs[max(0, i - SIDE_POINTS) : i], logs[i : i + SIDE_POINTS]
     if len(before) < MIN_SIDE_POINTS or len(after) < MIN_SIDE_POINTS:
         return 0.0
-    mb, ma = median(before), median(after)
-    diff = abs(ma - mb)
-    scale = max(abs(mb), abs(ma))
-    noise = 1.4826 * max(_mad(before), _mad(after))  # ~ standard deviation for normal noise
-    if diff < floor or diff < 4 * noise or diff < scale * (1 - 1 / min_ratio):
+    shift = abs(float(np.median(after) - np.median(before)))
+    se = _MEDIAN_SE * sigma * math.sqrt(1 / len(before) + 1 / len(after))
+    raw_before = median(values[max(0, i - SIDE_POINTS) : i])
+    raw_after = median(values[i : i + SIDE_POINTS])
+    if shift < math.log(min_ratio) - se or shift < Z_SHIFT * se or abs(raw_after - raw_before) < floor:
         return 0.0
-    return diff / max(noise, 0.01 * scale, 1e-12)
+    return shift / se
 
 
-def _refine(times: Sequence[datetime], values: Sequence[float], i: int, window: int) -> ChangePoint | None:
-    """Move to the first point that crosses the midway level and stays across for the next points."""
-    mb = median(values[max(0, i - window) : i])
-    ma = median(values[i : i + window])
-    mid, up = (mb + ma) / 2, ma > mb
-    lo, hi = max(1, i - window), min(len(values) - 1, i + window)
-    for j in range(lo, hi + 1):
-        run = values[j : j + MIN_SIDE_POINTS]
-        if all((v > mid) == up for v in run):
-            before = median(values[max(0, j - window) : j])
-            after = median(values[j : j + window])
-            return ChangePoint(times[j], before, after)
-    return None
-
-
-def _mad(values: Sequence[float]) -> float:
-    centre = median(values)
-    return median(abs(v - centre) for v in values)
+def _change(times: Sequence[datetime], values: Sequence[float], i: int) -> ChangePoint:
+    before, after = values[max(0, i - SIDE_POINTS) : i], values[i : i + SIDE_POINTS]
+    return ChangePoint(times[i], median(before), median(after))
 
 
 @dataclass(frozen=True)
@@ -118,45 +178,56 @@ def detect_spikes(
     min_ratio: float = 2.0,
     max_spikes: int = 3,
 ) -> list[Spike]:
-    """Spikes in time order: runs of at least MIN_SPIKE_POINTS points clearly above the series' typical level,
+    """Spikes in time order: runs of at least MIN_SPIKE_POINTS points clearly above the local level,
     peaking at least `min_ratio`x above it, that came back down inside the window."""
     n = len(values)
     if n < MIN_SPIKE_POINTS + 2:
         return []
-    base = median(values)
-    band = max(5 * 1.4826 * _mad(values), 0.02 * max(abs(v) for v in values), 0.2 * abs(base))
+    logs = log_values(values)
+    smooth = rolling_median(logs, 1)
+    sigma = noise_sigma(logs)
     window = max(MIN_SIDE_POINTS, min(n // 10, 30))
+    local = rolling_median(logs, 2 * window)
+    level = np.minimum(local, np.median(logs))  # local for a daily curve; global under a long plateau
+    raised = smooth > level + max(math.log(min_ratio) * 0.6, 2.5 * sigma)
+    band = max(math.log(1.3), 3 * sigma / math.sqrt(window))
     found = []
-    for first, last in _raised_runs(values, base + band):
-        spike = _spike(times, values, first, last, window, band)
-        if spike is not None and spike.peak >= min_ratio * spike.before and spike.peak - spike.before > band:
+    for first, last in _raised_runs(raised):
+        spike = _spike(times, values, logs, (first, last), window, band)
+        if spike is not None and spike.peak >= min_ratio * spike.before and spike.peak > spike.before:
             found.append(spike)
-    found = sorted(found, key=lambda s: s.peak - s.before, reverse=True)[:max_spikes]
+    found = sorted(found, key=lambda s: s.peak / max(s.before, 1e-12), reverse=True)[:max_spikes]
     return sorted(found, key=lambda s: s.start)
 
 
-
-def _raised_runs(values: Sequence[float], level: float) -> list[tuple[int, int]]:
-    """(first, last) index of every run of at least MIN_SPIKE_POINTS points above `level`, with room on each side."""
+def _raised_runs(raised: np.ndarray) -> list[tuple[int, int]]:
+    """(first, last) index of every run of at least MIN_SPIKE_POINTS raised points, with room on each side."""
     runs: list[tuple[int, int]] = []
     first = None
-    for i, value in enumerate([*values, level]):  # the sentinel closes a run still open at the end
-        if value > level and first is None:
+    for i, up in enumerate([*raised.tolist(), False]):  # the sentinel closes a run still open at the end
+        if up and first is None:
             first = i
-        elif value <= level and first is not None:
-            if i - first >= MIN_SPIKE_POINTS and first > 0 and i < len(values):
+        elif not up and first is not None:
+            if i - first >= MIN_SPIKE_POINTS and first > 0 and i < len(raised):
                 runs.append((first, i - 1))
             first = None
     return runs
 
 
 def _spike(
-    times: Sequence[datetime], values: Sequence[float], first: int, last: int, window: int, band: float
+    times: Sequence[datetime],
+    values: Sequence[float],
+    logs: np.ndarray,
+    run: tuple[int, int],
+    window: int,
+    band: float,
 ) -> Spike | None:
     """The run as a Spike, if the points after it are back near the level before it (else it is a level shift)."""
+    first, last = run
+    before_logs, after_logs = logs[max(0, first - window) : first], logs[last + 1 : last + 1 + window]
+    if len(after_logs) == 0 or abs(float(np.median(after_logs) - np.median(before_logs))) > band:
+        return None
     before = median(values[max(0, first - window) : first])
     after = median(values[last + 1 : last + 1 + window])
-    if abs(after - before) > band:
-        return None
     peak_index = max(range(first, last + 1), key=lambda k: values[k])
     return Spike(times[first], before, times[peak_index], values[peak_index], times[last + 1], after)

@@ -144,7 +144,10 @@ class DeployTools:
         return "\n".join(lines)
 
     def _latest_before(self, service: str | None, window: TimeWindow) -> str:
-        earlier = self.source.records(service, datetime(1970, 1, 1, tzinfo=UTC), window.start)
+        try:
+            earlier = self.source.records(service, datetime(1970, 1, 1, tzinfo=UTC), window.start)
+        except ToolError as exc:  # the window itself was read; only the look further back failed
+            return f" Earlier deploys could not be read: {exc}"
         if not earlier:
             return " There are no earlier deploys either."
         r = earlier[0]

@@ -15,6 +15,7 @@ from typing import Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
+from tools.logcontrast import onset_lines, warn_lines
 from tools.logindex import ElasticsearchLogs, LogFields
 from tools.logmodel import (
     LEVELS,
@@ -27,7 +28,7 @@ from tools.logmodel import (
     search_text_from_query,
 )
 from tools.logstore import SqliteLogs
-from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
+from tools.timerange import Clock, TimeWindow, instant_from_text, utc_now, window_from_args
 
 __all__ = ["ElasticsearchLogs", "LogFields", "LogSource", "LogTools", "SqliteLogs", "signature_of"]
 
@@ -97,11 +98,19 @@ class LogTools:
         start: str = "",
         end: str = "",
         limit: int = 100,
+        onset: str = "",
     ) -> ToolResult | str:
         """Run query_logs (the description shown to the model is _QUERY_LOGS_DOC)."""
-        log_query = self._log_query(service, query, level, window_from_args(range, start, end, self.clock()), limit)
+        now = self.clock()
+        log_query = self._log_query(service, query, level, window_from_args(range, start, end, now), limit)
         result = self.source.search(log_query)
-        text = render_logs(log_query, result)
+        clock = _seconds_clock(log_query)
+        block = functools.partial(_signature_block, clock=clock)
+        extra = warn_lines(self.source, log_query, block)
+        if onset.strip():
+            moment = instant_from_text(onset, now)
+            extra += onset_lines(self.source, log_query, moment, clock, signature_of, block)
+        text = render_logs(log_query, result, extra)
         return text if result.total else ToolResult("no_data", text)
 
     def _log_query(self, service: str, query: str, level: str, window: TimeWindow, limit: int) -> LogQuery:
@@ -131,20 +140,24 @@ Legal values:
 - range: a window ending at end (or now), <n>m|h|d ("30m", "24h"), or ISO "start/end"
 - start, end: ISO 8601 UTC instead of range, e.g. 2026-11-28T15:00Z; empty end = now
 - limit: 1-{maximum} newest lines
+- onset: ISO 8601 UTC time inside the window (when the metrics changed); adds the signatures, at any level, \
+that appear after it and not before it
 Returns, in order: counts by level; the top error signatures clustered (count, first/last seen, one example \
-with a trimmed stack trace); the newest matching lines up to limit, saying how many of how many matched."""
+with a trimmed stack trace); the top WARN signatures; with onset, the new signatures; the newest matching \
+lines up to limit, saying how many of how many matched."""
 
 
-def render_logs(query: LogQuery, result: LogResult) -> str:
-    """The observation: counts by level, top signatures, newest lines."""
+def render_logs(query: LogQuery, result: LogResult, extra: Sequence[str] = ()) -> str:
+    """The observation: counts by level, top signatures, `extra` (WARN, new since an onset), newest lines."""
     window = TimeWindow(query.start, query.end)
     searched = f", query {describe_terms(query.text)}" if query.text.terms else ""
     levels = f", level {','.join(query.levels)}" if query.levels else ""
     lines = [f"logs of {query.service or 'every service'}, {window.describe()}{searched}{levels}"]
     counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(result.counts_by_level.items(), key=_level_order))
     lines.append(f"matched {result.total:,} lines · by level: {counts or 'none'}")
-    clock = window.clock_format.replace("%H:%M", "%H:%M:%S")
+    clock = _seconds_clock(query)
     lines += _signature_lines(query, result, clock)
+    lines += extra
     shown = len(result.entries)
     if shown:
         lines.append(f"newest {shown:,} of {result.total:,} matching lines (repeats folded):")
@@ -173,16 +186,24 @@ def _signature_lines(query: LogQuery, result: LogResult, clock: str) -> list[str
     label = "/".join(query.cluster_levels)
     if not result.cluster_entries:
         return [f"no {label} lines in this window."]
-    signatures = cluster_signatures(result.cluster_entries)
-    sampled = len(result.cluster_entries) < result.cluster_total
-    scope = f"from the newest {len(result.cluster_entries):,} of {result.cluster_total:,}" if sampled else "all"
-    lines = [f"top {label} signatures ({min(TOP_SIGNATURES, len(signatures))} of {len(signatures)}, {scope}):"]
+    return _signature_block(f"top {label} signatures", result.cluster_entries, result.cluster_total, clock=clock)
+
+
+def _signature_block(title: str, entries: Sequence[LogEntry], total: int, *, clock: str) -> list[str]:
+    """`<title> (5 of 12, all):` then per signature its count, first/last seen, one example and its stack."""
+    signatures = cluster_signatures(entries)
+    scope = f"from the newest {len(entries):,} of {total:,}" if len(entries) < total else "all"
+    lines = [f"{title} ({min(TOP_SIGNATURES, len(signatures))} of {len(signatures)}, {scope}):"]
     for rank, sig in enumerate(signatures[:TOP_SIGNATURES], 1):
         seen = f"first {sig.first.timestamp:{clock}} last {sig.last.timestamp:{clock}}"
         lines.append(f"{rank}. {sig.count:,}x {sig.template}  {seen}")
         lines.append(f"   example: {_entry_line(sig.last, clock)}")
         lines += [f"     {frame}" for frame in trim_stack(sig.last.stack_trace)]
     return lines
+
+
+def _seconds_clock(query: LogQuery) -> str:
+    return TimeWindow(query.start, query.end).clock_format.replace("%H:%M", "%H:%M:%S")
 
 
 def cluster_signatures(entries: Sequence[LogEntry]) -> list[Signature]:

@@ -25,6 +25,7 @@ from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
+from tools.trends import detect_sawtooth, detect_trends
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,10 @@ class MetricsTools:
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
         changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
         spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
-        return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes)
+        trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
+        return MetricSeries(
+            name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes, trends, sawtooth
+        )
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
         """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
@@ -186,6 +190,7 @@ Legal values:
 - range: a window ending now, <n>m|h|d ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
 Returns ~10 lines, never the raw series: the PromQL; min, median, max, last with units; a "change:" line per \
 level shift (time, before -> after, xN); a "spike:" line per spike that came back (start, peak, recovery); \
+a "trend:" line for a climb still going (%/h since when); a "sawtooth:" line for repeated drops (restarts?); \
 12 averaged points of at most {max_points} fetched."""
 
 

@@ -3,7 +3,10 @@
 The playbook reads `MetricSeries` directly; the model reads `render_series()`: PromQL, stats with units,
 `change: HH:MM before -> after (xN)` lines for level shifts,
 `spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
-and about a dozen averaged points.
+`trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the window's end,
+`sawtooth: N drops (restarts?) HH:MM–HH:MM, high -> low (xN)` for repeated climbs that drop back,
+and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and
+when there were too few points to look it says that instead (`change: not checked`).
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from statistics import fmean
 
-from tools.changepoints import ChangePoint, Spike
+from tools.changepoints import MIN_SIDE_POINTS, ChangePoint, Spike
 from tools.timerange import TimeWindow, duration_to_text
+from tools.trends import Sawtooth, Trend
 
 SUMMARY_POINTS = 12
+MIN_DETECTION_POINTS = 2 * MIN_SIDE_POINTS + 1  # fewer points than this and detect_changes does not look
 _BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
 
 
@@ -53,6 +58,8 @@ class MetricSeries:
     changes: tuple[ChangePoint, ...]
     series_count: int
     spikes: tuple[Spike, ...] = ()
+    trends: tuple[Trend, ...] = ()
+    sawtooth: Sawtooth | None = None
 
 
 def render_series(series: MetricSeries) -> str:
@@ -60,7 +67,7 @@ def render_series(series: MetricSeries) -> str:
     head = f"{series.metric} of {series.service}, {series.window.describe()}, step {duration_to_text(series.step_s)}"
     lines = [head, f"promql: {series.promql}"]
     if series.stats is None:
-        lines.append("no data: the query returned no samples in this window for this service.")
+        lines.append("no data: the query returned no samples in this window for this service; nothing was checked.")
         return "\n".join(lines)
     s, u = series.stats, series.unit
     stats = f"min {_value(s.min, u)} · median {_value(s.median, u)} · max {_value(s.max, u)}"
@@ -68,8 +75,16 @@ def render_series(series: MetricSeries) -> str:
     if series.series_count > 1:
         lines.append(f"note: the query returned {series.series_count} series; this is the first.")
     clock = series.window.clock_format
-    lines += [_change_line(c, u, clock) for c in series.changes] or ["change: none detected"]
-    lines += [_spike_line(spike, u, clock) for spike in series.spikes]
+    found = [_change_line(c, u, clock) for c in series.changes]
+    found += [_spike_line(spike, u, clock) for spike in series.spikes]
+    found += [_trend_line(trend, u, clock) for trend in series.trends]
+    found += [_sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
+    if found:
+        lines += found
+    elif len(series.points) < MIN_DETECTION_POINTS:
+        lines.append(f"change: not checked (only {len(series.points)} points; detection needs {MIN_DETECTION_POINTS})")
+    else:
+        lines.append("change: none detected (no level shift, spike, trend or sawtooth)")
     lines.append(_summary_line(series.points, u, series.step_s, clock))
     return "\n".join(lines)
 
@@ -84,6 +99,20 @@ def _spike_line(spike: Spike, unit: str, clock: str) -> str:
     rise = f"{spike.start:{clock}} {_value(spike.before, unit)} -> peak {_value(spike.peak, unit)}"
     back = f"back to ~{_value(spike.after, unit)} by {spike.back_at:{clock}}"
     return f"spike: {rise} at {spike.peak_at:{clock}} ({_factor(spike.ratio)}), {back}"
+
+
+def _trend_line(trend: Trend, unit: str, clock: str) -> str:
+    """`trend: +35 %/h since 09:10 (212 MB -> 890 MB, x4.2)`."""
+    ratio = trend.after / trend.before if trend.before else None
+    levels = f"{_value(trend.before, unit)} -> {_value(trend.after, unit)}, {_factor(ratio)}"
+    return f"trend: {trend.per_hour * 100:+.0f} %/h since {trend.start:{clock}} ({levels})"
+
+
+def _sawtooth_line(saw: Sawtooth, unit: str, clock: str) -> str:
+    """`sawtooth: 4 drops (restarts?) 09:40–13:10, 890 MB -> 420 MB (x2.1)`."""
+    span = f"{saw.drops[0]:{clock}}–{saw.drops[-1]:{clock}}"
+    levels = f"{_value(saw.high, unit)} -> {_value(saw.low, unit)} ({_factor(saw.ratio)})"
+    return f"sawtooth: {len(saw.drops)} drops (restarts?) {span}, {levels}"
 
 
 def _factor(ratio: float | None) -> str:

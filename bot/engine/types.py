@@ -36,6 +36,7 @@ class Question:
     thread_ts: str = ""
     source: str = "cli"  # slack | api | alertmanager | cli | eval
     history: tuple[str, ...] = ()  # compressed thread memory, oldest first
+    intent: Intent | None = None  # already classified by the surface (Slack's quick lane, a "Just answer" click)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """Reading deploys out of tool observations: deploy records, and what a deploy's diff changed.
 
-Config files give `-key: old` / `+key: new` pairs (dotted by YAML indentation); other files (migrations,
-scripts) give the risky statements they add. Lenient on purpose, like bot/playbook/evidence.py.
+Config files give `-key: old` / `+key: new` pairs (dotted by YAML indentation; `.properties` and `.env`
+files as `key=value`; Kubernetes env vars as `env NAME`, container args as `flag --name`); other files
+(SQL migrations, scripts) give the risky statements they add (ALTER, CREATE INDEX, DROP, UPDATE ... SET...).
+Lenient on purpose, like bot/playbook/evidence.py.
 """
 
 from __future__ import annotations
@@ -60,7 +62,11 @@ def _version_in(line: str, service: str) -> str | None:
 
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".properties", ".env", ".conf", ".toml")
 # Statements in a migration or script that can make a query slow or data disappear.
-_RISKY_LINE_RX = re.compile(r"\b(DROP|ALTER|TRUNCATE|DELETE FROM|RENAME|CREATE (UNIQUE )?INDEX|FLUSH\w*)\b", re.I)
+_RISKY_LINE_RX = re.compile(
+    r"\b(DROP|ALTER|TRUNCATE|DELETE FROM|RENAME|CREATE (UNIQUE )?INDEX|FLUSH\w*|REINDEX|VACUUM FULL|LOCK TABLE"
+    r"|UPDATE \w+ SET)\b",
+    re.I,
+)
 ABSENT = "(absent)"
 
 
@@ -110,15 +116,36 @@ def risky_lines_from_diff(diff: str) -> list[str]:
 
 
 def _key_value(text: str, parents: list[tuple[int, str]]) -> tuple[str, str] | None:
-    """Track YAML nesting in `parents` and return (dotted key, value) for a `key: value` line."""
+    """Track YAML nesting in `parents` and return (dotted key, value) for a `key: value` line.
+
+    Kubernetes lists read as people write them: `- name: FEATURE_X` / `value: "true"` under `env:` is the key
+    `env FEATURE_X`; another named item is `containers[app]`; a `- --flag=value` argument is `flag --flag`."""
     match = _DIFF_KEY_RX.match(text)
-    if not match or text.lstrip().startswith("#"):
+    if not match or text.lstrip().startswith(("#", "!")):
         return None
     indent, key, value = len(match.group("indent")), match.group("key").strip("\"'"), match.group("value")
     while parents and parents[-1][0] >= indent:
         parents.pop()
-    dotted = ".".join([p for _, p in parents] + [key])
+    value = re.sub(r"\s+#", " #", value).strip("\"'")
+    if key.startswith("--"):
+        return f"flag {key}", value
+    if key == "name" and value and text.lstrip().startswith("-"):  # a named list item: it names what follows
+        listed = parents[-1][1] if parents else ""
+        parents.append((indent, f"env {value}" if listed == "env" else f"[{value}]"))
+        return None
     if not value or value in ("|", ">"):
         parents.append((indent, key))
         return None
-    return dotted, re.sub(r"\s+#", " #", value).strip("\"'")
+    return _dotted([p for _, p in parents], key), value
+
+
+def _dotted(parents: list[str], key: str) -> str:
+    """`spec.containers[app].image`; under an env item only the variable: `env FEATURE_X` (its `value`)."""
+    env = next((i for i in range(len(parents) - 1, -1, -1) if parents[i].startswith("env ")), None)
+    if env is not None:
+        rest = [*parents[env + 1 :], key] if key != "value" else parents[env + 1 :]
+        return ".".join([parents[env], *rest])
+    text = ""
+    for part in [*parents, key]:
+        text += part if part.startswith("[") or not text else f".{part}"
+    return text

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bot.playbook.moments import moment_from_question as moment_from_question  # read here by the playbook
+
 
 @dataclass(frozen=True)
 class ChangePoint:
@@ -145,29 +147,44 @@ def listed_services_from_text(observation: str) -> list[str]:
 
 
 def service_from_text(text: str, services: Iterable[str]) -> str | None:
-    """The known service the text names, preferring the longest match ("order-db" over "order")."""
+    """The known service the text names, preferring the longest match ("order-db" over "order").
+
+    Word edges are ASCII ones: "order服务" and "看下payment的p99" name order and payment, since Chinese
+    characters sit right next to a name with no space."""
     lowered = text.lower()
     for name in sorted(set(services), key=len, reverse=True):
-        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?:e?s)?(?![\w-])", lowered):  # "payments" names payment
+        if re.search(rf"(?<![a-z0-9_-]){re.escape(name.lower())}(?:e?s)?(?![a-z0-9_-])", lowered):  # "payments"
             return name
     return None
 
 
 def signatures_from_text(observation: str) -> list[LogSignature]:
-    """The clustered error signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`)."""
+    """The clustered error signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`),
+    from its `top ERROR/FATAL signatures` section only (not the WARN or `new since` sections)."""
+    return _section_signatures(observation, re.compile(r"^top \S*(ERROR|FATAL)\S* signatures", re.IGNORECASE))
+
+
+def new_signatures_from_text(observation: str) -> list[LogSignature]:
+    """The signatures query_logs(onset=...) found after the onset and not before it, at any level."""
+    return _section_signatures(observation, re.compile(r"^new signatures \(", re.IGNORECASE))
+
+
+def _section_signatures(observation: str, header: re.Pattern[str]) -> list[LogSignature]:
+    """Signature lines (and each one's example) under the headers `header` matches; any other unindented line
+    that is not a signature ends a section."""
     found: list[LogSignature] = []
     in_section = False
     for line in observation.splitlines():
-        if re.match(r"^top .*signatures", line, re.IGNORECASE):
+        if header.match(line):
             in_section = True
-        elif in_section and (not line.strip() or re.match(r"^(newest|no) ", line)):
-            break
         elif in_section and (match := _SIGNATURE_RX.match(line)):
             text = re.sub(r"\s{2,}first \S.*$", "", match.group("text")).strip()
             found.append(LogSignature(int(match.group("count").replace(",", "")), text))
         elif in_section and found and not found[-1].example and (example := _EXAMPLE_RX.match(line)):
             message = re.sub(r" trace=\S+$", "", example.group("message")).strip()
             found[-1] = LogSignature(found[-1].count, found[-1].text, message[:200])
+        elif not line.strip() or not line[:1].isspace():
+            in_section = False
     return sorted(found, key=lambda s: -s.count)
 
 
@@ -179,33 +196,3 @@ def log_lines_from_text(observation: str) -> list[str]:
         return []
     listed = [line.strip() for line in lines[start + 1 :] if re.match(r"^\s*\d{1,2}:\d{2}", line)]
     return listed[::-1]
-
-
-_QUESTION_CLOCK_RX = re.compile(
-    r"\b(?:(?P<day>yesterday|today)\b[^\d]{0,12})?(?P<h>\d{1,2}):(?P<m>\d{2})\b", re.IGNORECASE
-)
-_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
-                 "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "half an": 0.5}
-_QUESTION_AGO_RX = re.compile(
-    rf"\b(?P<n>\d{{1,3}}(?:\.\d+)?|{'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})\s*"
-    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+ago\b",
-    re.IGNORECASE,
-)
-
-
-def moment_from_question(text: str, now: datetime) -> datetime | None:
-    """When the user says it started: "yesterday 15:05", "since 09:30", "1.5 hours ago"; None if unsaid."""
-    ago = _QUESTION_AGO_RX.search(text)
-    if ago:
-        word = ago.group("n").lower()
-        count = _WORD_NUMBERS[word] if word in _WORD_NUMBERS else float(word)
-        unit = timedelta(hours=1) if ago.group("unit").lower().startswith("h") else timedelta(minutes=1)
-        return (now - count * unit).replace(second=0, microsecond=0)
-    clock = _QUESTION_CLOCK_RX.search(text)
-    if not clock or int(clock.group("h")) > 23 or int(clock.group("m")) > 59:
-        return None
-    moment = now.replace(hour=int(clock.group("h")), minute=int(clock.group("m")), second=0, microsecond=0)
-    day = (clock.group("day") or "").lower()
-    if day == "yesterday":
-        return moment - timedelta(days=1)
-    return moment if moment <= now or day == "today" else moment - timedelta(days=1)

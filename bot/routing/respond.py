@@ -87,9 +87,9 @@ class Router:
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
         started = time.monotonic()
-        intent = _DEFAULT_INTENT
+        intent = question.intent or _DEFAULT_INTENT
         try:
-            intent = self.classify(question.text)
+            intent = question.intent or self.classify(question.text)
             log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,
                      intent.confidence, intent.reason)
             trace = replace(self._answer(question, intent, on_step), intent=intent)

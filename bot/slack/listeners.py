@@ -2,15 +2,19 @@
 
 Entry points: @mention (answer in the mention's thread), `/diagnose` (ephemeral ack, an anchor message in the
 channel, the work threaded under it), the "Diagnose this" message shortcut (callback id `diagnose_message`),
-DMs, and the buttons of a final answer (vote, Re-run, Show full trace). The agent, the store and the access
-policy arrive as callables; nothing here imports tools or the LLM adapter.
+DMs, the buttons of a final answer (vote, Re-run, Show full trace) and of an unsure intent (Investigate / Just
+answer). The agent, the store and the access policy arrive as callables; nothing here imports tools or the LLM
+adapter. Nothing that touches the network runs before a listener acks or returns: every Web API call, every
+store read and write is handed to the runner's quick lane (`runner.defer` / `runner.accept`). The one exception
+is `views.open` for "Show full trace", which must use the trigger_id at once.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +27,16 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from bot.engine.types import Question, Trace
 from bot.safety.access import Admit, allow_all
 from bot.slack import render
-from bot.slack.events import clean_text, dedupe_keys, question_from_event, question_from_message_shortcut
+from bot.slack.assistant import build_assistant
+from bot.slack.events import (
+    clean_text,
+    dedupe_keys,
+    is_question_event,
+    question_from_event,
+    question_from_message_shortcut,
+    thread_ts_of,
+)
+from bot.slack.notices import ACTION_INVESTIGATE, ACTION_JUST_ANSWER, help_text, invite_text
 from bot.slack.runner import Runner
 from bot.slack.state import Job
 
@@ -31,25 +44,6 @@ log = logging.getLogger(__name__)
 
 RecordFeedback = Callable[[str, str, int], None]  # (trace_id, user, vote +1/-1)
 FetchTrace = Callable[[str], Trace | None]
-
-def help_text(bot_user_id: str = "") -> str:
-    """What /diagnose with no question shows; mentions the bot by its real user id when Bolt knows it."""
-    # outside code spans, so Slack renders the mention as the app's real name
-    me = f"<@{bot_user_id}>" if bot_user_id else "@-mention me"
-    return (
-        "*opsbot* diagnoses incidents from metrics, logs and deploy records.\n"
-        f"• {me} `why is order p99 high since 15:05?` in a channel, answered in the thread\n"
-        "• `/diagnose <question>`: posts the question and threads the investigation under it\n"
-        "• the *Diagnose this* message shortcut on an alert\n"
-        f"• quick lookups: {me} `what is the p99 of order now?`"
-    )
-
-
-def invite_text(bot_user_id: str = "") -> str:
-    """What /diagnose says in a conversation the bot is not a member of."""
-    me = f"<@{bot_user_id}>" if bot_user_id else "this app"
-    return f"I can't post in this conversation. Invite me first (`/invite`, then pick {me}) and try again."
-
 
 def build_web_client(token: str, base_url: str, *, rate_limit_retries: int = 2, timeout_s: int = 30) -> WebClient:
     """A WebClient that honours 429 Retry-After (plus the default connection-error retry)."""
@@ -74,15 +68,26 @@ def build_app(
     record_feedback: RecordFeedback | None = None,
     admit: Admit = allow_all,
     token_verification: bool = True,
+    listener_threads: int = 64,
+    assistant_prompts: Sequence[str] = (),
+    process_before_response: bool = True,
 ) -> App:
-    """The Bolt App with every opsbot listener registered; its client is the runner's client."""
+    """The Bolt App with every opsbot listener registered; its client is the runner's client.
+
+    Every listener only hands work over (nothing blocking before it acks or returns), so by default Bolt runs
+    it on the request's own thread and answers when it returns (`process_before_response=True`): no hop through
+    Bolt's listener pool and its 10 ms ack polling. The pool still serves the assistant middleware and the
+    other mode; Bolt's default of 5 threads would starve acks under a burst, so it is sized too.
+    """
     app = App(
         client=runner.client,
         signing_secret=signing_secret,
-        process_before_response=False,  # long-running server: ack first, work on our own pool
+        process_before_response=process_before_response,
         token_verification_enabled=token_verification,
+        listener_executor=ThreadPoolExecutor(max(listener_threads, 5), thread_name_prefix="bolt-listener"),
     )
     app.middleware(_log_retries)
+    app.assistant(build_assistant(runner, assistant_prompts, admit))  # the AI app surface (assistant threads)
     _Listeners(runner, fetch_trace, record_feedback, admit).register(app)
     return app
 
@@ -114,13 +119,23 @@ class _Listeners:
         app.action(render.ACTION_RERUN)(self.on_rerun)
         app.action(render.ACTION_SHOW_TRACE)(self.on_show_trace)
         app.action(re.compile(f"^{render.ACTION_TRACE_PAGE}_"))(self.on_trace_page)
+        app.action(ACTION_INVESTIGATE)(self.on_choice)
+        app.action(ACTION_JUST_ANSWER)(self.on_choice)
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """@opsbot in a channel: answer in the mention's thread."""
-        question = question_from_event(event, bot_user_id=context.get("bot_user_id") or "",
-                                       bot_id=context.get("bot_id") or "")
+        me, bot_id = context.get("bot_user_id") or "", context.get("bot_id") or ""
+        question = question_from_event(event, bot_user_id=me, bot_id=bot_id)
         if question is not None:
             self._enqueue(question, str(event["ts"]), str(body.get("team_id") or ""), dedupe_keys(body, event))
+        elif is_question_event(event, me, bot_id):  # an empty mention: the usage, as /diagnose gives it
+            self.runner.defer(self._usage, body, event, me)
+
+    def _usage(self, body: dict[str, Any], event: Mapping[str, Any], me: str) -> None:
+        keys = dedupe_keys(body, event)
+        if self.runner.first_delivery(keys):
+            self.runner.client.chat_postMessage(channel=event["channel"], thread_ts=thread_ts_of(event),
+                                                text=help_text(me))
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """Direct messages; channel messages are left to app_mention (one reply per mention)."""
@@ -139,13 +154,18 @@ class _Listeners:
             ack(f"⛔ {refusal}")
             return
         ack(f"🔎 Diagnosing: {render.mrkdwn_escape(render.trim(text, 200))}")
+        self.runner.defer(self._anchor_and_submit, command, text, respond, context.get("bot_user_id") or "")
+
+    def _anchor_and_submit(self, command: dict[str, Any], text: str, respond: Callable[..., None], me: str) -> None:
+        """On the quick lane: the anchor message in the channel, then the job threaded under it."""
+        user, channel = command["user_id"], command["channel_id"]
         try:
             anchor = self.runner.client.chat_postMessage(
                 channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {render.mrkdwn_escape(text)}"
             )
         except SlackApiError as exc:
             log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))
-            respond(invite_text(context.get("bot_user_id") or ""))
+            respond(invite_text(me))
             return
         except Exception:  # Slack unreachable after the retries: say so rather than go quiet
             log.exception("posting the /diagnose anchor failed channel=%s", channel)
@@ -160,13 +180,16 @@ class _Listeners:
         ack()
         question = question_from_message_shortcut(body)
         if question is None:
-            self._tell(body, "That message has no text to diagnose.")
+            self.runner.defer(self._tell, body, "That message has no text to diagnose.")
             return
         self._enqueue(question, str(body["message"]["ts"]), str((body.get("team") or {}).get("id", "")), ())
 
     def on_vote(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
         """👍/👎: the vote is stored with the trace."""
         ack()
+        self.runner.defer(self._vote, body, action)
+
+    def _vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         vote = 1 if action["action_id"] == render.ACTION_VOTE_UP else -1
         if self.record_feedback is not None:
             try:
@@ -180,6 +203,20 @@ class _Listeners:
     def on_rerun(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
         """Re-run: a new run of the stored question, in the same thread."""
         ack()
+        self.runner.defer(self._rerun, body, action)
+
+    def on_choice(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Investigate / Just answer, after an unsure intent."""
+        ack()
+        message_ts = str((body.get("message") or {}).get("ts") or "")
+        investigate = action["action_id"] == ACTION_INVESTIGATE
+        self.runner.defer(self._choose, body, action["value"], investigate, message_ts)
+
+    def _choose(self, body: dict[str, Any], choice_id: str, investigate: bool, message_ts: str) -> None:
+        if self.runner.choose(choice_id, investigate, body["user"]["id"], message_ts).outcome == "rejected":
+            self._tell(body, "That question was already answered or has expired; please ask again.")
+
+    def _rerun(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         trace = self.fetch_trace(action["value"])
         if trace is None:
             self._tell(body, "I can't find that run any more; please ask again.")
@@ -207,6 +244,9 @@ class _Listeners:
                       client: WebClient) -> None:
         """Previous / Next inside the trace modal: the same modal, another page."""
         ack()
+        self.runner.defer(self._turn_page, body, action, client)
+
+    def _turn_page(self, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         trace_id, page = render.page_from_value(action["value"])
         trace = self.fetch_trace(trace_id)
         if trace is not None:
@@ -216,7 +256,7 @@ class _Listeners:
     def _enqueue(self, question: Question, react_ts: str, team: str, keys: tuple[str, ...]) -> None:
         in_thread = question.thread_ts != react_ts
         job = Job(question, question.channel, question.thread_ts, react_ts, question.user, team, in_thread)
-        self.runner.submit(job, keys, admit=self.admit)
+        self.runner.accept(job, keys, admit=self.admit)
 
     def _tell(self, body: Mapping[str, Any], text: str) -> None:
         channel = (body.get("channel") or {}).get("id", "")

@@ -1,9 +1,12 @@
 """Live progress of one run in its Slack thread, and the final answer.
 
-Preferred: Slack chat streaming with one task_update per finished step (chat.startStream / appendStream /
-stopStream via slack-sdk's chat_stream helper). Otherwise, or as soon as the stream fails, ONE message is edited
-in place at most every `update_interval_s`. The final answer is always delivered: stopStream, else chat.update
-of the progress message, else a new threaded message; if even that fails it is logged with the trace id.
+Preferred: Slack chat streaming with task cards (chat.startStream / appendStream / stopStream via slack-sdk's
+chat_stream helper). Step updates are coalesced: at most one append per stream every `append_interval_s`, and
+only when the shared CallBudget has a call left; what waits goes out with the next append or with the stop.
+Otherwise (no streaming, the stream failed, or the job waited in the queue and its "queued" notice becomes the
+progress message) ONE message is edited in place at most every `update_interval_s`, within the budget too.
+The final answer is always delivered, with a `text` fallback: stopStream, else chat.update of the progress
+message, else a new threaded message; if even that fails it is logged with the trace id.
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ from slack_sdk.web.chat_stream import ChatStream
 from slack_sdk.web.slack_response import SlackResponse
 
 from bot.engine.types import Step, Trace
-from bot.slack.render import progress_blocks, step_to_task_chunk, trace_to_blocks, trace_to_text
+from bot.slack.answer import trace_to_blocks, trace_to_text
+from bot.slack.budget import CallBudget
+from bot.slack.findings import deploy_time
+from bot.slack.render import progress_blocks, step_to_task_chunk
 from bot.slack.state import Job
+
+FINAL_WAIT_S = 10.0  # the final message waits this long for the budget, then goes anyway
 
 log = logging.getLogger(__name__)
 
@@ -35,31 +43,40 @@ class ThreadProgress:
         *,
         use_streaming: bool = True,
         update_interval_s: float = 3.0,
+        append_interval_s: float = 1.0,
         status_text: str = "Diagnosing…",
         status_refresh_s: float = 90.0,
         clock: Callable[[], float] = time.monotonic,
         on_stream_fallback: Callable[[str], None] | None = None,
+        budget: CallBudget | None = None,
+        message_ts: str = "",
     ) -> None:
         self._client = client
         self._job = job
-        self._streaming = use_streaming
+        self._streaming = use_streaming and not message_ts  # a queued notice becomes the progress message
         self._interval_s = update_interval_s
+        self._append_interval_s = append_interval_s
+        self._budget = budget or CallBudget({})
         self._clock = clock
         self._started = clock()
         self._steps: list[Step] = []
+        self._pending: list[dict[str, Any]] = []  # task cards not appended yet
         self._stream: ChatStream | None = None
-        self._message_ts = ""
+        self._message_ts = message_ts
         self._last_update = float("-inf")
+        self._last_append = float("-inf")
         self._lock = threading.Lock()  # steps may arrive from the loop's tool threads
         self._status_text = status_text
         self._status_refresh_s = status_refresh_s
-        self._status_at = float("-inf")
+        self._status_at = clock()  # set when the job was taken (marks.acknowledge); refreshed after status_refresh_s
         self.stream_failures = 0
         self._on_stream_fallback = on_stream_fallback  # called with Slack's error code (for /metrics)
 
     def set_status(self) -> None:
         """Show "Diagnosing…" in the thread; Slack clears it after 2 minutes, so long runs refresh it."""
         self._status_at = self._clock()
+        if not self._budget.try_take("assistant.threads.setStatus"):
+            return  # cosmetic: skipped when its budget is spent
         try:
             self._client.assistant_threads_setStatus(
                 channel_id=self._job.channel, thread_ts=self._job.thread_ts, status=self._status_text
@@ -67,16 +84,27 @@ class ThreadProgress:
         except Exception as exc:  # cosmetic: a workspace without the feature still gets the answer
             log.info("setting the thread status failed channel=%s: %s", self._job.channel, exc)
 
+    def begin(self) -> None:
+        """A job that waited under a "queued" notice: that notice turns into the progress message now."""
+        if self._message_ts:
+            with self._lock:
+                try:
+                    self._maybe_update()
+                except Exception as exc:
+                    log.info("turning the queued notice into progress failed channel=%s: %s", self._job.channel, exc)
+
     def on_step(self, step: Step) -> None:
-        """Show a finished step. Never raises into the agent."""
+        """Show a finished step (coalesced within the budget). Never raises into the agent."""
         with self._lock:
             self._steps.append(step)
             if self._clock() - self._status_at >= self._status_refresh_s:
                 self.set_status()
             try:
-                if self._streaming and self._stream_step(step):
-                    return
-                self._maybe_update()
+                if self._streaming:
+                    self._pending.append(step_to_task_chunk(step, deploy_time(self._steps)))
+                    self._flush_stream()
+                if not self._streaming:
+                    self._maybe_update()
             except Exception:
                 log.warning("progress update failed channel=%s thread=%s", self._job.channel, self._job.thread_ts,
                             exc_info=True)
@@ -85,29 +113,38 @@ class ThreadProgress:
         """Deliver the final answer; False (and logged) only when every way of posting failed."""
         blocks, text = trace_to_blocks(trace), trace_to_text(trace)
         with self._lock:
-            if self._streaming and self._stream is not None:
+            if self._streaming and (self._stream is not None or self._pending):
                 try:
-                    self._stream.stop(blocks=blocks)
+                    stream = self._stream or self._open_stream()
+                    stream.stop(chunks=self._pending or None, blocks=blocks, text=text)
+                    self._pending = []
                     return True
                 except Exception as exc:
                     self._fall_back(exc)
             return self._deliver(trace.trace_id, text, blocks)
 
-    def _stream_step(self, step: Step) -> bool:
+    def _flush_stream(self) -> None:
+        # At most one call per stream per append_interval_s, and only with the shared budget's consent.
+        method = "chat.appendStream" if self._stream is not None else "chat.startStream"
+        if self._clock() - self._last_append < self._append_interval_s or not self._budget.try_take(method):
+            return  # coalesced: the next append or the stop carries these cards
         try:
-            if self._stream is None:
-                self._stream = self._client.chat_stream(
-                    channel=self._job.channel,
-                    thread_ts=self._job.thread_ts,
-                    recipient_team_id=self._job.team or None,
-                    recipient_user_id=self._job.user or None,
-                    task_display_mode="plan",
-                )
-            self._stream.append(chunks=[step_to_task_chunk(step)])
-            return True
+            stream = self._stream or self._open_stream()
+            stream.append(chunks=self._pending)
+            self._pending = []
+            self._last_append = self._clock()
         except Exception as exc:
             self._fall_back(exc)
-            return False
+
+    def _open_stream(self) -> ChatStream:
+        self._stream = self._client.chat_stream(
+            channel=self._job.channel,
+            thread_ts=self._job.thread_ts,
+            recipient_team_id=self._job.team or None,
+            recipient_user_id=self._job.user or None,
+            task_display_mode="plan",
+        )
+        return self._stream
 
     def _fall_back(self, exc: Exception) -> None:
         # A stream that broke mid-run (e.g. message_not_in_streaming_state) keeps its ts: edit that message.
@@ -125,7 +162,7 @@ class ThreadProgress:
 
     def _maybe_update(self) -> None:
         now = self._clock()
-        if now - self._last_update < self._interval_s:
+        if now - self._last_update < self._interval_s or not self._budget.try_take("chat.update"):
             return  # the next step or the final answer carries this one
         self._last_update = now
         blocks = progress_blocks(self._job.question.text, self._steps, elapsed_s=now - self._started)
@@ -137,6 +174,7 @@ class ThreadProgress:
 
     def _deliver(self, trace_id: str, text: str, blocks: list[dict[str, Any]]) -> bool:
         if self._message_ts:
+            self._budget.take("chat.update", FINAL_WAIT_S)  # goes anyway after the wait: the answer must land
             try:
                 self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=blocks)
                 return True

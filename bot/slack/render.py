@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine.types import Step, StopReason, Trace
+from bot.engine.types import Step, Trace
 from bot.slack.events import neutralise_mentions
+from bot.slack.findings import deploy_time, finding_from_step
 
 MAX_BLOCKS = 50
 MAX_MODAL_BLOCKS = 100
@@ -30,14 +31,8 @@ ACTION_RERUN = "opsbot_rerun"
 ACTION_SHOW_TRACE = "opsbot_show_trace"
 ACTION_TRACE_PAGE = "opsbot_trace_page"  # + "_0" / "_1": Previous / Next in the trace modal
 
-_STOP_EXPLAINED = {
-    StopReason.MAX_STEPS: "the step limit was reached",
-    StopReason.TIME_BUDGET: "the time budget ran out",
-    StopReason.TOKEN_BUDGET: "the token budget ran out",
-    StopReason.REPEATED_ACTION: "the model repeated the same action",
-    StopReason.FORMAT_ERRORS: "the model's replies could not be read",
-    StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
-}
+_TITLES = {"query_metrics": "Metrics", "query_deploy_records": "Deploys", "query_deploy_diff": "Diff",
+           "query_logs": "Logs", "list_services": "Services"}
 _STATUS_EMOJI = {"ok": "✅", "error": "❌", "no_data": "∅", "format_error": "⚠️", "refused": "⛔"}
 
 
@@ -57,13 +52,18 @@ def full_trace_hint(trace_id: str) -> str:
 
 
 def step_title(step: Step) -> str:
-    """A one-line, plain-language title for a step (task card title, progress line)."""
+    """A short, plain-language title for a step (task card title, progress line): what was looked at."""
     if not step.action:
         return "The model's reply could not be read"
     if step.action == "finish":
         return "Concluding"
-    args = " ".join(f"{k}={v}" for k, v in step.args.items() if v not in ("", None))
-    return trim(f"{step.action} {args}".strip(), 120, "…")
+    args = {k: str(v) for k, v in step.args.items() if v not in ("", None)}
+    kind = _TITLES.get(step.action)
+    if kind is not None:
+        subject = " ".join(args[k] for k in ("service", "metric", "version", "level") if k in args)
+        return trim(f"{kind}: {subject.replace('_', ' ')}".strip(" :"), 120, "…")
+    short = " ".join(f"{k}={v}" for k, v in args.items() if len(v) <= 30)  # no time ranges in a title
+    return trim(f"{step.action} {short}".strip(), 120, "…")
 
 
 def key_line(observation: str) -> str:
@@ -73,22 +73,25 @@ def key_line(observation: str) -> str:
     return (changes or lines or [""])[0]
 
 
-def step_to_task_chunk(step: Step) -> dict[str, Any]:
-    """A chat-stream task_update chunk for a finished step (details/output <= 256 chars)."""
+def step_to_task_chunk(step: Step, deploy_at: str = "") -> dict[str, Any]:
+    """A chat-stream task_update chunk for a finished step: its title and what it FOUND (<= 256 chars each)."""
     status = "complete" if step.status in ("ok", "no_data") else "error"
+    found = finding_from_step(step, deploy_at).text if step.action != "finish" else "done"
     return {
         "type": "task_update",
         "id": f"step-{step.index}",
-        "title": step_title(step),
+        "title": trim(neutralise_mentions(step_title(step)), MAX_TASK_CHARS, "…"),
         "status": status,
-        "details": trim(neutralise_mentions(step.thought), MAX_TASK_CHARS, "…"),
-        "output": trim(neutralise_mentions(key_line(step.observation)) or step.status, MAX_TASK_CHARS, "…"),
+        "output": trim(neutralise_mentions(found) or step.status, MAX_TASK_CHARS, "…"),
     }
 
 
 def progress_blocks(question: str, steps: Sequence[Step], *, elapsed_s: float) -> list[dict[str, Any]]:
-    """The one progress message edited in place when streaming is unavailable."""
-    lines = [f"{_STATUS_EMOJI.get(s.status, '•')} {mrkdwn_escape(step_title(s))}" for s in steps[-12:]]
+    """The one progress message edited in place when streaming is unavailable: each step with its finding."""
+    deploy_at = deploy_time(steps)
+    lines = [f"{_STATUS_EMOJI.get(s.status, '•')} {mrkdwn_escape(step_title(s))}: "
+             f"{mrkdwn_escape(trim(finding_from_step(s, deploy_at).text, 160, '…'))}"
+             for s in steps[-12:] if s.action != "finish"]
     body = "\n".join(lines) or "_starting…_"
     return [
         section(f"🔎 *Diagnosing:* {mrkdwn_escape(trim(question, 300))}"),
@@ -97,34 +100,11 @@ def progress_blocks(question: str, steps: Sequence[Step], *, elapsed_s: float) -
     ]
 
 
-def trace_to_text(trace: Trace) -> str:
-    """The top-level `text` fallback (notifications, screen readers): short, never empty."""
-    head = "Answer" if trace.complete else f"Partial answer ({trace.stop_reason.value})"
-    return trim(f"{head}: {neutralise_mentions(trace.answer) or 'no answer'}", MAX_TEXT_CHARS - 100)
-
-
-def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
-    """The final message: answer, evidence, partial-stop reason, tokens/time, and the three controls."""
-    blocks: list[dict[str, Any]] = [section(_headline(trace))]
-    answer = neutralise_mentions(trace.answer.strip()) or "_No answer was produced._"
-    blocks.append({"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… (answer trimmed; {_hint(trace)})")})
-    evidence = _evidence_lines(trace.steps)
-    if evidence:
-        evidence_text = trim("*Evidence*\n" + "\n".join(evidence), MAX_SECTION_CHARS - 100, f"\n… ({_hint(trace)})")
-        blocks.append(section(evidence_text))
-    notes = [trim(mrkdwn_escape(n), 600) for n in trace.notes[:5]]
-    if notes:
-        blocks.append(context(*notes))
-    blocks.append(context(_meta_line(trace)))
-    blocks.append(_controls(trace.trace_id))
-    return blocks
-
-
 def trace_to_modal(trace: Trace, page: int = 0) -> dict[str, Any]:
     """The "Show full trace" modal, one page of steps at a time (each page within the modal's limits)."""
     pages = modal_pages(trace.steps)
     page = min(max(page, 0), len(pages) - 1)
-    blocks = [section(f"*Question*\n{mrkdwn_escape(trim(trace.question, 2_500))}"), context(_meta_line(trace))]
+    blocks = [section(f"*Question*\n{mrkdwn_escape(trim(trace.question, 2_500))}"), context(meta_line(trace))]
     if page == 0:
         blocks.append(section(f"*Answer*\n{mrkdwn_escape(trim(trace.answer, 2_800))}"))
     for step in pages[page]:
@@ -188,26 +168,7 @@ def context(*texts: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": trim(t, 2_000)} for t in texts[:10]]}
 
 
-def _headline(trace: Trace) -> str:
-    if trace.complete:
-        return "💬 *Answer*" if trace.protocol == "single" else "✅ *Diagnosis*"
-    if trace.stop_reason is StopReason.FINISH:
-        return "⚠️ *Partial answer*. Verify before acting."
-    why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)
-    return f"⚠️ *Partial answer*: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
-
-
-def _evidence_lines(steps: Sequence[Step]) -> list[str]:
-    lines = []
-    for step in steps:
-        if step.action in ("", "finish"):
-            continue
-        observed = trim(mrkdwn_escape(key_line(step.observation)), 200)
-        lines.append(f"{step.index}. `{trim(mrkdwn_escape(step_title(step)), 100)}` → {step.status}: {observed}")
-    return lines[-15:]
-
-
-def _meta_line(trace: Trace) -> str:
+def meta_line(trace: Trace) -> str:
     t = trace.totals
     route = f"{trace.intent.route} ({trace.intent.tier})" if trace.intent else trace.protocol
     model = f" · {trace.model}" if trace.model else ""
@@ -244,7 +205,7 @@ def _page_controls(trace_id: str, page: int, count: int) -> dict[str, Any]:
     }
 
 
-def _controls(trace_id: str) -> dict[str, Any]:
+def controls(trace_id: str) -> dict[str, Any]:
     def button(text: str, action_id: str, style: str = "") -> dict[str, Any]:
         element = {"type": "button", "text": {"type": "plain_text", "text": text}, "action_id": action_id}
         return element | {"value": trace_id[:2_000]} | ({"style": style} if style else {})
@@ -259,3 +220,4 @@ def _controls(trace_id: str) -> dict[str, Any]:
             button("Show full trace", ACTION_SHOW_TRACE),
         ],
     }
+

@@ -15,6 +15,7 @@ from dataclasses import replace
 from slack_sdk import WebClient
 
 from bot.engine.types import Question, Responder, Trace, internal_error_trace
+from bot.slack.budget import CallBudget
 from bot.slack.events import thread_context_from_replies
 from bot.slack.marks import conclude
 from bot.slack.progress import ThreadProgress
@@ -42,6 +43,8 @@ class Replier:
         update_interval_s: float,
         status_text: str,
         on_stream_fallback: Callable[[str], None] | None,
+        append_interval_s: float = 1.0,
+        budget: CallBudget | None = None,
     ) -> None:
         self._client = client
         self._responder = responder
@@ -51,6 +54,8 @@ class Replier:
         self._update_interval_s = update_interval_s
         self._status_text = status_text
         self._on_stream_fallback = on_stream_fallback
+        self._append_interval_s = append_interval_s
+        self._budget = budget or CallBudget({})
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, Trace] = OrderedDict()
         self._own_user_id: str | None = None
@@ -59,12 +64,19 @@ class Replier:
         """A trace answered by this process (used when no TraceStore is configured)."""
         return self._recent.get(trace_id)
 
-    def answer(self, job: Job, on_answered: Callable[[], None]) -> Trace:
-        """Run the agent for the job, keep the trace, then post it; `on_answered` runs between the two."""
+    def answer(self, job: Job, on_answered: Callable[[], None], message_ts: str = "") -> Trace:
+        """Run the agent for the job, keep the trace, then post it; `on_answered` runs between the two.
+
+        `message_ts` is the job's "queued" notice, which becomes its progress message.
+        """
         progress = ThreadProgress(self._client, job, use_streaming=self._use_streaming,
                                   update_interval_s=self._update_interval_s, status_text=self._status_text,
-                                  on_stream_fallback=self._on_stream_fallback)
-        progress.set_status()  # again: the job may have waited in the queue past Slack's 2-minute status expiry
+                                  on_stream_fallback=self._on_stream_fallback, budget=self._budget,
+                                  append_interval_s=self._append_interval_s, message_ts=message_ts)
+        quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat")
+        if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
+            progress.set_status()
+            progress.begin()
         question = replace(job.question, history=self._history(job))
         try:
             trace = self._responder(question, progress.on_step)
@@ -78,7 +90,8 @@ class Replier:
         try:
             delivered = progress.finish(trace)
         finally:
-            conclude(self._client, job, trace, delivered)
+            if not quick:  # help and chit-chat set no status and no reaction
+                conclude(self._client, job, trace, delivered, self._budget)
             log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
                      job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
         return trace

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from bot.config import Settings
 from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
+from bot.engine.llmlimit import limited
 from bot.engine.types import Budget, Intent
 from bot.routing.intent import classify
 from bot.safety.logfilter import install_redaction
@@ -43,12 +44,14 @@ def build_budget(settings: Settings) -> Budget:
 def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> LLM | None:
     """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then).
 
-    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`).
+    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`). The adapter sits
+    behind one limit of settings.agent.max_concurrent_llm_calls: build it once per process and hand the same
+    object to every surface, so Slack, the API and the webhook share that limit.
     """
     c = settings.llm
     if not c.configured:
         return None
-    return OpenAILLM(
+    adapter = OpenAILLM(
         base_url=c.base_url,
         api_key=c.api_key.get_secret_value(),
         model=c.model,
@@ -60,6 +63,7 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
         tokenizer=c.tokenizer,
         on_error=on_error,
     )
+    return limited(adapter, settings.agent.max_concurrent_llm_calls)
 
 
 def build_context_limits(settings: Settings) -> ContextLimits:

@@ -34,12 +34,6 @@ from tools.metrics import MetricQuery, MetricsTools
 log = logging.getLogger(__name__)
 
 
-
-
-
-
-
-
 def build_prometheus(settings: Settings) -> PrometheusConnect:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
     p = settings.prometheus

@@ -17,8 +17,15 @@ from bot.http.dispatch import Dispatcher
 from bot.http.server import HealthCheck, health_app, route, serve, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
+from bot.slack.assistant import suggested_prompts
+from bot.slack.budget import (
+    SLACK_PER_CHANNEL_PER_MINUTE,
+    SLACK_TIERS_PER_MINUTE,
+    CallBudget,
+    watch_rate_limits,
+)
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
-from bot.slack.runner import Runner
+from bot.slack.runner import Classify, Lanes, Runner
 from bot.slack.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
@@ -72,18 +79,23 @@ def build_slack_app(
     record_feedback: Callable[[str, str, int], None] | None = None,
     admit: Admit | None = None,
     telemetry: Telemetry | None = None,
+    classify: Classify | None = None,
 ) -> SlackSurface:
-    """The Bolt app and its worker pool (not started). `persist` runs before anything is posted.
+    """The Bolt app and its pools (not started). `persist` runs before anything is posted.
 
-    With `telemetry`, the app is measured: runs, ack latency, queue depth, Slack API errors, stream fallbacks.
+    With `classify` (the Router's intent gate), questions are triaged on the quick lane: help, chit-chat and
+    lookups never wait behind diagnoses. With `telemetry`, the app is measured: runs, ack latency, queue depth,
+    Slack API errors, stream fallbacks.
     """
-    runner = _build_runner(settings, responder, persist, telemetry)
+    runner = _build_runner(settings, responder, persist, telemetry, classify)
     app = build_app(
         runner,
         signing_secret=settings.slack.signing_secret.get_secret_value(),
         fetch_trace=fetch_trace or runner.recent_trace,
         record_feedback=record_feedback,
         admit=admit or build_access(settings).admit,
+        listener_threads=settings.slack.listener_threads,
+        assistant_prompts=suggested_prompts(list(settings.topology)),
     )
     if telemetry is not None:
         app.use(telemetry.ack_timer)
@@ -92,11 +104,16 @@ def build_slack_app(
 
 
 def _build_runner(
-    settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None
+    settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None,
+    classify: Classify | None,
 ) -> Runner:
-    """The Slack worker pool over its Web API client (measured when `telemetry` is given)."""
+    """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given)."""
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
+    budget = CallBudget(SLACK_TIERS_PER_MINUTE | {"chat.appendStream": s.append_per_minute,
+                                                  "chat.update": s.update_per_minute},
+                        per_channel_per_minute=SLACK_PER_CHANNEL_PER_MINUTE)
+    watch_rate_limits(client, budget)
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)
         responder = telemetry.instrument(responder)
@@ -107,9 +124,13 @@ def _build_runner(
         queue=MemoryWorkQueue(s.queue_size),
         dedupe=MemoryDedupe(s.dedupe_ttl_s),
         memory=MemoryThreadMemory(),
-        workers=s.workers,
+        lanes=Lanes(workers=s.workers, quick_workers=s.quick_workers, marks_workers=s.marks_workers,
+                    ask_below_confidence=s.ask_below_confidence),
+        classify=classify,
+        budget=budget,
         use_streaming=s.use_streaming,
         update_interval_s=s.update_interval_s,
+        append_interval_s=s.append_interval_s,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
     )
 
@@ -142,7 +163,8 @@ def serve_forever(settings: Settings) -> None:
     slack: SlackSurface | None = None
     if settings.slack.bot_token.get_secret_value():
         slack = build_slack_app(settings, responder, persist=store.save, fetch_trace=store.get,
-                                record_feedback=store.record_feedback, admit=access.admit, telemetry=telemetry)
+                                record_feedback=store.record_feedback, admit=access.admit, telemetry=telemetry,
+                                classify=responder.classify)
     app_token = settings.slack.app_token.get_secret_value()
     if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
         raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")

@@ -18,7 +18,8 @@ SETTINGS_KEYS = {"event_subscriptions", "interactivity", "org_deploy_enabled", "
                  "token_rotation_enabled", "allowed_ip_address_ranges", "incoming_webhooks"}  # fmt: skip
 # The scope each subscribed event needs (Slack's Events API reference).
 EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history", "message.channels": "channels:history",
-                "message.groups": "groups:history"}  # fmt: skip
+                "message.groups": "groups:history", "assistant_thread_started": "assistant:write",
+                "assistant_thread_context_changed": "assistant:write"}  # fmt: skip
 
 
 def test_top_level_and_settings_keys_are_documented_ones() -> None:
@@ -51,10 +52,16 @@ def test_the_app_registers_what_the_manifest_declares() -> None:
 def test_scopes_cover_every_event_and_feature() -> None:
     scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
     events = MANIFEST["settings"]["event_subscriptions"]["bot_events"]
-    assert set(events) == {"app_mention", "message.im"}
+    assert set(events) == {"app_mention", "message.im", "assistant_thread_started", "assistant_thread_context_changed"}
     assert {EVENT_SCOPES[e] for e in events} <= scopes
     assert {"commands", "chat:write", "reactions:write", "channels:history"} <= scopes
     assert MANIFEST["features"]["app_home"]["messages_tab_enabled"] is True  # DMs need the Messages tab
+
+
+def test_the_assistant_surface_is_declared_and_registered() -> None:
+    view = MANIFEST["features"]["assistant_view"]
+    assert 1 <= len(view["assistant_description"]) <= 300 and len(view["suggested_prompts"]) <= 4
+    assert "app.assistant(build_assistant(" in LISTENERS
 
 
 def test_interactivity_and_socket_mode_flags() -> None:

@@ -41,6 +41,8 @@ class SlackCall:
     params: dict[str, Any]
     headers: dict[str, str]
     response: dict[str, Any] = field(default_factory=dict)
+    at_s: float = 0.0  # time.monotonic() when the call arrived
+    status: int = 0  # the HTTP status it got (0 while it is being answered)
 
 
 @dataclass
@@ -106,9 +108,16 @@ class FakeSocketModePeer:
 
 
 class FakeSlackAPI:
-    """Records every Web API call; answers like Slack does (minimal, but the same shapes)."""
+    """Records every Web API call; answers like Slack does (minimal, but the same shapes).
 
-    def __init__(self) -> None:
+    Like the real thing at its worst when told so: `latency_s` delays every answer (real Slack takes 100-500 ms),
+    and `enforce_limits` answers 429 with Retry-After once a method goes over its per-minute allowance.
+    """
+
+    def __init__(self, *, latency_s: float = 0.0) -> None:
+        self.latency_s = latency_s
+        self.limits_per_min: dict[str, int] = {}
+        self._holds: dict[str, threading.Event] = {}
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, thread_ts) -> messages
         self._failures: dict[str, list[_Failure]] = {}
@@ -137,6 +146,25 @@ class FakeSlackAPI:
              after: int = 0, times: int = 1) -> None:
         """Make `method` fail `times` times once `after` calls to it have succeeded."""
         self._failures.setdefault(method, []).append(_Failure(error, status, retry_after, after, times))
+
+    def hold(self, method: str, until: threading.Event) -> None:
+        """Answer no call to `method` until `until` is set (Slack at its slowest)."""
+        self._holds[method] = until
+
+    def enforce_limits(self, limits_per_min: dict[str, int]) -> None:
+        """Answer 429 + Retry-After when a method exceeds its calls per rolling minute (Slack's tiers)."""
+        self.limits_per_min = dict(limits_per_min)
+
+    def peak_per_s(self, method: str) -> int:
+        """The most calls to `method` that arrived within any one-second window."""
+        with self._changed:
+            times = sorted(c.at_s for c in self.calls if c.method == method)
+        peak, start = 0, 0
+        for end, at_s in enumerate(times):
+            while at_s - times[start] >= 1.0:
+                start += 1
+            peak = max(peak, end - start + 1)
+        return peak
 
     def calls_to(self, method: str) -> list[dict[str, Any]]:
         with self._changed:
@@ -171,11 +199,24 @@ class FakeSlackAPI:
     # --- the API ---------------------------------------------------------------------------------------------
     def answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
         """(HTTP status, JSON body, headers) for one call; records it first."""
+        if (retry_after := self._over_limit(method)) is not None:
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
         failure = self._take_failure(method)
         if failure is not None:
             headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
             return failure.status, {"ok": False, "error": failure.error}, headers
         return 200, {"ok": True, **self._body(method, params)}, {}
+
+    def _over_limit(self, method: str) -> int | None:
+        limit = self.limits_per_min.get(method)
+        if limit is None:
+            return None
+        now = time.monotonic()
+        with self._changed:
+            recent = [c.at_s for c in self.calls if c.method == method and c.status == 200 and now - c.at_s < 60]
+        if len(recent) < limit:
+            return None
+        return max(int(60 - (now - min(recent))) + 1, 1)
 
     def _take_failure(self, method: str) -> _Failure | None:
         with self._changed:
@@ -206,7 +247,7 @@ class FakeSlackAPI:
         return {}
 
     def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> SlackCall:
-        call = SlackCall(method, params, headers)
+        call = SlackCall(method, params, headers, at_s=time.monotonic())
         with self._changed:
             self.calls.append(call)
             self._changed.notify_all()
@@ -222,7 +263,11 @@ class FakeSlackAPI:
                 method = "response_url" if self.path.startswith("/respond/") else self.path.removeprefix("/api/")
                 call = fake._record(method, params, dict(self.headers.items()))
                 status, body, headers = fake.answer(method, params)
-                call.response = body
+                call.response, call.status = body, status
+                if fake.latency_s:
+                    time.sleep(fake.latency_s)
+                if method in fake._holds:
+                    fake._holds[method].wait(30)
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
@@ -305,7 +350,7 @@ class ScriptedResponder:
     `gate`, when given, holds every run until it is set (to keep workers busy). Records the questions.
     """
 
-    def __init__(self, answer: str = "Root cause: order v2.8.1 raised hikari.maximumPoolSize 50 -> 200.",
+    def __init__(self, answer: str = "Root cause: order v2.8.1 raised hikari.maximumPoolSize from 50 to 200.",
                  *, steps: int = 2, delay_s: float = 0.0, gate: threading.Event | None = None) -> None:
         self.answer, self.steps, self.delay_s, self.gate = answer, steps, delay_s, gate
         self.questions: list[Question] = []

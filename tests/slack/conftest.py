@@ -12,8 +12,9 @@ from slack_bolt import App
 from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
 from bot.safety.access import Admit, allow_all
+from bot.slack.budget import CallBudget
 from bot.slack.listeners import build_app, build_web_client
-from bot.slack.runner import Runner, Submission
+from bot.slack.runner import Classify, Runner, Submission
 from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder
 
@@ -55,7 +56,9 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
     built: list[Surface] = []
 
     def make(responder: Responder | None = None, *, workers: int = 4, queue_size: int = 32,
-             use_streaming: bool = True, admit: Admit = allow_all, persist_fails: bool = False) -> Surface:
+             use_streaming: bool = True, admit: Admit = allow_all, persist_fails: bool = False,
+             append_interval_s: float = 0.0, classify: Classify | None = None, latency_s: float = 0.0,
+             budget: CallBudget | None = None) -> Surface:
         persisted: list[Trace] = []
         votes: list[tuple[str, str, int]] = []
         posts_when_persisted: list[int] = []
@@ -63,7 +66,9 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
         client = build_web_client(BOT_TOKEN, fake_slack.base_url)
         runner = Runner(client, responder or ScriptedResponder(), persist=persist,
                         queue=MemoryWorkQueue(queue_size), dedupe=MemoryDedupe(900), memory=MemoryThreadMemory(),
-                        workers=workers, use_streaming=use_streaming, update_interval_s=3.0)
+                        workers=workers, use_streaming=use_streaming, update_interval_s=3.0,
+                        append_interval_s=append_interval_s, classify=classify, budget=budget)
+        fake_slack.latency_s = latency_s
         app = build_app(runner, signing_secret=SIGNING_SECRET, fetch_trace=runner.recent_trace,
                         record_feedback=lambda trace_id, user, vote: votes.append((trace_id, user, vote)),
                         admit=admit)

@@ -21,7 +21,8 @@ from tests.fakes.slack import (
 )
 from tests.slack.conftest import SurfaceFactory, wait_until
 
-ANSWER = "Root cause: order v2.8.1 raised hikari.maximumPoolSize 50 -> 200."
+ANSWER = "Root cause: order v2.8.1 raised hikari.maximumPoolSize from 50 to 200."
+CAUSE = ANSWER.removeprefix("Root cause: ")  # the final message names the kind of answer itself
 
 
 def final_stops(fake, count: int = 1) -> list[dict]:
@@ -36,13 +37,14 @@ def test_mention_gets_a_threaded_final_answer(make_surface: SurfaceFactory) -> N
     [start] = surface.fake.calls_to("chat.startStream")
     assert start["thread_ts"] == "1699999999.000100" and start["channel"] == "C1"
     assert start["recipient_user_id"] == "U1" and start["recipient_team_id"] == "T1"
-    assert ANSWER in json.dumps(stop["blocks"])
+    assert CAUSE in json.dumps(stop["blocks"])
     appended = [c for call in surface.fake.calls_to("chat.appendStream") for c in call.get("chunks", [])]
     assert [c["status"] for c in start["chunks"] + appended] == ["complete", "complete"]
     reactions = [r["name"] for r in surface.fake.calls_to("reactions.add")]
     assert reactions[0] == "eyes"
     surface.fake.wait_for("reactions.add", 2)
-    assert "white_check_mark" in [r["name"] for r in surface.fake.calls_to("reactions.add")]
+    names = [r["name"] for r in surface.fake.calls_to("reactions.add")]
+    assert "bulb" in names and "white_check_mark" not in names  # a likely cause is never ticked
     statuses = [s["status"] for s in surface.fake.calls_to("assistant.threads.setStatus")]
     assert statuses[0] == "Diagnosing…"
     assert [t.answer for t in surface.persisted] == [ANSWER]
@@ -59,7 +61,7 @@ def test_diagnose_command_acks_and_threads_under_an_anchor(make_surface: Surface
     [start] = surface.fake.calls_to("chat.startStream")
     anchor_ts = surface.fake.calls_to("reactions.add")[0]["timestamp"]
     assert start["thread_ts"] == anchor_ts
-    assert ANSWER in json.dumps(stop["blocks"])
+    assert CAUSE in json.dumps(stop["blocks"])
 
 
 def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceFactory) -> None:
@@ -74,7 +76,11 @@ def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceF
     response = post_command(surface.events_url, params)
     assert response.status_code == 200 and "Diagnosing" in response.text
     gate.set()
-    final_stops(surface.fake, 11)
+    final_stops(surface.fake, 10)
+    # the 11th waited: its "queued" notice became its progress message, and that message carries the answer
+    [notice] = surface.fake.responses_to("chat.postMessage")[-1:]
+    assert "next in line" in surface.fake.calls_to("chat.postMessage")[-1]["text"]
+    surface.fake.wait_for("chat.update", where=lambda p: p["ts"] == notice["ts"] and p["text"].startswith("Likely"))
 
 
 def test_retried_event_gets_one_reply(make_surface: SurfaceFactory) -> None:
@@ -118,30 +124,31 @@ def test_busy_workers_answer_queued_as_n(make_surface: SurfaceFactory) -> None:
     wait_until(lambda: len(surface.submissions) == 3, what="three submissions")
     assert sorted(s.outcome for s in surface.submissions) == ["queued", "rejected", "started"]
     texts = [c["text"] for c in surface.fake.wait_for("chat.postMessage", 2)]
-    assert any("busy, queued as #1" in t for t in texts)
+    assert any("You're next in line: the diagnosis worker is busy" in t for t in texts)
     assert any("queue is full" in t for t in texts)
     # the refused message no longer says "looking" (👀): it gets 🚦, like the reply in its thread
     [removed] = surface.fake.wait_for("reactions.remove")
     assert removed["name"] == "eyes" and removed["timestamp"] in ("1.000002", "1.000003")
     assert any(r["name"] == "vertical_traffic_light" for r in surface.fake.calls_to("reactions.add"))
     gate.set()
-    final_stops(surface.fake, 2)
+    final_stops(surface.fake, 1)  # the queued one answers in its notice, which became its progress message
+    surface.fake.wait_for("chat.update", where=lambda p: p["text"].startswith("Likely cause"))
 
 
 def test_stream_failing_mid_run_still_delivers_the_final_answer(make_surface: SurfaceFactory) -> None:
     surface = make_surface(ScriptedResponder(steps=4))
     surface.fake.fail("chat.appendStream", error="message_not_in_streaming_state", after=1, times=100)
     post_event(surface.events_url, event_body(mention_event("why is order slow?")))
-    final = surface.fake.wait_for("chat.update", where=lambda p: ANSWER in json.dumps(p.get("blocks", [])))
+    final = surface.fake.wait_for("chat.update", where=lambda p: CAUSE in json.dumps(p.get("blocks", [])))
     [start] = surface.fake.responses_to("chat.startStream")
-    assert final[-1]["ts"] == start["ts"] and final[-1]["text"].startswith("Answer:")  # the stream's message
+    assert final[-1]["ts"] == start["ts"] and final[-1]["text"].startswith("Likely cause")  # the stream's message
     assert surface.fake.calls_to("chat.stopStream") == []
 
 
 def test_without_streaming_one_message_is_edited(make_surface: SurfaceFactory) -> None:
     surface = make_surface(ScriptedResponder(steps=5), use_streaming=False)
     post_event(surface.events_url, event_body(mention_event("why is order slow?")))
-    surface.fake.wait_for("chat.update", where=lambda p: ANSWER in json.dumps(p.get("blocks", [])))
+    surface.fake.wait_for("chat.update", where=lambda p: CAUSE in json.dumps(p.get("blocks", [])))
     posts = surface.fake.calls_to("chat.postMessage")
     assert len(posts) == 1 and posts[0]["thread_ts"] == "1699999999.000100"
     [progress] = surface.fake.responses_to("chat.postMessage")
@@ -153,7 +160,7 @@ def test_rate_limited_post_honours_retry_after(make_surface: SurfaceFactory) -> 
     surface.fake.fail("chat.postMessage", error="ratelimited", status=429, retry_after=1)
     post_event(surface.events_url, event_body(mention_event("why is order slow?")))
     posts = surface.fake.wait_for("chat.postMessage", 2)
-    assert ANSWER in json.dumps(posts[-1]["blocks"])
+    assert CAUSE in json.dumps(posts[-1]["blocks"])
 
 
 def test_failed_posts_never_lose_the_trace(make_surface: SurfaceFactory) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.engine.types import Intent, Step, StopReason, Totals, Trace
+from bot.slack.answer import trace_to_blocks, trace_to_text
 from bot.slack.render import (
     ACTION_RERUN,
     ACTION_SHOW_TRACE,
@@ -18,9 +19,7 @@ from bot.slack.render import (
     page_from_value,
     progress_blocks,
     step_to_task_chunk,
-    trace_to_blocks,
     trace_to_modal,
-    trace_to_text,
 )
 
 
@@ -52,7 +51,7 @@ def all_text(blocks: list[dict]) -> str:
 def test_final_message_has_answer_evidence_tokens_time_and_three_controls() -> None:
     blocks = trace_to_blocks(make_trace())
     text = all_text(blocks)
-    assert "maximumPoolSize" in text and "change: 15:05" in text
+    assert "maximumPoolSize" in text and "order p99 212 ms → 1,180 ms (x5.6) at 15:05" in text
     assert "1,500 tokens" in text and "23.4 s" in text and "unverified: 42 ms" in text
     [controls] = [b for b in blocks if b["type"] == "actions"]
     assert [e["action_id"] for e in controls["elements"]] == [ACTION_VOTE_UP, ACTION_VOTE_DOWN, ACTION_RERUN,
@@ -80,7 +79,7 @@ def test_100k_character_trace_renders_within_limits() -> None:
     assert "opsbot traces show t123" in all_text(modal["blocks"])
     for step in huge.steps[:3]:
         chunk = step_to_task_chunk(step)
-        assert len(chunk["details"]) <= MAX_TASK_CHARS and len(chunk["output"]) <= MAX_TASK_CHARS
+        assert len(chunk["title"]) <= MAX_TASK_CHARS and len(chunk["output"]) <= MAX_TASK_CHARS
 
 
 def test_many_long_notes_and_steps_stay_within_limits() -> None:
@@ -107,8 +106,8 @@ def test_task_chunk_marks_errors() -> None:
     step = Step(index=2, thought="logs", action="query_logs", args={"service": "order"}, observation="boom",
                 status="error")
     chunk = step_to_task_chunk(step)
-    assert chunk == {"type": "task_update", "id": "step-2", "title": "query_logs service=order", "status": "error",
-                     "details": "logs", "output": "boom"}
+    assert chunk == {"type": "task_update", "id": "step-2", "title": "Logs: order", "status": "error",
+                     "output": "not checked (error): boom"}
 
 
 def test_modal_pages_cover_every_step_within_limits() -> None:

@@ -7,12 +7,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot import wiring
+from tests.eval.harness import sandbox_settings
 from tests.fakes.faulty import closed_port_url, fake_backend
 from tests.tools.conftest import tool_settings
 from tools.base import ToolError, call_tool
 from tools.changepoints import Spike
 from tools.metrics import MetricQuery, MetricSeries, MetricStats, MetricsTools, render_series
 from tools.timerange import TimeWindow, iso_z
+from tools.trends import Sawtooth, Trend
 
 
 def interval(sandbox, before_h: float = 3, after_h: float = 3) -> str:
@@ -205,3 +207,42 @@ def test_spike_from_zero_renders_without_an_invented_factor():
     stats = MetricStats(0.0, 0.0, 0.68, 0.0)
     series = MetricSeries("fraud-check", "error_rate", "q", "%", window, 60, points, stats, (), 1, (spike,))
     assert "\nspike: 16:11 0% -> peak 0.68% at 16:15 (from 0), back to ~0% by 16:16\n" in render_series(series)
+
+
+def test_trend_and_sawtooth_render_as_compact_lines():
+    at = datetime(2026, 11, 29, 9, 10, tzinfo=UTC)
+    window = TimeWindow(at - timedelta(hours=2), at + timedelta(hours=4))
+    points = ((at, 420.0), (at + timedelta(hours=4), 890.0))
+    trend = Trend(at, at + timedelta(hours=4), 420.0, 890.0, 0.35)
+    saw = Sawtooth((at + timedelta(minutes=30), at + timedelta(hours=4)), 420.0, 890.0)
+    series = MetricSeries("order", "memory_usage", "q", "MB", window, 300, points, MetricStats(420, 600, 890, 890),
+                          (), 1, (), (trend,), saw)
+    text = render_series(series)
+    assert "\ntrend: +35 %/h since 09:10 (420 MB -> 890 MB, x2.1)\n" in text
+    assert "\nsawtooth: 2 drops (restarts?) 09:40–13:10, 890 MB -> 420 MB (x2.1)\n" in text
+    assert "none detected" not in text
+
+
+def test_oom_loop_reads_as_a_sawtooth_of_restarts(make_sandbox, tmp_path):
+    """cart's memory climbs to 2 GiB in 40 minutes and is OOM-killed, again and again, from 190 minutes ago."""
+    box = make_sandbox("memory-leak-oom")
+    tools = wiring.build_metrics_tools(sandbox_settings(box, tmp_path))  # the catalogue with memory_usage
+    series = tools.series("cart", "memory_usage", interval(box, 4, 2))
+    assert series.sawtooth is not None and len(series.sawtooth.drops) >= 3, render_series(series)
+    assert series.sawtooth.drops[0] >= box.incident_at - timedelta(minutes=45)
+    assert "\nsawtooth: " in render_series(series) and "(restarts?)" in render_series(series)
+
+
+def test_too_few_points_read_as_not_checked_rather_than_nothing_found():
+    at = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
+    window = TimeWindow(at, at + timedelta(minutes=4))
+    points = tuple((at + timedelta(minutes=i), v) for i, v in enumerate((100.0, 100.0, 900.0, 900.0)))
+    series = MetricSeries("order", "p99_latency", "q", "ms", window, 60, points, MetricStats(100, 500, 900, 900), (), 1)
+    text = render_series(series)
+    assert "change: not checked (only 4 points; detection needs 7)" in text and "none detected" not in text
+
+
+def test_no_samples_say_nothing_was_checked():
+    at = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
+    series = MetricSeries("order", "p99_latency", "q", "ms", TimeWindow(at, at), 60, (), None, (), 0)
+    assert "nothing was checked" in render_series(series) and "change:" not in render_series(series)

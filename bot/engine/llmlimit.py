@@ -1,0 +1,69 @@
+"""One limit on LLM calls in flight for the whole process: Slack, the HTTP API and the webhook share it.
+
+Wiring builds one LimitedLLM around the one adapter, and every surface's Router gets that same object, so a
+burst on one surface cannot start more model calls than the endpoint (or the bill) can take. A call waits for a
+slot; the time it waited is logged when it is noticeable. Calls of the cheap role (the intent gate, a one-shot
+lookup or chit-chat answer) have slots of their own, as many again: quick answers never wait behind diagnoses.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.engine.llm import LLM, LLMReply, Role
+
+log = logging.getLogger(__name__)
+
+_WAIT_LOGGED_S = 1.0
+
+
+class LimitedLLM:
+    """An LLM whose `complete` holds one of `max_calls` slots while it runs."""
+
+    def __init__(self, llm: LLM, max_calls: int) -> None:
+        self.inner = llm
+        self.model = llm.model
+        self.max_calls = max(max_calls, 1)
+        self._slots = {"main": threading.BoundedSemaphore(self.max_calls),
+                       "cheap": threading.BoundedSemaphore(self.max_calls)}
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.peak_in_flight = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Calls holding a slot now."""
+        return self._in_flight
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        stop: Sequence[str] | None = None,
+        role: Role = "main",
+        max_tokens: int | None = None,
+    ) -> LLMReply:
+        """The inner adapter's completion, once a slot is free."""
+        started = time.monotonic()
+        with self._slots[role]:
+            waited_s = time.monotonic() - started
+            if waited_s >= _WAIT_LOGGED_S:
+                log.info("LLM call (%s) waited %.1f s for one of %d slots", role, waited_s, self.max_calls)
+            with self._lock:
+                self._in_flight += 1
+                self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            try:
+                return self.inner.complete(messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens)
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+
+
+def limited(llm: LLM | None, max_calls: int) -> LLM | None:
+    """`llm` behind a shared limit of `max_calls` (unchanged when max_calls <= 0 or there is no LLM)."""
+    return LimitedLLM(llm, max_calls) if llm is not None and max_calls > 0 else llm

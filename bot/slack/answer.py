@@ -1,0 +1,193 @@
+"""The final message of a run, written to be read at 3 a.m. Pure, and within Slack's limits.
+
+A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or
+"Cause confirmed by …" only when the answer itself names a confirmation; never a ✅ on a guess. Then the cause in
+a sentence or two, at most five evidence bullets that are findings (not queries) with times read against the
+deploy, and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind
+"Show full trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer.
+Every message has a short `text` fallback for notifications and screen readers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from bot.engine.types import Step, StopReason, Trace
+from bot.slack.findings import Finding, deploy_time, finding_from_step
+from bot.slack.render import (
+    ANSWER_CHARS,
+    MAX_TEXT_CHARS,
+    context,
+    controls,
+    meta_line,
+    mrkdwn_escape,
+    neutralise_mentions,
+    section,
+    trim,
+)
+
+MAX_EVIDENCE = 5
+SUMMARY_CHARS = 420
+_STOP_EXPLAINED = {
+    StopReason.MAX_STEPS: "the step limit was reached",
+    StopReason.TIME_BUDGET: "the time budget ran out",
+    StopReason.TOKEN_BUDGET: "the token budget ran out",
+    StopReason.REPEATED_ACTION: "the model repeated the same action",
+    StopReason.FORMAT_ERRORS: "the model's replies could not be read",
+    StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
+}
+_CONFIRMED = re.compile(r"^\W*confirmed by\s+(.{3,120}?)[.\n]?$", re.IGNORECASE | re.MULTILINE)
+_NOTE_LINE = re.compile(r"^_.*_$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+_STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
+_EVIDENCE_ORDER = ("change", "deploy", "diff", "logs")
+_PLAYBOOK_NOTE = "deterministic playbook"
+
+
+def is_plain(trace: Trace) -> bool:
+    """Help and chit-chat: answered as plain text."""
+    return trace.intent is not None and trace.intent.route in ("help", "chitchat")
+
+
+def is_guess(trace: Trace) -> bool:
+    """A diagnosis whose headline is "Likely cause": it must never get a ✅, in the message or as a reaction."""
+    investigated = trace.protocol != "single" and bool(trace.steps) and not is_plain(trace)
+    return investigated and trace.complete and _CONFIRMED.search(trace.answer) is None
+
+
+def trace_to_text(trace: Trace) -> str:
+    """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
+    if is_plain(trace):
+        return trim(neutralise_mentions(trace.answer) or "…", MAX_TEXT_CHARS - 100)
+    kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace.steps))).split(" ", 1)[-1].split(":")[0]
+    if not trace.complete:
+        kind = f"Partial answer ({trace.stop_reason.value})"
+    return trim(f"{kind}: {_readable_times(neutralise_mentions(summary(trace)), trace) or 'no answer'}", 600)
+
+
+def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
+    """The final message: plain for help and chit-chat; else kind + cause, evidence, next step, footer, controls."""
+    answer = neutralise_mentions(trace.answer.strip()) or "_No answer was produced._"
+    if is_plain(trace):
+        return [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
+    findings = _findings(trace.steps)
+    if trace.protocol == "single" or not trace.steps:  # a quick lookup: its answer is the message
+        blocks = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… ({_more(trace)})")}]
+    else:
+        blocks = [section(f"{_headline(trace, findings)}\n{mrkdwn_escape(_readable_times(summary(trace), trace))}")]
+        bullets = [f"• {mrkdwn_escape(f.text)}" for f in evidence(findings)]
+        next_step = next_check(trace, findings)
+        body = "\n".join([*bullets, f"*Next:* {mrkdwn_escape(next_step)}" if next_step else ""]).strip()
+        if body:
+            blocks.append(section(body))
+    blocks.append(context(*_footer(trace)))
+    blocks.append(controls(trace.trace_id))
+    return blocks
+
+
+def summary(trace: Trace) -> str:
+    """The cause in a sentence or two: the answer's first real paragraph, without notes or a "Likely cause:" label."""
+    paragraphs = [p.strip() for p in trace.answer.split("\n\n") if p.strip()]
+    prose = [p for p in paragraphs if not _NOTE_LINE.match(p) and not p.lstrip().startswith(("-", "*", "•"))]
+    first = re.sub(r"^\W*(likely |root )?cause\W*:\s*", "", (prose or paragraphs or [""])[0], flags=re.IGNORECASE)
+    sentences = _SENTENCE_END.split(" ".join(first.split()))
+    text = sentences[0]
+    if len(sentences) > 1 and len(text) + len(sentences[1]) < 200:
+        text += " " + sentences[1]
+    return trim(text, SUMMARY_CHARS, "…")
+
+
+def evidence(findings: Sequence[Finding]) -> list[Finding]:
+    """At most five findings that point somewhere: the first of each kind in order, then further changes/logs."""
+    telling = [f for f in findings if f.kind in _EVIDENCE_ORDER]
+    firsts = [first for kind in _EVIDENCE_ORDER if (first := next((f for f in telling if f.kind == kind), None))]
+    rest = [f for f in telling if f not in firsts]
+    return (firsts + rest)[:MAX_EVIDENCE]
+
+
+def next_check(trace: Trace, findings: Sequence[Finding]) -> str:
+    """What to check or do next, from what was found."""
+    if not trace.complete:
+        return "verify the evidence above by hand before acting; Re-run may get further"
+    deploys = [f for f in findings if f.kind == "deploy"]
+    diffs = [f for f in findings if f.kind == "diff"]
+    symptom = next((f for f in findings if f.kind == "change"), None)
+    if deploys:
+        what = deploys[0].text.split(":", 1)[1].split(" at ")[0].strip()  # "order v2.8.1 (from v2.8.0)"
+        what = re.sub(r" \(from (\S+)\)", r" to \1", what)
+        watch = f" and watch {_subject(symptom.text)}" if symptom else ""
+        revert = f" (or revert {diffs[0].text.removeprefix('diff: ').split(';')[0].rsplit(' ', 3)[0]})" if diffs else ""
+        return f"check whether rolling back {what}{revert} restores service{watch}"
+    if symptom:
+        return f"look for what changed at {symptom.at} besides deploys (traffic, config, a dependency)"
+    return "nothing stood out; open Show full trace for the checks that ran"
+
+
+def _findings(steps: Sequence[Step]) -> list[Finding]:
+    deploy_at = deploy_time(steps)
+    return [finding_from_step(s, deploy_at) for s in steps if s.action not in ("", "finish")]
+
+
+def _headline(trace: Trace, findings: Sequence[Finding]) -> str:
+    if not trace.complete:
+        if trace.stop_reason is StopReason.FINISH:
+            return "⚠️ *Partial answer*. Verify before acting."
+        why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)
+        return f"⚠️ *Partial answer*: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
+    if confirmed := _CONFIRMED.search(trace.answer):
+        return f"✅ *Cause confirmed by {mrkdwn_escape(confirmed.group(1).strip())}*"
+    return f"🔎 *Likely cause*, {_confidence_words(findings)}"
+
+
+def _confidence_words(findings: Sequence[Finding]) -> str:
+    kinds = {f.kind for f in findings}
+    names = {"change": "the metrics", "deploy": "a deploy", "diff": "its diff", "logs": "the error logs"}
+    agree = [names[k] for k in _EVIDENCE_ORDER if k in kinds]
+    listed = ", ".join(agree[:-1]) + f" and {agree[-1]}" if len(agree) > 1 else "".join(agree)
+    if len(agree) >= 3:
+        return f"fairly confident: {listed} line up in time (not verified)"
+    if len(agree) == 2:
+        return f"moderately confident: only {listed} line up"
+    return "low confidence: little evidence points at it"
+
+
+def _footer(trace: Trace) -> list[str]:
+    notes = [trim(mrkdwn_escape(n), 200) for n in trace.notes if _PLAYBOOK_NOTE not in n][:2]
+    how = "playbook, no model" if trace.protocol == "playbook" else trace.model or trace.protocol
+    t = trace.totals
+    line = f"{how} · {len(trace.steps)} steps · {t.elapsed_ms / 1000:.1f} s"
+    line = line if trace.protocol == "playbook" else meta_line(trace).replace(f" · trace `{trace.trace_id}`", "")
+    return [f"{line} · full trace: `opsbot traces show {trace.trace_id}`", *notes]
+
+
+def _readable_times(text: str, trace: Trace) -> str:
+    """"2026-11-30 15:02 UTC" -> "yesterday 15:02 UTC" (or "15:02 UTC" the same day; the date otherwise)."""
+    today = trace.started_at[:10]
+
+    def readable(match: re.Match[str]) -> str:
+        day, hhmm = match.group(1), match.group(2)
+        if day == today or not today:
+            return f"{hhmm} UTC"
+        return f"yesterday {hhmm} UTC" if _is_day_before(day, today) else f"{day} {hhmm} UTC"
+
+    return _STAMP.sub(readable, text).replace("at yesterday ", "yesterday at ")
+
+
+def _is_day_before(day: str, today: str) -> bool:
+    from datetime import date, timedelta
+
+    try:
+        return date.fromisoformat(day) == date.fromisoformat(today) - timedelta(days=1)
+    except ValueError:
+        return False
+
+
+def _subject(change_text: str) -> str:
+    """"order p99 latency 202 ms → …" -> "order p99 latency"."""
+    return re.split(r" -?\d", change_text, maxsplit=1)[0]
+
+
+def _more(trace: Trace) -> str:
+    return f"the full answer: Show full trace or `opsbot traces show {trace.trace_id}`"

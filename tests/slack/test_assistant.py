@@ -1,0 +1,38 @@
+"""The assistant thread (Slack's AI app surface): suggested prompts, a title, and the question answered in it."""
+
+from __future__ import annotations
+
+from bot.slack.assistant import suggested_prompts
+from tests.fakes.slack import TEAM_ID, event_body, post_event
+from tests.slack.conftest import SurfaceFactory
+
+
+def test_an_opened_assistant_thread_gets_suggested_prompts(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    started = {"type": "assistant_thread_started", "event_ts": "5.000001",
+               "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "5.000000",
+                                    "context": {"channel_id": "C1", "team_id": TEAM_ID}}}
+    assert post_event(surface.events_url, event_body(started, event_id="EvA1")).status_code == 200
+    [prompts] = surface.fake.wait_for("assistant.threads.setSuggestedPrompts")
+    assert prompts["channel_id"] == "D1" and prompts["thread_ts"] == "5.000000"
+    assert [p["message"] for p in prompts["prompts"]] == suggested_prompts([])
+
+
+def test_a_question_in_the_assistant_thread_is_titled_and_answered_there(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    message = {"type": "message", "channel_type": "im", "channel": "D1", "user": "U1", "ts": "5.000002",
+               "thread_ts": "5.000000", "text": "why is order slow since 15:05?", "client_msg_id": "m1"}
+    assert post_event(surface.events_url, event_body(message, event_id="EvA2")).status_code == 200
+    [title] = surface.fake.wait_for("assistant.threads.setTitle")
+    assert title["title"] == "why is order slow since 15:05?" and title["thread_ts"] == "5.000000"
+    [stop] = surface.fake.wait_for("chat.stopStream")
+    [start] = surface.fake.calls_to("chat.startStream")
+    assert start["channel"] == "D1" and start["thread_ts"] == "5.000000" and stop["text"]
+    statuses = surface.fake.wait_for("assistant.threads.setStatus", 2)
+    assert statuses[0]["status"] == "Diagnosing…" and statuses[0]["thread_ts"] == "5.000000"
+    surface.fake.wait_for("assistant.threads.setStatus", where=lambda p: p["status"] == "")  # cleared at the end
+
+
+def test_prompts_name_the_configured_services_without_hard_coding_any() -> None:
+    assert suggested_prompts(["checkout", "db"])[0] == "Why is checkout slow?"
+    assert len(suggested_prompts(["a", "b", "c"])) <= 4

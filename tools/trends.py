@@ -1,0 +1,130 @@
+"""Slow trends (a leak, creeping latency) and sawtooth restarts in a metric series, on log values.
+
+A trend is a climb (or fall) that goes on to the window's end: the series is fitted as flat up to a moment
+and then a straight line in log space (a hinge), the moment chosen by least squares. It counts when the line
+grows by at least `min_ratio`x, stands clear of the noise (t statistic), the fit leaves no more spread than the
+noise itself, and no single step explains the segment better (a step is tools/changepoints.py's to report).
+
+A sawtooth is memory climbing and dropping back, again and again: OOM kills or restarts. It counts when at
+least MIN_DROPS sharp drops of at least DROP_RATIO x are each preceded by a climb.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import median
+
+import numpy as np
+
+from tools.changepoints import log_shift, log_values, noise_sigma
+
+MIN_TREND_POINTS = 12
+T_TREND = 8.0  # the slope must be this many standard errors from zero
+MAX_SPREAD = 1.4  # the fit's residual spread may exceed the point-to-point noise by at most this factor
+MIN_DROPS = 2  # one drop is a level shift; two or more after climbs is a pattern
+DROP_RATIO = 1.3
+
+
+@dataclass(frozen=True)
+class Trend:
+    start: datetime  # where the flat part ends and the climb begins
+    end: datetime  # the last point
+    before: float  # the fitted level at `start`
+    after: float  # the fitted level at `end`
+    per_hour: float  # fractional change per hour (+0.35 = +35 %/h)
+
+
+@dataclass(frozen=True)
+class Sawtooth:
+    drops: tuple[datetime, ...]  # when each drop happened
+    low: float  # median level just after the drops
+    high: float  # median level just before them
+
+    @property
+    def ratio(self) -> float | None:
+        return self.high / self.low if self.low else None
+
+
+def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_ratio: float = 1.5) -> list[Trend]:
+    """The trend that runs to the window's end, as a one-item list; [] when there is none."""
+    n = len(values)
+    if n < 2 * MIN_TREND_POINTS:
+        return []
+    logs = log_values(values)
+    sigma = noise_sigma(logs)
+    start, level, slope = _best_hinge(logs, range(0, n - MIN_TREND_POINTS, max(1, n // 96)))
+    x = np.arange(n, dtype=float)
+    growth = slope * (n - 1 - start)
+    span = x[start:] - start
+    se = sigma / math.sqrt(float(np.sum((span - span.mean()) ** 2)) or 1.0)
+    residual = logs - (level + slope * np.maximum(0.0, x - start))
+    spread = 1.4826 * float(np.median(np.abs(residual - np.median(residual))))
+    if abs(growth) < math.log(min_ratio) or abs(slope) < T_TREND * se or spread > MAX_SPREAD * sigma:
+        return []
+    if _step_sse(logs[start:]) < float(np.sum(residual[start:] ** 2)):
+        return []
+    step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
+    per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
+    shift = log_shift(values)
+    return [Trend(times[start], times[-1], math.exp(level) - shift, math.exp(level + growth) - shift, per_hour)]
+
+
+def _best_hinge(logs: np.ndarray, starts: range) -> tuple[int, float, float]:
+    """(start, level, slope) of the least-squares fit flat up to `start`, a line after it, over every start."""
+    x = np.arange(len(logs), dtype=float)
+    ramps = np.maximum(0.0, x[None, :] - np.asarray(starts, dtype=float)[:, None])  # one row per start
+    centred = ramps - ramps.mean(axis=1, keepdims=True)
+    slopes = centred @ (logs - logs.mean()) / np.sum(centred**2, axis=1)
+    explained = slopes**2 * np.sum(centred**2, axis=1)  # the sse falls by this much; the best start explains most
+    best = int(np.argmax(explained))
+    slope = float(slopes[best])
+    return starts[best], float(logs.mean() - slope * ramps[best].mean()), slope
+
+
+def _step_sse(logs: np.ndarray) -> float:
+    """The residual sum of squares of the best single step (two flat parts, 3+ points each) over `logs`."""
+    n = len(logs)
+    if n < 6:
+        return float(np.sum((logs - logs.mean()) ** 2))
+    k = np.arange(3, n - 2)
+    sums, squares = np.cumsum(logs), np.cumsum(logs**2)
+    left = squares[k - 1] - sums[k - 1] ** 2 / k
+    right = (squares[-1] - squares[k - 1]) - (sums[-1] - sums[k - 1]) ** 2 / (n - k)
+    return float(np.min(left + right))
+
+
+def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawtooth | None:
+    """Repeated climbs that drop back sharply (restarts), or None."""
+    n = len(values)
+    k = max(3, min(8, n // 36))
+    if n < 4 * k:
+        return None
+    logs = log_values(values)
+    sigma = noise_sigma(logs)
+    se = 1.2533 * sigma * math.sqrt(2 / k)
+    gate = max(math.log(DROP_RATIO), 4 * se)
+    windows = np.median(np.lib.stride_tricks.sliding_window_view(logs, k), axis=1)  # windows[i] = logs[i : i + k]
+    falls = [(float(windows[i] - windows[i - k]), i) for i in range(k, n - k + 1)]
+    drops: list[int] = []
+    for fall, i in sorted(falls):
+        if fall > -gate:
+            break
+        if all(abs(i - d) > 2 * k for d in drops):
+            drops.append(i)
+    drops.sort()
+    climbs = [_climbed(logs, start, end, k, gate) for start, end in zip([0, *drops], drops, strict=False)]
+    if len(drops) < MIN_DROPS or not all(climbs[1:]):
+        return None
+    high = median(median(values[d - k : d]) for d in drops)
+    low = median(median(values[d : d + k]) for d in drops)
+    return Sawtooth(tuple(times[d] for d in drops), low, high)
+
+
+def _climbed(logs: np.ndarray, start: int, end: int, k: int, gate: float) -> bool:
+    """Whether the tooth from `start` to the drop at `end` rose by about as much as the drop."""
+    if end - start < 2 * k:
+        return False
+    return float(np.median(logs[end - k : end]) - np.median(logs[start : start + k])) > 0.6 * gate
