@@ -29,7 +29,6 @@ from datetime import datetime
 from statistics import median
 
 import numpy as np
-import ruptures
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
@@ -94,6 +93,8 @@ def detect_changes(
         return []
     logs = log_values(values)
     sigma = noise_sigma(logs)
+    import ruptures  # pulls in scipy (~2 s of imports, ~60 MB): loaded on the first series, not at start-up
+
     search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SIDE_POINTS).fit(logs)  # linear kernel = l2 cost
     breaks = [int(b) for b in search.predict(pen=_PENALTY * sigma**2 * math.log(n))[:-1]]
     floor = 0.02 * max(abs(v) for v in values)  # ignore shifts that are tiny next to the series' peak
