@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import SecretStr
 
 from bot.cli.terminal import mode_line
-from bot.config import Settings
 from bot.eval import EvalCase, case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table
 from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
+
+if TYPE_CHECKING:  # pydantic-settings loads when a command reads settings, not for --help
+    from bot.config import Settings
 
 
 def eval_command(
