@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from bot import wiring
@@ -83,7 +84,9 @@ def test_the_default_incident_reads_as_a_likely_cause_with_findings_under_1500_c
     bullets = [line for line in blocks[1]["text"]["text"].splitlines() if line.startswith("• ")]
     assert 3 <= len(bullets) <= 5
     assert any("diff: hikari.maximumPoolSize 50 → 200" in b for b in bullets)
-    assert any("256× HikariPool-1 - Connection is not available" in b and "after the deploy" in b for b in bullets)
+    # the count depends on where the sandbox's window falls against the clock: any count, then the signature
+    assert any(re.search(r"\d+× HikariPool-1 - Connection is not available", b) and "after the deploy" in b
+               for b in bullets)
     assert "*Next:*" in text and "rolling back order v2.8.1" in text
     assert text.count("playbook") == 1 and "promql" not in text and "range=" not in text  # findings, not queries
     assert visible_chars(blocks) < 1_500 and limit_violations(blocks) == []
