@@ -122,6 +122,8 @@ def _run_bounded(func: Callable[..., ToolResult | str], kwargs: dict[str, Any], 
     schedule new futures after shutdown") while diagnoses are still draining, and its workers are joined at
     exit, so a hung call would hold the process. A thread start costs far less than any backend call.
     """
+    if timeout_s is None:  # nothing to enforce: no thread at all
+        return func(**kwargs)
     future: Future[ToolResult | str] = Future()
 
     def target() -> None:

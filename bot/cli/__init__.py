@@ -2,7 +2,9 @@
 
 One module per concern: diagnosis (diagnose, demo), inspection (parse, classify), evaluation (eval), service
 (serve), and the `intent`, `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The commands
-import bot.wiring (and with it openai, elasticsearch, slack_bolt) when they run, so `opsbot --help` stays quick.
+import bot.wiring when they run, and bot.wiring imports a builder's module (and its clients: openai, elasticsearch,
+slack_bolt...) on first use, so `--help`, `parse` and `classify` without a model stay quick
+(tests/cli/test_startup_imports.py guards it).
 """
 
 from __future__ import annotations

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bot.cli.terminal import mode_line, step_printer, trace_summary
-from bot.config import Settings
 from bot.engine.types import Question, Trace, trace_to_dict
 from bot.safety.inbound import clean_inbound, visible_text
-from bot.sandbox.backends import BackendError
 from bot.sandbox.scenario import ScenarioError, load_scenario
+
+if TYPE_CHECKING:  # pydantic-settings loads when a command reads settings, not for --help
+    from bot.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ def demo_command(
 ) -> None:
     """Bring the incident sandbox up if needed and diagnose its incident live, step by step."""
     from bot import wiring
+    from bot.sandbox.backends import BackendError  # requests loads for the demo only
 
     settings = wiring.load_settings()
     if logging.getLogger().level > logging.DEBUG:  # the printed steps are the demo; keep INFO lines out of them

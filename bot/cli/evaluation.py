@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import SecretStr
 
 from bot.cli.terminal import mode_line
-from bot.config import Settings
 from bot.eval import EvalCase, case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table, score_trace
 from bot.eval.replay import recorded_toolbox, replay_summary
 from bot.sandbox.scenario import HELDOUT, ScenarioError, load_scenario, scenario_files, scenario_names
+
+if TYPE_CHECKING:  # pydantic-settings loads when a command reads settings, not for --help
+    from bot.config import Settings
 
 
 def eval_command(

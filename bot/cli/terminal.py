@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from bot.config import Settings
 from bot.engine.types import Step, Trace
 from bot.safety.inbound import visible_text
 from bot.safety.redact import redact
+
+if TYPE_CHECKING:  # pydantic-settings loads when a command reads settings, not for --help
+    from bot.config import Settings
 
 OBSERVATION_LINES = 8
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import json_repair
-import openai
 
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import ToolCall
 
 if TYPE_CHECKING:
     import httpx2
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,8 @@ class OpenAILLM:
         self.max_reply_tokens = max_reply_tokens
         self.tokenizer = tokenizer
         self._on_error = on_error
+        import openai  # ~0.6 s of imports: loaded only when a model is configured, not by `opsbot parse`/`--help`
+
         # DefaultHttpxClient keeps the SDK's own limits and timeouts; the hook only watches the responses.
         http_client = None
         if on_error is not None:
@@ -129,6 +131,8 @@ class OpenAILLM:
         request = self._request(model, messages, tools, stop, max_tokens or self.max_reply_tokens)
         where = f"{model} at {self.endpoint}"
         log.debug("llm request model=%s role=%s messages=%s", model, role, messages)
+        import openai  # already loaded by __init__; a dictionary lookup here
+
         try:
             response = self._client_within(timeout_s).chat.completions.create(**request)
         except openai.APIStatusError as exc:  # its response was counted by the hook, like every retried one
@@ -229,6 +233,8 @@ def error_kind_from_status(status: int) -> str:
 
 
 def _kind_from_exception(exc: openai.OpenAIError) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError: test it first
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):

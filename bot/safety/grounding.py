@@ -84,12 +84,15 @@ _Reader = Callable[[re.Match[str]], Claim | None]
 
 def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
     """Numbers, versions and times in the answer that appear in no evidence text, as written, in order."""
+    stated = [c for c in claims_from_text(_model_text(answer)) if not _is_trivial(c)]
+    if not stated:  # nothing to back: the evidence need not be read at all
+        return []
     backing = [c for text in evidence for c in claims_from_text(text)]
     literals = {c.key for c in backing if c.kind != "number"} | {c.key[:5] for c in backing if c.kind == "time"}
     numbers = _Numbers(backing)
     unverified: list[str] = []
-    for claim in claims_from_text(_model_text(answer)):
-        if _is_trivial(claim) or claim.text in unverified:
+    for claim in stated:
+        if claim.text in unverified:
             continue
         grounded = claim.key in literals if claim.kind != "number" else numbers.back(claim)
         if not grounded:

@@ -3,41 +3,123 @@
 Every other module receives ready objects and plain limits through its constructor. The package is split by
 what is built (core objects, the surfaces, the sandbox) so each part stays readable; callers use
 `from bot import wiring` and `wiring.build_x(settings)`, whichever module builds x.
+
+Lazy: each name is imported from its module on first use (module `__getattr__`), so a command loads only what it
+builds: `opsbot parse` does not load Elasticsearch, Slack or waitress, and `opsbot classify` without a model does
+not load openai either.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from bot.config import Settings
-from bot.wiring.core import (
-    build_access,
-    build_budget,
-    build_classifier,
-    build_context_limits,
-    build_deploy_source,
-    build_es,
-    build_llm,
-    build_log_source,
-    build_metrics_tools,
-    build_playbook,
-    build_prometheus,
-    build_redis,
-    build_responder,
-    build_store,
-    build_telemetry,
-    build_tool_specs,
-    build_toolbox,
-    install_log_redaction,
-    load_settings,
-)
-from bot.wiring.doctor import CheckResult, default_checks, run_checks
-from bot.wiring.mcpsurface import build_served_toolbox, serve_mcp
-from bot.wiring.readiness import build_toolsets, toolset_statuses
-from bot.wiring.sandbox import (
-    bring_up_sandbox,
-    build_eval_diagnoser,
-    sandbox_overrides,
-    take_down_sandbox,
-)
-from bot.wiring.service import SHUTDOWN_DRAIN_S, serve_forever, slack_health
-from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build_slack_app
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__ imports them on first use
+    from bot.wiring.basics import (
+        build_budget,
+        build_classifier,
+        build_context_limits,
+        build_llm,
+        install_log_redaction,
+        load_settings,
+    )
+    from bot.wiring.core import (
+        build_access,
+        build_deploy_source,
+        build_es,
+        build_log_source,
+        build_metrics_tools,
+        build_playbook,
+        build_prometheus,
+        build_redis,
+        build_responder,
+        build_store,
+        build_telemetry,
+        build_tool_specs,
+        build_toolbox,
+    )
+    from bot.wiring.doctor import (
+        CheckResult,
+        default_checks,
+        run_checks,
+    )
+    from bot.wiring.mcpsurface import (
+        build_served_toolbox,
+        serve_mcp,
+    )
+    from bot.wiring.readiness import (
+        build_toolsets,
+        toolset_statuses,
+    )
+    from bot.wiring.sandbox import (
+        bring_up_sandbox,
+        build_eval_diagnoser,
+        sandbox_overrides,
+        take_down_sandbox,
+    )
+    from bot.wiring.service import (
+        SHUTDOWN_DRAIN_S,
+        serve_forever,
+        slack_health,
+    )
+    from bot.wiring.surfaces import (
+        build_api,
+        build_dispatcher,
+        build_server,
+        build_slack_app,
+    )
+
+_HOMES: dict[str, str] = {
+    "SHUTDOWN_DRAIN_S": "service",
+    "CheckResult": "doctor",
+    "bring_up_sandbox": "sandbox",
+    "build_access": "core",
+    "build_api": "surfaces",
+    "build_budget": "basics",
+    "build_classifier": "basics",
+    "build_context_limits": "basics",
+    "build_deploy_source": "core",
+    "build_dispatcher": "surfaces",
+    "build_es": "core",
+    "build_eval_diagnoser": "sandbox",
+    "build_llm": "basics",
+    "build_log_source": "core",
+    "build_metrics_tools": "core",
+    "build_playbook": "core",
+    "build_prometheus": "core",
+    "build_redis": "core",
+    "build_responder": "core",
+    "build_served_toolbox": "mcpsurface",
+    "build_server": "surfaces",
+    "build_slack_app": "surfaces",
+    "build_store": "core",
+    "build_telemetry": "core",
+    "build_tool_specs": "core",
+    "build_toolbox": "core",
+    "build_toolsets": "readiness",
+    "default_checks": "doctor",
+    "install_log_redaction": "basics",
+    "load_settings": "basics",
+    "run_checks": "doctor",
+    "sandbox_overrides": "sandbox",
+    "serve_forever": "service",
+    "serve_mcp": "mcpsurface",
+    "slack_health": "service",
+    "take_down_sandbox": "sandbox",
+    "toolset_statuses": "readiness",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"bot.wiring.{home}"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
 
 __all__ = [
     "SHUTDOWN_DRAIN_S",

@@ -1,0 +1,88 @@
+"""Light builders: settings, budgets, the LLM adapter and the intent gate.
+
+Nothing here imports a backend client (Elasticsearch, Prometheus, Slack, waitress), so `opsbot parse` and
+`opsbot classify` start without them; the openai package loads only when a model is configured.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from bot.config import Settings
+from bot.engine.context import ContextLimits
+from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
+from bot.engine.llmlimit import limited
+from bot.engine.types import Budget, Intent
+from bot.routing.intent import classify
+from bot.routing.model import load_model
+from bot.safety.logfilter import install_noise_filter, install_redaction
+from bot.safety.redact import redact
+
+
+def load_settings() -> Settings:
+    """Settings from the environment and ./.env."""
+    return Settings()
+
+
+def install_log_redaction() -> None:
+    """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
+    chatter to one line per failure (call after logging setup)."""
+    install_noise_filter()
+    install_redaction(redact)
+
+
+def build_budget(settings: Settings) -> Budget:
+    a = settings.agent
+    return Budget(
+        max_steps=a.max_steps,
+        time_budget_s=a.time_budget_s,
+        token_budget=a.token_budget,
+        max_format_errors=a.max_format_errors,
+        max_args_chars=a.max_args_chars,
+        parallel_tools=a.parallel_tools,
+    )
+
+
+def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> LLM | None:
+    """The OpenAI-compatible adapter, or None when no LLM is configured (the playbook answers then).
+
+    `on_error` hears the kind of every failed request (pass `telemetry.observe_llm_error`). The adapter sits
+    behind one limit of settings.agent.max_concurrent_llm_calls: build it once per process and hand the same
+    object to every surface, so Slack, the API and the webhook share that limit.
+    """
+    c = settings.llm
+    if not c.configured:
+        return None
+    adapter = OpenAILLM(
+        base_url=c.base_url,
+        api_key=c.api_key.get_secret_value(),
+        model=c.model,
+        cheap_model=c.cheap_model,
+        timeout_s=c.timeout_s,
+        max_retries=c.max_retries,
+        temperature=c.temperature,
+        max_reply_tokens=c.max_reply_tokens,
+        tokenizer=c.tokenizer,
+        on_error=on_error,
+    )
+    return limited(adapter, settings.agent.max_concurrent_llm_calls)
+
+
+def build_context_limits(settings: Settings) -> ContextLimits:
+    """How much of a run's history the model sees (observation cut, steps kept verbatim)."""
+    return ContextLimits(
+        max_observation_chars=settings.agent.max_observation_chars,
+        keep_recent_steps=settings.agent.keep_recent_steps,
+    )
+
+
+def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[str], Intent]:
+    """The intent gate: trivial rules, the learned classifier (settings.intent.model_path or the shipped one),
+    then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
+    model = llm if llm is not None else build_llm(settings)
+    path = settings.intent.model_path
+    return functools.partial(
+        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
+        model=load_model(path.expanduser()) if path else None,
+    )
