@@ -155,7 +155,6 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
-from bot.safety.ratelimit import RedisWindow
 def build_playbook(settings: Settings) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role."""
     return functools.partial(run_playbook, topology=settings.topology, metric_roles=_metric_roles(settings))
