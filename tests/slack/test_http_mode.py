@@ -78,8 +78,9 @@ def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceF
     gate.set()
     final_stops(surface.fake, 10)
     # the 11th waited: its "queued" notice became its progress message, and that message carries the answer
-    [notice] = surface.fake.responses_to("chat.postMessage")[-1:]
-    assert "next in line" in surface.fake.calls_to("chat.postMessage")[-1]["text"]
+    # the anchor of /diagnose and the notice are posted from different pools: find the notice, not the last post
+    posts = zip(surface.fake.calls_to("chat.postMessage"), surface.fake.responses_to("chat.postMessage"), strict=True)
+    [notice] = [response for call, response in posts if "next in line" in call["text"]]
     surface.fake.wait_for("chat.update", where=lambda p: p["ts"] == notice["ts"] and p["text"].startswith("Likely"))
 
 
