@@ -158,10 +158,12 @@ def service_from_text(text: str, services: Iterable[str]) -> str | None:
     return None
 
 
-def signatures_from_text(observation: str) -> list[LogSignature]:
-    """The clustered error signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`),
-    from its `top ERROR/FATAL signatures` section only (not the WARN or `new since` sections)."""
-    return _section_signatures(observation, re.compile(r"^top \S*(ERROR|FATAL)\S* signatures", re.IGNORECASE))
+def signatures_from_text(observation: str, level: str = "ERROR") -> list[LogSignature]:
+    """The clustered signatures of a query_logs observation (`1. 1,234x <template>  first .. last ..`) at `level`:
+    by default its `top ERROR/FATAL signatures` section only (not the WARN or `new since` sections); with
+    level="WARN", its `top WARN signatures` section."""
+    names = "WARN" if level.upper().startswith("WARN") else "ERROR|FATAL"
+    return _section_signatures(observation, re.compile(rf"^top \S*({names})\S* signatures", re.IGNORECASE))
 
 
 def new_signatures_from_text(observation: str) -> list[LogSignature]:

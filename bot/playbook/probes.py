@@ -197,7 +197,8 @@ def check_logs(
     for level in ("ERROR", "WARN"):
         thought = why + (f"Looking for {service}'s error clusters {where}." if level == "ERROR"
                          else f"{service} logged no errors {where}; its warnings may still name the cause.")
-        found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}))
+        found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}),
+                                     level)
         if found:
             findings.signatures[service] = _new_first(run, service, level, found, first)
             return
@@ -216,7 +217,7 @@ def _new_first(
                "already there is background, not the cause.")
     args = {"service": service, "level": level, "start": iso_from_moment(at - timedelta(minutes=90)),
             "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
-    before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args))}
+    before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args), level)}
     return [s for s in found if s.text not in before] + [s for s in found if s.text in before]
 
 
