@@ -30,12 +30,16 @@ def up_command(
             "bundled osmem-server on OPSBOT_SANDBOX__OSMEM_PORT (a dev dependency)",
         ),
     ] = "",
+    loki: Annotated[
+        bool, typer.Option("--loki", help="serve the logs from the Loki stand-in (logs.backend = loki)")
+    ] = False,
 ) -> None:
-    """Build a scenario's data and start Prometheus on loopback; reuses a healthy running sandbox."""
+    """Build a scenario's data and start Prometheus on loopback (and the Kubernetes API stand-in when the scenario
+    has a cluster); reuses a healthy running sandbox."""
     from bot import wiring
 
     try:
-        info = wiring.bring_up_sandbox(wiring.load_settings(), scenario, es)
+        info = wiring.bring_up_sandbox(wiring.load_settings(), scenario, es, loki)
     except (ScenarioError, BackendError, OSError, RuntimeError, ValueError) as exc:
         typer.echo(f"sandbox up failed: {exc}", err=True)
         raise typer.Exit(1) from exc
@@ -80,6 +84,13 @@ def scenarios_command() -> None:
 def _echo_sandbox(info: SandboxInfo) -> None:
     typer.echo(f"  scenario    {info.scenario} (incident {info.incident_at:%Y-%m-%d %H:%M} UTC)")
     typer.echo(f"  prometheus  {info.prometheus_url} (pid {info.prometheus_pid}, data until {info.data_end:%H:%M} UTC)")
-    typer.echo(f"  logs        {info.es_url + ' (logs-sandbox)' if info.es_url else info.logs_db}")
+    logs = info.es_url + " (logs-sandbox)" if info.es_url else f"{info.loki_url} (Loki stand-in, pid {info.loki_pid})" \
+        if info.loki_url else info.logs_db
+    typer.echo(f"  logs        {logs}")
     typer.echo(f"  deploys     {info.es_url + ' (deploys)' if info.es_url else info.git_repo}")
+    if info.kubeconfig:
+        typer.echo(f"  kubernetes  namespace {info.kube_namespace}, kubeconfig {info.kubeconfig} "
+                   f"(API stand-in pid {info.kubeapi_pid})")
+    if info.runbooks_dir:
+        typer.echo(f"  runbooks    {info.runbooks_dir}")
     typer.echo(f"  env file    {info.env_path}")

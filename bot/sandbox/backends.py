@@ -123,7 +123,7 @@ def start_prometheus(
         # retention counts from the newest block: keep a long one so no backfilled block is dropped at start
         "--storage.tsdb.retention.time=90d", f"--web.listen-address=127.0.0.1:{port}",
     ]
-    return _spawn(cmd, f"http://127.0.0.1:{port}", "/-/ready", log_path, ready_timeout_s, die_with_parent)
+    return spawn_server(cmd, f"http://127.0.0.1:{port}", "/-/ready", log_path, ready_timeout_s, die_with_parent)
 
 
 def start_osmem(
@@ -146,7 +146,8 @@ def start_osmem(
         cmd += ["--seed", str(seed_dir)]
     if log_dir is None:
         log_dir = seed_dir.parent if seed_dir is not None else Path(os.environ.get("TMPDIR", "/tmp"))
-    return _spawn(cmd, f"http://127.0.0.1:{port}", "/", log_dir / f"osmem-{port}.log", ready_timeout_s, die_with_parent)
+    log_path = log_dir / f"osmem-{port}.log"
+    return spawn_server(cmd, f"http://127.0.0.1:{port}", "/", log_path, ready_timeout_s, die_with_parent)
 
 
 def free_port() -> int:
@@ -163,7 +164,10 @@ def port_in_use(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _spawn(cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float, die_with_parent: bool) -> Proc:
+def spawn_server(
+    cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float, die_with_parent: bool
+) -> Proc:
+    """Start `cmd` in its own session, logging to log_path, and wait until url+ready_path answers 200."""
     port, name = int(url.rsplit(":", 1)[1]), Path(cmd[0]).name
     if die_with_parent and shutil.which("setpriv"):
         # util-linux's setpriv sets PR_SET_PDEATHSIG and execs the server: same PID, no preexec_fn in a

@@ -3,7 +3,9 @@
     <workdir>/metrics.om        OpenMetrics text (kept for inspection)
     <workdir>/prometheus/data   TSDB blocks written by promtool, served by start_prometheus
     <workdir>/logs.jsonl        log documents; <workdir>/logs.db the SQLite FTS5 store built from them
-    <workdir>/deploys           the git deploy repository; deploys.jsonl the same deploys as ES events
+    <workdir>/deploys           the git deploy repository (runbooks in deploys/runbooks); deploys.jsonl the same
+                                deploys as ES events
+    <workdir>/cluster.json      the Kubernetes API objects, when the scenario has a [kubernetes] block
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.sandbox.backends import backfill
+from bot.sandbox.cluster import write_cluster
 from bot.sandbox.deployrepo import DeployRecord, build_deploy_repo
 from bot.sandbox.logdocs import iso_z, log_docs, write_jsonl
 from bot.sandbox.openmetrics import write_openmetrics
@@ -48,6 +51,11 @@ class SandboxData:
     deploys_jsonl: Path
     deploys: tuple[DeployRecord, ...]
     timings_s: dict[str, float] = field(default_factory=dict)
+    cluster_json: Path | None = None  # FakeKubeAPI.from_file reads it
+
+    @property
+    def runbooks_dir(self) -> Path:
+        return self.git_repo / "runbooks"
 
     @property
     def incident_at(self) -> datetime:
@@ -88,6 +96,7 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
     clock = time.perf_counter()
     records = build_deploy_repo(scenario, workdir / "deploys", now)
     write_jsonl([deploy_event(r) for r in records], workdir / "deploys.jsonl")
+    cluster = write_cluster(scenario, signals, records, now, workdir / "cluster.json") if scenario.kubernetes else None
     timings["git"] = time.perf_counter() - clock
     clock = time.perf_counter()
     ingest_sqlite(workdir / "logs.jsonl", workdir / "logs.db")
@@ -98,7 +107,7 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
         scenario=scenario, now=now, workdir=workdir, data_start=start, data_end=end, openmetrics_path=om_path,
         prometheus_data=workdir / "prometheus" / "data", logs_jsonl=workdir / "logs.jsonl",
         logs_db=workdir / "logs.db", git_repo=workdir / "deploys", deploys_jsonl=workdir / "deploys.jsonl",
-        deploys=tuple(records), timings_s=timings,
+        deploys=tuple(records), timings_s=timings, cluster_json=cluster,
     )
 
 

@@ -1,6 +1,7 @@
 """A GitOps deploy repository for a scenario, built with the real `git` CLI.
 
-Layout: services/<service>/{application.yaml, deployment.yaml, kustomization.yaml, CHANGELOG.md}. A deploy
+Layout: services/<service>/{application.yaml, deployment.yaml, kustomization.yaml, CHANGELOG.md} and
+runbooks/*.md (the shared sandbox runbooks and the scenario's own, from the first commit). A deploy
 is a commit touching that folder (kustomization's image tag, the CHANGELOG, the scenario's file changes),
 with author and committer dates at the deploy time, and an annotated tag `<service>/<version>` whose tagger
 date is the deploy time. Two older deploys per service come first, so every deploy has a previous one.
@@ -13,6 +14,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from importlib import resources
 from pathlib import Path
 
 from bot.sandbox.scenario import Deploy, FileChange, Scenario, ScenarioError, Service
@@ -94,9 +96,19 @@ def _bootstrap(scenario: Scenario, repo: Path, at: datetime) -> None:
         files = {**_default_files(svc), **first_changes}
         for name, text in files.items():
             (folder / name).write_text(text.strip("\n") + "\n")
+    (repo / "runbooks").mkdir()
+    for name, text in runbook_files(scenario).items():
+        (repo / "runbooks" / name).write_text(text.strip("\n") + "\n")
     (repo / "README.md").write_text("# deploys\n\nGitOps state of every service; tag <service>/<version> = a deploy.\n")
     _git(repo, "add", "-A")
     _commit(repo, "Bootstrap service manifests", "platform-team", at)
+
+
+def runbook_files(scenario: Scenario) -> dict[str, str]:
+    """name -> Markdown of the runbooks the sandbox repository holds: bot/sandbox/runbooks, then the scenario's."""
+    shared = resources.files("bot.sandbox") / "runbooks"
+    books = {p.name: p.read_text(encoding="utf-8") for p in shared.iterdir() if p.name.endswith(".md")}
+    return books | {book.file: book.text for book in scenario.runbooks}
 
 
 def _default_files(svc: Service) -> dict[str, str]:

@@ -15,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.sandbox.cluster import Cluster, cluster_from_dict, cluster_problems
+
 METRICS = ("p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb")
 Shape = Literal["step", "ramp", "recover", "sawtooth"]
 SHAPES = ("step", "ramp", "recover", "sawtooth")
@@ -98,6 +100,14 @@ class LogPattern:
 
 
 @dataclass(frozen=True)
+class Runbook:
+    """A Markdown runbook the scenario's team keeps in the deploy repository (runbooks/<file>)."""
+
+    file: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     title: str
@@ -113,6 +123,8 @@ class Scenario:
     expect_incident: bool = True  # False: the right answer is "nothing is wrong"
     noise: float | None = None  # relative noise of latency, traffic and CPU (None: the small default)
     daily_amplitude: float | None = None  # the daily curve's amplitude (None: 0.25 on traffic and CPU only)
+    kubernetes: Cluster | None = None  # the [kubernetes] block: the sandbox then serves a Kubernetes API
+    runbooks: tuple[Runbook, ...] = ()  # besides the shared ones in bot/sandbox/runbooks
 
     @property
     def topology(self) -> dict[str, list[str]]:
@@ -198,6 +210,8 @@ def scenario_from_dict(data: dict[str, Any]) -> Scenario:
         expect_incident=data.get("expect_incident", True),
         noise=data.get("noise"),
         daily_amplitude=data.get("daily_amplitude"),
+        kubernetes=cluster_from_dict(data.get("kubernetes")),
+        runbooks=tuple(Runbook(**r) for r in data.get("runbooks", ())),
     )
     _validate(scenario)
     return scenario
@@ -218,6 +232,10 @@ def _validate(scenario: Scenario) -> None:
         value = getattr(scenario, key)
         if value is not None and not 0 <= value < 1:
             problems.append(f"{key} {value!r} is not in [0, 1)")
+    if scenario.kubernetes is not None:
+        problems += cluster_problems(scenario.kubernetes, {s.name: s.kind for s in scenario.services})
+    problems += [f"runbook file {r.file!r} is not a plain *.md name" for r in scenario.runbooks
+                 if not re.fullmatch(r"[\w.-]+\.md", r.file)]
     incident_time(scenario.incident, datetime(2026, 1, 2, 12, 0))
     if problems:
         raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))

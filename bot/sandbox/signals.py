@@ -13,6 +13,7 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.sandbox.cluster import crashloop_restarts
 from bot.sandbox.scenario import METRICS, Effect, Scenario, Service
 
 # Relative noise per metric: small enough that no change-point detector mistakes it for an incident.
@@ -70,7 +71,18 @@ def _service_signals(scenario: Scenario, svc: Service, start: datetime, rels: li
             if effect.shape == "sawtooth":
                 restarts = [r + w for r, w in zip(restarts, wraps, strict=True)]
         values[metric] = [min(v, 1.0) for v in series] if metric == "error_ratio" else series
+    restarts = [r + c for r, c in zip(restarts, _crashloops(scenario, svc.name, rels), strict=True)]
     return ServiceSignals(svc.name, start, values, restarts)
+
+
+def _crashloops(scenario: Scenario, service: str, rels: list[int]) -> list[int]:
+    """Cumulative restarts of the service's crash-looping pods (the [kubernetes] block's crashloop_minutes)."""
+    groups = scenario.kubernetes.pods if scenario.kubernetes else ()
+    group = next((g for g in groups if g.service == service and g.crashloop_minutes is not None), None)
+    if group is None or group.crashloop_minutes is None:
+        return [0] * len(rels)
+    began = group.crashloop_minutes
+    return [group.hit() * crashloop_restarts((rel - began) * 60.0) if rel >= began else 0 for rel in rels]
 
 
 def _shape_of(scenario: Scenario, metric: str) -> tuple[float, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from elasticsearch import Elasticsearch
 
@@ -20,11 +21,11 @@ from bot.wiring.toolsets import SANDBOX_RUNBOOKS
 log = logging.getLogger(__name__)
 
 
-def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "") -> SandboxInfo:
+def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "", loki: bool = False) -> SandboxInfo:
     """`opsbot sandbox up` / the demo: the sandbox running (reused when healthy), its opsbot.env written.
 
     es_url "local" runs the bundled osmem-server on settings.sandbox.osmem_port and loads it; any other
-    es_url stops a local one an earlier `up --es local` left running.
+    es_url stops a local one an earlier `up --es local` left running. loki: logs from the Loki stand-in.
     """
     base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
     if es_url == LOCAL_ES:
@@ -36,7 +37,7 @@ def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "") -
         stop_local_search(settings.sandbox.dir)
     return ensure_sandbox(
         settings.sandbox, scenario or None, es_url=es_url, es_client_factory=_sandbox_es_client,
-        base_metrics=base_metrics,
+        base_metrics=base_metrics, loki=loki,
     )
 
 
@@ -53,7 +54,7 @@ def _sandbox_es_client(url: str) -> Elasticsearch:
 
 def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
     """Settings pointed at a running sandbox: Prometheus, logs, deploys, topology, the extra metric templates,
-    and the sandbox's runbooks."""
+    the runbooks of its repository, and its Kubernetes API and Loki stand-ins when it runs them."""
     backend = "elasticsearch" if info.es_url else None
     extra = {name: MetricTemplate.model_validate(t) for name, t in info.metric_templates.items()}
     metrics = {**settings.prometheus.metrics, **extra}
@@ -62,10 +63,17 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
         "logs": settings.logs.model_copy(update={"backend": backend or "sqlite", "sqlite_path": info.logs_db}),
         "deploys": settings.deploys.model_copy(update={"backend": backend or "git", "git_repo": info.git_repo}),
         "topology": info.topology,
-        # the sandbox's runbooks (bot/sandbox/runbooks), unless runbooks are configured already
+        # the runbooks in the sandbox's repository, unless runbooks are configured already
         "runbooks": settings.runbooks if settings.runbooks.enabled else settings.runbooks.model_copy(
-            update={"enabled": True, "path": SANDBOX_RUNBOOKS}),
+            update={"enabled": True, "path": Path(info.runbooks_dir) if info.runbooks_dir else SANDBOX_RUNBOOKS}),
     }
+    if info.kubeconfig:
+        update["kubernetes"] = settings.kubernetes.model_copy(update={
+            "enabled": True, "kubeconfig": info.kubeconfig, "context": "", "in_cluster": False,
+            "namespaces": [info.kube_namespace]})
+    if info.loki_url:
+        update["logs"] = settings.logs.model_copy(update={"backend": "loki"})
+        update["loki"] = settings.loki.model_copy(update={"url": info.loki_url, "tenant": ""})
     if info.es_url:
         update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": info.es_url, "plain_json": True})
     return settings.model_copy(update=update)

@@ -23,8 +23,13 @@ REPLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "replays"
 SANDBOX_METRICS = {name: MetricTemplate.model_validate(t) for name, t in SANDBOX_METRIC_TEMPLATES.items()}
 
 
-def sandbox_settings(box: Any, state_dir: Path, *, llm_base_url: str = "", **overrides: Any) -> Settings:
-    """Settings pointing every backend at `box` (a RunningSandbox); no LLM unless a base URL is given."""
+def sandbox_settings(
+    box: Any, state_dir: Path, *, llm_base_url: str = "", toolsets: bool = False, **overrides: Any
+) -> Settings:
+    """Settings pointing every backend at `box` (a RunningSandbox); no LLM unless a base URL is given.
+
+    toolsets=True also turns on what `opsbot eval` turns on: the runbooks of the sandbox's repository and, for a
+    scenario with a cluster, its Kubernetes API stand-in."""
     values: dict[str, Any] = {
         "llm": {"base_url": llm_base_url, "api_key": "test" if llm_base_url else "", "max_retries": 0,
                 "model": "scripted-model", "timeout_s": 10.0},
@@ -35,6 +40,10 @@ def sandbox_settings(box: Any, state_dir: Path, *, llm_base_url: str = "", **ove
         "store": {"backend": "sqlite", "sqlite_path": state_dir / "traces.db"},
         "agent": {"max_steps": 10, "time_budget_s": 60.0},
     }
+    if toolsets:
+        values["runbooks"] = {"enabled": True, "path": box.runbooks_dir}
+    if toolsets and box.kubeconfig is not None:
+        values["kubernetes"] = {"enabled": True, "kubeconfig": str(box.kubeconfig), "namespaces": [box.kube_namespace]}
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 

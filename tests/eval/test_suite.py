@@ -39,7 +39,7 @@ def playbook_report(make_sandbox, tmp_path_factory) -> EvalReport:
     state = tmp_path_factory.mktemp("eval-playbook")
 
     def diagnose(case: EvalCase) -> Trace:
-        settings = sandbox_settings(make_sandbox(case.name), state)
+        settings = sandbox_settings(make_sandbox(case.name), state, toolsets=True)
         return _full_path(settings)(case.question)
 
     cases = [case_from_scenario(load_scenario(n)) for n in scenario_names()]
@@ -53,7 +53,7 @@ def heldout_report(make_sandbox, tmp_path_factory) -> EvalReport:
     state = tmp_path_factory.mktemp("eval-heldout")
 
     def diagnose(case: EvalCase) -> Trace:
-        return _full_path(sandbox_settings(make_sandbox(case.scenario_ref), state))(case.question)
+        return _full_path(sandbox_settings(make_sandbox(case.scenario_ref), state, toolsets=True))(case.question)
 
     cases = [case_from_scenario(load_scenario(ref), source=ref) for ref in scenario_names(HELDOUT)]
     report = run_eval(cases, diagnose, mode="playbook", scenario_set=HELDOUT)
@@ -87,7 +87,7 @@ def replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalRe
         box = make_sandbox(case.name)
         scripted_llm_server.reset()
         scripted_llm_server.responder = intent_or(replay_for(case.name, box))
-        settings = sandbox_settings(box, state, llm_base_url=scripted_llm_server.base_url)
+        settings = sandbox_settings(box, state, llm_base_url=scripted_llm_server.base_url, toolsets=True)
         return _full_path(settings)(case.question)
 
     cases = [case_from_scenario(load_scenario(n)) for n in scenario_names()]

@@ -2,8 +2,8 @@
 
 Fixtures (session scope):
     sandbox        the default scenario (hikari-pool), Prometheus on a free port
-    make_sandbox   factory: make_sandbox("cpu-saturation") -> RunningSandbox, one Prometheus per scenario,
-                   started lazily and cached for the session
+    make_sandbox   factory: make_sandbox("cpu-saturation") -> RunningSandbox, one Prometheus per scenario (and
+                   its Kubernetes API stand-in, in-process, when it has a cluster), started lazily and cached
     es_sandbox     osmem-server with the default scenario's logs (`logs-sandbox`) and deploy events (`deploys`)
                    loaded -> its URL (str)
 
@@ -25,6 +25,7 @@ import pytest
 from bot.sandbox.backends import Proc, free_port, start_osmem, start_prometheus
 from bot.sandbox.data import SandboxData, build_sandbox
 from bot.sandbox.esindex import write_osmem_seed
+from bot.sandbox.kubeapi import FakeKubeAPI
 from bot.sandbox.scenario import Scenario, load_scenario
 
 DEFAULT_SCENARIO = "hikari-pool"
@@ -36,6 +37,21 @@ class RunningSandbox:
 
     data: SandboxData
     prometheus: Proc
+    kube: FakeKubeAPI | None = None
+    kubeconfig: Path | None = None
+
+    @property
+    def kube_namespace(self) -> str:
+        return self.data.scenario.kubernetes.namespace if self.data.scenario.kubernetes else ""
+
+    @property
+    def runbooks_dir(self) -> Path:
+        return self.data.runbooks_dir
+
+    def stop(self) -> None:
+        self.prometheus.stop()
+        if self.kube is not None:
+            self.kube.stop()
 
     @property
     def prometheus_url(self) -> str:
@@ -77,7 +93,10 @@ def start_sandbox(name: str, workdir: Path, now: datetime) -> RunningSandbox:
         proc = start_prometheus(data.prometheus_data, free_port(), die_with_parent=True)
     except RuntimeError:
         proc = start_prometheus(data.prometheus_data, free_port(), die_with_parent=True)
-    return RunningSandbox(data, proc)
+    if data.cluster_json is None:
+        return RunningSandbox(data, proc)
+    kube = FakeKubeAPI.from_file(data.cluster_json)
+    return RunningSandbox(data, proc, kube, kube.write_kubeconfig(workdir / "kubeconfig"))
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +118,7 @@ def make_sandbox(
 
     yield make
     for box in running.values():
-        box.prometheus.stop()
+        box.stop()
 
 
 @pytest.fixture(scope="session")
