@@ -28,11 +28,10 @@ from bot.playbook.probes import (
     check_deploys,
     check_logs,
     check_onset,
-    check_pods,
-    check_runbooks,
     iso_from_moment,
 )
 from bot.playbook.suspects import gather_suspects
+from bot.playbook.toolsetprobes import check_pods, check_runbooks
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 

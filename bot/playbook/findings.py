@@ -149,6 +149,7 @@ class Findings:
     runbook: str = ""  # "Runbook: file.md § Section", the section search_runbooks ranked first
     pod_states: list[str] = field(default_factory=list)  # "OOMKilled exit 137", "CrashLoopBackOff" from query_pods
     pod_summary: str = ""  # "2, 1 not ready, 7 restarts in total"
+    pod_service: str = ""  # whose pods those are: the deployed service, else the origin, else the one asked about
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""

@@ -8,7 +8,6 @@ nearest one changed), which errors were logged around it, and which job started 
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,10 +28,6 @@ LOGS_AROUND_MINUTES = 30
 ONSET_MINUTES = 10
 ONSET_QUERY = "started OR starting OR job OR cron OR batch OR reindex OR backfill OR migration"
 TOOL_TIMEOUT_S = 20.0
-_PLACEHOLDER = re.compile(r"<\w+>|\[[\w.$]+\]")  # a signature's <n>, <uuid> and [exception.Type] carry no words
-_TERMINATED = re.compile(r"last terminated: (\w+) exit (\d+)")
-_WAITING = re.compile(r"waiting: (\w+)")
-_CITATION = re.compile(r"Runbook: [^\n]+? § [^\n]+")
 
 
 @dataclass(frozen=True)
@@ -219,41 +214,6 @@ def _new_first(
             "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
     before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args), level)}
     return [s for s in found if s.text not in before] + [s for s in found if s.text in before]
-
-
-def check_pods(run: ProbeRun, findings: Findings) -> None:
-    """The service's pods (when the Kubernetes toolset is on): restarts, waiting reasons, last terminations."""
-    if "query_pods" not in run.tools or not findings.service:
-        return
-    thought = (f"Reading {findings.service}'s pods: restarts, CrashLoopBackOff or an OOMKilled termination "
-               "would explain a change the metrics only show the effect of.")
-    observation = run.call(thought, "query_pods", {"namespace": "", "service": findings.service})
-    if run.steps[-1].status != "ok":
-        return
-    head = observation.splitlines()[0]
-    findings.pod_summary = head.split(": ", 1)[1] if ": " in head else head
-    states = [f"{m.group(1)} exit {m.group(2)}" for m in _TERMINATED.finditer(observation)]
-    states += [m.group(1) for m in _WAITING.finditer(observation)]
-    findings.pod_states = list(dict.fromkeys(states))
-
-
-def check_runbooks(run: ProbeRun, findings: Findings, question: str) -> None:
-    """The runbook section that best matches the findings: the error signature and changed keys, else the question."""
-    if "search_runbooks" not in run.tools:
-        return
-    # the runbook of the service that was changed (its deploy) or that the question is about, not the origin's
-    service = findings.deploy.service if findings.deploy else findings.service
-    signature = findings.top_signature(service) or (findings.top_signature(findings.origin) if findings.origin
-                                                    else None)
-    words = [*(s.split()[0] for s in findings.pod_states), signature.text if signature else "",
-             *(c.key.rsplit(".", 1)[-1] for c in findings.key_changes[:3])]
-    query = _PLACEHOLDER.sub(" ", " ".join(w for w in words if w)) or question
-    found_any = signature or findings.key_changes or findings.pod_states
-    what = "the pod states, error signature and changed settings found" if found_any else "the question"
-    thought = f"Looking for the runbook section that documents this failure, from {what}."
-    observation = run.call(thought, "search_runbooks", {"query": query[:300], "service": service})
-    found = _CITATION.search(observation)
-    findings.runbook = found.group(0).strip() if found else ""
 
 
 def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -> None:

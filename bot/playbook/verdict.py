@@ -23,6 +23,8 @@ SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drive
 def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
     """The cited conclusion text and whether a cause was identified."""
     headline, complete = _headline(findings)
+    if complete:
+        headline += _cluster_and_runbook(findings)
     if findings.time_note and complete:
         headline = f"{findings.time_note} {headline}"
     if findings.failed_backends:  # an answer resting on a check that could not run is partial, and says why
@@ -67,6 +69,17 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
+
+
+def _cluster_and_runbook(findings: Findings) -> str:
+    """What the pods say (OOMKilled, CrashLoopBackOff) and the runbook section that documents it, for a headline
+    that names a cause; "" when neither toolset is on or they found nothing."""
+    text = ""
+    if findings.pod_states:
+        text += f" {findings.pod_service} pods: {', '.join(findings.pod_states)} ({findings.pod_summary})."
+    if findings.runbook:
+        text += f" See {findings.runbook}."
+    return text
 
 
 def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
@@ -190,7 +203,7 @@ def _evidence_lines(findings: Findings) -> list[str]:
         )
     if findings.pod_summary:
         states = f"; {', '.join(findings.pod_states)}" if findings.pod_states else ""
-        lines.append(f"{findings.service} pods: {findings.pod_summary}{states}")
+        lines.append(f"{findings.pod_service or findings.service} pods: {findings.pod_summary}{states}")
     if findings.runbook:
         lines.append(f"the closest runbook section: {findings.runbook}")
     return lines
