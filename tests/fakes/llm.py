@@ -27,25 +27,25 @@ A reply may also carry `"raw_body": "..."`: sent as is with status 200 (a garbag
 from __future__ import annotations
 
 import itertools
-import json
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.fakes.chatserver import ChatServer
+from tests.fakes.chatwire import MODEL, Reply, strict_refusal, unanswered_tool_call_ids
 
 if TYPE_CHECKING:
     from bot.config import Settings
     from bot.engine.llm import OpenAILLM
 
-Reply = dict[str, Any]
 Responder = Callable[[dict[str, Any]], Reply]
+__all__ = ["EXHAUSTED", "MODEL", "RecordedRequest", "Reply", "ScriptedLLM", "llm_settings", "scripted_llm",
+           "scripted_llm_server", "scripted_openai_llm", "strict_llm", "strict_refusal", "unanswered_tool_call_ids"]
 
-MODEL = "scripted-model"
 EXHAUSTED = "ScriptedLLM: script exhausted (the test scripted fewer replies than the code asked for)"
 
 
@@ -79,7 +79,7 @@ class ScriptedLLM:
         self.responder: Responder | None = None
         self.strict = False
         self.tools_rendered: list[bool] = []  # strict mode: per chat request with tools, were they rendered?
-        self._server = _Server(self)
+        self._server = ChatServer(self)
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
 
     @property
@@ -126,9 +126,9 @@ class ScriptedLLM:
         with self._lock:
             return len(self._script)
 
-    def _record(self, request: RecordedRequest) -> None:
+    def record(self, method: str, path: str, headers: Mapping[str, str], body: dict[str, Any]) -> None:
         with self._lock:
-            self._requests.append(request)
+            self._requests.append(RecordedRequest(method, path, headers, body))
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -162,212 +162,8 @@ class ScriptedLLM:
         reply["content"] = content if content or "content" in reply else None
         return reply
 
-    def _new_id(self, prefix: str) -> str:
+    def new_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids)}"
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, llm: ScriptedLLM) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.llm = llm
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
-
-    @property
-    def llm(self) -> ScriptedLLM:
-        assert isinstance(self.server, _Server)
-        return self.server.llm
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
-        pass
-
-    def do_GET(self) -> None:
-        self._recorded({})
-        if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]})
-        elif self.path == "/_control/requests":
-            self._send_json(200, [r.body for r in self.llm.requests])
-        else:
-            self._send_json(404, _error_body(f"no route {self.path}", "not_found"))
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
-        try:
-            body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
-            self._send_json(400, _error_body("body is not JSON", "invalid_request_error"))
-            return
-        if self.path == "/_control/script":
-            self.llm.script(*body.get("steps", []))
-            self._send_json(200, {"ok": True, "remaining": self.llm.remaining})
-            return
-        self._recorded(body)
-        if not self.path.endswith("/chat/completions"):
-            self._send_json(404, _error_body(f"no route {self.path}", "not_found"))
-            return
-        self._chat(body)
-
-    def _chat(self, body: dict[str, Any]) -> None:
-        unanswered = unanswered_tool_call_ids(body.get("messages", []))
-        if unanswered:
-            self._send_json(400, _error_body(_UNANSWERED_TEXT + ", ".join(unanswered), "invalid_request_error"))
-            return
-        if self.llm.strict and (refusal := strict_refusal(body)):
-            self._send_json(500, _error_body(refusal, "server_error"), {"x-should-retry": "false"})
-            return
-        reply = self.llm._next_reply(body)
-        time.sleep(float(reply.get("delay_s", 0.0)))
-        if self.llm.strict:
-            reply = self.llm._as_strict_server(body, reply)
-        if "raw_body" in reply:
-            self._send_raw(str(reply["raw_body"]))
-        elif "status" in reply:
-            self._send_error_reply(reply)
-        elif body.get("stream"):
-            self._send_stream(_completion(self.llm, body, reply), body)
-        else:
-            self._send_json(200, _completion(self.llm, body, reply))
-
-    def _send_raw(self, text: str) -> None:
-        data = text.encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _recorded(self, body: dict[str, Any]) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self.llm._record(RecordedRequest(self.command, self.path, headers, body))
-
-    def _send_error_reply(self, reply: Reply) -> None:
-        status = int(reply["status"])
-        headers = {"retry-after-ms": "1", **{k.lower(): str(v) for k, v in reply.get("headers", {}).items()}}
-        kind = "rate_limit_exceeded" if status == 429 else "server_error"
-        message = reply.get("message") or f"ScriptedLLM injected HTTP {status}"
-        self._send_json(status, _error_body(message, kind), headers)
-
-    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _send_stream(self, completion: dict[str, Any], body: dict[str, Any]) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("connection", "close")
-        self.end_headers()
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        for chunk in _stream_chunks(completion, include_usage):
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-        self.close_connection = True
-
-
-_UNANSWERED_TEXT = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-    "'tool_call_id'. The following tool_call_ids did not have response messages: "
-)
-
-
-def strict_refusal(body: Mapping[str, Any]) -> str:
-    """What llama.cpp's server refuses outright (HTTP 500): an assistant message with tool calls and null content."""
-    for message in body.get("messages", []):
-        if message.get("role") == "assistant" and message.get("tool_calls") and message.get("content") is None:
-            return "Expected 'content' to be a string or an array, got null (assistant message with tool_calls)"
-    return ""
-
-
-def unanswered_tool_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Ids of assistant tool calls with no `role: tool` answer right after them (what real servers reject)."""
-    missing: list[str] = []
-    for i, message in enumerate(messages):
-        if message.get("role") != "assistant" or not message.get("tool_calls"):
-            continue
-        answered = set()
-        for later in messages[i + 1 :]:
-            if later.get("role") != "tool":
-                break
-            answered.add(later.get("tool_call_id"))
-        missing += [call["id"] for call in message["tool_calls"] if call.get("id") not in answered]
-    return missing
-
-
-def _error_body(message: str, kind: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
-
-
-def _completion(llm: ScriptedLLM, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    content = reply.get("content")
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    calls = [_tool_call(llm, call) for call in reply.get("tool_calls", [])]
-    if calls:
-        message["tool_calls"] = calls
-    finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
-    completion: dict[str, Any] = {
-        "id": llm._new_id("chatcmpl"),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model") or MODEL,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-    }
-    usage = reply.get("usage", _rough_usage(body, content, calls))
-    if usage is not None:
-        usage.setdefault("total_tokens", usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
-        completion["usage"] = usage
-    return completion
-
-
-def _tool_call(llm: ScriptedLLM, call: Mapping[str, Any]) -> dict[str, Any]:
-    arguments = call.get("arguments", {})
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments)
-    return {
-        "id": call.get("id") or llm._new_id("call"),
-        "type": "function",
-        "function": {"name": call["name"], "arguments": arguments},
-    }
-
-
-def _rough_usage(body: Mapping[str, Any], content: str | None, calls: list[dict[str, Any]]) -> dict[str, int]:
-    """A deterministic stand-in for a server's token counts: about four characters a token."""
-    prompt = len(json.dumps(body.get("messages", []))) // 4
-    completion = (len(content or "") + len(json.dumps(calls) if calls else "")) // 4 + 1
-    return {"prompt_tokens": prompt, "completion_tokens": completion}
-
-
-def _stream_chunks(completion: dict[str, Any], include_usage: bool) -> Iterator[dict[str, Any]]:
-    """The completion as SSE chunks: role, content in pieces, tool calls, finish, optional usage."""
-    choice = completion["choices"][0]
-    message = choice["message"]
-    base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-
-    yield chunk({"role": "assistant", "content": ""})
-    text = message.get("content") or ""
-    for start in range(0, len(text), 16):
-        yield chunk({"content": text[start : start + 16]})
-    for index, call in enumerate(message.get("tool_calls", [])):
-        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})
-        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]})
-    yield chunk({}, choice["finish_reason"])
-    if include_usage and "usage" in completion:
-        yield base | {"choices": [], "usage": completion["usage"]}
 
 
 # --- pytest fixtures and helpers --------------------------------------------------------------------------
