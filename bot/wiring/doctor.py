@@ -89,6 +89,8 @@ def check_elasticsearch(settings: Settings) -> CheckResult:
 
 
 def check_logs(settings: Settings) -> CheckResult:
+    if settings.logs.backend == "loki":
+        return _core_toolset_check("logs", settings)
     if settings.logs.backend != "sqlite":
         return CheckResult("logs", "ok", f"Elasticsearch index pattern {settings.logs.index_pattern}")
     path = settings.logs.sqlite_path.expanduser()
@@ -98,6 +100,8 @@ def check_logs(settings: Settings) -> CheckResult:
 
 
 def check_deploys(settings: Settings) -> CheckResult:
+    if settings.deploys.backend == "kubernetes":
+        return _core_toolset_check("deploys", settings)
     if settings.deploys.backend != "git":
         return CheckResult("deploys", "ok", f"Elasticsearch index {settings.deploys.index}")
     repo = settings.deploys.git_repo.expanduser()
@@ -159,6 +163,14 @@ def check_optional_toolsets(settings: Settings) -> CheckResult:
         return CheckResult("toolsets", "ok", "no optional toolset enabled")
     line = "; ".join(f"{s.name} {s.state}: {s.detail}" for s in statuses)
     return CheckResult("toolsets", "ok" if all(s.state == "ok" for s in statuses) else "warn", line)
+
+
+def _core_toolset_check(name: str, settings: Settings) -> CheckResult:
+    """Loki logs and Kubernetes rollout deploys: the same probe `opsbot toolsets` runs (bot/wiring/readiness.py)."""
+    from bot.wiring.readiness import build_toolsets
+
+    status = next(t for t in build_toolsets(settings) if t.name == name).check()
+    return CheckResult(name, status.state if status.state != "off" else "warn", status.detail)
 
 
 def _get_json(url: str, **kw: Any) -> dict[str, Any] | str:

@@ -44,6 +44,11 @@ def test_up_serves_the_cluster_and_loki_and_down_stops_them(monkeypatch, tmp_pat
         assert toolsets.exit_code == 0, toolsets.output
         assert "pods readable in 1 namespace(s): comms" in toolsets.output
         assert "4 runbooks" in toolsets.output
+        monkeypatch.setenv("OPSBOT_DEPLOYS__BACKEND", "kubernetes")  # deploys from the stand-in's rollout history
+        doctor = run.invoke(app, ["doctor"]).output
+        assert f"OK   logs: ready at {info.loki_url}" in doctor
+        assert "OK   deploys: Kubernetes Deployments in comms: 3 services with deploys" in doctor
+        assert "OK   toolsets: kubernetes ok: pods readable in 1 namespace(s): comms; runbooks ok" in doctor
         settings = sandbox_overrides(Settings(_env_file=None), info)  # type: ignore[call-arg]
         assert settings.kubernetes.enabled and settings.kubernetes.namespaces == ["comms"]
         assert settings.logs.backend == "loki" and settings.loki.url == info.loki_url
