@@ -165,10 +165,10 @@ def port_in_use(port: int) -> bool:
 
 
 def spawn_server(
-    cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float, die_with_parent: bool
+    cmd: list[str], url: str, ready_path: str, log_path: Path, timeout_s: float, die_with_parent: bool, name: str = ""
 ) -> Proc:
     """Start `cmd` in its own session, logging to log_path, and wait until url+ready_path answers 200."""
-    port, name = int(url.rsplit(":", 1)[1]), Path(cmd[0]).name
+    port, name = int(url.rsplit(":", 1)[1]), name or Path(cmd[0]).name
     if die_with_parent and shutil.which("setpriv"):
         # util-linux's setpriv sets PR_SET_PDEATHSIG and execs the server: same PID, no preexec_fn in a
         # threaded parent

@@ -27,7 +27,8 @@ def start_standin(kind: str, data: Path, port: int, *, die_with_parent: bool = F
     """Run one stand-in on 127.0.0.1:port over `data`; its log goes next to the data."""
     cmd = [sys.executable, "-m", "bot.sandbox.standins", kind, "--port", str(port), "--data", str(data.resolve())]
     log_path = data.parent / f"{kind}.log"
-    return spawn_server(cmd, f"http://127.0.0.1:{port}", KINDS[kind], log_path, 15.0, die_with_parent)
+    return spawn_server(cmd, f"http://127.0.0.1:{port}", KINDS[kind], log_path, 15.0, die_with_parent,
+                        name=f"{kind} stand-in")
 
 
 def is_our_standin(pid: int, sandbox_dir: Path) -> bool:
