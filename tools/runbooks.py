@@ -71,6 +71,11 @@ def sections_from_markdown(file: str, text: str) -> list[RunbookSection]:
                                       if text.strip() else [])
 
 
+def _without_stopwords(query: str) -> str:
+    """The query's words minus stopwords, before the term cap: a long error message keeps its telling words."""
+    return " ".join(w for w in query.split() if w.strip(".,:;()'[]!?").lower() not in STOPWORDS)
+
+
 def markdown_files(path: Path, git_ref: str = "HEAD") -> dict[str, str]:
     """name -> text of every *.md file: from `git_ref` when path is a git repository, else from the folder."""
     if (path / ".git").exists() or (path / "HEAD").is_file():
@@ -117,7 +122,7 @@ class Runbooks:
 
     def search(self, query: str, service: str = "", limit: int | None = None) -> list[RunbookSection]:
         """The best sections for the query (bm25), limited to runbooks for `service` or for every service."""
-        parsed = search_text_from_query(query)
+        parsed = search_text_from_query(query if '"' in query else _without_stopwords(query))
         text = replace(parsed, terms=tuple(t for t in parsed.terms if t.prefix or t.text.lower() not in STOPWORDS))
         if not text.terms:
             return []

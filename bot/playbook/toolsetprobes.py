@@ -8,7 +8,6 @@ import re
 
 from bot.playbook.findings import Findings
 from bot.playbook.probes import ProbeRun
-from tools.runbooks import STOPWORDS
 
 _PLACEHOLDER = re.compile(r"<\w+>|\[[\w.$]+\]")  # a signature's <n>, <uuid> and [exception.Type] carry no words
 _TERMINATED = re.compile(r"last terminated: (\w+) exit (\d+)")
@@ -39,8 +38,8 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
 def check_runbooks(run: ProbeRun, findings: Findings, question: str) -> None:
     """The runbook section that best matches the findings, else the question.
 
-    The search takes a dozen terms, most specific first: the pod states, the changed settings (not the image
-    tag every deploy bumps), then the error signature's words.
+    The search takes a dozen terms (stopwords aside), most specific first: the pod states, the changed settings
+    (not the image tag every deploy bumps), then the error signature's words.
     """
     if "search_runbooks" not in run.tools:
         return
@@ -51,8 +50,7 @@ def check_runbooks(run: ProbeRun, findings: Findings, question: str) -> None:
     keys = [c.key.rsplit(".", 1)[-1] for c in findings.key_changes if not c.key.endswith("newTag")][:3]
     words = [*(s.split()[0] for s in findings.pod_states), *keys]
     if signature is not None:
-        words += [w for w in _PLACEHOLDER.sub(" ", signature.text).split()
-                  if w.strip(_PUNCTUATION).lower() not in STOPWORDS and any(c.isalnum() for c in w)]
+        words += [w for w in _PLACEHOLDER.sub(" ", signature.text).split() if any(c.isalnum() for c in w)]
     query = " ".join(dict.fromkeys(w.strip(_PUNCTUATION) for w in words if w.strip(_PUNCTUATION))) or question
     found_any = signature or keys or findings.pod_states
     what = "the pod states, changed settings and error signature found" if found_any else "the question"

@@ -21,9 +21,9 @@ from tests.eval.conftest import record_report
 from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
-# Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite; the suite scores
-# 22/24 today, so a drop below 21 is a regression worth a look.
-PLAYBOOK_MIN_HITS = 21
+# Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite: 25 of its 27
+# scenarios (27/27 today, with the three that need the Kubernetes and runbook toolsets).
+PLAYBOOK_MIN_HITS = 25
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the issue's 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
 HELDOUT_MIN_HITS = 5

@@ -25,6 +25,13 @@ def test_the_error_signature_finds_the_section_that_explains_it() -> None:
     assert "pods × pool size must stay below orders-db's" in result.text
 
 
+def test_stopwords_do_not_use_up_the_term_cap_before_the_telling_word() -> None:
+    # 15 stopwords, then the one word that matters: the cap of 12 terms applies after the stopwords are gone
+    query = "it is not that the of was in for an so what when where which HikariPool"
+    result = call_tool(box(SANDBOX_RUNBOOKS), "search_runbooks", {"query": query, "service": "order"})
+    assert result.status == "ok" and "1. Runbook: order-latency.md § Connection pool" in result.text
+
+
 def test_a_service_filter_keeps_runbooks_for_every_service_and_drops_others() -> None:
     result = call_tool(box(SANDBOX_RUNBOOKS), "search_runbooks", {"query": "OOMKilled exit 137", "service": "order"})
     assert "Runbook: pod-oomkilled.md" in result.text
