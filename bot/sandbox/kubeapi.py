@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.sandbox.httpstandin import HttpStandIn, Reply
 from bot.sandbox.kubeobjects import status_object
-from bot.sandbox.standin import HttpStandIn, Reply
 
 TOKEN = "fake-serviceaccount-token"
 _PATHS = {

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.sandbox.standin import HttpStandIn, Reply
+from bot.sandbox.httpstandin import HttpStandIn, Reply
 
 LABELS = ("service", "level", "host")
 _STRING = r'"(?:[^"\\]|\\.)*"'
