@@ -165,7 +165,7 @@ def _pods(group: PodGroup, sets: list[dict[str, Any]], signals: ServiceSignals, 
     for i in range(group.replicas):
         affected = i < group.hit()
         rs = holders[-1] if affected else holders[0]  # in a stuck rollout only the affected pods run the new one
-        name = f"{rs['metadata']['name']}-{['xkq7z', 'mbd4r', 'tt9wn', 'p2lzc', 'hv8sd', 'w3jfe'][i % 6]}"
+        name = f"{rs['metadata']['name']}-{_suffix(group.service, i)}"
         image = rs["spec"]["template"]["spec"]["containers"][0]["image"]
         restarts = (total // group.hit() + (1 if i < total % group.hit() else 0)) if affected and group.hit() else 0
         troubled = affected and (restarts > 0 or group.waiting != "")
@@ -180,6 +180,12 @@ def _pods(group: PodGroup, sets: list[dict[str, Any]], signals: ServiceSignals, 
         labels = {"app": group.service, "pod-template-hash": rs["metadata"]["name"].rsplit("-", 1)[-1]}
         pods.append(pod(name, labels, [status], node=f"node-{i % 3 + 1}", namespace=ns))
     return pods
+
+
+def _suffix(service: str, index: int) -> str:
+    """A pod name's random-looking 5-character suffix, stable per service and replica."""
+    number, letters = zlib.crc32(f"{service}/{index}".encode()), "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(letters[(number >> (5 * k)) % len(letters)] for k in range(5))
 
 
 def _restarts_at(signals: ServiceSignals, now: datetime) -> int:
