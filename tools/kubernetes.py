@@ -83,6 +83,7 @@ class KubernetesTools:
         restarts = sum(_restarts(p) for p in pods)
         unready = sum(1 for p in pods if not _ready(p))
         head = f"{scope} in namespace {ns}: {len(pods)}, {unready} not ready, {restarts} restarts in total"
+        head += _states_summary(pods)
         more = " (more exist; ask for one service)" if reply.metadata and reply.metadata._continue else ""
         return "\n".join([head + more, *(_pod_line(p) for p in pods)])
 
@@ -144,6 +145,20 @@ def _restarts(pod: Any) -> int:
 def _ready(pod: Any) -> bool:
     statuses = pod.status.container_statuses or [] if pod.status else []
     return bool(statuses) and all(s.ready for s in statuses)
+
+
+def _states_summary(pods: list[Any]) -> str:
+    """ "; states: CrashLoopBackOff x1, last OOMKilled exit 137 x4": the first line alone names what went wrong."""
+    counts: dict[str, int] = {}
+    for pod in pods:
+        for s in pod.status.container_statuses or [] if pod.status else []:
+            if s.state and s.state.waiting and s.state.waiting.reason:
+                counts[s.state.waiting.reason] = counts.get(s.state.waiting.reason, 0) + 1
+            if s.last_state and s.last_state.terminated:
+                t = s.last_state.terminated
+                key = f"last {t.reason or 'Terminated'} exit {t.exit_code}"
+                counts[key] = counts.get(key, 0) + 1
+    return "; states: " + ", ".join(f"{k} x{n}" for k, n in counts.items()) if counts else ""
 
 
 def _pod_line(pod: Any) -> str:

@@ -29,7 +29,7 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
         return
     head = observation.splitlines()[0]
     findings.pod_service = service
-    findings.pod_summary = head.split(": ", 1)[1] if ": " in head else head
+    findings.pod_summary = (head.split(": ", 1)[1] if ": " in head else head).split("; states: ")[0]
     states = [f"{m.group(1)} exit {m.group(2)}" for m in _TERMINATED.finditer(observation)]
     states += [m.group(1) for m in _WAITING.finditer(observation)]
     findings.pod_states = list(dict.fromkeys(states))

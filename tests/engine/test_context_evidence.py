@@ -28,7 +28,7 @@ def test_facts_the_tools_surfaced_reach_the_final_request(
 ) -> None:
     box = make_sandbox(name)
     scenario = load_scenario(name)
-    tools = wiring.build_toolbox(sandbox_settings(box, tmp_path))
+    tools = wiring.build_toolbox(sandbox_settings(box, tmp_path, toolsets=True))  # the replays use every toolset
     scripted_llm.script(*replay_for(name, box))
 
     trace = run_agent(Question(scenario.question), scripted_openai_llm(scripted_llm), tools, Budget(max_steps=10),

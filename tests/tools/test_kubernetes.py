@@ -59,6 +59,8 @@ def test_pods_show_restarts_crashloop_and_the_oom_kill(kube: FakeKubeAPI, tmp_pa
     result = call_tool(kube_tools(kube, tmp_path), "query_pods", {"namespace": "shop", "service": "order"})
     assert result.status == "ok"
     assert "pods of order (app=order) in namespace shop: 2, 1 not ready, 7 restarts" in result.text
+    # the first line alone (what a one-line step keeps) names the failure
+    assert "; states: CrashLoopBackOff x1, last OOMKilled exit 137 x1" in result.text.splitlines()[0]
     assert "waiting: CrashLoopBackOff" in result.text
     assert "last terminated: OOMKilled exit 137 at 2026-11-28T15:56:00Z" in result.text
     assert "payment" not in result.text
