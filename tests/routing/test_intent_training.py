@@ -141,5 +141,5 @@ def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monk
     assert result.exit_code == 0, result.output
     [line] = (tmp_path / "review.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(line) == {"text": "rollback payment to v1.8.2", "route": "", "lang": "en", "kind": "feedback",
-                                "split": "train", "routed": "diagnose", "tier": "default", "confidence": 0.41,
-                                "trace_id": "t1"}
+                                "split": "train", "routed_as": "diagnose", "tier": "default", "probability": 0.41,
+                                "suggested_route": "act", "trace_id": "t1"}
