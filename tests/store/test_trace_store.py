@@ -4,12 +4,15 @@ import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.engine.types import Intent, trace_to_dict
 from bot.store.base import TraceStore
+from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SCHEMA_VERSION, SqliteTraceStore
+from bot.wiring.elastic import es_client
 from tests.store.known_traces import (
     EXPECTED_DAYS,
     EXPECTED_P50_MS,
@@ -182,3 +185,15 @@ def test_a_version_1_sqlite_store_gains_the_vote_columns_and_keeps_its_votes(tmp
     assert old._conn.execute("SELECT routed_as, tier FROM feedback WHERE user = 'carol'").fetchone() == (
         "lookup", "classifier")
     old.close()
+
+
+def test_an_older_elasticsearch_feedback_index_gains_the_vote_fields(osmem_clone: Any) -> None:
+    client = es_client(osmem_clone.url, plain_json=True)
+    old_mapping = {"dynamic": "strict", "properties": {"trace_id": {"type": "keyword"}, "user": {"type": "keyword"},
+                                                       "vote": {"type": "integer"}, "at": {"type": "date"}}}
+    client.indices.create(index="old-traces-feedback", mappings=old_mapping)
+    store = ElasticsearchTraceStore(client, "old-traces")
+    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], intent=Intent("help", 0.7, "classifier", "x")))
+    store.record_feedback("t1", "alice", -1)  # a strict mapping without the new fields would refuse this vote
+    [voted] = store.downvoted()
+    assert voted.intent is not None and (voted.intent.route, voted.intent.tier) == ("help", "classifier")
