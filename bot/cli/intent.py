@@ -25,7 +25,10 @@ def train_command(
     out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="artifact to write (default: the shipped one)")
     ] = None,
-    c: Annotated[float, typer.Option("--c", help="inverse L2 regularisation strength")] = 20.0,
+    c: Annotated[float, typer.Option("--c", help="inverse L2 regularisation strength")] = 40.0,
+    diagnose_weight: Annotated[
+        float, typer.Option(help="extra class weight of diagnose (a missed diagnosis costs more)")
+    ] = 1.5,
     seed: Annotated[int, typer.Option(help="solver seed (the split is fixed in the corpus)")] = 12,
     accept_suggestions: Annotated[
         bool, typer.Option(help="an --extra line nobody labelled trains on its suggested_route (from export)")
@@ -43,7 +46,7 @@ def train_command(
     held = {split: [e for e in examples if e.split == split] for split in splits}
     typer.echo(f"corpus: {len(examples)} messages, {len(train)} to train, held out: "
                + (", ".join(f"{split} {len(rows)}" for split, rows in held.items()) or "none"))
-    model = train_model(train, TrainOptions(c=c, seed=seed))
+    model = train_model(train, TrainOptions(c=c, seed=seed, diagnose_weight=diagnose_weight))
     target = out or Path(__file__).resolve().parents[1] / "routing" / "model" / DEFAULT_ARTIFACT
     size = save_model(model, target)
     typer.echo(f"wrote {target} ({size:,} bytes, {model.feature_count:,} feature buckets)")
