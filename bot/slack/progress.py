@@ -123,6 +123,17 @@ class ThreadProgress:
                     self._fall_back(exc)
             return self._deliver(trace.trace_id, text, blocks)
 
+    def close(self, text: str) -> None:
+        """End a progress display without an answer (the run went elsewhere); nothing when none was shown."""
+        with self._lock:
+            try:
+                if self._stream is not None:
+                    self._stream.stop(chunks=self._pending or None, markdown_text=text)
+                elif self._message_ts:
+                    self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=[])
+            except Exception as exc:
+                log.info("closing the progress display failed channel=%s: %s", self._job.channel, exc)
+
     def _flush_stream(self) -> None:
         # At most one call per stream per append_interval_s, and only with the shared budget's consent.
         method = "chat.appendStream" if self._stream is not None else "chat.startStream"
