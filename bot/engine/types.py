@@ -121,6 +121,8 @@ class Trace:
     model: str = ""
     intent: Intent | None = None
     notes: tuple[str, ...] = field(default=())  # e.g. "LLM unavailable: ...", "unverified: 42 ms"
+    # What CONFIRMED the cause, from tool evidence only (bot/playbook/confirmation.py); "" for a likely cause
+    confirmed_by: str = ""
 
 
 StepObserver = Callable[[Step], None]
@@ -214,4 +216,5 @@ def trace_from_dict(data: Mapping[str, Any]) -> Trace:
         model=data.get("model", ""),
         intent=Intent(**intent) if intent else None,
         notes=tuple(data.get("notes", ())),
+        confirmed_by=str(data.get("confirmed_by") or ""),
     )

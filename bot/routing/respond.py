@@ -33,6 +33,7 @@ from bot.engine.types import (
     internal_error_trace,
     trace_from_answer,
 )
+from bot.playbook.confirmation import confirmation_from_trace
 from bot.safety.grounding import mark_unverified
 from bot.safety.inbound import clean_inbound, has_request_text
 from bot.safety.redact import redact, redact_trace
@@ -110,7 +111,7 @@ class Router:
                      intent.confidence, intent.reason)
             trace = replace(self._answer(question, intent, on_step), intent=intent)
             if intent.route in ("diagnose", "lookup"):
-                trace = mark_unverified(trace)
+                trace = mark_unverified(_confirmed(trace))
             return redact_trace(trace)
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
@@ -238,6 +239,12 @@ class Router:
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
         return replace(_after(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
                        model=trace.model)
+
+
+def _confirmed(trace: Trace) -> Trace:
+    """The trace with what confirms its cause, from the tools' evidence alone (never from the answer's words)."""
+    confirmed_by = confirmation_from_trace(trace)
+    return replace(trace, confirmed_by=confirmed_by) if confirmed_by else trace
 
 
 def _hand_back(question: Question, attempt: Trace | None, why: str) -> Trace:

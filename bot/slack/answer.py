@@ -1,9 +1,10 @@
 """The final message of a run, written to be read at 3 a.m. Pure, and within Slack's limits.
 
 A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or
-"Cause confirmed by …" only when the answer itself names a confirmation; never a ✅ on a guess. Then the cause in
-a sentence or two, at most five evidence bullets that are findings (not queries) with times read against the
-deploy, and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind
+"Cause confirmed by …" only when the trace carries a confirmation from the tools' evidence
+(`Trace.confirmed_by`, bot/playbook/confirmation.py); the answer's own words never make one. Never a ✅ on a
+guess. Then the cause in a sentence or two, at most five evidence bullets that are findings (not queries) with
+times read against the deploy, and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind
 "Show full trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer.
 Every message has a short `text` fallback for notifications and screen readers.
 """
@@ -39,7 +40,7 @@ _STOP_EXPLAINED = {
     StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
     StopReason.INTERRUPTED: "opsbot was restarted or stopped before it finished",
 }
-_CONFIRMED = re.compile(r"^\W*confirmed by\s+(.{3,120}?)[.\n]?$", re.IGNORECASE | re.MULTILINE)
+CONFIRMED_CHARS = 240
 _NOTE_LINE = re.compile(r"^_.*_$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
@@ -55,7 +56,7 @@ def is_plain(trace: Trace) -> bool:
 def is_guess(trace: Trace) -> bool:
     """A diagnosis whose headline is "Likely cause": it must never get a ✅, in the message or as a reaction."""
     investigated = trace.protocol != "single" and bool(trace.steps) and not is_plain(trace)
-    return investigated and trace.complete and _CONFIRMED.search(trace.answer) is None
+    return investigated and trace.complete and not trace.confirmed_by
 
 
 def trace_to_text(trace: Trace) -> str:
@@ -63,6 +64,8 @@ def trace_to_text(trace: Trace) -> str:
     if is_plain(trace):
         return trim(slack_mrkdwn(trace.answer) or "…", MAX_TEXT_CHARS - 100)
     kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace.steps))).split(" ", 1)[-1].split(":")[0]
+    if trace.confirmed_by:  # what confirmed it is in the message; the fallback stays short
+        kind = "Cause confirmed"
     if not trace.complete:
         kind = f"Partial answer ({trace.stop_reason.value})"
     return trim(f"{kind}: {_readable_times(slack_mrkdwn(summary(trace)), trace) or 'no answer'}", 600)
@@ -137,8 +140,8 @@ def _headline(trace: Trace, findings: Sequence[Finding]) -> str:
             return "⚠️ *Partial answer*. Verify before acting."
         why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)
         return f"⚠️ *Partial answer*: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
-    if confirmed := _CONFIRMED.search(trace.answer):
-        return f"✅ *Cause confirmed by {mrkdwn_escape(confirmed.group(1).strip())}*"
+    if trace.confirmed_by:
+        return f"✅ *Cause confirmed by* {mrkdwn_escape(trim(trace.confirmed_by, CONFIRMED_CHARS, '…'))}"
     return f"🔎 *Likely cause*, {_confidence_words(findings)}"
 
 
