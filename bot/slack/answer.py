@@ -1,12 +1,12 @@
 """The final message of a run, written to be read at 3 a.m. Pure, and within Slack's limits.
 
-A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or
-"Cause confirmed by …" only when the trace carries a confirmation from the tools' evidence
-(`Trace.confirmed_by`, bot/playbook/confirmation.py); the answer's own words never make one. Never a ✅ on a
-guess. Then the cause in a sentence or two, at most five evidence bullets that are findings (not queries) with
-times read against the deploy, and what to check next. The steps themselves were shown once, as task cards;
-the full trace sits behind "Show full trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer.
-Every message has a short `text` fallback for notifications and screen readers.
+A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or "Cause
+confirmed by …" only when the trace carries a confirmation from the tools' evidence (`Trace.confirmed_by`,
+bot/playbook/confirmation.py); the answer's own words never make one. Never a ✅ on a guess. Then the cause in a
+sentence or two, at most five evidence bullets that are findings (not queries) with times read against the deploy,
+and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind "Show full
+trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer. Every message
+has a short `text` fallback for notifications and screen readers.
 """
 
 from __future__ import annotations
