@@ -75,6 +75,8 @@ def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceF
     params = command_params("why is order slow?", response_url=surface.fake.response_url())
     response = post_command(surface.events_url, params)
     assert response.status_code == 200 and "Diagnosing" in response.text
+    # /diagnose queues after its ack (the anchor is posted first): wait for that, or a freed worker takes it at once
+    wait_until(lambda: surface.runner.queued == 1, what="the 11th diagnosis queued")
     gate.set()
     final_stops(surface.fake, 10)
     # the 11th waited: its "queued" notice became its progress message, and that message carries the answer
