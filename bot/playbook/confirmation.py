@@ -89,9 +89,10 @@ def _by_logs(steps: Sequence[Step], deploy: Deploy) -> str:
         if not _only_after(line, deploy.at):
             continue
         for change in changes:
-            if named := _names(line.text, change):
+            named, needle = _names(line.text, change)
+            if named:
                 when = f"first at {line.first:%H:%M} UTC, {_minutes(line.first - deploy.at)} after the deploy"
-                return f'{line.service}\'s error log "{_cut(line.text)}" naming {named} ({when})'
+                return f'{line.service}\'s error log "{_quote(line.text, needle)}" naming {named} ({when})'
     return ""
 
 
@@ -113,18 +114,18 @@ def _only_after(line: LogLine, deploy_at: datetime) -> bool:
     return line.new_since or (line.whole and line.window_start <= deploy_at - timedelta(minutes=BEFORE_DEPLOY_MINUTES))
 
 
-def _names(text: str, change: KeyChange) -> str:
-    """The changed key or address as the log line names it ("" when it does not)."""
+def _names(text: str, change: KeyChange) -> tuple[str, str]:
+    """The changed key or address as the log line names it, and the words that name it (("", "") when it does not)."""
     leaf = re.split(r"[.\[\]]", change.key.strip("]"))[-1] or change.key
     if leaf in _IMAGE_KEYS or _VERSION.match(change.new):
-        return ""  # a log naming the new version proves the deploy happened, not that it broke anything
+        return "", ""  # a log naming the new version proves the deploy happened, not that it broke anything
     words = [w for w in re.split(r"[_\-]|(?<=[a-z0-9])(?=[A-Z])", leaf) if w]
     if len(words) >= 2 and _squash(leaf) in _squash(text):
-        return change.key
+        return change.key, leaf
     new = change.new.strip("'\" ")
     if len(new) >= 5 and re.search(r"[/:]", new) and new in text:  # an address: a URL, host:port, a path
-        return f"{change.key} = {new}"
-    return ""
+        return f"{change.key} = {new}", new
+    return "", ""
 
 
 def _deploys(steps: Sequence[Step]) -> list[Deploy]:
@@ -213,5 +214,13 @@ def _message(line: str) -> str:
     return line.split(": ", 1)[1] if re.match(r"^\S+ \S+ [\w.$-]+: ", line) else line
 
 
-def _cut(text: str, max_chars: int = 90) -> str:
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+def _quote(text: str, needle: str, max_chars: int = 90) -> str:
+    """The message, cut to `max_chars` so that the words naming the change stay in it."""
+    if len(text) <= max_chars:
+        return text
+    found = text.lower().find(needle.lower())
+    end = found + len(needle)
+    if found < 0 or end <= max_chars - 1:
+        return text[: max_chars - 1] + "…"
+    start = min(end + 20, len(text)) - (max_chars - 1)
+    return "…" + text[start: start + max_chars - 1]

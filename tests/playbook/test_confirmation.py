@@ -153,3 +153,11 @@ def test_the_words_of_an_answer_never_confirm() -> None:
     said = replace(logs_run(logs=LOGS.replace("first 18:02:03", "first 17:40:12")),
                    answer=f"{ANSWER}\nConfirmed by the logs: the rollback restored p99.")
     assert confirmation_from_trace(said) == ""
+
+
+def test_a_long_error_is_quoted_where_it_names_the_change() -> None:
+    diff = DIFF.replace("commandTimeout: 2000", "readTimeout: 5000").replace("commandTimeout: 20", "readTimeout: 500")
+    message = ("GET http://warehouse-api:8080/v1/levels/24a675f92e failed: java.net.SocketTimeoutException: Read "
+               "timed out (readTimeout=500ms)")
+    confirmed = confirmation_from_trace(logs_run(logs=LOGS.replace(SIGNATURE, message), diff=diff))
+    assert '"…' in confirmed and "(readTimeout=500ms)\" naming spring.redis.lettuce.readTimeout" in confirmed
