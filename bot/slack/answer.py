@@ -41,6 +41,7 @@ _STOP_EXPLAINED = {
     StopReason.INTERRUPTED: "opsbot was restarted or stopped before it finished",
 }
 CONFIRMED_CHARS = 240
+STREAM_TEXT_CHARS = 12_000  # chat.stopStream's markdown_text limit
 _NOTE_LINE = re.compile(r"^_.*_$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
@@ -91,6 +92,25 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     return blocks
 
 
+def trace_to_stream_end(trace: Trace) -> tuple[str, list[dict[str, Any]]]:
+    """The final message as chat.stopStream takes it: (markdown text, blocks under it).
+
+    chat.stopStream has no `text` argument (Slack's reference: channel, ts, chunks, markdown_text of at most 12,000
+    characters, blocks rendered below them, metadata, session_status). So the answer itself goes as markdown text,
+    which notifications, search and screen readers read, and only the footer and the buttons go as blocks.
+    """
+    blocks = trace_to_blocks(trace)
+    tail = [block for block in blocks if block["type"] in ("context", "actions")]
+    if is_plain(trace) or trace.protocol == "single" or not trace.steps:
+        return str(blocks[0]["text"]), tail
+    findings = _findings(trace.steps)
+    next_step = next_check(trace, findings)
+    parts = [_headline(trace, findings, markdown=True), slack_markdown(_readable_times(summary(trace), trace)),
+             "\n".join(f"- {slack_markdown(f.text)}" for f in evidence(findings)),
+             f"**Next:** {slack_markdown(next_step)}" if next_step else ""]
+    return trim("\n\n".join(p for p in parts if p), STREAM_TEXT_CHARS), tail
+
+
 def summary(trace: Trace) -> str:
     """The cause in a sentence or two: the answer's first real paragraph, without notes or a "Likely cause:" label."""
     paragraphs = [p.strip() for p in trace.answer.split("\n\n") if p.strip()]
@@ -134,15 +154,18 @@ def _findings(steps: Sequence[Step]) -> list[Finding]:
     return [finding_from_step(s, deploy_at) for s in steps if s.action not in ("", "finish")]
 
 
-def _headline(trace: Trace, findings: Sequence[Finding]) -> str:
+def _headline(trace: Trace, findings: Sequence[Finding], *, markdown: bool = False) -> str:
+    """The kind of answer, in mrkdwn (a section) or in standard markdown (a stream's text)."""
+    b = "**" if markdown else "*"
     if not trace.complete:
         if trace.stop_reason is StopReason.FINISH:
-            return "⚠️ *Partial answer*. Verify before acting."
+            return f"⚠️ {b}Partial answer{b}. Verify before acting."
         why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)
-        return f"⚠️ *Partial answer*: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
+        return f"⚠️ {b}Partial answer{b}: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
     if trace.confirmed_by:
-        return f"✅ *Cause confirmed by* {mrkdwn_escape(trim(trace.confirmed_by, CONFIRMED_CHARS, '…'))}"
-    return f"🔎 *Likely cause*, {_confidence_words(findings)}"
+        escape = slack_markdown if markdown else mrkdwn_escape
+        return f"✅ {b}Cause confirmed by{b} {escape(trim(trace.confirmed_by, CONFIRMED_CHARS, '…'))}"
+    return f"🔎 {b}Likely cause{b}, {_confidence_words(findings)}"
 
 
 def _confidence_words(findings: Sequence[Finding]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot import wiring
 from bot.engine.types import Intent, Question, Step, StopReason, Totals, Trace
-from bot.slack.answer import is_guess, trace_to_blocks, trace_to_text
+from bot.slack.answer import is_guess, trace_to_blocks, trace_to_stream_end, trace_to_text
 from bot.slack.findings import diff_changes, finding_from_step
 from bot.slack.render import limit_violations, step_to_task_chunk
 from tests.eval.harness import sandbox_settings
@@ -92,6 +92,11 @@ def test_the_default_incident_reads_as_a_likely_cause_with_findings_under_1500_c
     assert visible_chars(blocks) < 1_500 and limit_violations(blocks) == []
     fallback = trace_to_text(trace)
     assert fallback.startswith("Likely cause") and "v2.8.1" in fallback and len(fallback) < 600
+    # streamed, the same answer is the stream's markdown (stopStream has no `text`), footer and buttons below it
+    markdown, tail = trace_to_stream_end(trace)
+    assert markdown.startswith("🔎 **Likely cause**") and "- diff: hikari.maximumPoolSize 50 → 200" in markdown
+    assert "**Next:** check whether rolling back order v2.8.1" in markdown and "promql" not in markdown
+    assert [b["type"] for b in tail] == ["context", "actions"] and len(markdown) + visible_chars(tail) < 1_500
 
 
 def test_an_answer_that_says_confirmed_is_still_a_likely_cause_without_confirming_evidence() -> None:

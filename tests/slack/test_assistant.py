@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.slack.assistant import suggested_prompts
-from tests.fakes.slack import TEAM_ID, event_body, post_event
+from tests.fakes.slack import TEAM_ID, event_body, post_event, stream_text
 from tests.slack.conftest import SurfaceFactory
 
 
@@ -27,7 +27,7 @@ def test_a_question_in_the_assistant_thread_is_titled_and_answered_there(make_su
     assert title["title"] == "why is order slow since 15:05?" and title["thread_ts"] == "5.000000"
     [stop] = surface.fake.wait_for("chat.stopStream")
     [start] = surface.fake.calls_to("chat.startStream")
-    assert start["channel"] == "D1" and start["thread_ts"] == "5.000000" and stop["text"]
+    assert start["channel"] == "D1" and start["thread_ts"] == "5.000000" and stream_text(stop) and "text" not in stop
     statuses = surface.fake.wait_for("assistant.threads.setStatus", 2)
     assert statuses[0]["status"] == "Diagnosing…" and statuses[0]["thread_ts"] == "5.000000"
     surface.fake.wait_for("assistant.threads.setStatus", where=lambda p: p["status"] == "")  # cleared at the end

@@ -19,6 +19,7 @@ from tests.fakes.slack import (
     post_command,
     post_event,
     post_interaction,
+    stream_text,
 )
 from tests.slack.conftest import SurfaceFactory, wait_until
 from tools.base import Toolbox
@@ -142,8 +143,10 @@ def test_stream_updates_are_coalesced_and_none_is_lost(make_surface: SurfaceFact
     ids = [c["id"] for c in start["chunks"] + appended + stop["chunks"] if c.get("type") == "task_update"]
     assert ids == [f"step-{n}" for n in range(1, 13)]  # every card, in order
     assert surface.fake.calls_to("chat.appendStream") == []  # 12 steps, one interval: no append at all
-    assert stop["text"].startswith("Likely cause")  # the text fallback travels with the stop
-    assert "maximumPoolSize" in json.dumps(stop["blocks"])
+    # stopStream takes no `text`: the answer is the stream's markdown (what notifications and screen readers
+    # read), after the last cards; the footer and buttons are its blocks
+    assert "text" not in stop and stream_text(stop).startswith("🔎 **Likely cause**")
+    assert "maximumPoolSize" in stream_text(stop) and [b["type"] for b in stop["blocks"]] == ["context", "actions"]
 
 
 def missing_lookup(question: Question, tools: Toolbox, **kwargs: Any) -> Trace | None:
