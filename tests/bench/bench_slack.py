@@ -164,7 +164,8 @@ def test_web_api_calls_of_one_diagnosis(fake: FakeSlackAPI) -> None:
 
 
 TIERS_PER_MIN = {"chat.appendStream": 100, "chat.update": 50, "reactions.add": 50, "reactions.remove": 20,
-                 "assistant.threads.setStatus": 50}  # Tier 4 / 3 / 3 / 2; setStatus "special", taken as Tier 3
+                 "chat.stopStream": 20, "assistant.threads.setStatus": 50}
+# Tier 4 / 3 / 3 / 2 / 2 (stopStream: api.slack.com's method page); setStatus "special", taken as Tier 3
 
 
 def test_web_api_traffic_under_a_50_mention_burst(fake: FakeSlackAPI) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
 from bot.slack.assistant import suggested_prompts
 from tests.fakes.slack import TEAM_ID, event_body, post_event, stream_text
 from tests.slack.conftest import SurfaceFactory
@@ -36,3 +40,13 @@ def test_a_question_in_the_assistant_thread_is_titled_and_answered_there(make_su
 def test_prompts_name_the_configured_services_without_hard_coding_any() -> None:
     assert suggested_prompts(["checkout", "db"])[0] == "Why is checkout slow?"
     assert len(suggested_prompts(["a", "b", "c"])) <= 4
+
+
+def test_the_manifest_declares_the_assistant_view_in_the_documented_shape() -> None:
+    # slackapi/manifest-schema (schema 2.0.0): assistant_view takes only assistant_description (required) and
+    # suggested_prompts, each prompt exactly a title and a message; no length limits are published for them
+    manifest = yaml.safe_load((Path(__file__).resolve().parents[2] / "deploy" / "slack-app-manifest.yaml").read_text())
+    view = manifest["features"]["assistant_view"]
+    assert set(view) <= {"assistant_description", "suggested_prompts"} and view["assistant_description"].strip()
+    assert all(set(p) == {"title", "message"} and p["title"] and p["message"] for p in view["suggested_prompts"])
+    assert "assistant:write" in manifest["oauth_config"]["scopes"]["bot"]
