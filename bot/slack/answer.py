@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine.types import Step, StopReason, Trace
+from bot.engine.types import StopReason, Trace
 from bot.safety.outbound import slack_markdown, slack_mrkdwn
 from bot.slack.findings import Finding, deploy_time, finding_from_step
 from bot.slack.render import (
@@ -47,6 +47,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
 _EVIDENCE_ORDER = ("change", "deploy", "diff", "logs")
 _PLAYBOOK_NOTE = "deterministic playbook"
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?(?![\w])")
 
 
 def is_plain(trace: Trace) -> bool:
@@ -64,7 +65,7 @@ def trace_to_text(trace: Trace) -> str:
     """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
     if is_plain(trace):
         return trim(slack_mrkdwn(trace.answer) or "…", MAX_TEXT_CHARS - 100)
-    kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace.steps))).split(" ", 1)[-1].split(":")[0]
+    kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace))).split(" ", 1)[-1].split(":")[0]
     if trace.confirmed_by:  # what confirmed it is in the message; the fallback stays short
         kind = "Cause confirmed"
     if not trace.complete:
@@ -77,7 +78,7 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     answer = slack_markdown(trace.answer.strip()) or "_No answer was produced._"
     if is_plain(trace):
         return [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
-    findings = _findings(trace.steps)
+    findings = _findings(trace)
     if trace.protocol == "single" or not trace.steps:  # a quick lookup: its answer is the message
         blocks = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… ({_more(trace)})")}]
     else:
@@ -103,7 +104,7 @@ def trace_to_stream_end(trace: Trace) -> tuple[str, list[dict[str, Any]]]:
     tail = [block for block in blocks if block["type"] in ("context", "actions")]
     if is_plain(trace) or trace.protocol == "single" or not trace.steps:
         return str(blocks[0]["text"]), tail
-    findings = _findings(trace.steps)
+    findings = _findings(trace)
     next_step = next_check(trace, findings)
     parts = [_headline(trace, findings, markdown=True), slack_markdown(_readable_times(summary(trace), trace)),
              "\n".join(f"- {slack_markdown(f.text)}" for f in evidence(findings)),
@@ -149,9 +150,14 @@ def next_check(trace: Trace, findings: Sequence[Finding]) -> str:
     return "nothing stood out; open Show full trace for the checks that ran"
 
 
-def _findings(steps: Sequence[Step]) -> list[Finding]:
-    deploy_at = deploy_time(steps)
-    return [finding_from_step(s, deploy_at) for s in steps if s.action not in ("", "finish")]
+def _findings(trace: Trace) -> list[Finding]:
+    """What each step found, read against the deploy the answer names as the cause (when it names one)."""
+    named = _VERSION.search(summary(trace))
+    version = named.group(0) if named else ""
+    deploy_at = deploy_time(trace.steps, version)
+    found = [finding_from_step(s, deploy_at, version) for s in trace.steps if s.action not in ("", "finish")]
+    # the named deploy's own record and diff come first, so evidence and the next step are about the cause
+    return sorted(found, key=lambda f: f.kind in ("deploy", "diff") and bool(version) and f.version != version)
 
 
 def _headline(trace: Trace, findings: Sequence[Finding], *, markdown: bool = False) -> str:

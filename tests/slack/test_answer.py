@@ -124,6 +124,10 @@ def test_a_release_whose_error_names_the_changed_key_is_confirmed_by_the_real_to
     assert "commandTimeout" in trace.confirmed_by and "error log" in trace.confirmed_by
     headline = trace_to_blocks(trace)[0]["text"]["text"]
     assert headline.startswith("✅ *Cause confirmed by* profile's error log") and "v3.3.0" in trace_to_text(trace)
+    # the evidence and the next step are about the deploy the answer names, not the later one listed first
+    body = trace_to_blocks(trace)[1]["text"]["text"]
+    assert "• deploy: profile v3.3.0 (from v3.2.7)" in body and "commandTimeout 2000 → 20" in body
+    assert "rolling back profile v3.3.0" in body and "v3.3.1" not in body
 
 
 def test_chit_chat_is_plain_text_without_buttons_or_footer() -> None:
