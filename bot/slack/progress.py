@@ -116,7 +116,6 @@ class ThreadProgress:
             if self._streaming and (self._stream is not None or self._pending):
                 try:  # stopStream takes no `text`: the answer is the stream's markdown, after the last cards
                     markdown, tail = trace_to_stream_end(trace)
-                    self._budget.take("chat.stopStream", FINAL_WAIT_S)  # goes anyway after the wait
                     stream = self._stream or self._open_stream()
                     stream.stop(chunks=[*self._pending, {"type": "markdown_text", "text": markdown}], blocks=tail)
                     self._pending = []
