@@ -11,7 +11,6 @@ from bot import wiring
 from bot.engine.types import Question
 from bot.eval import fact_named
 from bot.eval.scoring import headline_from_answer
-from bot.playbook.suspects import neighbourhood
 from tests.eval.harness import sandbox_settings
 
 
@@ -19,11 +18,6 @@ def _diagnose(box, tmp_path: Path, text: str | None = None, **overrides):
     settings = sandbox_settings(box, tmp_path, **overrides)
     return wiring.build_playbook(settings)(Question(text or box.scenario.question), wiring.build_toolbox(settings),
                                            now=box.now)
-
-
-def test_neighbourhood_walks_two_hops_both_ways():
-    topology = {"gateway": ["order", "catalog"], "order": ["orders-db"], "reporting": ["orders-db"]}
-    assert neighbourhood(topology, "order") == ["order", "gateway", "orders-db", "catalog", "reporting"]
 
 
 def test_the_earlier_of_two_deploys_is_blamed_when_its_diff_explains_the_symptom(make_sandbox, tmp_path):

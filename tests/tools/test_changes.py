@@ -20,7 +20,7 @@ def test_the_earlier_deploy_whose_diff_changes_a_setting_ranks_first(make_sandbo
     assert result.status == "ok", result.text
     suspects = result.text.split("suspects, best first:", 1)[1]
     assert suspects.index("profile/v3.3.0") < suspects.index("profile/v3.3.1")
-    assert "commandTimeout: 20" in suspects
+    assert "commandTimeout 2000 → 20" in suspects.split("profile/v3.3.1")[0]
 
 
 def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tmp_path):
@@ -29,7 +29,7 @@ def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tm
     result = _find(box, tmp_path, around=f"{said:%H:%M}")
     assert result.status == "ok", result.text
     first = result.text.split("suspects, best first:", 1)[1].strip().splitlines()[0]
-    assert first.startswith("1. traffic surge in reporting") and "also calls orders-db" in first
+    assert first.startswith("1. traffic surge in reporting") and "shares orders-db with order" in first
     assert f"you said {said:%H:%M}; the" in result.text
 
 
