@@ -5,6 +5,11 @@ and then a straight line in log space (a hinge), the moment chosen by least squa
 grows by at least `min_ratio`x, stands clear of the noise (t statistic), the fit leaves no more spread than the
 noise itself, and no single step explains the segment better (a step is tools/changepoints.py's to report).
 
+A window that spans most of a day holds a daily curve too (traffic, and the latency that follows it): half of
+that curve, rising to the window's end, reads like a trend. There the hinge must fit better than a daily
+sinusoid (a 24 h sine, cosine and level fitted by least squares, as many parameters as the hinge): a leak
+keeps climbing where a daily curve comes back round, so it does; a daily curve does not.
+
 A sawtooth is memory climbing and dropping back, again and again: OOM kills or restarts. It counts when at
 least MIN_DROPS sharp drops of at least DROP_RATIO x are each preceded by a climb.
 """
@@ -26,6 +31,8 @@ T_TREND = 8.0  # the slope must be this many standard errors from zero
 MAX_SPREAD = 1.4  # the fit's residual spread may exceed the point-to-point noise by at most this factor
 MIN_DROPS = 2  # one drop is a level shift; two or more after climbs is a pattern
 DROP_RATIO = 1.3
+DAILY_MIN_HOURS = 18.0  # a window this long shows enough of a daily curve to fit one (a shorter one reads as a line)
+DAY_S = 86400.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,8 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
         return []
     if _step_sse(logs[start:]) < float(np.sum(residual[start:] ** 2)):
         return []
+    if _daily_sse(times, logs) <= float(np.sum(residual**2)):
+        return []
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
     shift = log_shift(values)
@@ -82,6 +91,17 @@ def _best_hinge(logs: np.ndarray, starts: range) -> tuple[int, float, float]:
     best = int(np.argmax(explained))
     slope = float(slopes[best])
     return starts[best], float(logs.mean() - slope * ramps[best].mean()), slope
+
+
+def _daily_sse(times: Sequence[datetime], logs: np.ndarray) -> float:
+    """The residual sum of squares of level + a 24 h sinusoid over `logs`; infinite when the window is too short."""
+    seconds = np.asarray([(t - times[0]).total_seconds() for t in times], dtype=float)
+    if seconds[-1] < DAILY_MIN_HOURS * 3600:
+        return math.inf
+    angle = 2 * math.pi * seconds / DAY_S
+    design = np.column_stack([np.ones_like(angle), np.sin(angle), np.cos(angle)])
+    coefficients = np.linalg.lstsq(design, logs, rcond=None)[0]
+    return float(np.sum((logs - design @ coefficients) ** 2))
 
 
 def _step_sse(logs: np.ndarray) -> float:
