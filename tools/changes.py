@@ -79,9 +79,12 @@ class ChangeFinder:
         span = f"{iso_z(start)}/{iso_z(end)}"
         notes: list[str] = []
         onset = self._onset(service, span, notes)
+        if onset is None and notes:  # a signal that could not be read is not a signal without a change
+            return ToolResult("error", "\n".join([f"could not find the onset: {service}'s golden signals over {span} "
+                                                  "were not all read, so nothing is ranked", *notes]))
         if onset is None:
-            return ToolResult("no_data", "\n".join([f"no change point in {service}'s golden signals over {span}; "
-                                                    "nothing to rank (is the incident over, or elsewhere?)", *notes]))
+            return ToolResult("no_data", f"no change point in {service}'s golden signals over {span}; "
+                                         "nothing to rank (is the incident over, or elsewhere?)")
         metric, at, ratio = onset
         lookback = ranking.lookback_for(self._changed(service, ("memory", "restarts"), span, notes))
         head = [f"onset: {service} {metric} changed at {at:%Y-%m-%d %H:%M} UTC (x{ratio:.1f})"]

@@ -22,8 +22,9 @@ from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
 # Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite; the suite scores
-# 22/24 today, so a drop below 21 is a regression worth a look.
-PLAYBOOK_MIN_HITS = 21
+# 24/24 today, so the floor is that minus one: two misses fail CI (the WARN-signature regression, four misses,
+# slipped under the old floor of 21 for a while).
+PLAYBOOK_MIN_HITS = 23
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the issue's 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
 HELDOUT_MIN_HITS = 5
@@ -129,6 +130,7 @@ def test_playbook_names_the_root_cause_on_the_default_and_most_others(playbook_r
     hits = {r.scenario for r in playbook_report.results if r.hit}
     assert DEFAULT in hits
     assert len(hits) >= PLAYBOOK_MIN_HITS, report_to_table(playbook_report)
+    assert playbook_report.evidence_hits >= PLAYBOOK_MIN_HITS, report_to_table(playbook_report)
 
 
 def test_playbook_runs_are_labelled_and_never_fail(playbook_report: EvalReport):

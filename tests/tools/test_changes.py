@@ -38,3 +38,19 @@ def test_a_deploy_source_that_is_down_is_reported_as_not_run(make_sandbox, tmp_p
     result = _find(box, tmp_path, deploys={"backend": "git", "git_repo": str(tmp_path / "missing")})
     assert "not run: deploys" in result.text
     assert "v3.3.0" not in result.text
+
+
+def test_with_prometheus_down_no_onset_is_claimed_and_the_failure_is_the_result(make_sandbox, tmp_path):
+    box = make_sandbox("two-deploys-earlier")
+    result = _find(box, tmp_path, prometheus={"url": "http://127.0.0.1:9", "timeout_s": 1.0})
+    assert result.status == "error"
+    assert "could not find the onset" in result.text and "not run: " in result.text
+    assert "no change point" not in result.text
+
+
+def test_with_the_log_store_down_new_signatures_are_reported_as_not_run(make_sandbox, tmp_path):
+    box = make_sandbox("two-deploys-earlier")
+    result = _find(box, tmp_path, logs={"backend": "sqlite", "sqlite_path": str(tmp_path / "missing" / "logs.db")})
+    assert result.status == "ok", result.text
+    assert "not run: logs of profile" in result.text
+    assert "new log signature" not in result.text
