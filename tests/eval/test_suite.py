@@ -22,8 +22,7 @@ from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
 # Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite; the suite scores
-# 24/24 today, so the floor is that minus one: two misses fail CI (the WARN-signature regression, four misses,
-# slipped under the old floor of 21 for a while).
+# 24/24 today, so the floor is that minus one: two misses fail CI (the WARN-signature regression cost four).
 PLAYBOOK_MIN_HITS = 23
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the issue's 75 %, and the table is printed so the held-out number is always reported apart from the suite's.

@@ -56,8 +56,11 @@ DOWN: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("backend", list(DOWN))
-def test_with_each_backend_down_no_answer_is_complete_and_the_backend_is_named(sandbox, tmp_path, backend):
-    trace = _diagnose(sandbox, tmp_path, **DOWN[backend])
+@pytest.mark.parametrize("scenario", ["hikari-pool", "batch-job-shared-db", "cache-stampede"])
+def test_with_each_backend_down_no_answer_is_complete_and_the_backend_is_named(make_sandbox, tmp_path, scenario,
+                                                                              backend):
+    # a deploy's cause, a cause with no deploy, and one the WARN logs explain: none may rest on a failed check
+    trace = _diagnose(make_sandbox(scenario), tmp_path, **DOWN[backend])
     assert not trace.complete, trace.answer
     assert f"Partial: {backend} could not be read" in headline_from_answer(trace.answer)
     assert "not checked:" in trace.answer
