@@ -25,14 +25,13 @@ from statistics import median
 import numpy as np
 
 from tools.changepoints import log_shift, log_values, noise_sigma
+from tools.dailycurve import daily_design, daily_sse
 
 MIN_TREND_POINTS = 12
 T_TREND = 8.0  # the slope must be this many standard errors from zero
 MAX_SPREAD = 1.4  # the fit's residual spread may exceed the point-to-point noise by at most this factor
 MIN_DROPS = 2  # one drop is a level shift; two or more after climbs is a pattern
 DROP_RATIO = 1.3
-DAILY_MIN_HOURS = 18.0  # a window this long shows enough of a daily curve to fit one (a shorter one reads as a line)
-DAY_S = 86400.0
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
         return []
     if _step_sse(logs[start:]) < float(np.sum(residual[start:] ** 2)):
         return []
-    if _daily_sse(times, logs) <= float(np.sum(residual**2)):
+    if daily_sse(daily_design(times), logs) <= float(np.sum(residual**2)):
         return []
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
@@ -91,17 +90,6 @@ def _best_hinge(logs: np.ndarray, starts: range) -> tuple[int, float, float]:
     best = int(np.argmax(explained))
     slope = float(slopes[best])
     return starts[best], float(logs.mean() - slope * ramps[best].mean()), slope
-
-
-def _daily_sse(times: Sequence[datetime], logs: np.ndarray) -> float:
-    """The residual sum of squares of level + a 24 h sinusoid over `logs`; infinite when the window is too short."""
-    seconds = np.asarray([(t - times[0]).total_seconds() for t in times], dtype=float)
-    if seconds[-1] < DAILY_MIN_HOURS * 3600:
-        return math.inf
-    angle = 2 * math.pi * seconds / DAY_S
-    design = np.column_stack([np.ones_like(angle), np.sin(angle), np.cos(angle)])
-    coefficients = np.linalg.lstsq(design, logs, rcond=None)[0]
-    return float(np.sum((logs - design @ coefficients) ** 2))
 
 
 def _step_sse(logs: np.ndarray) -> float:
