@@ -82,40 +82,31 @@ def intent_or(replies: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[
     return respond
 
 
-@pytest.fixture(scope="module")
-def replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalReport:
-    state = tmp_path_factory.mktemp("eval-replay")
+def _replayed(make_sandbox: Any, llm: Any, state: Any, folder: str, title: str) -> EvalReport:
+    """Every scenario of `folder` ("" = the suite) through the full path, the model's replies from its replay."""
 
     def diagnose(case: EvalCase) -> Trace:
-        box = make_sandbox(case.name)
-        scripted_llm_server.reset()
-        scripted_llm_server.responder = intent_or(replay_for(case.name, box))
-        settings = sandbox_settings(box, state, llm_base_url=scripted_llm_server.base_url)
-        return _full_path(settings)(case.question)
+        box = make_sandbox(case.scenario_ref)
+        llm.reset()
+        llm.responder = intent_or(replay_for(case.scenario_ref, box))
+        return _full_path(sandbox_settings(box, state, llm_base_url=llm.base_url))(case.question)
 
-    cases = [case_from_scenario(load_scenario(n)) for n in scenario_names()]
-    report = run_eval(cases, diagnose, mode="model", model="scripted-model")
-    scripted_llm_server.reset()
-    record_report("opsbot eval: ScriptedLLM replays over the suite", report_to_table(report))
+    cases = [case_from_scenario(load_scenario(ref), source=ref) for ref in scenario_names(folder)]
+    report = run_eval(cases, diagnose, mode="model", model="scripted-model", scenario_set=folder or "suite")
+    llm.reset()
+    record_report(f"opsbot eval: ScriptedLLM replays over {title}", report_to_table(report))
     return report
+
+
+@pytest.fixture(scope="module")
+def replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalReport:
+    return _replayed(make_sandbox, scripted_llm_server, tmp_path_factory.mktemp("eval-replay"), "", "the suite")
 
 
 @pytest.fixture(scope="module")
 def heldout_replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalReport:
     state = tmp_path_factory.mktemp("eval-heldout-replay")
-
-    def diagnose(case: EvalCase) -> Trace:
-        box = make_sandbox(case.scenario_ref)
-        scripted_llm_server.reset()
-        scripted_llm_server.responder = intent_or(replay_for(case.scenario_ref, box))
-        settings = sandbox_settings(box, state, llm_base_url=scripted_llm_server.base_url)
-        return _full_path(settings)(case.question)
-
-    cases = [case_from_scenario(load_scenario(ref), source=ref) for ref in scenario_names(HELDOUT)]
-    report = run_eval(cases, diagnose, mode="model", model="scripted-model", scenario_set=HELDOUT)
-    scripted_llm_server.reset()
-    record_report("opsbot eval: ScriptedLLM replays over the held-out scenarios", report_to_table(report))
-    return report
+    return _replayed(make_sandbox, scripted_llm_server, state, HELDOUT, "the held-out scenarios")
 
 
 def test_replayed_model_runs_hold_up_on_the_held_out_scenarios(heldout_replay_report: EvalReport):
