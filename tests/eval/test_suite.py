@@ -26,6 +26,7 @@ DEFAULT = "hikari-pool"
 PLAYBOOK_MIN_HITS = 23
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
+# 6/6 since the intent gate diagnoses causal deploy questions (flag-env-wrong-time); the floor is that minus one.
 HELDOUT_MIN_HITS = 5
 # ScriptedLLM replays over the held-out scenarios (tests/fixtures/replays/heldout/): written after the scenarios,
 # like the suite's. The floor is what they score today minus one; the table is printed either way.
