@@ -12,6 +12,12 @@ from datetime import UTC, datetime
 
 from bot.playbook.evidence import ISO_TIME_RX, moment_from_text
 
+# Re-exported: what a diff changed is read in tools/configdiff.py now; code that reads it from here keeps working.
+from tools.configdiff import ABSENT, KeyChange, key_changes_from_diff, risky_lines_from_diff
+
+__all__ = ["ABSENT", "DeployRecord", "KeyChange", "deploys_from_text", "key_changes_from_diff",
+           "risky_lines_from_diff"]
+
 
 @dataclass(frozen=True)
 class DeployRecord:
