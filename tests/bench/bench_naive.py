@@ -1,11 +1,16 @@
 """opsbot's native loop against a naive openai loop, side by side in one process on the same scripted run.
 
-The naive loop is what a first prototype does: the openai client, the whole history every turn, raw tool output
-as tool messages, no redaction, no gates. Both talk to the same loopback ScriptedLLM replaying the same 8-step
-investigation (7 tool calls over the synthetic tools, then the answer); runs are interleaved so machine load hits
-both alike. CPU is process CPU (time.process_time), so other engineers' load does not count; it includes the
-ScriptedLLM server thread for both loops. Tokens are counted exactly (tiktoken o200k_base) from the requests the
-server received, split by part: system prompt, tool schemas, observations (tool messages), history (the rest).
+The naive loop is what a first prototype does: the openai client, the whole history every turn, raw tool output as
+tool messages, no redaction, no gates. Both loops get the same tools, and those hand the model what the backend
+returns (tests/bench/rawtools.py: Prometheus query_range JSON, an Elasticsearch _search response, git log and git
+show, recorded once from the sandbox's real backends and replayed), so what opsbot saves is its context code's
+doing. Both talk to the same loopback ScriptedLLM replaying the same 8-step hikari-pool investigation (7 tool calls,
+then the answer); runs are interleaved so machine load hits both alike. CPU is process CPU (time.process_time), so
+other engineers' load does not count; it includes the ScriptedLLM server thread for both loops. Tokens are counted
+exactly (tiktoken o200k_base) from the requests the server received, split by part: system prompt, tool schemas,
+observations (tool messages), history (the rest). "Same answer": the scripted answer is the same text for both, so
+the bench checks what a real model would need for it: every fact the answer cites reached the model in what opsbot
+sent after the tool that found it.
 
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_naive.py -s
 Prints numbers; asserts no timing.
@@ -24,20 +29,27 @@ from bot.engine.llm import LLM
 from bot.engine.loop import run_agent
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import Budget, Question
-from tests.bench.workload import ANSWER, INVESTIGATION, bench_toolbox
+from tests.bench.rawtools import raw_investigation, raw_toolbox, record
+from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tools.base import Toolbox
 
+Investigation = list[tuple[str, str, dict[str, Any]]]
 RUNS = 10
-STEPS = len(INVESTIGATION) + 1
-LOG_LINES = 12  # production-sized log observations
-QUESTION = "order p99 went from ~200 ms to over 1 s at 15:05, why?"
+STEPS = 8
+QUESTION = "order p99 went from ~200 ms to over 1 s around the incident, why?"
+ANSWER = (
+    "Root cause: order v2.8.1 raised hikari maximumPoolSize 50 -> 200; the database's connection limit is hit, "
+    "so order's requests wait for connections. Evidence: order p99 jumped at the deploy; HikariPool "
+    "'Connection is not available' errors; payment p99 flat. Confidence: high."
+)
+CITED = ("v2.8.1", "maximumPoolSize", "50", "200", "Connection is not available")  # each must reach the model
 NAIVE_SYSTEM = "You are an SRE assistant. Use the tools to find the root cause, then answer."
 
 
-def _script(scripted: ScriptedLLM) -> None:
+def _script(scripted: ScriptedLLM, investigation: Investigation) -> None:
     scripted.reset()
-    for thought, action, args in INVESTIGATION:
+    for thought, action, args in investigation:
         scripted.script({"content": thought, "tool_calls": [{"name": action, "arguments": args}]})
     scripted.script({"content": f"Final Answer: {ANSWER}"})
 
@@ -81,8 +93,18 @@ def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
     return parts
 
 
-def test_cpu_and_tokens_against_a_naive_openai_loop(scripted_llm: ScriptedLLM) -> None:
-    tools = bench_toolbox(LOG_LINES)
+def cited_facts_missing(scripted: ScriptedLLM) -> list[str]:
+    """Facts of the answer that no request opsbot sent carried in a tool result (they would be made up)."""
+    sent = "\n".join(str(m.get("content") or "") for r in scripted.chat_requests for m in r.body["messages"][2:])
+    return [fact for fact in CITED if fact not in sent]
+
+
+def test_cpu_and_tokens_against_a_naive_openai_loop(
+    scripted_llm: ScriptedLLM, sandbox: RunningSandbox, es_sandbox: str
+) -> None:
+    investigation = raw_investigation(sandbox.incident_at)
+    recorded = record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, [(a, args) for _, a, args in investigation])
+    tools = raw_toolbox(recorded)
     # One client each, built once as a process does (building one loads the CA bundle: ~30 ms per step if per run)
     client = openai.OpenAI(base_url=scripted_llm.base_url, api_key="test", max_retries=1, timeout=10.0)
     llm = scripted_openai_llm(scripted_llm)
@@ -92,13 +114,16 @@ def test_cpu_and_tokens_against_a_naive_openai_loop(scripted_llm: ScriptedLLM) -
     tokens: dict[str, dict[str, int]] = {}
     for _ in range(RUNS):  # interleaved, so load hits both alike
         for name in cpu:
-            _script(scripted_llm)
+            _script(scripted_llm, investigation)
             started_cpu, started = time.process_time(), time.perf_counter()
             answers[name] = naive_run(client, tools) if name.startswith("naive") else opsbot_run(llm, tools)
             cpu[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
             wall[name].append((time.perf_counter() - started) * 1000 / STEPS)
             tokens[name] = tokens_by_part(scripted_llm)
-    print(f"\n{RUNS} interleaved runs x {STEPS} steps, synthetic tools ({LOG_LINES} log lines), loopback ScriptedLLM")
+            missing = cited_facts_missing(scripted_llm) if name.startswith("opsbot") else []
+    raw = {name: sum(len(text) for key, text in recorded.items() if key.startswith(name)) for name in tools.names}
+    print(f"\n{RUNS} interleaved runs x {STEPS} steps, raw backend payloads (characters per tool over the run: "
+          f"{raw}), loopback ScriptedLLM")
     print(f"{'loop':<20} {'CPU ms/step median':>19} {'min':>6} {'wall ms/step median':>20}")
     for name, samples in cpu.items():
         print(f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} "
@@ -111,4 +136,5 @@ def test_cpu_and_tokens_against_a_naive_openai_loop(scripted_llm: ScriptedLLM) -
               f"{parts['history']:8,} {sum(parts.values()):7,}")
     share = sum(tokens["opsbot native loop"].values()) / sum(tokens["naive openai loop"].values())
     print(f"opsbot / naive prompt tokens: {share:.0%}")
-    print(f"same answer: {ANSWER in answers['opsbot native loop'] and answers['naive openai loop'] == ANSWER}")
+    same = ANSWER in answers["opsbot native loop"] and answers["naive openai loop"] == ANSWER
+    print(f"same answer: {same}; facts it cites that opsbot never showed the model: {missing or 'none'}")
