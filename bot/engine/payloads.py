@@ -6,8 +6,9 @@ is a `[timestamp, "value"]` pair and costs about 12 tokens, or an Elasticsearch 
 repeats its index, id, score and field names. Both are rewritten at render time:
 - Prometheus (matrix): per series its labels, the `min · median · max · last` line, the largest level shift as a
   `change:` line, and a dozen evenly spaced points; a vector is one line per series; an error stays one line;
-- Elasticsearch: the total, then one line per hit (time, level, service, message, other short fields), with lines
-  alike but for numbers and ids folded (digest.folded_repeats), as the logs tool does at the source.
+- Elasticsearch: the total, then the hits grouped by level, service and message alike but for numbers and ids, as
+  the logs tool's signatures (`1. 7x ERROR order <message> (first … last)`), biggest group first, with one
+  `example:` line of the other fields (a field that differs within the group shows how many values it took).
 Anything else is left alone (None). The Trace keeps the raw body: this only shapes what the model is sent.
 """
 
@@ -21,14 +22,15 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.engine.digest import folded_repeats
+from bot.engine.digest import masked
 
 _MAX_SERIES = 8
 _SAMPLE_POINTS = 12
 _MAX_FIELD_CHARS = 160
 _MIN_SHIFT_SIGMAS = 3.0  # a level shift is reported when it stands this far above the noise on either side
 _MIN_SHIFT_RATIO = 0.2  # ... and moves the level by at least this share
-_HIT_FIRST = ("@timestamp", "timestamp", "level", "service", "message")
+_TIME_KEYS = ("@timestamp", "timestamp")
+_SIGNATURE_KEYS = ("level", "service", "message")
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,18 +120,38 @@ def _hits_text(body: Mapping[str, Any]) -> str:
     hits = body["hits"]
     total = hits.get("total")
     count = total.get("value") if isinstance(total, dict) else total
-    lines = [f"elasticsearch: {count if count is not None else '?'} hits, {len(hits['hits'])} shown"]
-    lines += [_hit_line(hit.get("_source") or hit.get("fields") or {}) for hit in hits["hits"]]
+    sources = [hit.get("_source") or hit.get("fields") or {} for hit in hits["hits"] if isinstance(hit, dict)]
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for source in sources:
+        groups.setdefault(masked(_signature(source)), []).append(source)
+    lines = [f"elasticsearch: {count if count is not None else '?'} hits, {len(sources)} shown, "
+             f"{len(groups)} kinds (alike but for numbers and ids):"]
+    ranked = sorted(groups.values(), key=len, reverse=True)
+    for number, members in enumerate(ranked, start=1):
+        lines += _group_lines(number, members)
     if isinstance(body.get("aggregations"), dict):
         lines.append("aggregations: " + _short(json.dumps(body["aggregations"], separators=(",", ":")), 600))
-    return folded_repeats(lines) or "\n".join(lines)
+    return "\n".join(lines)
 
 
-def _hit_line(source: Mapping[str, Any]) -> str:
-    first = [_short(str(source[key]), _MAX_FIELD_CHARS) for key in _HIT_FIRST if source.get(key) not in (None, "")]
-    rest = [f"{key}={_field(value)}" for key, value in source.items()
-            if key not in _HIT_FIRST and value not in (None, "")]
-    return " ".join(first + rest)
+def _signature(source: Mapping[str, Any]) -> str:
+    return " ".join(_short(str(source[key]), _MAX_FIELD_CHARS * 2) for key in _SIGNATURE_KEYS if source.get(key))
+
+
+def _group_lines(number: int, members: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`N. COUNTx signature (first … last)` and an `example:` line with the group's other fields."""
+    times = sorted(str(m[key]) for m in members for key in _TIME_KEYS if m.get(key))
+    span = f" ({times[0]} … {times[-1]})" if len(times) > 1 else f" ({times[0]})" if times else ""
+    head = f"{number}. {len(members)}x {_signature(members[0])}{span}"
+    keys = dict.fromkeys(k for m in members for k in m if k not in _TIME_KEYS + _SIGNATURE_KEYS)
+    fields = []
+    for key in keys:
+        values = {_field(m[key]) for m in members if m.get(key) not in (None, "")}
+        if len(values) == 1:
+            fields.append(f"{key}={values.pop()}")
+        elif values:
+            fields.append(f"{key}=({len(values)} values)")
+    return [head, f"   example: {' '.join(fields)}"] if fields else [head]
 
 
 def _field(value: Any) -> str:

@@ -21,15 +21,17 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+import pytest
 
 from bot.engine.llm import LLM
 from bot.engine.loop import run_agent
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import Budget, Question
-from tests.bench.rawtools import raw_investigation, raw_toolbox, record
+from tests.bench.rawtools import LOG_PAGES, raw_investigation, raw_toolbox, record
 from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tools.base import Toolbox
@@ -37,6 +39,7 @@ from tools.base import Toolbox
 Investigation = list[tuple[str, str, dict[str, Any]]]
 RUNS = 10
 STEPS = 8
+LOOPS = ("naive openai loop", "opsbot native loop")
 QUESTION = "order p99 went from ~200 ms to over 1 s around the incident, why?"
 ANSWER = (
     "Root cause: order v2.8.1 raised hikari maximumPoolSize 50 -> 200; the database's connection limit is hit, "
@@ -99,42 +102,63 @@ def cited_facts_missing(scripted: ScriptedLLM) -> list[str]:
     return [fact for fact in CITED if fact not in sent]
 
 
-def test_cpu_and_tokens_against_a_naive_openai_loop(
-    scripted_llm: ScriptedLLM, sandbox: RunningSandbox, es_sandbox: str
-) -> None:
-    investigation = raw_investigation(sandbox.incident_at)
-    recorded = record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, [(a, args) for _, a, args in investigation])
-    tools = raw_toolbox(recorded)
+@dataclass
+class Sample:
+    """What one side-by-side sitting measured, per loop."""
+
+    cpu_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in LOOPS})
+    wall_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in LOOPS})
+    answers: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investigation) -> Sample:
+    """RUNS interleaved runs of each loop over the same script and tools."""
     # One client each, built once as a process does (building one loads the CA bundle: ~30 ms per step if per run)
-    client = openai.OpenAI(base_url=scripted_llm.base_url, api_key="test", max_retries=1, timeout=10.0)
-    llm = scripted_openai_llm(scripted_llm)
-    cpu: dict[str, list[float]] = {"naive openai loop": [], "opsbot native loop": []}
-    wall: dict[str, list[float]] = {name: [] for name in cpu}
-    answers: dict[str, str] = {}
-    tokens: dict[str, dict[str, int]] = {}
+    client = openai.OpenAI(base_url=scripted.base_url, api_key="test", max_retries=1, timeout=10.0)
+    llm = scripted_openai_llm(scripted)
+    sample = Sample()
     for _ in range(RUNS):  # interleaved, so load hits both alike
-        for name in cpu:
-            _script(scripted_llm, investigation)
+        for name in LOOPS:
+            _script(scripted, investigation)
             started_cpu, started = time.process_time(), time.perf_counter()
-            answers[name] = naive_run(client, tools) if name.startswith("naive") else opsbot_run(llm, tools)
-            cpu[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
-            wall[name].append((time.perf_counter() - started) * 1000 / STEPS)
-            tokens[name] = tokens_by_part(scripted_llm)
-            missing = cited_facts_missing(scripted_llm) if name.startswith("opsbot") else []
-    raw = {name: sum(len(text) for key, text in recorded.items() if key.startswith(name)) for name in tools.names}
-    print(f"\n{RUNS} interleaved runs x {STEPS} steps, raw backend payloads (characters per tool over the run: "
-          f"{raw}), loopback ScriptedLLM")
+            sample.answers[name] = naive_run(client, tools) if name.startswith("naive") else opsbot_run(llm, tools)
+            sample.cpu_ms[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
+            sample.wall_ms[name].append((time.perf_counter() - started) * 1000 / STEPS)
+            sample.tokens[name] = tokens_by_part(scripted)
+            if name.startswith("opsbot"):
+                sample.missing = cited_facts_missing(scripted)
+    return sample
+
+
+def print_sample(sample: Sample) -> None:
     print(f"{'loop':<20} {'CPU ms/step median':>19} {'min':>6} {'wall ms/step median':>20}")
-    for name, samples in cpu.items():
+    for name, samples in sample.cpu_ms.items():
         print(f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} "
-              f"{statistics.median(wall[name]):20.2f}")
-    ratio = statistics.median(cpu["opsbot native loop"]) / statistics.median(cpu["naive openai loop"])
+              f"{statistics.median(sample.wall_ms[name]):20.2f}")
+    ratio = statistics.median(sample.cpu_ms[LOOPS[1]]) / statistics.median(sample.cpu_ms[LOOPS[0]])
     print(f"opsbot / naive CPU per step: {ratio:.2f}x")
-    print(f"\nprompt tokens per run  {'system':>7} {'schemas':>8} {'observations':>13} {'history':>8} {'total':>7}")
-    for name, parts in tokens.items():
+    print(f"prompt tokens per run  {'system':>7} {'schemas':>8} {'observations':>13} {'history':>8} {'total':>7}")
+    for name, parts in sample.tokens.items():
         print(f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
               f"{parts['history']:8,} {sum(parts.values()):7,}")
-    share = sum(tokens["opsbot native loop"].values()) / sum(tokens["naive openai loop"].values())
-    print(f"opsbot / naive prompt tokens: {share:.0%}")
-    same = ANSWER in answers["opsbot native loop"] and answers["naive openai loop"] == ANSWER
-    print(f"same answer: {same}; facts it cites that opsbot never showed the model: {missing or 'none'}")
+    share = sum(sample.tokens[LOOPS[1]].values()) / sum(sample.tokens[LOOPS[0]].values())
+    print(f"opsbot / naive prompt tokens: {share:.1%}")
+    same = ANSWER in sample.answers[LOOPS[1]] and sample.answers[LOOPS[0]] == ANSWER
+    print(f"same answer: {same}; facts it cites that opsbot never showed the model: {sample.missing or 'none'}")
+
+
+@pytest.mark.parametrize("log_page", LOG_PAGES)
+def test_cpu_and_tokens_against_a_naive_openai_loop(
+    log_page: int, scripted_llm: ScriptedLLM, sandbox: RunningSandbox, es_sandbox: str
+) -> None:
+    investigation = raw_investigation(sandbox.incident_at)
+    calls = [(action, args) for _, action, args in investigation]
+    recorded = record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, calls, log_page)
+    sample = side_by_side(scripted_llm, raw_toolbox(recorded), investigation)
+    raw = {name: sum(len(text) for key, text in recorded.items() if key.startswith(name + " ")) for name in
+           ("query_metrics", "query_logs", "query_deploy_records", "query_deploy_diff")}
+    print(f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads, {log_page} hits per "
+          f"log search (characters per tool over the run: {raw})")
+    print_sample(sample)

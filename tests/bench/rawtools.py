@@ -22,8 +22,9 @@ from bot.config import default_metric_catalogue
 from bot.sandbox.esindex import LOGS_INDEX
 from tools.base import Toolbox, tool
 
-# No `size`: Elasticsearch's default page of 10 hits, what a prototype gets unless it asks (the smallest honest
-# naive payload, so the ratio is not flattered by a large page).
+# Elasticsearch's default page is 10 hits, what a prototype gets unless it asks (the smallest honest naive payload,
+# so the ratio is not flattered); 50 is a page a prototype asks for so the model "sees enough".
+LOG_PAGES = (10, 50)
 STEP_S = 60
 Args = Mapping[str, Any]
 
@@ -52,15 +53,15 @@ def prometheus_range(prometheus_url: str, args: Args) -> str:
     return _get(f"{prometheus_url}/api/v1/query_range?{query}")
 
 
-def elasticsearch_hits(es_url: str, args: Args) -> str:
-    """The raw `_search` response: the service's log documents in the window, newest first."""
+def elasticsearch_hits(es_url: str, args: Args, size: int) -> str:
+    """The raw `_search` response: a page of `size` of the service's log documents in the window, newest first."""
     filters: list[dict[str, Any]] = [
         {"term": {"service": args["service"]}},
         {"range": {"@timestamp": {"gte": args["start"], "lte": args["end"]}}},
     ]
     if args.get("level"):
         filters.append({"term": {"level": args["level"]}})
-    body = {"sort": [{"@timestamp": "desc"}], "query": {"bool": {"filter": filters}}}
+    body = {"size": size, "sort": [{"@timestamp": "desc"}], "query": {"bool": {"filter": filters}}}
     return _get(f"{es_url}/{LOGS_INDEX}/_search", json.dumps(body).encode())
 
 
@@ -69,11 +70,13 @@ def git_output(git_repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def record(prometheus_url: str, es_url: str, git_repo: Path, calls: list[tuple[str, Args]]) -> dict[str, str]:
-    """Tool name + arguments -> the backend's raw answer, fetched now."""
+def record(
+    prometheus_url: str, es_url: str, git_repo: Path, calls: list[tuple[str, Args]], log_page: int
+) -> dict[str, str]:
+    """Tool name + arguments -> the backend's raw answer, fetched now (`log_page` hits per log search)."""
     fetch: dict[str, Callable[[Args], str]] = {
         "query_metrics": lambda a: prometheus_range(prometheus_url, a),
-        "query_logs": lambda a: elasticsearch_hits(es_url, a),
+        "query_logs": lambda a: elasticsearch_hits(es_url, a, log_page),
         "query_deploy_records": lambda a: git_output(git_repo, "log", "--stat", f"--since={a['start']}",
                                                      f"--until={a['end']}", "--", f"services/{a['service']}"),
         "query_deploy_diff": lambda a: git_output(git_repo, "show", f"{a['service']}/{a['version']}"),
