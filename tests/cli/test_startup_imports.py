@@ -50,9 +50,9 @@ def test_quick_command_loads_no_heavy_client(command: str, tmp_path: Path) -> No
 
 
 def test_the_probe_sees_a_heavy_client_when_a_command_loads_one(tmp_path: Path) -> None:
-    """The guard can fail: building the responder's toolbox does load the Elasticsearch client."""
+    """The guard can fail: the module that builds the Elasticsearch client loads it."""
     env = {**os.environ, **NO_MODEL}
-    code = f"MODULES = {HEAVY!r}\n" + PROBE.replace("from bot.cli import main\nmain()\n", "import bot.wiring.core\n")
+    code = f"MODULES = {HEAVY!r}\n" + PROBE.replace("from bot.cli import main\nmain()\n", "import bot.wiring.elastic\n")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                           cwd=tmp_path)
     assert "elasticsearch" in done.stdout
