@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.commands import CONTEXT_SETTINGS, LazyGroup
+from bot.cli.commands import CONTEXT_SETTINGS, HELP_ONLY, LazyGroup
 
 # Commands that read no setting: their log level comes from OPSBOT_LOG_LEVEL (environment or ./.env) without
 # loading Settings (pydantic-settings is ~0.1 s of imports).
@@ -39,6 +39,8 @@ app = typer.Typer(
 def _setup(
     ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG logging")] = False
 ) -> None:
+    if ctx.meta.get(HELP_ONLY):  # `opsbot diagnose --help`: the command only prints its help, nothing to set up
+        return
     name = log_level_name() if ctx.invoked_subcommand in NEEDS_NO_SETTINGS else _settings_log_level()
     level = logging.DEBUG if verbose else getattr(logging, name.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -50,11 +52,12 @@ def _setup(
 
 def _settings_log_level() -> str:
     from bot import wiring
-    from bot.wiring.doctor import settings_problems
 
     try:
         return wiring.load_settings().log_level
     except (ValueError, OSError) as exc:  # pydantic's errors, a missing config file: one line each, no traceback
+        from bot.wiring.doctor import settings_problems  # imports the backend probes' clients (requests)
+
         for line in settings_problems(exc):
             typer.echo(f"opsbot: bad setting {line}", err=True)
         raise typer.Exit(2) from exc

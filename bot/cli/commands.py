@@ -17,6 +17,7 @@ from typer._click.utils import make_default_short_help
 from typer.core import TyperGroup
 
 CONTEXT_SETTINGS: dict[str, Any] = {"max_content_width": 120}
+HELP_ONLY = "opsbot.help_only"  # ctx.meta key: the command line only asks for a command's help
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,14 @@ class LazyGroup(TyperGroup):
         if cmd_name not in self.commands and cmd_name in TABLE:
             self.commands[cmd_name] = command_from_target(cmd_name, target_of(TABLE[cmd_name]))
         return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: _click.Context, args: list[str]
+    ) -> tuple[str | None, _click.Command | None, list[str]]:
+        """As click resolves it; notes a `--help` among the command's arguments, so setup can skip Settings."""
+        name, command, rest = super().resolve_command(ctx, args)
+        ctx.meta[HELP_ONLY] = "--help" in rest
+        return name, command, rest
 
     def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         names = self.list_commands(ctx)

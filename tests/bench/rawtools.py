@@ -12,7 +12,7 @@ import json
 import subprocess
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from string import Template
@@ -71,7 +71,7 @@ def git_output(git_repo: Path, *args: str) -> str:
 
 
 def record(
-    prometheus_url: str, es_url: str, git_repo: Path, calls: list[tuple[str, Args]], log_page: int
+    prometheus_url: str, es_url: str, git_repo: Path, calls: Sequence[tuple[str, Args]], log_page: int
 ) -> dict[str, str]:
     """Tool name + arguments -> the backend's raw answer, fetched now (`log_page` hits per log search)."""
     fetch: dict[str, Callable[[Args], str]] = {
