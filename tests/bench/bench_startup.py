@@ -47,9 +47,12 @@ def _env(tmp: Path) -> dict[str, str]:
 
 def _cli(args: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
     """(wall ms, CPU ms) of one command; CPU (user + system of the child) is what load on the machine changes least."""
+    return _run([sys.executable, "-c", "from bot.cli import main; main()", *args], stdin, env)
+
+
+def _run(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", "from bot.cli import main; main()", *args], input=stdin, env=env,
-                   capture_output=True, text=True, check=False, cwd=ROOT)
+    subprocess.run(argv, input=stdin, env=env, capture_output=True, text=True, check=False, cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return (time.perf_counter() - started) * 1000, cpu_s * 1000
@@ -78,6 +81,10 @@ def test_command_start_up(tmp_path: Path) -> None:
         heavy = ", ".join(f"{mod} {us / 1000:.0f}" for mod, us in _heaviest_imports(args, env))
         print(f"{name:30} {statistics.median(wall):11.0f} {min(wall):6.0f} {statistics.median(cpu):10.0f} "
               f"{min(cpu):6.0f}   {heavy}")
+    floor = [_run([sys.executable, "-c", "pass"], "", env) for _ in range(RUNS)]  # the interpreter alone, now
+    print(f"{'python -c pass (the floor)':30} {statistics.median([w for w, _ in floor]):11.0f} "
+          f"{min(w for w, _ in floor):6.0f} {statistics.median([c for _, c in floor]):10.0f} "
+          f"{min(c for _, c in floor):6.0f}   (load on the machine inflates every row alike)")
 
 
 def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
