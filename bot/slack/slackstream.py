@@ -167,7 +167,10 @@ class SlackJobStream:
         if raw is None:  # expired: nothing left to answer with
             self._group.ack(message_id)
             return
-        attempt = int(self._redis.hincrby(key, "attempts", 1))
+        pipe = self._redis.pipeline()
+        pipe.hincrby(key, "attempts", 1)
+        pipe.hset(key, "owner", self.replica)  # which replica runs it (for operators and tests)
+        attempt = int(pipe.execute()[0])
         with self._lock:
             self._running[message_id] = job_id
         try:
