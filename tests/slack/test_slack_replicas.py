@@ -23,7 +23,8 @@ THREAD = "1699999999.000100"
 
 def _slack_jobs(redis_url: str) -> list[dict[str, str]]:
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    return [client.hgetall(key) for key in client.scan_iter("opsbot:slack-job:*")]
+    jobs = [client.hgetall(key) for key in client.scan_iter("opsbot:slack-job:*")]
+    return [{str(k): str(v) for k, v in job.items()} for job in jobs]
 
 
 def _mention(replica: Replica, n: int, ts: str) -> None:
