@@ -203,6 +203,15 @@ class RedisAlertDedupe:
         self._client.delete(self._prefix + key)
 
 
+def job_statuses_from_redis(client: Any, trace_ids: list[str], *, prefix: str = "opsbot") -> dict[str, str]:
+    """Each job's status in the shared queue (queued, running, done, failed, interrupted); absent: unknown."""
+    pipe = client.pipeline()
+    for trace_id in trace_ids:
+        pipe.hget(f"{prefix}:job:{trace_id}", "status")
+    found = zip(trace_ids, pipe.execute(), strict=True)
+    return {t: v.decode() if isinstance(v, bytes) else str(v) for t, v in found if v}
+
+
 def question_from_json(raw: str | bytes) -> Question:
     data = json.loads(raw)
     return Question(text=str(data["text"]), user=str(data.get("user", "")), channel=str(data.get("channel", "")),

@@ -11,7 +11,7 @@ from bot.engine.types import Responder, Trace
 from bot.http.alerts import AlertDedupe, TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.http.dispatch import Dispatch, Dispatcher
-from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher
+from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher, job_statuses_from_redis
 from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
@@ -29,7 +29,7 @@ from bot.slack.slackstream import SlackJobStream
 from bot.slack.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
-from bot.wiring.core import build_access
+from bot.wiring.core import build_access, build_redis
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,17 @@ def build_dispatcher(
         return stream
     return Dispatcher(measured, store, workers=s.api_workers, queue_size=s.api_queue_size,
                       on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"))  # fmt: skip
+
+
+def job_statuses(settings: Settings, trace_ids: list[str]) -> dict[str, str]:
+    """The shared queue's status of each job (e.g. "running") for `opsbot traces`; {} without Redis."""
+    client = build_redis(settings)
+    if client is None:
+        return {}
+    try:
+        return job_statuses_from_redis(client, trace_ids, prefix=settings.redis.prefix)
+    finally:
+        client.close()
 
 
 def build_api(
