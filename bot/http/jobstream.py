@@ -3,7 +3,8 @@
 Why a bare stream rather than a queue library (RQ, Celery, Dramatiq): the stream's consumer group already
 gives what we need (at-most-one running owner per job, a pending list that outlives a crashed worker, and
 XAUTOCLAIM to take over after an idle time) without a second worker process model, pickled jobs or a broker
-abstraction. A job is only its trace id; the question lives in a hash next to its status.
+abstraction. A job is only its trace id; the question lives in a hash next to its status. The group's mechanics
+(claim, heartbeat, ack, removing dead consumers) are shared with Slack's stream: bot/durable/group.py.
 
 A worker reads one job only when it is free, so a replica never hoards queued work: what it has not started
 stays in the stream for the others. While a job runs, a heartbeat re-claims it (XCLAIM JUSTID resets its idle

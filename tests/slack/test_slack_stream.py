@@ -116,6 +116,9 @@ def test_a_job_whose_replica_died_is_re_run_in_its_thread_by_another_replica(
     owner = redis.Redis.from_url(redis_url).get("opsbot:slack-owner:C1:1700000001.000200")
     assert owner is not None and owner.decode() == survivor._durable.replica  # type: ignore[union-attr]
     wait_until(lambda: redis.Redis.from_url(redis_url).xlen(STREAM) == 0, what="the job to be acked")
+    group = ConsumerGroup(redis.Redis.from_url(redis_url), STREAM, claim_idle_s=0.5)
+    wait_until(lambda: not any(c["name"].startswith("deadhost-") for c in group.consumers()), timeout_s=30,
+               what="the dead replica's consumer to be removed by the survivor's heartbeat")
 
 
 def test_past_max_attempts_the_job_is_finished_in_its_thread_as_interrupted(
