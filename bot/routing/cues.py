@@ -17,23 +17,38 @@ _PATTERNS: dict[str, str] = {
                r"leak\w*|unreachable|unavailable|refused|stall\w*|on fire|dropp\w*|declined|rejected|backing up|"
                r"pinned|maxed|doubled|halved|climbing|creeping|burning|tanked|breached|flaky|sluggish|forever|"
                r"wrong|weird|off|crazy|complain\w*|can'?t|cannot|unable|not working|logged out|blank|delayed|"
-               r"elevated|huge|lots of|so many|keeps?|spiking|growing)\b|"
+               r"elevated|huge|lots of|so many|keeps?|spiking|growing|lag\w*|laggy|sluggish|crawl\w*|flak\w*|"
+               r"janky|choppy|hiccup\w*|glitch\w*|acting up|misbehav\w*|hosed|borked|busted|tank\w*|dying|dead|"
+               r"intermittent\w*|on and off|spotty|erratic|not loading|won'?t load|spinning|late|dipped|dip|"
+               r"0xx|0xxs|000s|4xx|oom\w*|crashloop\w*|resets?|all over the place|went from|unusual|anomal\w*|"
+               r"restart\w* every|problems?|issues?|wrong with|stopped \w+ing)\b|\bfrom 0\S* to 0|"
                r"飙|慢|卡|故障|异常|报错|超时|挂|宕机|激增|暴涨|上涨|升高|涨了|抖动|失败|不可用|崩溃|泄漏|积压|打满|拒绝|"
                r"降级|不对|坏|出问题|退化|变差|掉到|掉了|暴跌|翻倍|减半|尖刺|全红|投诉|不了|没法|无法|白屏|登出|"
-               r"不发|一直|忽高忽低|不稳定|大量|很多|好多|死锁|抱怨",
+               r"不发|一直|忽高忽低|不稳定|大量|很多|好多|死锁|抱怨|"
+               r"抽风|不正常|不稳|时好时坏|忽快忽慢|发不出|加载不出|打不开|掉线|丢了|丢失|转圈|对不上|变慢|变多|"
+               r"偶发|偶尔|不时|时不时|巨慢|很慢|好慢|太慢|卡住|卡死|卡顿|重置|空白|没结果|晚了|出什么事|出事|"
+               r"从.{0,12}(涨|升|掉|降|变)到|重启一次",
     "why": r"\bwhy|how come|为什么|为啥|怎么回事|咋回事|怎么了|怎么就|怎么一直|怎么老",
     "cause": r"\b(cause[sd]?|causing|root|rca|related|because|trigger\w*|post-?mortem|retro|timeline|bottleneck|"
              r"what happened|what went wrong|what changed|what's behind|break (anything|something)|broke|killing|"
-             r"behind|coming from|explain why|under attack|what'?s going on|what is (going on|happening))\b|"
+             r"behind|coming from|explain why|under attack|what'?s going on|what is (going on|happening)|"
+             r"was it|is it (the|my|our|that|this)|culprit|responsible|to blame|fault|due to|because of|caused by|"
+             r"coincidence|connected|linked|line up|correlat\w*|introduced?|break|breaks|breaking|"
+             r"mess(ed)? up|screw(ed)? up)\b|"
              r"什么情况|根因|原因|导致|引起|有关|复盘|搞坏|弄坏|搞挂|发生了什么|"
-             r"是不是|从哪来|时间线|有没有(出问题|搞坏|坏掉)",
+             r"是不是|从哪来|时间线|有没有(出问题|搞坏|坏掉)|"
+             r"造成|搞的|弄的|的锅|怪|元凶|罪魁|有关系|关系吗|对得上|有问题吗|有没有问题",
     "investigate": r"\b(investigate|look (into|at)|take a look|have a look|debug|troubleshoot|check|dig|diagnose|"
-                   r"figure out|find out|sanity|confirm|make sure|verify|see what'?s)\b|排查|诊断|定位|分析|看看|"
+                   r"figure out|find out|sanity|confirm|make sure|verify|see what'?s|healthy|go (fine|ok|well))\b|"
+                   r"排查|诊断|定位|分析|看看|是否正常|正常吗|健康吗|"
                    r"看下|看一下|查查|检查|确认|帮忙查|帮我查",
     "change": r"\b(deploy\w*|release\w*|rollout|rolled out|upgrade\w*|migration|config (change|push)|shipped)\b|"
               r"发布|上线|升级|迁移|变更|改动|切换",
+    "after_change": r"\b(after|since|following|post)\b[^.?!]{0,30}\b(deploy\w*|release\w*|rollout|upgrade\w*|push|"
+                    r"change|migration|canary|build|version|hotfix)|(发布|上线|升级|变更|改动|发版|迁移|推送)(之后|以后|后)",
     "value": r"\b(what('s| is| was| are)|how (many|much|high)|current\w*|now|show|list|count|give me|which|when|"
-             r"who deployed|latest|last|tell me the)\b|多少|几|当前|现在|查一下|看一下|列出|统计|哪些|什么时候|"
+             r"number of|atm|right now|"
+             r"who deployed|latest|last|tell me the)\b|多少|几|当前|现在|查一下|看一下|列出|统计|哪些|什么时候|数量|"
              r"哪个|最新|最近|给我看",
     "metric": r"\b(p0+|qps|rps|latency|error rate|error ratio|cpu|memory|throughput|restarts?|version|traffic|"
               r"replicas?|pods?|apdex|success rate|lag|connections?|sessions?|0xx|errors?)\b|延迟|错误率|内存|吞吐|"
@@ -42,12 +57,12 @@ _PATTERNS: dict[str, str] = {
     "diff": r"\b(diff|changed? in|change in|commit log|between v)|差异|改了什么|改了啥|改动|提交记录",
     "calc": r"\d\s*[-+*/x^]\s*\d|\b(percent|convert|divided|how far over|per day|per month)\b|%|除以|等于|合多少|"
             r"是多少秒|百分之|次方|每个月|一天是",
-    "act": r"^(please |pls |can you |could you |now |go ahead and |just )?"
+    "act": r"^(please |pls |can you |could you |now |go ahead and |just |go |let'?s )?"
            r"(roll ?back|roll it back|revert|undo|restart|bounce|kill|recycle|reboot|"
            r"scale|increase|lower|add|set|bump|drain|failover|flush|purge|page|wake|escalate|call|notify|open|"
            r"create|file|assign|silence|mute|ack the|disable|enable|deploy|rerun|merge|turn (on|off)|block|delete|"
            r"run|cordon)\b|"
-           r"^(请|麻烦|帮忙|帮我|马上|赶紧|立刻|直接)?\s*(回滚|回退|撤回|撤销|重启|杀掉|扩容|缩容|静默|屏蔽|呼一下|打电话|叫醒|"
+           r"^(请|麻烦|帮忙|帮我|马上|赶紧|立刻|直接|去)?\s*(回滚|回退|撤回|撤销|重启|杀掉|扩容|缩容|静默|屏蔽|呼一下|打电话|叫醒|"
            r"升级给|通知(?!服务|邮件|一下)|建个|建一个|开一个|提个|发布(?!后|和|之后|以后)|刷新|清一下|切一下|重新跑|跑一下|打开|关闭|封掉|删掉|合了)|"
            r"^(请|麻烦|帮忙|帮我|马上|赶紧)?\s*(把|给)[^，,。?？]{1,30}(回滚|回退|扩|缩|改成|改回|调到|设为|切|清|加|"
            r"发到|静默|屏蔽|建|开一个|提|杀|删|撤|封|全部)|(马上|赶紧|立刻)(回滚|重启|呼)",
@@ -59,7 +74,9 @@ _PATTERNS: dict[str, str] = {
            r"brb|yep|yes|no|nope|alright|i'?ll)\b|^(好的|好嘞|收到|了解|明白|嗯|行|知道了|好|没问题|稍等|马上回来|同意|"
            r"是的|不是|对|我来|我自己)",
     "fyi": r"\b(fyi|heads up|status update|update:|just so you know|resolved|mitigated|false (alarm|positive)|"
-           r"never ?mind|all good|closed|finished|done|i rolled back|we'?re good)\b|同步|通知一下|提醒|已恢复|止血|"
+           r"never ?mind|all good|closed|finished|done|i rolled back|we'?re good|back to (normal|baseline)|"
+           r"recovered|gone|all green|ignore|update)\b|同步|通知一下|提醒|已恢复|止血|恢复了|好了|没了|忽略|"
+           r"更新:|已经恢复|已解决|停了|关闭|"
            r"误报|算了|正常了|已经解决|已经把|已关闭|已经完成|完成了|进展",
     "help": r"\b(help|^usage|commands?|manual|examples?|how (do|can|should) i|what can you|what should i|"
             r"your (commands|tools|answers)|how does opsbot|what is opsbot|what are you|who are you|do you (have|"
@@ -67,7 +84,9 @@ _PATTERNS: dict[str, str] = {
             r"你有|使用|命令|例子|怎么看|怎么跟你|怎么问|怎么反馈|怎么发起|怎么重新|支持|opsbot|用法|功能|可以用",
     "concept": r"\b(what is an?|what's an?|what is the difference|difference|explain|how does|how do you compute|"
                r"better|mean|stand for|good default|in general|what does|why (do|would) (we|anyone)|why use|"
-               r"what is (p0+|observability|kafka|error budget)|better to|instead of|always|people say)\b|"
+               r"what is (p0+|observability|kafka|error budget)|better to|instead of|always|people say|usually|"
+               r"typically|generally|why (do|does|would|should) (people|teams|folks|anyone|one|most|\w+ services))\b|"
+               r"通常|一般来说|"
                r"什么是|区别|解释|是什么意思|是干什么的|"
                r"怎么工作|哪个好|一般|怎么算|是什么的|为什么用|为什么要|为什么我们|为什么按|合适|而不是|大家都说|总是",
     "bot": r"\b(you|your|bot|opsbot)\b|你",

@@ -47,7 +47,7 @@ def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
     trivial = _by_rules(plain_from_slack(text))
     if trivial is not None:
         return trivial
-    active = model or _shipped()
+    active = model or shipped_or_none()
     scores = active.scores(text) if active is not None else None
     if scores is not None and scores.probability >= unsure_below:
         return Intent(cast(Route, scores.route), scores.probability, "classifier", _scores_reason(scores))
@@ -83,7 +83,7 @@ def _scores_reason(scores: Scores) -> str:
     return f"classifier: {scores.route} {scores.probability:.2f}, next {runner} {p:.2f}"
 
 
-def _shipped() -> IntentModel | None:
+def shipped_or_none() -> IntentModel | None:
     """The packaged model; a missing or unreadable artifact is logged and the gate runs without it."""
     try:
         return shipped_model()

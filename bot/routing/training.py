@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,11 +26,12 @@ log = logging.getLogger(__name__)
 class TrainOptions:
     """The knobs, chosen by cross-validation on the train split only (see `cross_validate`)."""
 
-    c: float = 20.0  # inverse L2 strength
+    c: float = 40.0  # inverse L2 strength
     balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
     seed: int = 12
     min_weight: float = 0.0  # prune buckets whose largest |weight| is below this (smaller artifact)
     renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
+    diagnose_weight: float = 1.5  # on top of `balanced`: a missed diagnosis costs more than a needless one
     spec: FeatureSpec = field(default_factory=FeatureSpec)
 
 
@@ -43,7 +45,7 @@ def train_model(examples: Sequence[Example], options: TrainOptions = TrainOption
     matrix, columns = _matrix([e.text for e in usable], options.spec)
     labels = [routes.index(e.route) for e in usable]
     fitted = LogisticRegression(C=options.c, solver="newton-cg", max_iter=1000, random_state=options.seed,
-                                class_weight="balanced" if options.balanced else None)
+                                class_weight=_class_weights(labels, routes, options))
     fitted.fit(matrix, labels)
     order = [list(fitted.classes_).index(k) for k in range(len(routes))]
     coef = fitted.coef_[order]
@@ -55,6 +57,16 @@ def train_model(examples: Sequence[Example], options: TrainOptions = TrainOption
     meta = _meta(usable, options)
     log.info("trained intent model on %d examples, %d of %d buckets kept", len(usable), len(weights), len(columns))
     return IntentModel(routes, options.spec, [float(fitted.intercept_[k]) for k in order], weights, meta=meta)
+
+
+def _class_weights(labels: Sequence[int], routes: Sequence[str], options: TrainOptions) -> dict[int, float]:
+    """Per route index: n / (k * count) when balanced (scikit-learn's "balanced"), else 1; diagnose times its
+    extra weight."""
+    counts = Counter(labels)
+    weights = {k: len(labels) / (len(counts) * n) if options.balanced else 1.0 for k, n in counts.items()}
+    if "diagnose" in routes and routes.index("diagnose") in weights:
+        weights[routes.index("diagnose")] *= options.diagnose_weight
+    return weights
 
 
 def _matrix(texts: Sequence[str], spec: FeatureSpec) -> tuple[Any, list[int]]:
@@ -76,7 +88,8 @@ def _matrix(texts: Sequence[str], spec: FeatureSpec) -> tuple[Any, list[int]]:
 def _meta(examples: Sequence[Example], options: TrainOptions) -> dict[str, Any]:
     digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in examples).encode("utf-8")).hexdigest()
     return {"trained_on": len(examples), "corpus_sha256": digest[:16], "c": options.c, "balanced": options.balanced,
-            "seed": options.seed, "renamed_copies": options.renamed_copies}
+            "seed": options.seed, "renamed_copies": options.renamed_copies,
+            "diagnose_weight": options.diagnose_weight}
 
 
 def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: int = 5) -> float:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from bot.engine.types import Step, StopReason, Totals, Trace
+from bot.engine.types import Intent, Route, Step, StopReason, Totals, Trace
 
 TraceRedactor = Callable[[Trace], Trace]
 EvalRun = dict[str, Any]
@@ -47,7 +47,8 @@ class TraceStore(Protocol):
 
     def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
         """Traces with at least one 👎 (vote -1) cast since `since`, most recent vote first: each one's question
-        and intent are a labelled example for the intent gate (`opsbot intent export`)."""
+        and intent are a labelled example for the intent gate (`opsbot intent export`). The intent is the one the
+        latest 👎 recorded when it was cast (the route the gate chose then), else the trace's own."""
         ...
 
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats: ...
@@ -200,3 +201,12 @@ def check_vote(vote: int) -> int:
     if vote not in (-1, 1):
         raise ValueError(f"vote must be +1 or -1, got {vote!r}")
     return vote
+
+
+def with_voted_intent(trace: Trace, route: str | None, tier: str | None, probability: float | None) -> Trace:
+    """`trace` carrying the intent a 👎 recorded (votes cast before votes kept it leave the trace's own)."""
+    if not route:
+        return trace
+    reason = trace.intent.reason if trace.intent and trace.intent.route == route else "as routed when 👎 was cast"
+    intent = Intent(cast(Route, route), float(probability or 0.0), cast(Any, tier or "default"), reason)
+    return replace(trace, intent=intent)

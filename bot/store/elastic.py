@@ -29,6 +29,7 @@ from bot.store.base import (
     partial_with_step,
     started_at_of,
     tool_calls_of,
+    with_voted_intent,
 )
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ TRACE_MAPPING: dict[str, Any] = {
 }  # fmt: skip
 FEEDBACK_MAPPING: dict[str, Any] = {
     "dynamic": "strict",
-    "properties": {"trace_id": _KEYWORD, "user": _KEYWORD, "vote": {"type": "integer"}, "at": _DATE},
+    "properties": {"trace_id": _KEYWORD, "user": _KEYWORD, "vote": {"type": "integer"}, "at": _DATE,
+                   # the intent gate's choice when the vote was cast (added later: put into older indices on start)
+                   "routed_as": _KEYWORD, "tier": _KEYWORD, "probability": {"type": "float"}},
 }
 EVAL_MAPPING: dict[str, Any] = {
     "dynamic": "strict",
@@ -91,6 +94,8 @@ class ElasticsearchTraceStore:
             # Another replica may create it at the same moment: "already exists" is success.
             self._es.options(ignore_status=400).indices.create(index=name, mappings=mapping)
             log.info("created index %s", name)
+        elif name == self._feedback:  # adding fields to a strict mapping is allowed; an older index gains them
+            self._es.indices.put_mapping(index=name, properties=mapping["properties"])
 
     def save(self, trace: Trace) -> None:
         """Index (or replace) one trace, redacted; visible to search when this returns."""
@@ -134,19 +139,27 @@ class ElasticsearchTraceStore:
 
     def record_feedback(self, trace_id: str, user: str, vote: int) -> None:
         """One vote per user and trace (the document id), so a second vote replaces the first."""
-        doc = {"trace_id": trace_id, "user": user, "vote": check_vote(vote), "at": iso_utc(datetime.now(UTC))}
+        doc: dict[str, Any] = {"trace_id": trace_id, "user": user, "vote": check_vote(vote),
+                               "at": iso_utc(datetime.now(UTC))}
+        intent = (trace := self.get(trace_id)) and trace.intent
+        if intent:  # the gate's choice as it is now: the 👎 stays a labelled example whatever happens to the trace
+            doc |= {"routed_as": intent.route, "tier": intent.tier, "probability": intent.confidence}
         self._es.index(index=self._feedback, id=f"{trace_id}:{user}", document=doc, refresh="wait_for")
 
     def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
         """Traces with a 👎 since `since`, most recent vote first (votes are read first, then their traces)."""
         query = {"bool": {"filter": [{"term": {"vote": -1}}, since_query(since, "at")]}}
         votes = self._es.search(index=self._feedback, query=query, size=limit * 4, sort=[{"at": "desc"}],
-                                source_includes=["trace_id"])["hits"]["hits"]
-        ids = list(dict.fromkeys(h["_source"]["trace_id"] for h in votes))[:limit]
+                                source_includes=["trace_id", "routed_as", "tier", "probability"])["hits"]["hits"]
+        latest: dict[str, dict[str, Any]] = {}
+        for hit in votes:  # newest first: the first vote seen per trace is its latest
+            latest.setdefault(hit["_source"]["trace_id"], hit["_source"])
+        ids = list(latest)[:limit]
         if not ids:
             return []
         found = {t.trace_id: t for t in self._traces({"terms": {"trace_id": ids}}, len(ids))}
-        return [found[i] for i in ids if i in found]
+        return [with_voted_intent(found[i], latest[i].get("routed_as"), latest[i].get("tier"),
+                                  latest[i].get("probability")) for i in ids if i in found]
 
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         body = self._es.search(index=self.index, **elastic_stats_query(since, long_run_steps)).body

@@ -28,11 +28,12 @@ from bot.store.base import (
     partial_with_step,
     started_at_of,
     tool_calls_of,
+    with_voted_intent,
 )
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 Rows = list[Any]  # a module-level alias: inside the class, `list` names the method
 
 # Version 1. A later version appends its own migration list; `user_version` records which ran.
@@ -73,6 +74,13 @@ CREATE TABLE feedback (
 );
 CREATE TABLE eval_runs (run_id TEXT PRIMARY KEY, at_ts REAL NOT NULL, doc TEXT NOT NULL);
 """
+# Version 2: a 👎 keeps the route the intent gate chose, its tier and probability, as they were when it was cast.
+_SCHEMA_V2 = """
+ALTER TABLE feedback ADD COLUMN routed_as TEXT;
+ALTER TABLE feedback ADD COLUMN tier TEXT;
+ALTER TABLE feedback ADD COLUMN probability REAL;
+"""
+_MIGRATIONS = (_SCHEMA_V1, _SCHEMA_V2)  # _MIGRATIONS[n] takes a store from version n to n + 1
 
 
 def fts_query_from_text(text: str) -> str:
@@ -107,12 +115,13 @@ class SqliteTraceStore:
                 if version > SCHEMA_VERSION:
                     raise RuntimeError(
                         f"{self.path} has schema version {version}; this opsbot knows up to {SCHEMA_VERSION}")
-                if version == 0:
-                    for statement in _SCHEMA_V1.split(";"):
+                for migration in _MIGRATIONS[version:]:
+                    for statement in migration.split(";"):
                         if statement.strip():
                             self._conn.execute(statement)
+                if version < SCHEMA_VERSION:
                     self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                    log.info("created trace store %s (schema %d)", self.path, SCHEMA_VERSION)
+                    log.info("trace store %s: schema %d -> %d", self.path, version, SCHEMA_VERSION)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -180,20 +189,27 @@ class SqliteTraceStore:
         return [trace_from_dict(json.loads(r[0])) for r in rows]
 
     def record_feedback(self, trace_id: str, user: str, vote: int) -> None:
-        """One vote per user and trace; a second vote replaces the first."""
+        """One vote per user and trace; a second vote replaces the first. The vote keeps the trace's intent (route,
+        tier, probability) as it is now, so a 👎 stays a labelled example whatever happens to the trace later."""
+        intent = "(SELECT json_extract(doc, '$.intent.{}') FROM traces WHERE trace_id = ?)"
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO feedback VALUES (?, ?, ?, ?)", (trace_id, user, check_vote(vote), time.time())
+                "INSERT OR REPLACE INTO feedback (trace_id, user, vote, at_ts, routed_as, tier, probability) "
+                f"VALUES (?, ?, ?, ?, {intent.format('route')}, {intent.format('tier')}, "
+                f"{intent.format('confidence')})",
+                (trace_id, user, check_vote(vote), time.time(), trace_id, trace_id, trace_id),
             )
 
     def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
-        """Traces with a 👎 since `since`, most recent vote first."""
+        """Traces with a 👎 since `since`, most recent vote first, each with the intent its latest 👎 recorded."""
+        # SQLite fills the bare columns of an aggregate query from the row that max() picked: the latest 👎
         rows = self._fetch(
-            "SELECT t.doc FROM feedback f JOIN traces t USING (trace_id) WHERE f.vote = -1 AND f.at_ts >= ? "
-            "GROUP BY t.trace_id ORDER BY max(f.at_ts) DESC LIMIT ?",
+            "SELECT t.doc, f.routed_as, f.tier, f.probability, max(f.at_ts) FROM feedback f JOIN traces t "
+            "USING (trace_id) WHERE f.vote = -1 AND f.at_ts >= ? GROUP BY t.trace_id ORDER BY max(f.at_ts) DESC "
+            "LIMIT ?",
             (since.timestamp() if since else 0.0, limit),
         )
-        return [trace_from_dict(json.loads(r[0])) for r in rows]
+        return [with_voted_intent(trace_from_dict(json.loads(r[0])), r[1], r[2], r[3]) for r in rows]
 
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         with self._lock:

@@ -4,12 +4,15 @@ import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bot.engine.types import trace_to_dict
+from bot.engine.types import Intent, trace_to_dict
 from bot.store.base import TraceStore
+from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SCHEMA_VERSION, SqliteTraceStore
+from bot.wiring.elastic import es_client
 from tests.store.known_traces import (
     EXPECTED_DAYS,
     EXPECTED_P50_MS,
@@ -18,6 +21,7 @@ from tests.store.known_traces import (
     EXPECTED_TOOLS,
     VOTES,
     known_traces,
+    make_trace,
 )
 
 
@@ -149,3 +153,47 @@ def test_downvoted_lists_each_thumbs_down_trace_once(store: TraceStore) -> None:
     assert store.downvoted(since=datetime(2999, 1, 1, tzinfo=UTC)) == []
     [t2] = [t for t in store.downvoted() if t.trace_id == "t2"]
     assert t2.intent is not None and t2.question  # the labelled example: the message and the route it got
+
+
+def test_a_thumbs_down_keeps_the_route_the_gate_chose_when_it_was_cast(store: TraceStore) -> None:
+    unsure = Intent("diagnose", 0.41, "default", "classifier unsure")
+    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], question="rollback payment to v1.8.2", intent=unsure))
+    store.record_feedback("t1", "alice", -1)
+    # the trace is replaced later (a user's "Just answer" choice re-routes it): the 👎 still says what it voted on
+    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], question="rollback payment to v1.8.2",
+                          intent=Intent("act", 1.0, "classifier", "user chose")))
+    [voted] = store.downvoted()
+    assert voted.intent is not None
+    assert (voted.intent.route, voted.intent.tier, round(voted.intent.confidence, 2)) == ("diagnose", "default", 0.41)
+
+
+def test_a_version_1_sqlite_store_gains_the_vote_columns_and_keeps_its_votes(tmp_path: Path) -> None:
+    path = tmp_path / "traces.db"
+    SqliteTraceStore(path).close()
+    conn = sqlite3.connect(path)  # rebuild the version-1 feedback table, with one old vote in it
+    conn.executescript("DROP TABLE feedback; CREATE TABLE feedback (trace_id TEXT NOT NULL, user TEXT NOT NULL, "
+                       "vote INTEGER NOT NULL CHECK (vote IN (-1, 1)), at_ts REAL NOT NULL, "
+                       "PRIMARY KEY (trace_id, user)); PRAGMA user_version = 1;")
+    conn.close()
+    old = SqliteTraceStore(path)
+    old.save(make_trace("t1", "2026-11-28T08:00:00Z", [], intent=Intent("lookup", 0.9, "classifier", "x")))
+    old._conn.execute("INSERT INTO feedback (trace_id, user, vote, at_ts) VALUES ('t1', 'bob', -1, 1.0)")
+    assert old._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    [voted] = old.downvoted()
+    assert voted.intent is not None and voted.intent.route == "lookup"  # no recorded route: the trace's own
+    old.record_feedback("t1", "carol", -1)
+    assert old._conn.execute("SELECT routed_as, tier FROM feedback WHERE user = 'carol'").fetchone() == (
+        "lookup", "classifier")
+    old.close()
+
+
+def test_an_older_elasticsearch_feedback_index_gains_the_vote_fields(osmem_clone: Any) -> None:
+    client = es_client(osmem_clone.url, plain_json=True)
+    old_mapping = {"dynamic": "strict", "properties": {"trace_id": {"type": "keyword"}, "user": {"type": "keyword"},
+                                                       "vote": {"type": "integer"}, "at": {"type": "date"}}}
+    client.indices.create(index="old-traces-feedback", mappings=old_mapping)
+    store = ElasticsearchTraceStore(client, "old-traces")
+    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], intent=Intent("help", 0.7, "classifier", "x")))
+    store.record_feedback("t1", "alice", -1)  # a strict mapping without the new fields would refuse this vote
+    [voted] = store.downvoted()
+    assert voted.intent is not None and (voted.intent.route, voted.intent.tier) == ("help", "classifier")
