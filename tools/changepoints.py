@@ -9,7 +9,8 @@ A level shift is found by optimal segmentation of the log series (ruptures' Kern
 kernel: least squares, solved exactly in C) with a penalty scaled to that noise. Every break it proposes is
 checked against the medians of the points on each side (at most SIDE_POINTS each): kept only when they
 differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors. Medians
-keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step.
+keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step, and
+over most of a day the daily curve (fitted together with the break) is taken out first (tools/dailycurve.py).
 A kept break is then placed by a local least-squares split and moved back to where a ramp first crossed
 halfway (a rate() window spreads a step over a few points; the operator wants its start).
 
@@ -29,6 +30,8 @@ from datetime import datetime
 from statistics import median
 
 import numpy as np
+
+from tools.dailycurve import daily_design, without_daily
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
@@ -98,7 +101,9 @@ def detect_changes(
     search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SIDE_POINTS).fit(logs)  # linear kernel = l2 cost
     breaks = [int(b) for b in search.predict(pen=_PENALTY * sigma**2 * math.log(n))[:-1]]
     floor = 0.02 * max(abs(v) for v in values)  # ignore shifts that are tiny next to the series' peak
-    scored = [(s, b) for b in breaks if (s := _shift_score(logs, values, b, sigma, min_ratio, floor)) > 0]
+    daily = daily_design(times)  # over most of a day, each break is judged with the daily curve taken out
+    scored = [(s, b) for b in breaks
+              if (s := _shift_score(without_daily(daily, logs, b), values, b, sigma, min_ratio, floor)) > 0]
     apart = max(MIN_SIDE_POINTS, min(n // 10, 30))  # one shift, even a ramp over a few points, is one change
     picked: list[int] = []
     for _, index in sorted(scored, reverse=True):

@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from tools import ranking
 from tools.base import ToolError, ToolResult, ToolSpec, tool
+from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
 from tools.deploys import DeploySource
 from tools.logmodel import LogQuery, LogSource
 from tools.logs import cluster_signatures
 from tools.metrics import MetricsTools
+from tools.ranking import Reason
 from tools.timerange import instant_from_text, iso_z, utc_now
 
-STEP_LOOKBACK = timedelta(minutes=45)
-TREND_LOOKBACK = timedelta(hours=6)
 AROUND = timedelta(hours=2)
 SIGNIFICANT = 1.5
-SURGE_LEAD = timedelta(minutes=20)
 MAX_SUSPECTS = 6
-_TRIVIAL_RX = re.compile(r"kustomization|changelog|readme|log(back|ging|4j)|pattern|format", re.IGNORECASE)
+SIGNATURE_SERVICES = 8  # the nearest services whose logs are compared before and after the onset
 
 _DOC = """\
 Find every change around a symptom's onset and rank the suspects. One call does what an SRE does first:
@@ -42,15 +41,7 @@ Returns the onset, the lookback, then the suspects best first, each with its sco
 path, what its diff changed, a log signature naming it); checks that could not run are listed as not run."""
 
 
-@dataclass
-class _Suspect:
-    what: str
-    score: int = 0
-    why: list[str] = field(default_factory=list)
-
-    def add(self, points: int, reason: str) -> None:
-        self.score += points
-        self.why.append(reason)
+_Suspect = tuple[str, list[Reason]]  # what, and the evidence for and against it (scored in tools/ranking.py)
 
 
 def _moment(around: str, now: datetime) -> datetime | None:
@@ -63,19 +54,6 @@ def _moment(around: str, now: datetime) -> datetime | None:
         return instant_from_text(text, now)
     moment = now.replace(hour=int(clock.group(1)), minute=int(clock.group(2)), second=0, microsecond=0)
     return moment if moment <= now else moment - timedelta(days=1)
-
-
-def _setting_lines(diff: str) -> list[str]:
-    """The added lines of a diff outside the image tag, CHANGELOG, README and logging files."""
-    lines, trivial = [], False
-    for line in diff.splitlines():
-        if line.startswith("diff --git"):
-            trivial = bool(_TRIVIAL_RX.search(line))
-        elif line.startswith("+") and not line.startswith("+++") and not trivial:
-            text = line[1:].strip()
-            if text and "newTag" not in text and not _TRIVIAL_RX.search(text):
-                lines.append(text)
-    return lines
 
 
 class ChangeFinder:
@@ -101,23 +79,28 @@ class ChangeFinder:
         span = f"{iso_z(start)}/{iso_z(end)}"
         notes: list[str] = []
         onset = self._onset(service, span, notes)
+        if onset is None and notes:  # a signal that could not be read is not a signal without a change
+            return ToolResult("error", "\n".join([f"could not find the onset: {service}'s golden signals over {span} "
+                                                  "were not all read, so nothing is ranked", *notes]))
         if onset is None:
-            return ToolResult("no_data", "\n".join([f"no change point in {service}'s golden signals over {span}; "
-                                                    "nothing to rank (is the incident over, or elsewhere?)", *notes]))
+            return ToolResult("no_data", f"no change point in {service}'s golden signals over {span}; "
+                                         "nothing to rank (is the incident over, or elsewhere?)")
         metric, at, ratio = onset
-        lookback = TREND_LOOKBACK if self._changed(service, ("memory", "restarts"), span, notes) else STEP_LOOKBACK
+        lookback = ranking.lookback_for(self._changed(service, ("memory", "restarts"), span, notes))
         head = [f"onset: {service} {metric} changed at {at:%Y-%m-%d %H:%M} UTC (x{ratio:.1f})"]
         if said is not None and abs(at - said) >= timedelta(minutes=15):
             head.append(f"you said {said:%H:%M}; the {metric} change starts at {at:%H:%M} UTC")
-        shape = "a trend or sawtooth" if lookback > STEP_LOOKBACK else "a step"
-        head.append(f"lookback: {int(lookback.total_seconds() // 60)} min ({shape})")
-        suspects = self._deploy_suspects(service, at, lookback, notes)
-        suspects += self._surge_suspects(service, at, span, notes)
+        shape = "a trend or sawtooth" if lookback > ranking.STEP_LOOKBACK else "a step"
+        head.append(f"lookback: {ranking.lookback_words(lookback)} ({shape})")
         new_logs = self._new_signatures(service, at, notes)
-        ranked = sorted(suspects, key=lambda s: -s.score)[:MAX_SUSPECTS]
-        lines = [f"{i}. {s.what} (score {s.score}): {'; '.join(s.why)}" for i, s in enumerate(ranked, 1)]
+        suspects = self._deploy_suspects(service, at, lookback, span, [(t, t) for _, t in new_logs], notes)
+        suspects += self._surge_suspects(service, at, span, notes)
+        best = sorted(suspects, key=lambda s: -ranking.score_of(s[1]))[:MAX_SUSPECTS]
+        lines = [f"{i}. {what} (score {ranking.score_of(why)}): {'; '.join(r.text for r in why)}"
+                 for i, (what, why) in enumerate(best, 1)]
         return "\n".join([*head, "suspects, best first:", *(lines or ["(none found in the lookback)"]),
-                          *new_logs, *notes])
+                          *(f"new log signature in {name} after the onset: {text}" for name, text in new_logs),
+                          *notes])
 
     def _series_changes(self, service: str, metric: str, span: str, notes: list[str]) -> list[tuple[datetime, float]]:
         try:
@@ -140,47 +123,29 @@ class ChangeFinder:
     def _changed(self, service: str, roles: Sequence[str], span: str, notes: list[str]) -> bool:
         return any(self._series_changes(service, m, span, notes) for r in roles if (m := self.roles.get(r)))
 
-    def _near(self, service: str) -> list[str]:
-        edges: dict[str, set[str]] = {}
-        for caller, callees in self.topology.items():
-            for callee in callees:
-                edges.setdefault(caller, set()).add(callee)
-                edges.setdefault(callee, set()).add(caller)
-        found, frontier = [service], [service]
-        for _ in range(2):
-            frontier = sorted({n for s in frontier for n in edges.get(s, ())} - set(found))
-            found += frontier
-        return found
-
-    def _deploy_suspects(self, service: str, at: datetime, lookback: timedelta, notes: list[str]) -> list[_Suspect]:
-        near = self._near(service)
+    def _deploy_suspects(self, service: str, at: datetime, lookback: timedelta, span: str,
+                         signatures: Sequence[tuple[str, str]], notes: list[str]) -> list[_Suspect]:
+        near = ranking.neighbourhood(self.topology, service)
         try:
-            records = [r for r in self.deploys.records(None, at - lookback, at) if r.service in near]
+            records = self.deploys.records(None, at - lookback, at)
         except Exception as exc:  # a backend failure is a check not run, never "no deploy"
             notes.append(f"not run: deploys ({type(exc).__name__}: {exc})")
             return []
         suspects = []
-        for record in records[:MAX_SUSPECTS]:
-            suspect = _Suspect(f"deploy {record.service}/{record.version} at {record.at:%H:%M}")
-            minutes = int((at - record.at).total_seconds() // 60)
-            suspect.add(2 if minutes <= 15 else 1, f"{minutes} min before the onset")
-            suspect.add(3 if record.service == service else 0, f"{record.service} is the service asked about"
-                        if record.service == service else f"{record.service} is within two hops of {service}")
-            self._score_diff(suspect, record.service, record.version)
-            suspects.append(suspect)
+        for record in ranking.deploys_to_read(records, near, service, at, lookback):
+            changed = record.service == service or self._changed(record.service, ("latency", "errors"), span, notes)
+            why = ranking.deploy_reasons(record, service, at, changed)
+            suspects.append((f"deploy {record.service}/{record.version} at {record.at:%H:%M}",
+                             why + self._diff_reasons(record.service, record.version, signatures)))
         return suspects
 
-    def _score_diff(self, suspect: _Suspect, service: str, version: str) -> None:
+    def _diff_reasons(self, service: str, version: str, signatures: Sequence[tuple[str, str]]) -> list[Reason]:
         try:
             found = self.deploys.diff(service, version)
         except Exception as exc:
-            suspect.why.append(f"diff not read ({type(exc).__name__})")
-            return
-        meaningful = _setting_lines(found.diff if found else "")
-        if meaningful:
-            suspect.add(2, f"its diff changes {' / '.join(meaningful[:2])}")
-        else:
-            suspect.add(-2, "its diff changes no setting (image tag, logging or notes only)")
+            return [Reason(0, f"diff not read ({type(exc).__name__})")]
+        diff = found.diff if found else ""
+        return ranking.diff_reasons(key_changes_from_diff(diff), risky_lines_from_diff(diff), signatures)
 
     def _surge_suspects(self, service: str, at: datetime, span: str, notes: list[str]) -> list[_Suspect]:
         traffic, found = self.roles.get("traffic"), []
@@ -188,21 +153,22 @@ class ChangeFinder:
         for dependency in self.topology.get(service, []):
             if not traffic or not any(self._series_changes(dependency, m, span, notes) for m in signals):
                 continue
-            for caller in [c for c, ds in self.topology.items() if dependency in ds and c != service]:
-                for when, ratio in self._series_changes(caller, traffic, span, notes):
-                    if ratio >= SIGNIFICANT and at - SURGE_LEAD <= when <= at + timedelta(minutes=5):
-                        suspect = _Suspect(f"traffic surge in {caller} (x{ratio:.1f} at {when:%H:%M})")
-                        suspect.add(2, "it starts at the onset")
-                        suspect.add(3, f"{caller} also calls {dependency}, which degraded")
-                        found.append(suspect)
-                        break
+            for caller in ranking.other_callers(self.topology, dependency, service):
+                surge = next(((w, r) for w, r in self._series_changes(caller, traffic, span, notes)
+                              if ranking.is_surge(r, w, at)), None)
+                if surge is not None:
+                    change = f"{caller} {traffic} went x{surge[1]:.1f} at {surge[0]:%H:%M} UTC"
+                    found.append((f"traffic surge in {caller} (x{surge[1]:.1f} at {surge[0]:%H:%M})",
+                                  ranking.surge_reasons(caller, dependency, service, change)))
         return found
 
-    def _new_signatures(self, service: str, at: datetime, notes: list[str]) -> list[str]:
+    def _new_signatures(self, service: str, at: datetime, notes: list[str]) -> list[tuple[str, str]]:
+        """(service, "<count>x <template>") of the log signatures, any level, after the onset and not before it."""
         if self.logs is None:
+            notes.append("not run: new log signatures (no log source is configured)")
             return []
-        lines = []
-        for name in self._near(service)[:8]:
+        found = []
+        for name in ranking.neighbourhood(self.topology, service)[:SIGNATURE_SERVICES]:
             try:
                 before = self.logs.search(LogQuery(name, at - timedelta(hours=1), at, levels=(), limit=1,
                                                    cluster_levels=("ERROR", "WARN")))
@@ -213,5 +179,5 @@ class ChangeFinder:
                 continue
             old = {s.template for s in cluster_signatures(before.cluster_entries)}
             fresh = [s for s in cluster_signatures(after.cluster_entries) if s.template not in old]
-            lines += [f"new log signature in {name} after the onset: {s.count}x {s.template[:140]}" for s in fresh[:2]]
-        return lines
+            found += [(name, f"{s.count}x {s.template[:140]}") for s in fresh[:2]]
+        return found

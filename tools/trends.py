@@ -5,6 +5,11 @@ and then a straight line in log space (a hinge), the moment chosen by least squa
 grows by at least `min_ratio`x, stands clear of the noise (t statistic), the fit leaves no more spread than the
 noise itself, and no single step explains the segment better (a step is tools/changepoints.py's to report).
 
+A window that spans most of a day holds a daily curve too (traffic, and the latency that follows it): half of
+that curve, rising to the window's end, reads like a trend. There the hinge must fit better than a daily
+sinusoid (a 24 h sine, cosine and level fitted by least squares, as many parameters as the hinge): a leak
+keeps climbing where a daily curve comes back round, so it does; a daily curve does not.
+
 A sawtooth is memory climbing and dropping back, again and again: OOM kills or restarts. It counts when at
 least MIN_DROPS sharp drops of at least DROP_RATIO x are each preceded by a climb.
 """
@@ -20,6 +25,7 @@ from statistics import median
 import numpy as np
 
 from tools.changepoints import log_shift, log_values, noise_sigma
+from tools.dailycurve import daily_design, daily_sse
 
 MIN_TREND_POINTS = 12
 T_TREND = 8.0  # the slope must be this many standard errors from zero
@@ -65,6 +71,8 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
     if abs(growth) < math.log(min_ratio) or abs(slope) < T_TREND * se or spread > MAX_SPREAD * sigma:
         return []
     if _step_sse(logs[start:]) < float(np.sum(residual[start:] ** 2)):
+        return []
+    if daily_sse(daily_design(times), logs) <= float(np.sum(residual**2)):
         return []
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0

@@ -39,6 +39,10 @@ class Question:
     source: str = "cli"  # slack | api | alertmanager | cli | eval
     history: tuple[str, ...] = ()  # compressed thread memory, oldest first
     intent: Intent | None = None  # already classified by the surface (Slack's quick lane, a "Just answer" click)
+    # The surface runs full diagnoses on a lane of its own (Slack): a lookup that would turn into one hands the
+    # question back instead (a note starting with HANDED_BACK says why), and `escalated` carries that why to the run.
+    quick_only: bool = False
+    escalated: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,9 +121,18 @@ class Trace:
     model: str = ""
     intent: Intent | None = None
     notes: tuple[str, ...] = field(default=())  # e.g. "LLM unavailable: ...", "unverified: 42 ms"
+    # What CONFIRMED the cause, from tool evidence only (bot/playbook/confirmation.py); "" for a likely cause
+    confirmed_by: str = ""
 
 
 StepObserver = Callable[[Step], None]
+HANDED_BACK = "handed back for the full diagnosis: "  # the note on a quick_only answer that needs a diagnosis
+
+
+def handed_back(trace: Trace) -> str:
+    """Why a quick_only answer handed its question back for the full diagnosis ("" when it answered it)."""
+    return next((n.removeprefix(HANDED_BACK) for n in trace.notes if n.startswith(HANDED_BACK)), "")
+
 Responder = Callable[[Question, StepObserver | None], Trace]  # what every surface calls: question in, trace out
 
 INTERNAL_ERROR_ANSWER = (
@@ -203,4 +216,5 @@ def trace_from_dict(data: Mapping[str, Any]) -> Trace:
         model=data.get("model", ""),
         intent=Intent(**intent) if intent else None,
         notes=tuple(data.get("notes", ())),
+        confirmed_by=str(data.get("confirmed_by") or ""),
     )

@@ -33,7 +33,7 @@ from bot.playbook.probes import (
     iso_from_moment,
 )
 from bot.playbook.suspects import gather_suspects
-from bot.playbook.verdict import conclusion_from_findings
+from bot.playbook.verdict import SAME_ONSET_MINUTES, conclusion_from_findings
 from tools.base import Toolbox
 
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
@@ -141,9 +141,20 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         findings.origin = path[-1]
         caller = path[-2] if len(path) > 1 else target
         _investigate_origin(run, findings, [s for s in topology.get(caller, ()) if s != findings.origin])
-    elif findings.deploy is None and first is not None and findings.role_of(first[0]) in SATURATION_ROLES:
-        check_onset(run, findings, target, first[1])
+    elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
+        check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
+
+
+def saturation_at_onset(findings: Findings, target: str, first: tuple[str, datetime] | None) -> datetime | None:
+    """When CPU, memory or restarts changed with the first change (at a 5 min step, latency and CPU often share
+    the same point), the moment they did: a job that started then is worth looking for."""
+    health = findings.health.get(target)
+    if first is None or health is None:
+        return None
+    moments = [p.at for m, p in health.changes() if findings.role_of(m) in SATURATION_ROLES
+               and p.at - first[1] <= timedelta(minutes=SAME_ONSET_MINUTES)]
+    return min(moments, default=None)
 
 
 def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot.playbook.diffs import DeployRecord, KeyChange
+from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint, LogSignature, moment_from_text, spikes_from_text
+from tools.configdiff import KeyChange
+from tools.ranking import Reason
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
 SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
@@ -118,9 +120,11 @@ class Suspect:
     key_changes: list[KeyChange] = field(default_factory=list)
     risky_lines: list[str] = field(default_factory=list)
 
-    def add(self, points: int, reason: str) -> None:
-        self.score += points
-        self.why.append(reason)
+    def add(self, reasons: Sequence[Reason]) -> None:
+        """Weigh the evidence (scored in tools/ranking.py, which find_changes shares)."""
+        for reason in reasons:
+            self.score += reason.points
+            self.why.append(reason.text)
 
 
 @dataclass

@@ -16,10 +16,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.engine.types import Step, StepObserver, new_trace_id
-from bot.playbook.diffs import deploys_from_text, key_changes_from_diff, risky_lines_from_diff
+from bot.playbook.diffs import deploys_from_text
 from bot.playbook.evidence import LogSignature, change_points_from_text, log_lines_from_text, signatures_from_text
 from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
 from tools.base import Toolbox, call_tool
+from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
 
 log = logging.getLogger(__name__)
 

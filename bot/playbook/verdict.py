@@ -12,9 +12,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
-from bot.playbook.diffs import ABSENT, DeployRecord
+from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
+from tools.configdiff import ABSENT
 
 MIN_SUSPECT_SCORE = 4  # a suspect weaker than this does not override the fixed ranking below
 SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drives CPU, CPU and memory restarts

@@ -2,7 +2,8 @@
 
 diagnose -> the agent loop, or the deterministic playbook when no LLM is configured or it is unavailable at the
 first call (the answer says so); lookup -> one answer with at most one tool call, or without a model the quick
-lookup (one query), else the playbook with a note saying why; chitchat -> one cheap answer; help -> canned help;
+lookup (one query), else the playbook with a note saying why (a `quick_only` question, from a surface with a
+diagnosis lane of its own, is handed back instead: see HANDED_BACK); chitchat -> one cheap answer; help -> canned help;
 act (roll back, restart, page...) -> the canned read-only answer.
 The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs last. Never raises: an
 unexpected failure becomes a labelled answer.
@@ -21,6 +22,7 @@ from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM
 from bot.engine.loop import answer_once, run_agent
 from bot.engine.types import (
+    HANDED_BACK,
     Budget,
     Intent,
     Question,
@@ -31,6 +33,7 @@ from bot.engine.types import (
     internal_error_trace,
     trace_from_answer,
 )
+from bot.playbook.confirmation import confirmation_from_trace
 from bot.safety.grounding import mark_unverified
 from bot.safety.inbound import clean_inbound, has_request_text
 from bot.safety.redact import redact, redact_trace
@@ -108,7 +111,7 @@ class Router:
                      intent.confidence, intent.reason)
             trace = replace(self._answer(question, intent, on_step), intent=intent)
             if intent.route in ("diagnose", "lookup"):
-                trace = mark_unverified(trace)
+                trace = mark_unverified(_confirmed(trace))
             return redact_trace(trace)
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
@@ -126,7 +129,11 @@ class Router:
             return self._lookup(question, self.llm, on_step)
         if intent.route == "lookup":
             return self._quick_lookup(question, on_step)
-        return self._diagnose(question, on_step)
+        trace = self._diagnose(question, on_step)
+        if question.escalated:  # a quick answer handed this back: say why, as the inline fallback does
+            return replace(trace, answer=f"_{question.escalated}_\n{trace.answer}",
+                           notes=(question.escalated, *trace.notes))
+        return trace
 
     def _diagnose(self, question: Question, on_step: StepObserver | None) -> Trace:
         if self.llm is None:
@@ -155,6 +162,8 @@ class Router:
             return self._quick_lookup(question, on_step, down=lookup)
         if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
             return lookup
+        if question.quick_only:
+            return _hand_back(question, lookup, LOOKUP_EMPTY_NOTE)
         log.warning("lookup got no usable answer, running the full diagnosis trace_id=%s", lookup.trace_id)
         fallback = _after(lookup, self._diagnose(question, _shifted(on_step, len(lookup.steps))))
         return replace(fallback, notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
@@ -166,6 +175,8 @@ class Router:
         the diagnosis it falls back to is the playbook, since the model already failed.
         """
         if self.lookup is None:
+            if question.quick_only:
+                return _hand_back(question, down, "No quick lookup is configured, so the full diagnosis runs instead.")
             return self._fallback_diagnosis(question, on_step, down)
         misses: list[str] = []
         shift = len(down.steps) if down is not None else 0
@@ -177,6 +188,8 @@ class Router:
             return quick
         why = (f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), "
                "so the full diagnosis ran instead.")
+        if question.quick_only:
+            return _hand_back(question, down, why)
         log.info("quick lookup missed, running the full diagnosis: %s", why)
         fallback = self._fallback_diagnosis(question, on_step, down)
         return replace(fallback, answer=f"_{why}_\n{fallback.answer}", notes=(why, *fallback.notes))
@@ -226,6 +239,18 @@ class Router:
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
         return replace(_after(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
                        model=trace.model)
+
+
+def _confirmed(trace: Trace) -> Trace:
+    """The trace with what confirms its cause, from the tools' evidence alone (never from the answer's words)."""
+    confirmed_by = confirmation_from_trace(trace)
+    return replace(trace, confirmed_by=confirmed_by) if confirmed_by else trace
+
+
+def _hand_back(question: Question, attempt: Trace | None, why: str) -> Trace:
+    """A quick_only question that needs the full diagnosis: the attempt so far (kept on record) and why."""
+    base = attempt or trace_from_answer(question, f"_{why}_", complete=False)
+    return replace(base, complete=False, notes=(*base.notes, f"{HANDED_BACK}{why}"))
 
 
 def _spent(totals: Totals) -> str:

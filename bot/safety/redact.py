@@ -151,13 +151,14 @@ def redact_value(value: Any) -> Any:
 
 
 def redact_trace(trace: Trace) -> Trace:
-    """The trace with question, thoughts, args, observations, answer and notes redacted."""
+    """The trace with question, thoughts, args, observations, answer, notes and confirmation redacted."""
     return dataclasses.replace(
         trace,
         question=redact(trace.question),
         steps=tuple(_redact_step(s) for s in trace.steps),
         answer=redact(trace.answer),
         notes=tuple(redact(n) for n in trace.notes),
+        confirmed_by=redact(trace.confirmed_by),
     )
 
 

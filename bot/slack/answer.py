@@ -1,11 +1,12 @@
 """The final message of a run, written to be read at 3 a.m. Pure, and within Slack's limits.
 
-A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or
-"Cause confirmed by …" only when the answer itself names a confirmation; never a ✅ on a guess. Then the cause in
-a sentence or two, at most five evidence bullets that are findings (not queries) with times read against the
-deploy, and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind
-"Show full trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer.
-Every message has a short `text` fallback for notifications and screen readers.
+A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or "Cause
+confirmed by …" only when the trace carries a confirmation from the tools' evidence (`Trace.confirmed_by`,
+bot/playbook/confirmation.py); the answer's own words never make one. Never a ✅ on a guess. Then the cause in a
+sentence or two, at most five evidence bullets that are findings (not queries) with times read against the deploy,
+and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind "Show full
+trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer. Every message
+has a short `text` fallback for notifications and screen readers.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine.types import Step, StopReason, Trace
+from bot.engine.types import StopReason, Trace
 from bot.safety.outbound import slack_markdown, slack_mrkdwn
 from bot.slack.findings import Finding, deploy_time, finding_from_step
 from bot.slack.render import (
@@ -39,12 +40,14 @@ _STOP_EXPLAINED = {
     StopReason.LLM_UNAVAILABLE: "the LLM was unavailable",
     StopReason.INTERRUPTED: "opsbot was restarted or stopped before it finished",
 }
-_CONFIRMED = re.compile(r"^\W*confirmed by\s+(.{3,120}?)[.\n]?$", re.IGNORECASE | re.MULTILINE)
+CONFIRMED_CHARS = 240
+STREAM_TEXT_CHARS = 12_000  # chat.stopStream's markdown_text limit
 _NOTE_LINE = re.compile(r"^_.*_$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
 _EVIDENCE_ORDER = ("change", "deploy", "diff", "logs")
 _PLAYBOOK_NOTE = "deterministic playbook"
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?(?![\w])")
 
 
 def is_plain(trace: Trace) -> bool:
@@ -55,14 +58,16 @@ def is_plain(trace: Trace) -> bool:
 def is_guess(trace: Trace) -> bool:
     """A diagnosis whose headline is "Likely cause": it must never get a ✅, in the message or as a reaction."""
     investigated = trace.protocol != "single" and bool(trace.steps) and not is_plain(trace)
-    return investigated and trace.complete and _CONFIRMED.search(trace.answer) is None
+    return investigated and trace.complete and not trace.confirmed_by
 
 
 def trace_to_text(trace: Trace) -> str:
     """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
     if is_plain(trace):
         return trim(slack_mrkdwn(trace.answer) or "…", MAX_TEXT_CHARS - 100)
-    kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace.steps))).split(" ", 1)[-1].split(":")[0]
+    kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace))).split(" ", 1)[-1].split(":")[0]
+    if trace.confirmed_by:  # what confirmed it is in the message; the fallback stays short
+        kind = "Cause confirmed"
     if not trace.complete:
         kind = f"Partial answer ({trace.stop_reason.value})"
     return trim(f"{kind}: {_readable_times(slack_mrkdwn(summary(trace)), trace) or 'no answer'}", 600)
@@ -73,7 +78,7 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     answer = slack_markdown(trace.answer.strip()) or "_No answer was produced._"
     if is_plain(trace):
         return [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
-    findings = _findings(trace.steps)
+    findings = _findings(trace)
     if trace.protocol == "single" or not trace.steps:  # a quick lookup: its answer is the message
         blocks = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… ({_more(trace)})")}]
     else:
@@ -86,6 +91,25 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     blocks.append(context(*_footer(trace)))
     blocks.append(controls(trace.trace_id))
     return blocks
+
+
+def trace_to_stream_end(trace: Trace) -> tuple[str, list[dict[str, Any]]]:
+    """The final message as chat.stopStream takes it: (markdown text, blocks under it).
+
+    chat.stopStream has no `text` argument (Slack's reference: channel, ts, chunks, markdown_text of at most 12,000
+    characters, blocks rendered below them, metadata, session_status). So the answer itself goes as markdown text,
+    which notifications, search and screen readers read, and only the footer and the buttons go as blocks.
+    """
+    blocks = trace_to_blocks(trace)
+    tail = [block for block in blocks if block["type"] in ("context", "actions")]
+    if is_plain(trace) or trace.protocol == "single" or not trace.steps:
+        return str(blocks[0]["text"]), tail
+    findings = _findings(trace)
+    next_step = next_check(trace, findings)
+    parts = [_headline(trace, findings, markdown=True), slack_markdown(_readable_times(summary(trace), trace)),
+             "\n".join(f"- {slack_markdown(f.text)}" for f in evidence(findings)),
+             f"**Next:** {slack_markdown(next_step)}" if next_step else ""]
+    return trim("\n\n".join(p for p in parts if p), STREAM_TEXT_CHARS), tail
 
 
 def summary(trace: Trace) -> str:
@@ -126,20 +150,28 @@ def next_check(trace: Trace, findings: Sequence[Finding]) -> str:
     return "nothing stood out; open Show full trace for the checks that ran"
 
 
-def _findings(steps: Sequence[Step]) -> list[Finding]:
-    deploy_at = deploy_time(steps)
-    return [finding_from_step(s, deploy_at) for s in steps if s.action not in ("", "finish")]
+def _findings(trace: Trace) -> list[Finding]:
+    """What each step found, read against the deploy the answer names as the cause (when it names one)."""
+    named = _VERSION.search(summary(trace))
+    version = named.group(0) if named else ""
+    deploy_at = deploy_time(trace.steps, version)
+    found = [finding_from_step(s, deploy_at, version) for s in trace.steps if s.action not in ("", "finish")]
+    # the named deploy's own record and diff come first, so evidence and the next step are about the cause
+    return sorted(found, key=lambda f: f.kind in ("deploy", "diff") and bool(version) and f.version != version)
 
 
-def _headline(trace: Trace, findings: Sequence[Finding]) -> str:
+def _headline(trace: Trace, findings: Sequence[Finding], *, markdown: bool = False) -> str:
+    """The kind of answer, in mrkdwn (a section) or in standard markdown (a stream's text)."""
+    b = "**" if markdown else "*"
     if not trace.complete:
         if trace.stop_reason is StopReason.FINISH:
-            return "⚠️ *Partial answer*. Verify before acting."
+            return f"⚠️ {b}Partial answer{b}. Verify before acting."
         why = _STOP_EXPLAINED.get(trace.stop_reason, trace.stop_reason.value)
-        return f"⚠️ *Partial answer*: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
-    if confirmed := _CONFIRMED.search(trace.answer):
-        return f"✅ *Cause confirmed by {mrkdwn_escape(confirmed.group(1).strip())}*"
-    return f"🔎 *Likely cause*, {_confidence_words(findings)}"
+        return f"⚠️ {b}Partial answer{b}: stopped because {why} (`{trace.stop_reason.value}`). Verify before acting."
+    if trace.confirmed_by:
+        escape = slack_markdown if markdown else mrkdwn_escape
+        return f"✅ {b}Cause confirmed by{b} {escape(trim(trace.confirmed_by, CONFIRMED_CHARS, '…'))}"
+    return f"🔎 {b}Likely cause{b}, {_confidence_words(findings)}"
 
 
 def _confidence_words(findings: Sequence[Finding]) -> str:

@@ -23,7 +23,9 @@ from bot.slack.apierrors import method_from_url
 log = logging.getLogger(__name__)
 
 # Slack's documented tiers (calls per minute): appendStream Tier 4, update and reactions.add Tier 3,
-# reactions.remove Tier 2; setStatus is "special" and taken as Tier 3.
+# reactions.remove Tier 2; setStatus is "special" and taken as Tier 3. chat.stopStream is Tier 2 too (api.slack.com's
+# method page) but is not budgeted: it carries the answer, and waiting for it made 20 concurrent answers take 7x
+# as long; a 429 on it is retried after Retry-After, then the answer goes by chat.update.
 SLACK_PER_CHANNEL_PER_MINUTE = {"chat.postMessage": 60}  # "about 1 message per second per channel"
 SLACK_TIERS_PER_MINUTE = {"chat.appendStream": 100, "chat.update": 50, "reactions.add": 50, "reactions.remove": 20,
                           "assistant.threads.setStatus": 50}

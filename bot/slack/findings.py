@@ -31,10 +31,12 @@ class Finding:
     text: str
     kind: str  # change | steady | deploy | diff | logs | quiet | failed | other
     at: str = ""  # HH:MM when the finding has a time
+    version: str = ""  # the deploy a deploy or diff finding is about
 
 
-def finding_from_step(step: Step, deploy_at: str = "") -> Finding:
-    """One line on what the step found; `deploy_at` (HH:MM) makes its time relative to the deploy."""
+def finding_from_step(step: Step, deploy_at: str = "", version: str = "") -> Finding:
+    """One line on what the step found; `deploy_at` (HH:MM) makes its time relative to the deploy, and a list of
+    deploys shows the one of `version` (the cause the answer names) when it lists it, else the newest."""
     obs = step.observation
     lines = [line.strip() for line in obs.splitlines() if line.strip()]
     if step.status not in ("ok", "no_data"):  # honest: a check that failed found nothing either way
@@ -42,23 +44,23 @@ def finding_from_step(step: Step, deploy_at: str = "") -> Finding:
     if step.action == "query_metrics":
         return _metric(obs, step, deploy_at)
     if step.action == "query_deploy_records":
-        return _deploys(obs)
+        return _deploys(obs, version)
     if step.action == "query_deploy_diff":
         changes = diff_changes(obs)
+        diffed = str(step.args.get("version", "")).rsplit("/", 1)[-1]
         if not changes:
-            return Finding("diff: no config change", "quiet")
-        return Finding("diff: " + "; ".join(changes[:2]), "diff")
+            return Finding("diff: no config change", "quiet", version=diffed)
+        return Finding("diff: " + "; ".join(changes[:2]), "diff", version=diffed)
     if step.action == "query_logs":
         return _logs(obs, step, deploy_at)
     return Finding((lines or [step.status])[0], "other")
 
 
-def deploy_time(steps: Sequence[Step]) -> str:
-    """HH:MM of the first deploy a step found ("" when none)."""
-    for step in steps:
-        if step.action == "query_deploy_records" and (match := _DEPLOY.search(step.observation)):
-            return match.group(1)
-    return ""
+def deploy_time(steps: Sequence[Step], version: str = "") -> str:
+    """HH:MM of the deploy of `version` (the cause the answer names), else of the first deploy a step found."""
+    found = [m for s in steps if s.action == "query_deploy_records" for m in _DEPLOY.finditer(s.observation)]
+    named = [m for m in found if version and m.group(3) == version]
+    return (named or found)[0].group(1) if found else ""
 
 
 def diff_changes(diff: str) -> list[str]:
@@ -110,14 +112,16 @@ def _metric(obs: str, step: Step, deploy_at: str) -> Finding:
     return Finding(f"{service} {metric}: {step.status}", "other")
 
 
-def _deploys(obs: str) -> Finding:
-    deploy = _DEPLOY.search(obs)
+def _deploys(obs: str, version: str = "") -> Finding:
+    listed = list(_DEPLOY.finditer(obs))
+    deploy = next((m for m in listed if version and m.group(3) == version), listed[0] if listed else None)
     if deploy is None:
         count = _DEPLOY_COUNT.search(obs)
         return Finding("no deploy in the window" if count and count.group(1) == "0" else obs.split("\n")[0], "quiet")
     at, service, version, previous, author, summary = deploy.groups()
     came_from = f" (from {previous})" if previous else ""
-    return Finding(f"deploy: {service} {version}{came_from} at {at} by {author}: {summary.strip()}", "deploy", at)
+    return Finding(f"deploy: {service} {version}{came_from} at {at} by {author}: {summary.strip()}", "deploy", at,
+                   version)
 
 
 def _logs(obs: str, step: Step, deploy_at: str) -> Finding:

@@ -1,18 +1,16 @@
 """Bolt listeners: thin. They turn Slack payloads into Jobs for the Runner and answer within Slack's 3 s ack.
 
 Entry points: @mention (answer in the mention's thread), `/diagnose` (ephemeral ack, an anchor message in the
-channel, the work threaded under it), the "Diagnose this" message shortcut (callback id `diagnose_message`),
-DMs, the buttons of a final answer (vote, Re-run, Show full trace) and of an unsure intent (Investigate / Just
-answer). The agent, the store and the access policy arrive as callables; nothing here imports tools or the LLM
-adapter. Nothing that touches the network runs before a listener acks or returns: every Web API call, every
-store read and write is handed to the runner's quick lane (`runner.defer` / `runner.accept`). The one exception
-is `views.open` for "Show full trace", which must use the trigger_id at once.
+channel, the work threaded under it), the "Diagnose this" message shortcut (callback id `diagnose_message`) and
+DMs; the buttons are in bot/slack/actions.py, the assistant thread in bot/slack/assistant.py. The agent, the
+store and the access policy arrive as callables; nothing here imports tools or the LLM adapter. Nothing that
+touches the network runs before a listener acks or returns: every Web API call, every store read and write is
+handed to the runner's quick lane (`runner.defer` / `runner.accept`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,11 +22,11 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from bot.engine.types import Question, Trace
+from bot.engine.types import Question
 from bot.safety.access import Admit, allow_all
 from bot.safety.inbound import has_request_text
 from bot.safety.outbound import anchor_quote
-from bot.slack import render
+from bot.slack.actions import Actions, FetchTrace, RecordFeedback, tell
 from bot.slack.assistant import build_assistant
 from bot.slack.events import (
     clean_text,
@@ -38,14 +36,12 @@ from bot.slack.events import (
     question_from_message_shortcut,
     thread_ts_of,
 )
-from bot.slack.notices import ACTION_INVESTIGATE, ACTION_JUST_ANSWER, help_text, invite_text
+from bot.slack.notices import help_text, invite_text
 from bot.slack.runner import Runner
 from bot.slack.state import Job
 
 log = logging.getLogger(__name__)
 
-RecordFeedback = Callable[[str, str, int], None]  # (trace_id, user, vote +1/-1)
-FetchTrace = Callable[[str], Trace | None]
 
 def build_web_client(token: str, base_url: str, *, rate_limit_retries: int = 2, timeout_s: int = 30) -> WebClient:
     """A WebClient that honours 429 Retry-After (plus the default connection-error retry)."""
@@ -90,7 +86,8 @@ def build_app(
     )
     app.middleware(_log_retries)
     app.assistant(build_assistant(runner, assistant_prompts, admit))  # the AI app surface (assistant threads)
-    _Listeners(runner, fetch_trace, record_feedback, admit).register(app)
+    _Listeners(runner, admit).register(app)
+    Actions(runner, fetch_trace, record_feedback, admit).register(app)  # the buttons (bot/slack/actions.py)
     return app
 
 
@@ -104,11 +101,10 @@ def _log_retries(request: BoltRequest, next: Callable[[], BoltResponse]) -> Bolt
 
 
 class _Listeners:
-    def __init__(self, runner: Runner, fetch_trace: FetchTrace, record_feedback: RecordFeedback | None,
-                 admit: Admit) -> None:
+    """The ways in: mentions, DMs, /diagnose and the message shortcut."""
+
+    def __init__(self, runner: Runner, admit: Admit) -> None:
         self.runner = runner
-        self.fetch_trace = fetch_trace
-        self.record_feedback = record_feedback
         self.admit = admit
 
     def register(self, app: App) -> None:
@@ -116,13 +112,6 @@ class _Listeners:
         app.event("message")(self.on_message)
         app.command("/diagnose")(self.on_diagnose)
         app.shortcut("diagnose_message")(self.on_shortcut)
-        app.action(render.ACTION_VOTE_UP)(self.on_vote)
-        app.action(render.ACTION_VOTE_DOWN)(self.on_vote)
-        app.action(render.ACTION_RERUN)(self.on_rerun)
-        app.action(render.ACTION_SHOW_TRACE)(self.on_show_trace)
-        app.action(re.compile(f"^{render.ACTION_TRACE_PAGE}_"))(self.on_trace_page)
-        app.action(ACTION_INVESTIGATE)(self.on_choice)
-        app.action(ACTION_JUST_ANSWER)(self.on_choice)
 
     def on_mention(self, body: dict[str, Any], event: dict[str, Any], context: Mapping[str, Any]) -> None:
         """@opsbot in a channel: answer in the mention's thread."""
@@ -183,91 +172,11 @@ class _Listeners:
         ack()
         question = question_from_message_shortcut(body)
         if question is None:
-            self.runner.defer(self._tell, body, "That message has no text to diagnose.")
+            self.runner.defer(tell, self.runner.client, body, "That message has no text to diagnose.")
             return
         self._enqueue(question, str(body["message"]["ts"]), str((body.get("team") or {}).get("id", "")), ())
-
-    def on_vote(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
-        """👍/👎: the vote is stored with the trace."""
-        ack()
-        self.runner.defer(self._vote, body, action)
-
-    def _vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        vote = 1 if action["action_id"] == render.ACTION_VOTE_UP else -1
-        if self.record_feedback is not None:
-            try:
-                self.record_feedback(action["value"], body["user"]["id"], vote)
-            except Exception:
-                log.exception("recording feedback failed trace_id=%s", action["value"])
-                self._tell(body, "Sorry, your vote could not be stored.")
-                return
-        self._tell(body, "Thanks, your feedback is recorded." if vote > 0 else "Thanks, noted: this answer missed.")
-
-    def on_rerun(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
-        """Re-run: a new run of the stored question, in the same thread."""
-        ack()
-        self.runner.defer(self._rerun, body, action)
-
-    def on_choice(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
-        """Investigate / Just answer, after an unsure intent."""
-        ack()
-        message_ts = str((body.get("message") or {}).get("ts") or "")
-        investigate = action["action_id"] == ACTION_INVESTIGATE
-        self.runner.defer(self._choose, body, action["value"], investigate, message_ts)
-
-    def _choose(self, body: dict[str, Any], choice_id: str, investigate: bool, message_ts: str) -> None:
-        if self.runner.choose(choice_id, investigate, body["user"]["id"], message_ts).outcome == "rejected":
-            self._tell(body, "That question was already answered or has expired; please ask again.")
-
-    def _rerun(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        trace = self.fetch_trace(action["value"])
-        if trace is None:
-            self._tell(body, "I can't find that run any more; please ask again.")
-            return
-        message, user = body.get("message") or {}, body["user"]["id"]
-        channel = body["channel"]["id"]
-        thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-        question = Question(text=trace.question, user=user, channel=channel, thread_ts=thread_ts, source="slack")
-        job = Job(question, channel, thread_ts, "", user, str((body.get("team") or {}).get("id", "")))
-        self.runner.submit(job, admit=self.admit)
-
-    def on_show_trace(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any],
-                      client: WebClient) -> None:
-        """Show full trace: views.open first, while the trigger_id is fresh."""
-        ack()
-        trace = self.fetch_trace(action["value"])
-        view = render.trace_to_modal(trace) if trace else {
-            "type": "modal",
-            "title": {"type": "plain_text", "text": "opsbot trace"},
-            "blocks": [render.section(f"Trace `{render.mrkdwn_escape(action['value'])}` is no longer stored.")],
-        }
-        client.views_open(trigger_id=body["trigger_id"], view=view)
-
-    def on_trace_page(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any],
-                      client: WebClient) -> None:
-        """Previous / Next inside the trace modal: the same modal, another page."""
-        ack()
-        self.runner.defer(self._turn_page, body, action, client)
-
-    def _turn_page(self, body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
-        trace_id, page = render.page_from_value(action["value"])
-        trace = self.fetch_trace(trace_id)
-        if trace is not None:
-            view = body["view"]
-            client.views_update(view_id=view["id"], hash=view.get("hash"), view=render.trace_to_modal(trace, page))
 
     def _enqueue(self, question: Question, react_ts: str, team: str, keys: tuple[str, ...]) -> None:
         in_thread = question.thread_ts != react_ts
         job = Job(question, question.channel, question.thread_ts, react_ts, question.user, team, in_thread)
         self.runner.accept(job, keys, admit=self.admit)
-
-    def _tell(self, body: Mapping[str, Any], text: str) -> None:
-        channel = (body.get("channel") or {}).get("id", "")
-        message = body.get("message") or {}
-        self._ephemeral(channel, body["user"]["id"], text, str(message.get("thread_ts") or ""))
-
-    def _ephemeral(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
-        try:
-            self.runner.client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts or None)
-        except SlackApiError as exc:
-            log.info("ephemeral reply failed channel=%s: %s", channel, exc.response.get("error"))

@@ -5,8 +5,9 @@ chat_stream helper). Step updates are coalesced: at most one append per stream e
 only when the shared CallBudget has a call left; what waits goes out with the next append or with the stop.
 Otherwise (no streaming, the stream failed, or the job waited in the queue and its "queued" notice becomes the
 progress message) ONE message is edited in place at most every `update_interval_s`, within the budget too.
-The final answer is always delivered, with a `text` fallback: stopStream, else chat.update of the progress
-message, else a new threaded message; if even that fails it is logged with the trace id.
+The final answer is always delivered as text people and screen readers can read: stopStream (which takes no
+`text`: the answer is the stream's markdown, the footer and buttons its blocks), else chat.update of the progress
+message or a new threaded message (blocks with a `text` fallback); if even that fails it is logged with its trace id.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from slack_sdk.web.chat_stream import ChatStream
 from slack_sdk.web.slack_response import SlackResponse
 
 from bot.engine.types import Step, Trace
-from bot.slack.answer import trace_to_blocks, trace_to_text
+from bot.slack.answer import trace_to_blocks, trace_to_stream_end, trace_to_text
 from bot.slack.budget import CallBudget
 from bot.slack.findings import deploy_time
 from bot.slack.render import progress_blocks, step_to_task_chunk
@@ -126,20 +127,31 @@ class ThreadProgress:
 
     def finish(self, trace: Trace) -> bool:
         """Deliver the final answer; False (and logged) only when every way of posting failed."""
-        blocks, text = trace_to_blocks(trace), trace_to_text(trace)
         with self._lock:
             if not self._still_ours():
                 log.warning("not posting trace %s: another replica took this job over", trace.trace_id)
                 return False
             if self._streaming and (self._stream is not None or self._pending):
-                try:
+                try:  # stopStream takes no `text`: the answer is the stream's markdown, after the last cards
+                    markdown, tail = trace_to_stream_end(trace)
                     stream = self._stream or self._open_stream()
-                    stream.stop(chunks=self._pending or None, blocks=blocks, text=text)
+                    stream.stop(chunks=[*self._pending, {"type": "markdown_text", "text": markdown}], blocks=tail)
                     self._pending = []
                     return True
                 except Exception as exc:
                     self._fall_back(exc)
-            return self._deliver(trace.trace_id, text, blocks)
+            return self._deliver(trace.trace_id, trace_to_text(trace), trace_to_blocks(trace))
+
+    def close(self, text: str) -> None:
+        """End a progress display without an answer (the run went elsewhere); nothing when none was shown."""
+        with self._lock:
+            try:
+                if self._stream is not None:
+                    self._stream.stop(chunks=[*self._pending, {"type": "markdown_text", "text": text}])
+                elif self._message_ts:
+                    self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=[])
+            except Exception as exc:
+                log.info("closing the progress display failed channel=%s: %s", self._job.channel, exc)
 
     def _flush_stream(self) -> None:
         # At most one call per stream per append_interval_s, and only with the shared budget's consent.

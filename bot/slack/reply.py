@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from slack_sdk import WebClient
 
-from bot.engine.types import Question, Responder, Trace, internal_error_trace
+from bot.engine.types import Question, Responder, Trace, handed_back, internal_error_trace
 from bot.safety.outbound import anchor_quote
 from bot.slack.budget import CallBudget
 from bot.slack.events import thread_context_from_replies
@@ -85,6 +85,9 @@ class Replier:
         except Exception as exc:  # the one catch for this surface: the user still gets an answer
             log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
             trace = internal_error_trace(question, exc)
+        if handed_back(trace):  # a quick answer that needs the full diagnosis: the runner queues it, nothing posts
+            self._hand_over(trace, progress)
+            return trace
         self._keep(trace)
         self._remember_turn(job, trace)
         on_answered()
@@ -97,6 +100,12 @@ class Replier:
             log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
                      job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
         return trace
+
+    def _hand_over(self, trace: Trace, progress: ThreadProgress) -> None:
+        """The quick attempt's record is kept when it spent anything; a progress display it opened is closed."""
+        if trace.steps or trace.totals.tokens:
+            self._keep(trace)
+        progress.close(f"_{handed_back(trace)}_")
 
     def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
         """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.engine.types import Intent, Question, Responder, Trace
+from bot.engine.types import Intent, Question, Responder, Trace, handed_back
 from bot.safety.access import Admit
 from bot.slack.backlog import Backlog, Lanes, MemoryBacklog, Submission, inflight_key
 from bot.slack.budget import CallBudget
@@ -175,8 +175,15 @@ class Runner:
             return Intent("diagnose", 0.0, "default", "classifier failed")
 
     def _answer_now(self, job: Job) -> Submission:
-        self.run(replace(job, react_ts=""))  # a quick answer is plain: no reactions
-        return Submission("answered")
+        quick = replace(job, react_ts="", question=replace(job.question, quick_only=True))  # plain: no reactions
+        why = handed_back(self.run(quick))
+        if not why:
+            return Submission("answered")
+        # A lookup that needs the full diagnosis goes to the diagnosis lane like any diagnosis: its queue place,
+        # its notice, its marks, the main LLM slots; the quick lane stays free for help and lookups.
+        log.info("a quick answer escalates to the full diagnosis channel=%s: %s", job.channel, why)
+        escalated = Intent("diagnose", 1.0, "rules", f"escalated from a quick answer: {why}")
+        return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)))
 
     def _ask(self, job: Job) -> Submission:
         self._choices.ask(job)

@@ -1,9 +1,10 @@
 """Shared by the eval and playbook tests: Settings for a running sandbox, and the ScriptedLLM replays.
 
-Replays are data (tests/fixtures/replays/<scenario>.json): the model replies of a realistic ReAct run over
-the real tools. Times in them are written as placeholders filled from the sandbox's incident time, so the
-same file works on any day: $window (incident -2 h / +2 h, ISO interval), $incident, $deploys_start / $deploys_end
-(incident -60 min / +5 min), $logs_start / $logs_end (incident -30 min / +30 min).
+Replays are data (tests/fixtures/replays/<scenario>.json, the held-out ones under heldout/): the model replies
+of a realistic ReAct run over the real tools. Times in them are written as placeholders filled from the
+sandbox's incident time, so the same file works on any day: $window (incident -2 h / +2 h, ISO interval),
+$incident, $deploys_start / $deploys_end (incident -60 min / +5 min), $logs_start / $logs_end (incident
+-30 min / +30 min).
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def sandbox_settings(box: Any, state_dir: Path, *, llm_base_url: str = "", **ove
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-def replay_names() -> list[str]:
-    return sorted(p.stem for p in REPLAYS.glob("*.json"))
+def replay_names(folder: str = "") -> list[str]:
+    """Scenario refs with a replay, as scenario_names gives them ("heldout/<name>" for folder="heldout")."""
+    prefix = f"{folder}/" if folder else ""
+    return sorted(prefix + p.stem for p in (REPLAYS / folder).glob("*.json"))
 
 
 def replay_for(name: str, box: Any) -> list[dict[str, Any]]:

@@ -22,11 +22,15 @@ from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
 # Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite; the suite scores
-# 22/24 today, so a drop below 21 is a regression worth a look.
-PLAYBOOK_MIN_HITS = 21
+# 24/24 today, so the floor is that minus one: two misses fail CI (the WARN-signature regression cost four).
+PLAYBOOK_MIN_HITS = 23
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the issue's 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
+# 6/6 since the intent gate diagnoses causal deploy questions (flag-env-wrong-time); the floor is that minus one.
 HELDOUT_MIN_HITS = 5
+# ScriptedLLM replays over the held-out scenarios (tests/fixtures/replays/heldout/): written after the scenarios,
+# like the suite's. The floor is what they score today minus one; the table is printed either way.
+HELDOUT_REPLAY_MIN_HITS = 5
 
 
 def _full_path(settings: Any) -> Callable[[str], Trace]:
@@ -79,28 +83,45 @@ def intent_or(replies: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[
     return respond
 
 
-@pytest.fixture(scope="module")
-def replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalReport:
-    state = tmp_path_factory.mktemp("eval-replay")
+def _replayed(make_sandbox: Any, llm: Any, state: Any, folder: str, title: str) -> EvalReport:
+    """Every scenario of `folder` ("" = the suite) through the full path, the model's replies from its replay."""
 
     def diagnose(case: EvalCase) -> Trace:
-        box = make_sandbox(case.name)
-        scripted_llm_server.reset()
-        scripted_llm_server.responder = intent_or(replay_for(case.name, box))
-        settings = sandbox_settings(box, state, llm_base_url=scripted_llm_server.base_url)
-        return _full_path(settings)(case.question)
+        box = make_sandbox(case.scenario_ref)
+        llm.reset()
+        llm.responder = intent_or(replay_for(case.scenario_ref, box))
+        return _full_path(sandbox_settings(box, state, llm_base_url=llm.base_url))(case.question)
 
-    cases = [case_from_scenario(load_scenario(n)) for n in scenario_names()]
-    report = run_eval(cases, diagnose, mode="model", model="scripted-model")
-    scripted_llm_server.reset()
-    record_report("opsbot eval: ScriptedLLM replays over the suite", report_to_table(report))
+    cases = [case_from_scenario(load_scenario(ref), source=ref) for ref in scenario_names(folder)]
+    report = run_eval(cases, diagnose, mode="model", model="scripted-model", scenario_set=folder or "suite")
+    llm.reset()
+    record_report(f"opsbot eval: ScriptedLLM replays over {title}", report_to_table(report))
     return report
+
+
+@pytest.fixture(scope="module")
+def replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalReport:
+    return _replayed(make_sandbox, scripted_llm_server, tmp_path_factory.mktemp("eval-replay"), "", "the suite")
+
+
+@pytest.fixture(scope="module")
+def heldout_replay_report(make_sandbox, tmp_path_factory, scripted_llm_server) -> EvalReport:
+    state = tmp_path_factory.mktemp("eval-heldout-replay")
+    return _replayed(make_sandbox, scripted_llm_server, state, HELDOUT, "the held-out scenarios")
+
+
+def test_replayed_model_runs_hold_up_on_the_held_out_scenarios(heldout_replay_report: EvalReport):
+    assert len(heldout_replay_report.results) == len(scenario_names(HELDOUT))
+    assert heldout_replay_report.hits >= HELDOUT_REPLAY_MIN_HITS, report_to_table(heldout_replay_report)
+    for result in heldout_replay_report.results:
+        assert result.error == "" and result.unverified == (), result
 
 
 def test_playbook_names_the_root_cause_on_the_default_and_most_others(playbook_report: EvalReport):
     hits = {r.scenario for r in playbook_report.results if r.hit}
     assert DEFAULT in hits
     assert len(hits) >= PLAYBOOK_MIN_HITS, report_to_table(playbook_report)
+    assert playbook_report.evidence_hits >= PLAYBOOK_MIN_HITS, report_to_table(playbook_report)
 
 
 def test_playbook_runs_are_labelled_and_never_fail(playbook_report: EvalReport):
@@ -132,3 +153,4 @@ def test_replayed_model_runs_score_every_scenario(replay_report: EvalReport):
 
 def test_replay_file_exists_for_every_scenario():
     assert replay_names() == scenario_names()
+    assert replay_names(HELDOUT) == scenario_names(HELDOUT)

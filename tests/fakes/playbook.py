@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 
 from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
@@ -12,14 +13,20 @@ ANSWER = "order p99 rose 212 ms -> 1,180 ms at 15:05."
 
 
 class RecordingPlaybook:
-    """Called like run_playbook(question, tools, on_step=); each call is recorded, each answer is ANSWER."""
+    """Called like run_playbook(question, tools, on_step=); each call is recorded, each answer is ANSWER.
 
-    def __init__(self) -> None:
+    `gate`, when given, holds every run until it is set (to keep a diagnosis running).
+    """
+
+    def __init__(self, gate: threading.Event | None = None) -> None:
         self.questions: list[Question] = []
+        self.gate = gate
 
     def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
                  now: datetime | None = None) -> Trace:
         self.questions.append(question)
+        if self.gate is not None:
+            self.gate.wait(30)
         step = Step(index=1, thought="", action="p99_ms", args={"service": "order"}, observation=OBSERVATION,
                     status="ok")
         if on_step:

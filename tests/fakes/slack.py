@@ -304,6 +304,15 @@ def signed_headers(body: str, *, content_type: str, secret: str = SIGNING_SECRET
     return headers
 
 
+def stream_text(stop: dict[str, Any]) -> str:
+    """The markdown text a chat.stopStream call carries (in its markdown_text chunks): what readers get as text."""
+    chunks = stop.get("chunks") or []
+    if isinstance(chunks, str):  # a form-encoded call sends the chunks as JSON
+        chunks = json.loads(chunks)
+    return "".join(c.get("text", "") for c in chunks if c.get("type") == "markdown_text") + str(
+        stop.get("markdown_text") or "")
+
+
 def event_body(event: dict[str, Any], *, event_id: str = "Ev0001") -> dict[str, Any]:
     """An Events API event_callback envelope."""
     return {"token": "unused", "team_id": TEAM_ID, "api_app_id": "A1", "type": "event_callback",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.playbook.diffs import deploys_from_text, key_changes_from_diff
+from bot.playbook.diffs import deploys_from_text
 from bot.playbook.evidence import (
     change_points_from_text,
     listed_services_from_text,
@@ -13,6 +13,7 @@ from bot.playbook.evidence import (
     spike_from_text,
     spikes_from_text,
 )
+from tools.configdiff import key_changes_from_diff
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
 

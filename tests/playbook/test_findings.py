@@ -90,3 +90,18 @@ def test_cpu_that_saturated_well_before_traffic_rose_is_the_cause() -> None:
 
 def test_roles_the_playbook_knows_are_the_roles_a_catalogue_entry_may_have() -> None:
     assert typing.get_args(MetricTemplate.model_fields["role"].annotation) == (*ROLES, "")
+
+
+def test_cpu_changing_at_the_same_point_as_latency_still_sends_the_playbook_looking_for_a_job() -> None:
+    from bot.playbook.diagnosis import saturation_at_onset
+
+    at = datetime(2026, 11, 29, 15, 55, tzinfo=UTC)
+    health = ServiceHealth("recommendation", {"p99_latency": [ChangePoint(at, "132 ms", "2,498 ms", 18.9)],
+                                              "cpu_usage": [ChangePoint(at, "1.7 cores", "4.6 cores", 2.7)]})
+    findings = Findings("24h", roles={"latency": "p99_latency", "cpu": "cpu_usage"}, health={"recommendation": health})
+    first = findings.first_change("recommendation")
+    assert first is not None and first[0] == "p99_latency"  # the tie goes to latency, read first
+    assert saturation_at_onset(findings, "recommendation", first) == at
+    latency_only = ServiceHealth("recommendation", {"p99_latency": health.readings["p99_latency"]})
+    steady = Findings("24h", roles=findings.roles, health={"recommendation": latency_only})
+    assert saturation_at_onset(steady, "recommendation", first) is None

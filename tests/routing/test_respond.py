@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.types import Budget, Intent, Question, Step, StopReason, Trace
+from bot.engine.types import Budget, Intent, Question, Step, StopReason, Trace, handed_back
 from bot.routing.respond import HELP_ANSWER, MODEL_DOWN_NOTE, NO_MODEL_NOTE, READ_ONLY_ANSWER, Router
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.playbook import RecordingPlaybook
@@ -147,6 +147,33 @@ def test_a_quick_lookup_that_misses_runs_the_playbook_and_says_why() -> None:
     assert trace.protocol == "playbook" and len(playbook.questions) == 1
     assert trace.notes[0].startswith("The quick lookup could not answer this with one query (it names no known")
     assert trace.answer.startswith("_The quick lookup could not answer") and NO_MODEL_NOTE in trace.answer
+
+
+def test_a_quick_only_lookup_that_misses_hands_the_question_back_and_runs_nothing_more() -> None:
+    def missing_lookup(question: Question, tools: Toolbox, **kwargs: Any) -> Trace | None:
+        kwargs["on_miss"]("it names no known service")
+        return None
+
+    playbook = RecordingPlaybook()
+    router = Router(llm=None, tools=TOOLS, budget=Budget(), classify=route_to("lookup"), playbook=playbook,
+                    lookup=missing_lookup)
+    back = router(Question("what is the p99 of billing now", quick_only=True))
+    why = handed_back(back)
+    assert why.startswith("The quick lookup could not answer this with one query") and playbook.questions == []
+    assert not back.complete
+    run = router(Question("what is the p99 of billing now", intent=Intent("diagnose", 1.0, "rules", "escalated"),
+                          escalated=why))
+    assert run.protocol == "playbook" and run.answer.startswith(f"_{why}_") and run.notes[0] == why
+    assert handed_back(run) == ""
+
+
+def test_a_quick_only_lookup_with_an_unusable_answer_hands_back_without_a_second_model_call(
+        scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.script({"content": ""}, {"content": "never asked"})
+    router = Router(llm=scripted_openai_llm(scripted_llm), tools=TOOLS, budget=Budget(max_steps=4),
+                    classify=route_to("lookup"))
+    back = router(Question("what is the p99 of order now", quick_only=True))
+    assert "no usable answer" in handed_back(back) and len(scripted_llm.chat_requests) == 1
 
 
 def test_an_empty_lookup_answer_falls_back_to_the_full_diagnosis(scripted_llm: ScriptedLLM) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot import wiring
 from bot.engine.types import Intent, Question, Step, StopReason, Totals, Trace
-from bot.slack.answer import trace_to_blocks, trace_to_text
+from bot.slack.answer import is_guess, trace_to_blocks, trace_to_stream_end, trace_to_text
 from bot.slack.findings import diff_changes, finding_from_step
 from bot.slack.render import limit_violations, step_to_task_chunk
 from tests.eval.harness import sandbox_settings
@@ -92,13 +92,42 @@ def test_the_default_incident_reads_as_a_likely_cause_with_findings_under_1500_c
     assert visible_chars(blocks) < 1_500 and limit_violations(blocks) == []
     fallback = trace_to_text(trace)
     assert fallback.startswith("Likely cause") and "v2.8.1" in fallback and len(fallback) < 600
+    # streamed, the same answer is the stream's markdown (stopStream has no `text`), footer and buttons below it
+    markdown, tail = trace_to_stream_end(trace)
+    assert markdown.startswith("🔎 **Likely cause**") and "- diff: hikari.maximumPoolSize 50 → 200" in markdown
+    assert "**Next:** check whether rolling back order v2.8.1" in markdown and "promql" not in markdown
+    assert [b["type"] for b in tail] == ["context", "actions"] and len(markdown) + visible_chars(tail) < 1_500
 
 
-def test_a_cause_is_confirmed_only_when_the_answer_names_the_confirmation() -> None:
+def test_an_answer_that_says_confirmed_is_still_a_likely_cause_without_confirming_evidence() -> None:
     trace = Trace(trace_id="t1", question="why?", protocol="native", steps=(step(1, "query_metrics", "x"),),
                   answer="Root cause: the pool change.\nConfirmed by the rollback at 15:40 restoring p99.",
                   complete=True, stop_reason=StopReason.FINISH, totals=Totals(steps=1))
-    assert trace_to_blocks(trace)[0]["text"]["text"].startswith("✅ *Cause confirmed by the rollback at 15:40")
+    blocks = trace_to_blocks(trace)
+    assert blocks[0]["text"]["text"].startswith("🔎 *Likely cause*") and "✅" not in json.dumps(blocks)
+    assert is_guess(trace) and trace_to_text(trace).startswith("Likely cause")
+
+
+def test_a_cause_is_confirmed_when_the_trace_carries_the_tools_confirmation() -> None:
+    trace = Trace(trace_id="t1", question="why?", protocol="native", steps=(step(1, "query_metrics", "x"),),
+                  answer="Root cause: deploy order v2.8.1.", complete=True, stop_reason=StopReason.FINISH,
+                  totals=Totals(steps=1), confirmed_by="the rollback to v2.8.0 at 15:40 UTC: order p99 latency "
+                  "back to ~210 ms by 15:44 UTC")
+    assert trace_to_blocks(trace)[0]["text"]["text"].startswith(
+        "✅ *Cause confirmed by* the rollback to v2.8.0 at 15:40 UTC: order p99 latency back to ~210 ms")
+    assert not is_guess(trace) and trace_to_text(trace).startswith("Cause confirmed: deploy order v2.8.1")
+
+
+def test_a_release_whose_error_names_the_changed_key_is_confirmed_by_the_real_tools(make_sandbox, tmp_path) -> None:
+    box = make_sandbox("two-deploys-earlier")
+    trace = wiring.build_responder(sandbox_settings(box, tmp_path))(Question(box.scenario.question, source="slack"))
+    assert "commandTimeout" in trace.confirmed_by and "error log" in trace.confirmed_by
+    headline = trace_to_blocks(trace)[0]["text"]["text"]
+    assert headline.startswith("✅ *Cause confirmed by* profile's error log") and "v3.3.0" in trace_to_text(trace)
+    # the evidence and the next step are about the deploy the answer names, not the later one listed first
+    body = trace_to_blocks(trace)[1]["text"]["text"]
+    assert "• deploy: profile v3.3.0 (from v3.2.7)" in body and "commandTimeout 2000 → 20" in body
+    assert "rolling back profile v3.3.0" in body and "v3.3.1" not in body
 
 
 def test_chit_chat_is_plain_text_without_buttons_or_footer() -> None:

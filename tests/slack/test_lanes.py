@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from typing import Any
 
-from bot.engine.types import Intent, Question, StepObserver, Trace, trace_from_answer
+from bot.engine.types import Budget, Intent, Question, StepObserver, Trace, trace_from_answer
 from bot.routing.intent import classify
+from bot.routing.respond import Router
+from tests.fakes.playbook import RecordingPlaybook
 from tests.fakes.slack import (
     ScriptedResponder,
     command_params,
@@ -16,8 +19,10 @@ from tests.fakes.slack import (
     post_command,
     post_event,
     post_interaction,
+    stream_text,
 )
 from tests.slack.conftest import SurfaceFactory, wait_until
+from tools.base import Toolbox
 
 RULES_ONLY = functools.partial(classify, llm=None)
 
@@ -138,5 +143,43 @@ def test_stream_updates_are_coalesced_and_none_is_lost(make_surface: SurfaceFact
     ids = [c["id"] for c in start["chunks"] + appended + stop["chunks"] if c.get("type") == "task_update"]
     assert ids == [f"step-{n}" for n in range(1, 13)]  # every card, in order
     assert surface.fake.calls_to("chat.appendStream") == []  # 12 steps, one interval: no append at all
-    assert stop["text"].startswith("Likely cause")  # the text fallback travels with the stop
-    assert "maximumPoolSize" in json.dumps(stop["blocks"])
+    # stopStream takes no `text`: the answer is the stream's markdown (what notifications and screen readers
+    # read), after the last cards; the footer and buttons are its blocks
+    assert "text" not in stop and stream_text(stop).startswith("🔎 **Likely cause**")
+    assert "maximumPoolSize" in stream_text(stop) and [b["type"] for b in stop["blocks"]] == ["context", "actions"]
+
+
+def missing_lookup(question: Question, tools: Toolbox, **kwargs: Any) -> Trace | None:
+    """The model-free quick lookup when it can't tell what to read: one miss, no answer."""
+    kwargs["on_miss"]("it names no known service")
+    return None
+
+
+def test_a_lookup_that_escalates_runs_on_the_diagnosis_lane_and_help_stays_quick(
+        make_surface: SurfaceFactory) -> None:
+    # Old shape: the Router ran the full diagnosis inline, on the quick lane: no queue place, no notice, a quick
+    # thread held for the whole run. Now the quick answer hands the question back and it queues like a diagnosis.
+    gate = threading.Event()
+    playbook = RecordingPlaybook(gate=gate)
+    router = Router(llm=None, tools=Toolbox([]), budget=Budget(), classify=RULES_ONLY, playbook=playbook,
+                    lookup=missing_lookup)
+    surface = make_surface(router, workers=1, classify=RULES_ONLY, use_streaming=False)
+    post_event(surface.events_url, event_body(mention_event("why is order p99 latency high since 15:05?",
+                                                            ts="5.000001"), event_id="EvE0"))
+    wait_until(lambda: surface.runner.active == 1 and len(playbook.questions) == 1, what="the diagnosis running")
+    post_event(surface.events_url, event_body(mention_event("what is the p99 of billing now?", ts="5.000002"),
+                                              event_id="EvE1"))
+    wait_until(lambda: surface.runner.queued == 1, what="the escalated lookup queued as a diagnosis")
+    [notice] = surface.fake.wait_for("chat.postMessage", where=in_thread("5.000002"))
+    assert "You're next in line" in notice["text"]  # its true queue place, on the notice that becomes its progress
+    assert len(playbook.questions) == 1  # nothing of it runs on the quick lane
+    post_event(surface.events_url, event_body(mention_event("help", ts="5.000003"), event_id="EvE2"))
+    [helped] = surface.fake.wait_for("chat.postMessage", where=in_thread("5.000003"))
+    assert helped["text"].startswith("I'm opsbot") and surface.runner.queued == 1
+    gate.set()
+    notice_ts = next(c.response["ts"] for c in surface.fake.calls if c.params is notice)
+    [final] = surface.fake.wait_for("chat.update", where=lambda p: p["ts"] == notice_ts
+                                    and not p["text"].startswith("Diagnosing"))
+    [escalated] = [q for q in playbook.questions if q.text.startswith("what is the p99")]
+    assert escalated.intent is not None and escalated.intent.route == "diagnose" and escalated.escalated
+    assert "could not answer this with one query" in json.dumps(final["blocks"])

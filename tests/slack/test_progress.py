@@ -9,7 +9,7 @@ from bot.slack.listeners import build_web_client
 from bot.slack.progress import ThreadProgress
 from bot.slack.state import Job
 from tests.fakes.clock import FakeClock
-from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
+from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI, stream_text
 
 JOB = Job(Question("why is order slow?"), "C1", "1.0", "1.0", "U1", "T1")
 
@@ -69,3 +69,18 @@ def test_stop_stream_failure_still_delivers(fake_slack: FakeSlackAPI) -> None:
     [start] = fake_slack.responses_to("chat.startStream")
     [update] = fake_slack.calls_to("chat.update")
     assert update["ts"] == start["ts"] and "pool size" in json.dumps(update["blocks"])
+
+
+def test_a_run_handed_elsewhere_closes_its_stream_with_a_line_saying_so(fake_slack: FakeSlackAPI) -> None:
+    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, append_interval_s=0.0)
+    progress.on_step(step(1))
+    assert len(fake_slack.calls_to("chat.startStream")) == 1
+    progress.close("_The quick lookup could not answer this; the full diagnosis runs next._")
+    [stop] = fake_slack.calls_to("chat.stopStream")
+    assert stream_text(stop).startswith("_The quick lookup could not answer") and "blocks" not in stop
+
+
+def test_nothing_shown_means_nothing_to_close(fake_slack: FakeSlackAPI) -> None:
+    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB)
+    progress.close("_handed over_")
+    assert fake_slack.calls == []

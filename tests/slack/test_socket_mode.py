@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from tests.fakes.slack import ScriptedResponder, command_params, event_body, mention_event
+from tests.fakes.slack import ScriptedResponder, command_params, event_body, mention_event, stream_text
 from tests.slack.conftest import Surface, SurfaceFactory, wait_until
 
 ANSWER = "Root cause: order v2.8.1 raised hikari.maximumPoolSize from 50 to 200."
@@ -41,7 +41,7 @@ def test_mention_over_socket_mode_gets_a_threaded_answer(socket_surface) -> None
     [stop] = surface.fake.wait_for("chat.stopStream")
     [start] = surface.fake.calls_to("chat.startStream")
     assert start["thread_ts"] == "1699999999.000100"
-    assert CAUSE in json.dumps(stop["blocks"])
+    assert CAUSE in stream_text(stop)
     assert surface.fake.calls_to("apps.connections.open")
 
 
@@ -57,7 +57,7 @@ def test_diagnose_over_socket_mode_acks_with_payload_and_threads_under_anchor(so
     [anchor] = surface.fake.responses_to("chat.postMessage")
     [start] = surface.fake.calls_to("chat.startStream")
     assert start["thread_ts"] == anchor["ts"]
-    assert CAUSE in json.dumps(stop["blocks"])
+    assert CAUSE in stream_text(stop)
 
 
 def test_retried_envelope_gets_one_reply(socket_surface) -> None:

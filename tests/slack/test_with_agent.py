@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from tests.fakes.slack import (
     mention_event,
     post_command,
     post_event,
+    stream_text,
 )
 from tools.base import Toolbox, tool
 
@@ -59,7 +59,7 @@ def test_mention_runs_the_agent_and_streams_steps_then_the_answer(served, fake_s
     )
     post_event(f"{server.url}/slack/events", event_body(mention_event("why is order slow since 15:05?")))
     [stop] = fake_slack.wait_for("chat.stopStream")
-    assert "1,180 ms" in json.dumps(stop["blocks"])
+    assert "1,180 ms" in stream_text(stop)
     [start] = fake_slack.calls_to("chat.startStream")
     assert start["chunks"][0]["title"] == "p99_ms service=order"
     [trace] = stored
@@ -75,7 +75,7 @@ def test_diagnose_command_through_wiring_threads_the_answer(served, fake_slack, 
     [stop] = fake_slack.wait_for("chat.stopStream")
     [anchor] = fake_slack.responses_to("chat.postMessage")
     [start] = fake_slack.calls_to("chat.startStream")
-    assert start["thread_ts"] == anchor["ts"] and "1180 ms" in json.dumps(stop["blocks"])
+    assert start["thread_ts"] == anchor["ts"] and "1180 ms" in stream_text(stop)
     assert stored[0].intent is not None and stored[0].intent.route == "lookup"
 
 

@@ -20,7 +20,7 @@ def test_the_earlier_deploy_whose_diff_changes_a_setting_ranks_first(make_sandbo
     assert result.status == "ok", result.text
     suspects = result.text.split("suspects, best first:", 1)[1]
     assert suspects.index("profile/v3.3.0") < suspects.index("profile/v3.3.1")
-    assert "commandTimeout: 20" in suspects
+    assert "commandTimeout 2000 → 20" in suspects.split("profile/v3.3.1")[0]
 
 
 def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tmp_path):
@@ -29,7 +29,7 @@ def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tm
     result = _find(box, tmp_path, around=f"{said:%H:%M}")
     assert result.status == "ok", result.text
     first = result.text.split("suspects, best first:", 1)[1].strip().splitlines()[0]
-    assert first.startswith("1. traffic surge in reporting") and "also calls orders-db" in first
+    assert first.startswith("1. traffic surge in reporting") and "shares orders-db with order" in first
     assert f"you said {said:%H:%M}; the" in result.text
 
 
@@ -38,3 +38,19 @@ def test_a_deploy_source_that_is_down_is_reported_as_not_run(make_sandbox, tmp_p
     result = _find(box, tmp_path, deploys={"backend": "git", "git_repo": str(tmp_path / "missing")})
     assert "not run: deploys" in result.text
     assert "v3.3.0" not in result.text
+
+
+def test_with_prometheus_down_no_onset_is_claimed_and_the_failure_is_the_result(make_sandbox, tmp_path):
+    box = make_sandbox("two-deploys-earlier")
+    result = _find(box, tmp_path, prometheus={"url": "http://127.0.0.1:9", "timeout_s": 1.0})
+    assert result.status == "error"
+    assert "could not find the onset" in result.text and "not run: " in result.text
+    assert "no change point" not in result.text
+
+
+def test_with_the_log_store_down_new_signatures_are_reported_as_not_run(make_sandbox, tmp_path):
+    box = make_sandbox("two-deploys-earlier")
+    result = _find(box, tmp_path, logs={"backend": "sqlite", "sqlite_path": str(tmp_path / "missing" / "logs.db")})
+    assert result.status == "ok", result.text
+    assert "not run: logs of profile" in result.text
+    assert "new log signature" not in result.text
