@@ -46,12 +46,11 @@ _FUNCTIONS: dict[str, Callable[..., Number]] = {
 
 
 def calculate(expression: str) -> str:
-    """Arithmetic on numbers you observed, instead of doing maths in your head.
+    """Arithmetic on numbers you observed, instead of maths in your head.
 
-    Use it for ratios (1180 / 212), percentage change ((1180 - 212) / 212 * 100) and unit conversion
-    (1.18 * 1000 for s -> ms, 2147483648 / 1024**3 for bytes -> GiB).
-    Legal expression: plain numbers (1180, not 1,180), + - * / // % ** and parentheses, abs, round, min, max,
-    sqrt, log, log10, floor, ceil; no variables or units.
+    Use it for ratios (1180 / 212), percentage change ((1180 - 212) / 212 * 100), units (1.18 * 1000: s -> ms).
+    Legal expression: plain numbers (1180, not 1,180), + - * / // % ** ( ), abs, round, min, max, sqrt, log,
+    log10, floor, ceil; no variables or units.
     Returns one number.
     """
     text = expression.strip()

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-from elasticsearch import Elasticsearch
+from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
 from tools.deploys import DeployDiff, DeployRecord, files_from_diff
 from tools.esrequest import es_request, field_values, source_field
 from tools.timerange import iso_z
+
+if TYPE_CHECKING:  # imported where the client is built (bot/wiring/elastic.py)
+    from elasticsearch import Elasticsearch
 
 MAX_HITS = 200
 

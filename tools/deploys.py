@@ -177,22 +177,20 @@ def _record_line(r: DeployRecord) -> str:
 
 
 _RECORDS_DOC = """\
-List deploys (releases) in a time window, newest first.
-Use it once you know WHEN a symptom started (from query_metrics), to find what was deployed shortly before; \
-then read a suspicious one with query_deploy_diff. A deploy of another service can be a red herring: \
-check it touches the failing service or its dependencies.
+Deploys (releases) in a time window, newest first.
+Use it once you know WHEN a symptom started, for what was deployed just before; read a suspect with \
+query_deploy_diff. Another service's deploy matters only if it touches the failing service or its dependencies.
 Legal values:
-- service: as the deploy records name it; "*" = every service
-- range: a window ending at end (or now), <n>m|h|d ("6h", "7d"), or ISO "start/end"
-- start, end: ISO 8601 UTC instead of range, e.g. 2026-11-28T14:00Z; empty end = now
+- service: as the deploy records name it; "*" = all
+- range: <n>m|h|d ending at end (or now), or ISO "start/end"
+- start, end: ISO 8601 UTC instead of range (2026-11-28T14:00Z); empty end = now
 Returns one line per deploy (time, service/version, previous version, author, summary, files), \
 at most {max_records}."""
 
 _DIFF_DOC = """\
-Show what one deploy changed: the unified diff of the service's folder (config and code) against the \
-previous deploy.
-Use it after query_deploy_records named a suspicious version, to find the exact setting or code that changed.
-Legal values: version exactly as query_deploy_records lists it, e.g. v1.4.0 (an unknown one gets the known \
-versions back); service: the one the version belongs to.
-Returns a header (time, author, summary, files) and the diff, cut at {max_chars} characters with a marker."""
+What one deploy changed: the diff of the service's folder (config and code) against the previous deploy.
+Use it after query_deploy_records named a suspect version, for the exact setting or code that changed.
+Legal values: version as query_deploy_records lists it, e.g. v1.4.0 (an unknown one gets the known ones \
+back); service: the version's service.
+Returns a header (time, author, summary, files) and the diff, cut at {max_chars} characters."""
 

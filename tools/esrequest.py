@@ -4,17 +4,20 @@ reading a configured field out of a document."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-from elasticsearch import ApiError, ConnectionError, ConnectionTimeout, Elasticsearch, TransportError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.base import ToolError
+
+if TYPE_CHECKING:  # the client is imported where it is built: ~40 MB and ~0.2 s that a SQLite setup never needs
+    from elasticsearch import Elasticsearch
 
 T = TypeVar("T")
 
 
 def es_request(what: str, request: Callable[[], T]) -> T:
     """Run one client call; unreachable, slow or refusing clusters become a ToolError with their own text."""
+    from elasticsearch import ApiError, ConnectionError, ConnectionTimeout, TransportError  # loaded with the client
+
     try:
         return request()
     except ConnectionTimeout as exc:

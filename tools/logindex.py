@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-from elasticsearch import Elasticsearch
+from typing import TYPE_CHECKING, Any
 
 from tools.esrequest import es_request, field_values, source_field
 from tools.logmodel import LogEntry, LogQuery, LogResult, SearchText
 from tools.timerange import iso_z
+
+if TYPE_CHECKING:  # imported where the client is built (bot/wiring/elastic.py)
+    from elasticsearch import Elasticsearch
 
 _SQS_SPECIAL = re.compile(r'([+\-|"*()~\\<>=&!{}\[\]^:/?])')
 

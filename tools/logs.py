@@ -133,21 +133,18 @@ class LogTools:
 
 
 _QUERY_LOGS_DOC = """\
-Search the application logs of one service in a time window.
-Use it once query_metrics showed WHEN something changed, to see WHAT failed (exceptions, timeouts, \
-refused connections) and how often; query_deploy_records says what changed.
+Search one service's application logs in a time window.
+Use it once query_metrics showed WHEN something changed, to see WHAT failed and how often.
 Legal values:
-- service: as the logs name it; "*" = every service
-- query: words that must all appear, "quoted phrases", prefix*, or a OR b (other syntax is plain text); empty = all
-- level: {levels}, comma-separated for several; empty = all
-- range: a window ending at end (or now), <n>m|h|d ("30m", "24h"), or ISO "start/end"
-- start, end: ISO 8601 UTC instead of range, e.g. 2026-11-28T15:00Z; empty end = now
+- service: as the logs name it; "*" = all
+- query: words that must all appear, "quoted phrases", prefix*, a OR b; empty = all
+- level: {levels}, comma-separated; empty = all
+- range: <n>m|h|d ending at end (or now), or ISO "start/end"
+- start, end: ISO 8601 UTC instead of range (2026-11-28T15:00Z); empty end = now
 - limit: 1-{maximum} newest lines
-- onset: ISO 8601 UTC time inside the window (when the metrics changed); adds the signatures, at any level, \
-that appear after it and not before it
-Returns, in order: counts by level; the top error signatures clustered (count, first/last seen, one example \
-with a trimmed stack trace); the top WARN signatures; with onset, the new signatures; the newest matching \
-lines up to limit, saying how many of how many matched."""
+- onset: ISO time in the window (when the metric changed): adds the signatures, any level, new after it
+Returns: counts by level; top ERROR then WARN signatures (count, first/last seen, one example, trimmed stack); \
+with onset, the new ones; the newest lines up to limit, and how many matched."""
 
 
 def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:

@@ -180,25 +180,23 @@ class MetricsTools:
 
 
 _QUERY_METRICS_DOC = """\
-Read one metric of one service from Prometheus over a time window.
-Use it first, to see WHEN a symptom started and how big it is; then query_logs for what failed, \
-query_deploy_records for what changed.
+One metric of one service from Prometheus over a time window.
+Use it first: WHEN a symptom started and how big it is.
 Legal values:
 - metric (unit):
 {metrics}
-- service: a label value Prometheus holds (list_services lists them)
-- range: a window ending now, <n>m|h|d ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
-Returns ~10 lines, never the raw series: the PromQL; min, median, max, last with units; a "change:" line per \
-level shift (time, before -> after, xN); a "spike:" line per spike that came back (start, peak, recovery); \
-a "trend:" line for a climb still going (%/h since when); a "sawtooth:" line for repeated drops (restarts?); \
-12 averaged points of at most {max_points} fetched."""
+- service: a Prometheus label value (list_services lists them)
+- range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
+Returns ~10 lines: the PromQL; min, median, max, last; "change:" (level shift: time, before -> after, xN), \
+"spike:" (went back), "trend:" (still climbing, %/h) and "sawtooth:" (repeated drops) lines; 12 averaged points \
+of at most {max_points}."""
 
 
 _LIST_SERVICES_DOC = """\
-List the services Prometheus holds metrics for, each with its downstream services.
-Use it when the user named no service, or a name that matches none.
+The services Prometheus holds metrics for, each with its downstream services.
+Use it when the user named no service, or one that matches none.
 Legal values: none.
-Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total count."""
+Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""
 
 
 def _display_unit(unit: str) -> tuple[str, float]:

@@ -1,61 +1,82 @@
 """`opsbot` command line. Thin: every command asks bot.wiring for ready objects and prints results.
 
 One module per concern: diagnosis (diagnose, demo), inspection (parse, classify), evaluation (eval), service
-(serve), and the `intent`, `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The commands
-import bot.wiring when they run, and bot.wiring imports a builder's module (and its clients: openai, elasticsearch,
-slack_bolt...) on first use, so `--help`, `parse` and `classify` without a model stay quick
-(tests/cli/test_startup_imports.py guards it).
+(serve), and the `intent`, `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The
+command table (commands.py) imports a command's module only when that command runs; the commands import bot.wiring
+then, and bot.wiring imports a builder's module (and its clients: openai, elasticsearch, slack_bolt...) on first
+use, so `--help`, `parse` and `classify` without a model stay quick (tests/cli/test_startup_imports.py guards it).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from bot.cli import diagnosis, evaluation, inspection, intent, sandbox, service, toolsets, traces
+from bot.cli.commands import CONTEXT_SETTINGS, HELP_ONLY, LazyGroup
+
+# Commands that read no setting: their log level comes from OPSBOT_LOG_LEVEL (environment or ./.env) without
+# loading Settings (pydantic-settings is ~0.1 s of imports).
+NEEDS_NO_SETTINGS = frozenset({"parse"})
 
 # Plain click-style help: typer's Rich panels (rich_markup_mode="rich", the default when Rich is installed) tag
 # every row with its type, `--help <bool>` included. Up to 120 columns wide, so wide terminals show whole summaries.
+# The commands live in bot/cli/commands.py's table and are imported when they run.
 app = typer.Typer(
+    cls=LazyGroup,
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
-    context_settings={"max_content_width": 120},
+    context_settings=CONTEXT_SETTINGS,
     help="opsbot: incident diagnosis from chat.",
 )
 
 
 @app.callback()
-def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG logging")] = False) -> None:
+def _setup(
+    ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="DEBUG logging")] = False
+) -> None:
+    if ctx.meta.get(HELP_ONLY):  # `opsbot diagnose --help`: the command only prints its help, nothing to set up
+        return
+    name = log_level_name() if ctx.invoked_subcommand in NEEDS_NO_SETTINGS else _settings_log_level()
+    level = logging.DEBUG if verbose else getattr(logging, name.upper(), logging.INFO)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if ctx.invoked_subcommand not in NEEDS_NO_SETTINGS:
+        from bot import wiring
+
+        wiring.install_log_redaction()  # no secret from a backend's error text reaches the logs
+
+
+def _settings_log_level() -> str:
     from bot import wiring
-    from bot.wiring.doctor import settings_problems
 
     try:
-        settings = wiring.load_settings()
+        return wiring.load_settings().log_level
     except (ValueError, OSError) as exc:  # pydantic's errors, a missing config file: one line each, no traceback
+        from bot.wiring.doctor import settings_problems  # imports the backend probes' clients (requests)
+
         for line in settings_problems(exc):
             typer.echo(f"opsbot: bad setting {line}", err=True)
         raise typer.Exit(2) from exc
-    level = logging.DEBUG if verbose else getattr(logging, settings.log_level.upper(), logging.INFO)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    wiring.install_log_redaction()  # no secret from a backend's error text reaches the logs
 
 
-# The command table, in the order `opsbot --help` lists it.
-app.command("parse")(inspection.parse_command)
-app.command("diagnose")(diagnosis.diagnose_command)
-app.command("demo")(diagnosis.demo_command)
-app.command("eval")(evaluation.eval_command)
-app.command("classify")(inspection.classify_command)
-app.command("serve")(service.serve_command)
-app.command("doctor")(service.doctor_command)
-app.command("toolsets")(toolsets.toolsets_command)
-app.command("mcp")(toolsets.mcp_command)
-app.add_typer(intent.app, name="intent")
-app.add_typer(traces.app, name="traces")
-app.add_typer(sandbox.app, name="sandbox")
+def log_level_name(env_file: Path = Path(".env")) -> str:
+    """OPSBOT_LOG_LEVEL as Settings would read it (the environment first, then ./.env), without loading Settings."""
+    found = [value for key, value in os.environ.items() if key.upper() == "OPSBOT_LOG_LEVEL" and value]
+    if found:
+        return found[0]
+    try:
+        lines = env_file.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return "INFO"
+    for line in lines:
+        key, _, value = line.strip().removeprefix("export ").partition("=")
+        if key.strip().upper() == "OPSBOT_LOG_LEVEL":
+            return value.split(" #")[0].strip().strip("\"'") or "INFO"
+    return "INFO"
 
 
 def main() -> None:

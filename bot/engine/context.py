@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.engine.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
+from bot.engine.payloads import text_from_payload
 from bot.engine.types import Budget, Question, Step
 from tools.base import Toolbox
 
@@ -52,7 +53,8 @@ class Answer:
         if self.observation is None:
             body = ""
         else:
-            shown = _digested(self.observation) if digest else _folded_if_long(self.observation, max_observation_chars)
+            readable = readable_observation(self.observation)
+            shown = _digested(readable) if digest else _folded_if_long(readable, max_observation_chars)
             body = fence_observation(truncate_observation(shown, max_observation_chars))
         message: Message = {"role": self.role, "content": f"{self.prefix}{body}{self.suffix}"}
         if self.role == "tool":
@@ -119,6 +121,11 @@ def _evidence_between(text: str, head: str, tail: str, max_chars: int) -> str:
     return "\n".join(kept)
 
 
+def readable_observation(observation: str) -> str:
+    """A raw backend JSON body (Prometheus, Elasticsearch) as compact lines (payloads.py); other output as is."""
+    return text_from_payload(observation) or observation
+
+
 def fence_observation(text: str) -> str:
     """Tool output inside tags, so the prompt can tell the model it is data and not instructions."""
     return f"<observation>\n{text.replace('</observation>', '</ observation>')}\n</observation>"
@@ -134,7 +141,7 @@ def call_text(step: Step) -> str:
 
 def step_to_line(step: Step) -> str:
     """One line for an old step: what was called, how it went, and its key finding (see digest.py)."""
-    gist = observation_gist(step.observation, _GIST_CHARS)
+    gist = observation_gist(readable_observation(step.observation), _GIST_CHARS)
     return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {gist}"
 
 
@@ -256,7 +263,7 @@ def steps_as_text(steps: Sequence[Step], limits: ContextLimits) -> str:
     for step in steps:
         head = f"Step {step.index}: {call_text(step)}"
         thought = f"\nThought: {step.thought}" if step.thought else ""
-        observation = truncate_observation(step.observation, limits.max_observation_chars)
+        observation = truncate_observation(readable_observation(step.observation), limits.max_observation_chars)
         blocks.append(f"{head}{thought}\nStatus: {step.status}\n{fence_observation(observation)}")
     return "\n\n".join(blocks) or "(no step ran)"
 

@@ -85,12 +85,17 @@ def observation_digest(text: str) -> str | None:
     return f"{digest}\n[digest of a result you have read: {left_out:,} other lines left out]"
 
 
+def masked(text: str) -> str:
+    """`text` with its numbers, ids, hex and times replaced by `#`: what lines alike share."""
+    return _VARYING.sub("#", text)
+
+
 def folded_repeats(lines: list[str]) -> str | None:
     """Raw output (log lines, stack frames, points) with lines that differ only in numbers and ids folded into
     the first of them, a count and the last one, as tools/logs.py does at the source; None if nothing repeats."""
     groups: dict[str, list[str]] = {}
     for line in lines[1:]:
-        groups.setdefault(_VARYING.sub("#", line.strip()), []).append(line.rstrip())
+        groups.setdefault(masked(line.strip()), []).append(line.rstrip())
     if all(len(members) < _MIN_FOLD for members in groups.values()):
         return None
     folded = [lines[0]]

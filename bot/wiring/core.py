@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from elasticsearch import Elasticsearch
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
@@ -19,11 +18,9 @@ from bot.safety.access import AccessPolicy
 from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
 from bot.store.base import TraceStore
-from bot.store.elastic import ElasticsearchTraceStore
 from bot.store.sqlite import SqliteTraceStore
 from bot.telemetry import Telemetry
 from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
-from bot.wiring.elastic import es_client
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -33,6 +30,9 @@ from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
 from tools.metrics import MetricQuery, MetricsTools
+
+if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
+    from elasticsearch import Elasticsearch
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,8 @@ def build_prometheus(settings: Settings) -> PrometheusConnect:
 
 def build_es(settings: Settings) -> Elasticsearch:
     """The shared Elasticsearch client (logs, deploys and the trace store use the same connection)."""
+    from bot.wiring.elastic import es_client
+
     e = settings.elasticsearch
     return es_client(
         e.url,
@@ -129,6 +131,8 @@ def build_store(settings: Settings) -> TraceStore:
     """SQLite (default) or Elasticsearch, as settings.store.backend says. Both redact before storing."""
     c = settings.store
     if c.backend == "elasticsearch":
+        from bot.store.elastic import ElasticsearchTraceStore
+
         return ElasticsearchTraceStore(build_es(settings), c.index)
     return SqliteTraceStore(c.sqlite_path.expanduser())
 

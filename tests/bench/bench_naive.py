@@ -1,11 +1,16 @@
 """opsbot's native loop against a naive openai loop, side by side in one process on the same scripted run.
 
-The naive loop is what a first prototype does: the openai client, the whole history every turn, raw tool output
-as tool messages, no redaction, no gates. Both talk to the same loopback ScriptedLLM replaying the same 8-step
-investigation (7 tool calls over the synthetic tools, then the answer); runs are interleaved so machine load hits
-both alike. CPU is process CPU (time.process_time), so other engineers' load does not count; it includes the
-ScriptedLLM server thread for both loops. Tokens are counted exactly (tiktoken o200k_base) from the requests the
-server received, split by part: system prompt, tool schemas, observations (tool messages), history (the rest).
+The naive loop is what a first prototype does: the openai client, the whole history every turn, raw tool output as
+tool messages, no redaction, no gates. Both loops get the same tools, and those hand the model what the backend
+returns (tests/bench/rawtools.py: Prometheus query_range JSON, an Elasticsearch _search response, git log and git
+show, recorded once from the sandbox's real backends and replayed), so what opsbot saves is its context code's
+doing. Both talk to the same loopback ScriptedLLM replaying the same 8-step hikari-pool investigation (7 tool calls,
+then the answer); runs are interleaved so machine load hits both alike. CPU is process CPU (time.process_time), so
+other engineers' load does not count; it includes the ScriptedLLM server thread for both loops. Tokens are counted
+exactly (tiktoken o200k_base) from the requests the server received, split by part: system prompt, tool schemas,
+observations (tool messages), history (the rest). "Same answer": the scripted answer is the same text for both, so
+the bench checks what a real model would need for it: every fact the answer cites reached the model in what opsbot
+sent after the tool that found it.
 
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_naive.py -s
 Prints numbers; asserts no timing.
@@ -16,28 +21,38 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+import pytest
 
 from bot.engine.llm import LLM
 from bot.engine.loop import run_agent
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import Budget, Question
-from tests.bench.workload import ANSWER, INVESTIGATION, bench_toolbox
+from tests.bench.rawtools import LOG_PAGES, raw_investigation, raw_toolbox, record
+from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tools.base import Toolbox
 
+Investigation = list[tuple[str, str, dict[str, Any]]]
 RUNS = 10
-STEPS = len(INVESTIGATION) + 1
-LOG_LINES = 12  # production-sized log observations
-QUESTION = "order p99 went from ~200 ms to over 1 s at 15:05, why?"
+STEPS = 8
+LOOPS = ("naive openai loop", "opsbot native loop")
+QUESTION = "order p99 went from ~200 ms to over 1 s around the incident, why?"
+ANSWER = (
+    "Root cause: order v2.8.1 raised hikari maximumPoolSize 50 -> 200; the database's connection limit is hit, "
+    "so order's requests wait for connections. Evidence: order p99 jumped at the deploy; HikariPool "
+    "'Connection is not available' errors; payment p99 flat. Confidence: high."
+)
+CITED = ("v2.8.1", "maximumPoolSize", "50", "200", "Connection is not available")  # each must reach the model
 NAIVE_SYSTEM = "You are an SRE assistant. Use the tools to find the root cause, then answer."
 
 
-def _script(scripted: ScriptedLLM) -> None:
+def _script(scripted: ScriptedLLM, investigation: Investigation) -> None:
     scripted.reset()
-    for thought, action, args in INVESTIGATION:
+    for thought, action, args in investigation:
         scripted.script({"content": thought, "tool_calls": [{"name": action, "arguments": args}]})
     scripted.script({"content": f"Final Answer: {ANSWER}"})
 
@@ -81,34 +96,69 @@ def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
     return parts
 
 
-def test_cpu_and_tokens_against_a_naive_openai_loop(scripted_llm: ScriptedLLM) -> None:
-    tools = bench_toolbox(LOG_LINES)
+def cited_facts_missing(scripted: ScriptedLLM) -> list[str]:
+    """Facts of the answer that no request opsbot sent carried in a tool result (they would be made up)."""
+    sent = "\n".join(str(m.get("content") or "") for r in scripted.chat_requests for m in r.body["messages"][2:])
+    return [fact for fact in CITED if fact not in sent]
+
+
+@dataclass
+class Sample:
+    """What one side-by-side sitting measured, per loop."""
+
+    cpu_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in LOOPS})
+    wall_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in LOOPS})
+    answers: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investigation) -> Sample:
+    """RUNS interleaved runs of each loop over the same script and tools."""
     # One client each, built once as a process does (building one loads the CA bundle: ~30 ms per step if per run)
-    client = openai.OpenAI(base_url=scripted_llm.base_url, api_key="test", max_retries=1, timeout=10.0)
-    llm = scripted_openai_llm(scripted_llm)
-    cpu: dict[str, list[float]] = {"naive openai loop": [], "opsbot native loop": []}
-    wall: dict[str, list[float]] = {name: [] for name in cpu}
-    answers: dict[str, str] = {}
-    tokens: dict[str, dict[str, int]] = {}
+    client = openai.OpenAI(base_url=scripted.base_url, api_key="test", max_retries=1, timeout=10.0)
+    llm = scripted_openai_llm(scripted)
+    sample = Sample()
     for _ in range(RUNS):  # interleaved, so load hits both alike
-        for name in cpu:
-            _script(scripted_llm)
+        for name in LOOPS:
+            _script(scripted, investigation)
             started_cpu, started = time.process_time(), time.perf_counter()
-            answers[name] = naive_run(client, tools) if name.startswith("naive") else opsbot_run(llm, tools)
-            cpu[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
-            wall[name].append((time.perf_counter() - started) * 1000 / STEPS)
-            tokens[name] = tokens_by_part(scripted_llm)
-    print(f"\n{RUNS} interleaved runs x {STEPS} steps, synthetic tools ({LOG_LINES} log lines), loopback ScriptedLLM")
+            sample.answers[name] = naive_run(client, tools) if name.startswith("naive") else opsbot_run(llm, tools)
+            sample.cpu_ms[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
+            sample.wall_ms[name].append((time.perf_counter() - started) * 1000 / STEPS)
+            sample.tokens[name] = tokens_by_part(scripted)
+            if name.startswith("opsbot"):
+                sample.missing = cited_facts_missing(scripted)
+    return sample
+
+
+def print_sample(sample: Sample) -> None:
     print(f"{'loop':<20} {'CPU ms/step median':>19} {'min':>6} {'wall ms/step median':>20}")
-    for name, samples in cpu.items():
+    for name, samples in sample.cpu_ms.items():
         print(f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} "
-              f"{statistics.median(wall[name]):20.2f}")
-    ratio = statistics.median(cpu["opsbot native loop"]) / statistics.median(cpu["naive openai loop"])
+              f"{statistics.median(sample.wall_ms[name]):20.2f}")
+    ratio = statistics.median(sample.cpu_ms[LOOPS[1]]) / statistics.median(sample.cpu_ms[LOOPS[0]])
     print(f"opsbot / naive CPU per step: {ratio:.2f}x")
-    print(f"\nprompt tokens per run  {'system':>7} {'schemas':>8} {'observations':>13} {'history':>8} {'total':>7}")
-    for name, parts in tokens.items():
+    print(f"prompt tokens per run  {'system':>7} {'schemas':>8} {'observations':>13} {'history':>8} {'total':>7}")
+    for name, parts in sample.tokens.items():
         print(f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
               f"{parts['history']:8,} {sum(parts.values()):7,}")
-    share = sum(tokens["opsbot native loop"].values()) / sum(tokens["naive openai loop"].values())
-    print(f"opsbot / naive prompt tokens: {share:.0%}")
-    print(f"same answer: {ANSWER in answers['opsbot native loop'] and answers['naive openai loop'] == ANSWER}")
+    share = sum(sample.tokens[LOOPS[1]].values()) / sum(sample.tokens[LOOPS[0]].values())
+    print(f"opsbot / naive prompt tokens: {share:.1%}")
+    same = ANSWER in sample.answers[LOOPS[1]] and sample.answers[LOOPS[0]] == ANSWER
+    print(f"same answer: {same}; facts it cites that opsbot never showed the model: {sample.missing or 'none'}")
+
+
+@pytest.mark.parametrize("log_page", LOG_PAGES)
+def test_cpu_and_tokens_against_a_naive_openai_loop(
+    log_page: int, scripted_llm: ScriptedLLM, sandbox: RunningSandbox, es_sandbox: str
+) -> None:
+    investigation = raw_investigation(sandbox.incident_at)
+    calls = [(action, args) for _, action, args in investigation]
+    recorded = record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, calls, log_page)
+    sample = side_by_side(scripted_llm, raw_toolbox(recorded), investigation)
+    raw = {name: sum(len(text) for key, text in recorded.items() if key.startswith(name + " ")) for name in
+           ("query_metrics", "query_logs", "query_deploy_records", "query_deploy_diff")}
+    print(f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads, {log_page} hits per "
+          f"log search (characters per tool over the run: {raw})")
+    print_sample(sample)

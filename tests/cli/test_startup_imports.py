@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli.commands import TABLE
+
 HEAVY = ("openai", "elasticsearch", "slack_bolt", "waitress", "prometheus_client", "kubernetes", "mcp", "redis")
 PROBE = (
     "import atexit, json, sys\n"
-    f"atexit.register(lambda: print('LOADED=' + json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules))))\n"
+    "atexit.register(lambda: print('LOADED=' + json.dumps(sorted(m for m in MODULES if m in sys.modules))))\n"
     "from bot.cli import main\n"
     "main()\n"
 )
@@ -30,10 +32,11 @@ COMMANDS = {
 }
 
 
-def _loaded_by(args: list[str], stdin: str, tmp_path: Path) -> list[str]:
+def _loaded_by(args: list[str], stdin: str, tmp_path: Path, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    """Which of `modules` a fresh interpreter has loaded when the command exits."""
     env = {**os.environ, **NO_MODEL, "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db")}
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, env=env, capture_output=True,
-                          text=True, check=False, cwd=tmp_path)
+    done = subprocess.run([sys.executable, "-c", f"MODULES = {modules!r}\n{PROBE}", *args], input=stdin, env=env,
+                          capture_output=True, text=True, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith("LOADED="))
     return list(json.loads(line.removeprefix("LOADED=")))
@@ -47,9 +50,32 @@ def test_quick_command_loads_no_heavy_client(command: str, tmp_path: Path) -> No
 
 
 def test_the_probe_sees_a_heavy_client_when_a_command_loads_one(tmp_path: Path) -> None:
-    """The guard can fail: building the responder's toolbox does load the Elasticsearch client."""
+    """The guard can fail: the module that builds the Elasticsearch client loads it."""
     env = {**os.environ, **NO_MODEL}
-    code = PROBE.replace("from bot.cli import main\nmain()\n", "import bot.wiring.core\n")
+    code = f"MODULES = {HEAVY!r}\n" + PROBE.replace("from bot.cli import main\nmain()\n", "import bot.wiring.elastic\n")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                           cwd=tmp_path)
     assert "elasticsearch" in done.stdout
+
+
+# What the command table (bot/cli/commands.py) and the light log-level read keep out: `--help` imports no command
+# module and no pydantic; a command's `--help` and `parse` read no Settings (pydantic-settings, bot.config).
+COMMAND_MODULES = tuple(entry.target.split(":")[0] for entry in TABLE.values())
+KEPT_OUT = {
+    "--help": (*COMMAND_MODULES, "pydantic", "pydantic_settings", "bot.config", "bot.wiring"),
+    "diagnose --help": ("pydantic_settings", "bot.config", "bot.wiring"),  # help reads no Settings
+    "parse": ("pydantic_settings", "bot.config", "bot.wiring", "bot.cli.diagnosis", "bot.cli.service"),
+}
+
+
+@pytest.mark.parametrize("command", KEPT_OUT, ids=list(KEPT_OUT))
+def test_the_command_table_imports_only_the_command_that_runs(command: str, tmp_path: Path) -> None:
+    args, stdin = COMMANDS[command]
+
+    assert _loaded_by(args, stdin, tmp_path, KEPT_OUT[command]) == []
+
+
+def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
+    """The probe for the table can fail: `parse` does import its own module."""
+    assert _loaded_by(COMMANDS["parse"][0], COMMANDS["parse"][1], tmp_path, ("bot.cli.inspection",)) == [
+        "bot.cli.inspection"]

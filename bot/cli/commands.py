@@ -1,0 +1,100 @@
+"""The command table: each command's module is imported when that command runs, not to print `opsbot --help`.
+
+`opsbot --help` lists the table's summaries (tests/cli/test_command_table.py keeps them equal to the commands' own
+help), so it imports no command module; `opsbot parse` imports bot.cli.inspection alone. A command is built the
+way typer builds it (its options, its help), inside a throwaway app that carries the root's help settings.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+from typer import _click
+from typer._click.utils import make_default_short_help
+from typer.core import TyperGroup
+
+CONTEXT_SETTINGS: dict[str, Any] = {"max_content_width": 120}
+HELP_ONLY = "opsbot.help_only"  # ctx.meta key: the command line only asks for a command's help
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A command: `module:attribute` (a function, or a typer app for a group) and its one-paragraph summary."""
+
+    target: str
+    summary: str
+
+
+# In the order `opsbot --help` lists them.
+TABLE: dict[str, Entry] = {
+    "parse": Entry("bot.cli.inspection:parse_command", "Show how opsbot reads a raw model output from stdin: the "
+                   "action, the final answer, or the format error."),
+    "diagnose": Entry("bot.cli.diagnosis:diagnose_command", "Answer one question as Slack would: each step as it "
+                      "completes, then the answer (stored, see `traces`)."),
+    "demo": Entry("bot.cli.diagnosis:demo_command", "Bring the incident sandbox up if needed and diagnose its "
+                  "incident live, step by step."),
+    "eval": Entry("bot.cli.evaluation:eval_command", "Diagnose every sandbox scenario through the full path and "
+                  "score it; the run is kept in the trace store."),
+    "classify": Entry("bot.cli.inspection:classify_command", "Show how the intent gate routes a message: route, "
+                      "probability (confidence), tier (rules/classifier/model/default) and reason."),
+    "serve": Entry("bot.cli.service:serve_command", "Serve Slack (Socket Mode when OPSBOT_SLACK__APP_TOKEN is set, "
+                   "else HTTP at /slack/events), the API, /livez."),
+    "doctor": Entry("bot.cli.service:doctor_command", "Check the settings and probe each backend (Prometheus, "
+                    "Elasticsearch, git, the LLM, Redis, Slack)."),
+    "toolsets": Entry("bot.cli.toolsets:toolsets_command", "Check every toolset (metrics, logs, deploys, kubernetes, "
+                      "runbooks, each MCP server): ok / warn / fail / off."),
+    "mcp": Entry("bot.cli.toolsets:mcp_command", "Serve opsbot's read-only incident tools over MCP on stdin/stdout "
+                 "(for an IDE assistant); logs go to stderr."),
+    "intent": Entry("bot.cli.intent:app", "Train the intent classifier; export 👎-voted messages for labelling."),
+    "traces": Entry("bot.cli.traces:app", "Read stored diagnoses: list, show, search, stats."),
+    "sandbox": Entry("bot.cli.sandbox:app", "Local incident sandbox: Prometheus, SQLite logs, git deploys."),
+}
+
+
+def target_of(entry: Entry) -> Any:
+    """The function or typer app an entry names (imports its module)."""
+    module, attribute = entry.target.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def command_from_target(name: str, target: Any) -> _click.Command:
+    """The click command typer would build for `target` under `name`, with plain (non-Rich) help."""
+    holder = typer.Typer(rich_markup_mode=None, context_settings=CONTEXT_SETTINGS)
+    holder.callback()(lambda: None)  # a callback makes the holder a group, so the command keeps its name
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name)
+    else:
+        holder.command(name)(target)
+    group = typer.main.get_group(holder)
+    return group.commands[name]
+
+
+class LazyGroup(TyperGroup):
+    """The root group: commands come from TABLE, built on first use; help lists the table's summaries."""
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        return [*TABLE, *(name for name in self.commands if name not in TABLE)]
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        if cmd_name not in self.commands and cmd_name in TABLE:
+            self.commands[cmd_name] = command_from_target(cmd_name, target_of(TABLE[cmd_name]))
+        return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: _click.Context, args: list[str]
+    ) -> tuple[str | None, _click.Command | None, list[str]]:
+        """As click resolves it; notes a `--help` among the command's arguments, so setup can skip Settings."""
+        name, command, rest = super().resolve_command(ctx, args)
+        ctx.meta[HELP_ONLY] = "--help" in rest
+        return name, command, rest
+
+    def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, make_default_short_help(TABLE[name].summary, limit) if name in TABLE
+                 else self.commands[name].get_short_help_str(limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
