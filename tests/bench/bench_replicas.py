@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import pytest
 
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.replicas import ANSWER, StartReplica
+from tests.fakes.replicas import StartReplica, tool_then_answer
 from tests.fakes.slack import FakeSlackAPI, event_body, mention_event, post_event
 
 MENTIONS = 200
 SPREAD_S = 60.0
-LLM_S = 2.0  # one LLM reply per diagnosis: 4 workers per replica answer about 2 mentions/s
+LLM_S = 2.0  # LLM time per diagnosis (two replies): 4 workers per replica answer about 2 mentions/s
 SLACK_ACK_S = 3.0
 
 
@@ -100,7 +100,9 @@ def _answers(fake: FakeSlackAPI) -> Counter[str]:
 @pytest.mark.parametrize(("replicas", "shared"), [(2, "redis"), (1, "redis"), (2, "memory")])
 def test_200_mentions_in_60_s(replicas: int, shared: str, request: pytest.FixtureRequest,
                               start_replica: StartReplica, fake_slack: FakeSlackAPI, slow_llm: ScriptedLLM) -> None:
-    slow_llm.responder = lambda body: {"content": ANSWER, "delay_s": LLM_S}
+    # A tool call, then the answer (LLM_S in all): a prose reply at step 1 would read as a server that ignores
+    # tools, switch the run to the text protocol and end in the playbook, which measures the fallback instead.
+    slow_llm.responder = lambda body: {**tool_then_answer(body), "delay_s": LLM_S / 2}
     redis_url = str(request.getfixturevalue("redis_url")) if shared == "redis" else ""
     env = {"OPSBOT_SLACK__QUEUE_SIZE": str(MENTIONS), "OPSBOT_SLACK__WORKERS": "4"}
     urls = [start_replica(redis_url, **env).url for _ in range(replicas)]
