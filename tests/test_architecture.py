@@ -4,7 +4,8 @@ A violation fails in review.
 
 Each rule names a room of the tree, what it must not import, and what it may import despite that. The rooms:
 engine (the loop) < engine.text (its reader); playbook (model-free); routing (picks the path); safety (pure text
-rules); slack and http (surfaces, given the agent as a callable); store; wiring and cli (the only Settings readers).
+rules); slack and http (surfaces, given the agent as a callable); store; durable (a Redis consumer group, shared by
+the surfaces' job streams); wiring and cli (the only Settings readers).
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ RULES = (
          allowed=("tools.base",)),
     Rule("stores keep traces, nothing more", ("bot/store",), ("bot", "tools", "openai", *BOLT),
          allowed=("bot.store", "bot.engine.types", "bot.safety.redact")),
+    Rule("the Redis consumer group knows no job", ("bot/durable",), ("bot", "tools", "openai", *BOLT),
+         allowed=("bot.durable",)),
 )
 
 

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from bot.cli.terminal import step_to_text, trace_summary
-from bot.engine.types import trace_to_dict
+from bot.engine.types import Trace, trace_to_dict
 from bot.store.analytics import since_from_text, stats_to_text
-from bot.store.base import TraceStore
+from bot.store.base import TraceStore, answer_or_state, is_partial, state_of
 
 app = typer.Typer(no_args_is_help=True, help="Read stored diagnoses: list, show, search, stats.")
 
@@ -24,11 +24,14 @@ def list_command(
     since: Annotated[str, typer.Option("--since", metavar="WHEN", help="30m, 12h, 7d, 2w or an ISO date")] = "",
     limit: Annotated[int, typer.Option("--limit", metavar="N")] = 20,
 ) -> None:
-    """Newest stored runs first: id, start, stop reason, steps, tokens, seconds, question."""
-    for trace in _store().list(limit, min_steps=min_steps, since=_since(since)):
+    """Newest stored runs first: id, start, state (the stop reason; running, queued or partial for a run with
+    no final answer), steps, tokens, seconds, question."""
+    traces = _store().list(limit, min_steps=min_steps, since=_since(since))
+    states = _states(traces)
+    for trace in traces:
         t = trace.totals
         typer.echo(
-            f"{trace.trace_id}  {trace.started_at[:19]}  {trace.stop_reason.value:<15} {len(trace.steps):>2} steps "
+            f"{trace.trace_id}  {trace.started_at[:19]}  {states[trace.trace_id]:<15} {len(trace.steps):>2} steps "
             f"{t.tokens:>7,} tok {t.elapsed_ms / 1000:>6.1f} s  {trace.question[:70]!r}"
         )
 
@@ -52,9 +55,14 @@ def show_command(
 
 @app.command("search")
 def search_command(text: str, limit: Annotated[int, typer.Option("--limit", metavar="N")] = 20) -> None:
-    """Full-text search over questions, answers and observations, best match first."""
-    for trace in _store().search(text, limit):
-        typer.echo(f"{trace.trace_id}  {trace.started_at[:19]}  {trace.question[:60]!r} -> {trace.answer[:60]!r}")
+    """Full-text search over questions, answers and observations, best match first (a run with no final answer
+    says so instead of an empty answer)."""
+    traces = _store().search(text, limit)
+    states = _states(traces)
+    for trace in traces:
+        answer = answer_or_state(trace, states[trace.trace_id])
+        shown = repr(answer[:60]) if answer == trace.answer else answer
+        typer.echo(f"{trace.trace_id}  {trace.started_at[:19]}  {trace.question[:60]!r} -> {shown}")
 
 
 @app.command("stats")
@@ -69,6 +77,21 @@ def stats_command(
     """Operator questions: long runs, tool error rates, stop reasons, tokens per day, feedback, p50/p95."""
     stats = _store().stats(since=_since(since), long_run_steps=long_run_steps)
     typer.echo(stats_to_text(stats))
+
+
+def _states(traces: list[Trace]) -> dict[str, str]:
+    """state_of() each trace; a partial one's job status is asked of Redis when it is configured."""
+    partial = [t.trace_id for t in traces if is_partial(t)]
+    statuses: dict[str, str] = {}
+    if partial:
+        from bot import wiring
+
+        try:
+            statuses = wiring.job_statuses(wiring.load_settings(), partial)
+        except Exception as exc:  # honest: "partial" means not checked here, never "interrupted"
+            typer.echo(f"job status not checked (Redis: {type(exc).__name__}); partial runs show as partial",
+                       err=True)
+    return {t.trace_id: state_of(t, statuses.get(t.trace_id, "")) for t in traces}
 
 
 def _store() -> TraceStore:

@@ -3,7 +3,8 @@
 Why a bare stream rather than a queue library (RQ, Celery, Dramatiq): the stream's consumer group already
 gives what we need (at-most-one running owner per job, a pending list that outlives a crashed worker, and
 XAUTOCLAIM to take over after an idle time) without a second worker process model, pickled jobs or a broker
-abstraction. A job is only its trace id; the question lives in a hash next to its status.
+abstraction. A job is only its trace id; the question lives in a hash next to its status. The group's mechanics
+(claim, heartbeat, ack, removing dead consumers) are shared with Slack's stream: bot/durable/group.py.
 
 A worker reads one job only when it is free, so a replica never hoards queued work: what it has not started
 stays in the stream for the others. While a job runs, a heartbeat re-claims it (XCLAIM JUSTID resets its idle
@@ -15,14 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from bot.durable.group import ConsumerGroup, replica_id
 from bot.engine.types import Question, Responder, Trace, new_trace_id
 from bot.http.dispatch import INTERRUPTED_ANSWER, AfterRun, Execution, JobFailed, JobStatus, QueueFull
 from bot.store.base import TraceStore
@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 Deliver = Callable[[Question, Trace], None]  # e.g. post an alert's diagnosis to its Slack channel
 STATUS_TTL_S = 86_400
 POLL_S = 0.2
+REAP_EVERY = 30  # heartbeats between two sweeps for dead consumers
+REAP_AFTER_CLAIMS = 10  # a consumer idle for this many claim_idle_s, with nothing pending, is gone for good
 
 
 class StreamDispatcher:
@@ -42,27 +44,19 @@ class StreamDispatcher:
                  deliver: Deliver | None = None) -> None:  # fmt: skip
         self._redis = client
         self._execution = Execution(responder, store)
-        self._stream, self._group, self._prefix = f"{prefix}:jobs", "workers", prefix
-        self._queue_size, self._claim_idle_ms, self._max_attempts = queue_size, int(claim_idle_s * 1000), max_attempts
+        self._prefix, self._queue_size, self._max_attempts = prefix, queue_size, max_attempts
+        self._group = ConsumerGroup(client, f"{prefix}:jobs", claim_idle_s=claim_idle_s)
         self._deliver = deliver
         self._closing, self._stopped = threading.Event(), threading.Event()
         self._running: dict[str, str] = {}  # stream message id -> trace id, this process only
         self._lock = threading.Lock()
-        self._ensure_group()
-        self._replica = replica = f"{socket.gethostname()}-{os.getpid()}"
+        self._replica = replica = replica_id()
         self._threads = [threading.Thread(target=self._work, args=(f"{replica}-{n}",), name=f"diagnose-{n}",
                                           daemon=True) for n in range(workers)]  # fmt: skip (0: submit only)
         self._threads.append(threading.Thread(target=self._heartbeat, args=(replica,), name="job-heartbeat",
                                               daemon=True))  # fmt: skip
         for thread in self._threads:
             thread.start()
-
-    def _ensure_group(self) -> None:
-        try:
-            self._redis.xgroup_create(self._stream, self._group, id="0", mkstream=True)
-        except Exception as exc:  # BUSYGROUP: another replica created it first
-            if "BUSYGROUP" not in str(exc):
-                raise
 
     def submit(self, question: Question, then: AfterRun | None = None) -> str:
         if self._closing.is_set():
@@ -75,14 +69,13 @@ class StreamDispatcher:
         pipe.hset(self._job(trace_id), mapping={"question": json.dumps(asdict(question)), "status": "queued",
                                                 "deliver": "1" if then is not None else "", "attempts": 0})
         pipe.expire(self._job(trace_id), STATUS_TTL_S)
-        pipe.xadd(self._stream, {"trace_id": trace_id})
+        self._group.add({"trace_id": trace_id}, pipe)
         pipe.execute()
         return trace_id
 
     def waiting(self) -> int:
         """Jobs in the stream that no worker has picked up yet."""
-        pending = self._redis.xpending(self._stream, self._group)
-        return max(int(self._redis.xlen(self._stream)) - int(pending.get("pending", 0)), 0)
+        return self._group.waiting()
 
     def waiting_or_unknown(self) -> float:
         """waiting() for a metrics scrape: NaN while Redis does not answer, rather than a failed scrape."""
@@ -128,25 +121,12 @@ class StreamDispatcher:
     def _work(self, consumer: str) -> None:
         while not self._closing.is_set():
             try:
-                message = self._next(consumer)
+                message = self._group.next_message(consumer)
                 if message is not None:
-                    self._handle(*message)
+                    self._handle(message.message_id, message.fields.get("trace_id", ""))
             except Exception:  # Redis away for a moment: log, back off, go on (the job stays pending)
                 log.exception("job worker %s failed; retrying in 1 s", consumer)
                 time.sleep(1.0)
-
-    def _next(self, consumer: str) -> tuple[str, str] | None:
-        """A job whose worker died (idle past claim_idle_s) first, else a new one (blocking up to 1 s)."""
-        _, claimed, *_ = self._redis.xautoclaim(self._stream, self._group, consumer, self._claim_idle_ms,
-                                                start_id="0-0", count=1)  # fmt: skip
-        if not claimed:
-            read = self._redis.xreadgroup(self._group, consumer, {self._stream: ">"}, count=1, block=1000)
-            claimed = read[0][1] if read else []
-        for message_id, fields in claimed:
-            if fields:  # a deleted entry's id can come back without fields
-                return _text(message_id), _text(fields.get(b"trace_id", fields.get("trace_id", b"")))
-            self._redis.xack(self._stream, self._group, message_id)
-        return None
 
     def _handle(self, message_id: str, trace_id: str) -> None:
         job = self._job(trace_id)
@@ -188,22 +168,24 @@ class StreamDispatcher:
         return trace
 
     def _ack(self, message_id: str) -> None:
-        pipe = self._redis.pipeline()
-        pipe.xack(self._stream, self._group, message_id)
-        pipe.xdel(self._stream, message_id)
-        pipe.execute()
+        self._group.ack(message_id)
 
     def _heartbeat(self, replica: str) -> None:
         # Re-claim our running jobs to ourselves often enough that their idle time never reaches claim_idle_s.
         # It beats until close() has drained, so a long drain does not hand a still-running job to another replica.
-        while not self._stopped.wait(self._claim_idle_ms / 3000):
+        # Every REAP_EVERY beats it removes the consumers of replicas gone for good (see bot/durable/group.py).
+        beats = 0
+        while not self._stopped.wait(self._group.claim_idle_ms / 3000):
             with self._lock:
                 running = list(self._running)
             try:
-                if running:
-                    self._redis.xclaim(self._stream, self._group, f"{replica}-hb", 0, running, justid=True)
+                self._group.keep_alive(f"{replica}-hb", running)
+                if beats % REAP_EVERY == 0:
+                    self._group.reap_idle_consumers(REAP_AFTER_CLAIMS * self._group.claim_idle_ms / 1000,
+                                                    keep_prefix=replica)  # fmt: skip
             except Exception:
                 log.exception("job heartbeat failed")
+            beats += 1
 
     def _job(self, trace_id: str) -> str:
         return f"{self._prefix}:job:{trace_id}"
@@ -222,12 +204,18 @@ class RedisAlertDedupe:
         self._client.delete(self._prefix + key)
 
 
+def job_statuses_from_redis(client: Any, trace_ids: list[str], *, prefix: str = "opsbot") -> dict[str, str]:
+    """Each job's status in the shared queue (queued, running, done, failed, interrupted); absent: unknown."""
+    pipe = client.pipeline()
+    for trace_id in trace_ids:
+        pipe.hget(f"{prefix}:job:{trace_id}", "status")
+    found = zip(trace_ids, pipe.execute(), strict=True)
+    return {t: v.decode() if isinstance(v, bytes) else str(v) for t, v in found if v}
+
+
 def question_from_json(raw: str | bytes) -> Question:
     data = json.loads(raw)
     return Question(text=str(data["text"]), user=str(data.get("user", "")), channel=str(data.get("channel", "")),
                     thread_ts=str(data.get("thread_ts", "")), source=str(data.get("source", "api")),
                     history=tuple(str(h) for h in data.get("history", ())))  # fmt: skip
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from slack_sdk import WebClient
 from slack_sdk.web.chat_stream import ChatStream
@@ -32,6 +32,14 @@ from bot.slack.state import Job
 FINAL_WAIT_S = 10.0  # the final message waits this long for the budget, then goes anyway
 
 log = logging.getLogger(__name__)
+
+
+class MessageOwner(Protocol):
+    """Which replica may write to a progress message (bot/slack/slackstream.py); None: this process only."""
+
+    def take(self, ts: str) -> None: ...
+
+    def owns(self, ts: str) -> bool: ...
 
 
 class ThreadProgress:
@@ -51,8 +59,12 @@ class ThreadProgress:
         on_stream_fallback: Callable[[str], None] | None = None,
         budget: CallBudget | None = None,
         message_ts: str = "",
+        owner: MessageOwner | None = None,
     ) -> None:
         self._client = client
+        self._owner = owner
+        self._taken = ""  # the progress message this replica took ownership of
+        self.lost = False  # another replica took the job over: write nothing more
         self._job = job
         self._streaming = use_streaming and not message_ts  # a queued notice becomes the progress message
         self._interval_s = update_interval_s
@@ -88,6 +100,7 @@ class ThreadProgress:
     def begin(self) -> None:
         """A job that waited under a "queued" notice: that notice turns into the progress message now."""
         if self._message_ts:
+            self._take(self._message_ts)
             with self._lock:
                 try:
                     self._maybe_update()
@@ -100,6 +113,8 @@ class ThreadProgress:
             self._steps.append(step)
             if self._clock() - self._status_at >= self._status_refresh_s:
                 self.set_status()
+            if not self._still_ours():
+                return
             try:
                 if self._streaming:
                     self._pending.append(step_to_task_chunk(step, deploy_time(self._steps)))
@@ -113,6 +128,9 @@ class ThreadProgress:
     def finish(self, trace: Trace) -> bool:
         """Deliver the final answer; False (and logged) only when every way of posting failed."""
         with self._lock:
+            if not self._still_ours():
+                log.warning("not posting trace %s: another replica took this job over", trace.trace_id)
+                return False
             if self._streaming and (self._stream is not None or self._pending):
                 try:  # stopStream takes no `text`: the answer is the stream's markdown, after the last cards
                     markdown, tail = trace_to_stream_end(trace)
@@ -145,6 +163,7 @@ class ThreadProgress:
             stream.append(chunks=self._pending)
             self._pending = []
             self._last_append = self._clock()
+            self._take(stream.ts or "")
         except Exception as exc:
             self._fall_back(exc)
 
@@ -183,6 +202,24 @@ class ThreadProgress:
             self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=blocks)
         else:
             self._message_ts = self._post(text, blocks)
+            self._take(self._message_ts)
+
+    def _take(self, ts: str) -> None:
+        if self._owner is None or not ts or ts == self._taken:
+            return
+        self._taken = ts
+        try:
+            self._owner.take(ts)
+        except Exception as exc:  # ownership only matters when a replica dies; the run goes on
+            log.info("taking the progress message failed channel=%s: %s", self._job.channel, exc)
+
+    def _still_ours(self) -> bool:
+        """False once another replica owns our progress message (it took the job over while we were away)."""
+        if self._owner is not None and self._taken and not self.lost and not self._owner.owns(self._taken):
+            log.warning("another replica took over the progress message channel=%s ts=%s; writing no more",
+                        self._job.channel, self._taken)
+            self.lost = True
+        return not self.lost
 
     def _deliver(self, trace_id: str, text: str, blocks: list[dict[str, Any]]) -> bool:
         if self._message_ts:

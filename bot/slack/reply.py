@@ -19,7 +19,7 @@ from bot.safety.outbound import anchor_quote
 from bot.slack.budget import CallBudget
 from bot.slack.events import thread_context_from_replies
 from bot.slack.marks import conclude
-from bot.slack.progress import ThreadProgress
+from bot.slack.progress import MessageOwner, ThreadProgress
 from bot.slack.state import Job, ThreadMemory
 
 log = logging.getLogger(__name__)
@@ -64,15 +64,17 @@ class Replier:
         """A trace answered by this process (used when no TraceStore is configured)."""
         return self._recent.get(trace_id)
 
-    def answer(self, job: Job, on_answered: Callable[[], None], message_ts: str = "") -> Trace:
+    def answer(self, job: Job, on_answered: Callable[[], None], message_ts: str = "",
+               owner: MessageOwner | None = None) -> Trace:
         """Run the agent for the job, keep the trace, then post it; `on_answered` runs between the two.
 
-        `message_ts` is the job's "queued" notice, which becomes its progress message.
+        `message_ts` is the job's "queued" notice, which becomes its progress message. With `owner` (a durable
+        job), only the replica owning the progress message writes to it.
         """
         progress = ThreadProgress(self._client, job, use_streaming=self._use_streaming,
                                   update_interval_s=self._update_interval_s, status_text=self._status_text,
                                   on_stream_fallback=self._on_stream_fallback, budget=self._budget,
-                                  append_interval_s=self._append_interval_s, message_ts=message_ts)
+                                  append_interval_s=self._append_interval_s, message_ts=message_ts, owner=owner)
         quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat", "act")
         if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
             progress.set_status()

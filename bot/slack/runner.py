@@ -6,53 +6,43 @@ chit-chat and quick lookups are answered right there, so they never queue behind
 threads. The 👀, the status and the "queued" notice are posted on a third small pool, so no lane waits on Slack's
 latency; a diagnosis starts once its marks are posted, and its "queued" notice becomes its progress message. The
 position a notice gives is the job's true place in the queue at the moment it was queued.
+
+Where diagnoses wait is the Backlog (bot/slack/backlog.py): this process's WorkQueue by default, or with
+`durable` (OPSBOT_REDIS__URL) a Redis stream shared by every replica (bot/slack/slackstream.py,
+bot/slack/handover.py): a job whose replica dies is re-run in its thread by another, and on SIGTERM queued jobs
+stay in the stream for the others.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from slack_sdk import WebClient
 
 from bot.engine.types import Intent, Question, Responder, Trace, handed_back
 from bot.safety.access import Admit
+from bot.slack.backlog import Backlog, Lanes, MemoryBacklog, Submission, inflight_key
 from bot.slack.budget import CallBudget
+from bot.slack.choices import PendingChoices
+from bot.slack.handover import MessageOwnership, notice_ts_from, run_delivery
 from bot.slack.marks import acknowledge, call_quietly, say, withdraw
-from bot.slack.notices import ask_blocks, ask_text, chosen_text, queued_text
+from bot.slack.notices import queued_text
+from bot.slack.progress import MessageOwner
 from bot.slack.reply import Persist, Replier
-from bot.slack.restart import answer_queued_restarting
+from bot.slack.slackstream import Delivery, SlackJobStream
 from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
 
 log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
 QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
-MARKS_WAIT_S = 10.0  # a diagnosis waits at most this long for its 👀 and notice before it starts anyway
-_PENDING_CHOICES = 500
-
-
-@dataclass(frozen=True)
-class Submission:
-    outcome: Literal["started", "queued", "answered", "asked", "duplicate", "refused", "rejected"]
-    position: int = 0
-
-
-@dataclass(frozen=True)
-class Lanes:
-    """How many threads each pool has, and when the intent gate counts as unsure."""
-
-    workers: int = 4  # diagnoses
-    quick_workers: int = 8  # triage, help, chit-chat, quick lookups
-    marks_workers: int = 16  # 👀, status, "queued" notices
-    ask_below_confidence: float = 0.6
+_MARKS_REMEMBERED = 2_000  # notices of durable jobs another replica ran are forgotten past this
 
 
 class Runner:
@@ -62,9 +52,12 @@ class Runner:
                  dedupe: Dedupe, memory: ThreadMemory, workers: int = 4, lanes: Lanes | None = None,
                  classify: Classify | None = None, budget: CallBudget | None = None, use_streaming: bool = True,
                  update_interval_s: float = 3.0, append_interval_s: float = 1.0, status_text: str = "Diagnosing…",
-                 on_stream_fallback: Callable[[str], None] | None = None) -> None:
+                 on_stream_fallback: Callable[[str], None] | None = None,
+                 durable: SlackJobStream | None = None) -> None:
         self.client = client
+        self._durable = durable
         self._lanes = lanes or Lanes(workers=workers)
+        self._backlog: Backlog = durable or MemoryBacklog(client, queue, self._lanes.workers)
         self._replier = Replier(client, responder, persist=persist, memory=memory, use_streaming=use_streaming,
                                 update_interval_s=update_interval_s, append_interval_s=append_interval_s,
                                 status_text=status_text, on_stream_fallback=on_stream_fallback, budget=budget)
@@ -72,48 +65,32 @@ class Runner:
         self._budget = budget or CallBudget({})
         self._workers = max(self._lanes.workers, 1)
         self._status_text = status_text
-        self._active = 0
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._inflight: set[tuple[str, str, str]] = set()
-        self._marks_posted: dict[tuple[str, str, str], Future[str]] = {}
-        self._choices: OrderedDict[str, Job] = OrderedDict()
+        self._marks_posted: OrderedDict[str, Future[str]] = OrderedDict()  # by job id
+        self._choices = PendingChoices(client)
         self._quick = ThreadPoolExecutor(max(self._lanes.quick_workers, 1), thread_name_prefix="opsbot-quick")
         self._marks = ThreadPoolExecutor(max(self._lanes.marks_workers, 1), thread_name_prefix="opsbot-marks")
 
     def start(self) -> None:
         """Start the diagnosis workers (idempotent)."""
-        if self._threads:
-            return
-        self._stop.clear()
-        for n in range(self._workers):
-            thread = threading.Thread(target=self._work, name=f"opsbot-worker-{n}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._backlog.start(self._run_delivery)
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post."""
-        self._stop.set()
-        deadline = time.monotonic() + timeout_s
-        for thread in self._threads:
-            thread.join(max(deadline - time.monotonic(), 0.0))
-        answer_queued_restarting(self.client, self._queue)
-        if self._active:
-            log.warning("stopping with %d diagnoses still running past the deadline", self._active)
-        self._threads = []
+        """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post. Queued jobs
+        stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?"."""
+        self._backlog.close(timeout_s)
         self._quick.shutdown(wait=False, cancel_futures=True)
         self._marks.shutdown(wait=False, cancel_futures=True)
 
     @property
     def active(self) -> int:
-        """Diagnoses running now."""
-        return self._active
+        """Diagnoses running now (on this replica)."""
+        return self._backlog.active
 
     @property
     def queued(self) -> int:
-        """Diagnoses waiting for a worker."""
-        return self._queue.depth()
+        """Diagnoses waiting for a worker (in the shared stream: on any replica; -1 while Redis is away)."""
+        return self._backlog.waiting()
 
     def recent_trace(self, trace_id: str) -> Trace | None:
         """A trace answered by this process (used when no TraceStore is configured)."""
@@ -158,30 +135,35 @@ class Runner:
 
     def choose(self, choice_id: str, investigate: bool, user: str, message_ts: str) -> Submission:
         """The asker's answer to "Investigate / Just answer"; "rejected" when the choice is no longer pending."""
-        with self._lock:
-            job = self._choices.pop(choice_id, None)
-        if job is None:
+        chosen = self._choices.choose(choice_id, investigate, user, message_ts)
+        if chosen is None:
             return Submission("rejected")
-        call_quietly(self.client, "chat_update", channel=job.channel, ts=message_ts,
-                     text=chosen_text(investigate, user), blocks=[])
-        chosen = Intent("diagnose", 1.0, "rules", "the user chose Investigate") if investigate else \
-            Intent("lookup", 1.0, "rules", "the user chose Just answer")
-        job = _with_intent(job, chosen)
+        job = _with_intent(*chosen)
         return self._enqueue(job) if investigate else self._answer_now(job)
 
     def run(self, job: Job, marks: Future[str] | None = None) -> Trace:
         """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
-        notice_ts = ""
-        if marks is not None:
-            try:
-                notice_ts = marks.result(timeout=MARKS_WAIT_S)
-            except Exception as exc:
-                log.info("the job's marks were not posted in time channel=%s: %s", job.channel, exc)
+        return self._answer(job, notice_ts_from(marks, "", job.channel))
+
+    def _answer(self, job: Job, notice_ts: str, owner: MessageOwner | None = None) -> Trace:
         try:
             # Released once the trace is kept, before posting: asking again from then on is a new run.
-            return self._replier.answer(job, on_answered=lambda: self._release(job), message_ts=notice_ts)
+            return self._replier.answer(job, on_answered=lambda: self._release(job), message_ts=notice_ts,
+                                        owner=owner)
         finally:
             self._release(job)
+
+    def _run_delivery(self, delivery: Delivery) -> None:
+        with self._lock:
+            marks = self._marks_posted.pop(delivery.job_id, None)
+        if self._durable is None:
+            self.run(delivery.job, marks)
+            return
+        try:
+            run_delivery(self.client, MessageOwnership(self._durable, delivery.job_id, delivery.job.channel),
+                         delivery, self._answer, marks, max_attempts=self._durable.max_attempts)
+        finally:
+            self._release(delivery.job)
 
     def _triage(self, question: Question) -> Intent | None:
         if self._classify is None or question.intent is not None:
@@ -204,13 +186,7 @@ class Runner:
         return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)))
 
     def _ask(self, job: Job) -> Submission:
-        choice_id = uuid.uuid4().hex
-        with self._lock:
-            self._choices[choice_id] = job
-            while len(self._choices) > _PENDING_CHOICES:
-                self._choices.popitem(last=False)
-        call_quietly(self.client, "chat_postMessage", channel=job.channel, thread_ts=job.thread_ts,
-                     text=ask_text(job.question.text), blocks=ask_blocks(job.question.text, choice_id))
+        self._choices.ask(job)
         return Submission("asked")
 
     def _enqueue(self, job: Job) -> Submission:
@@ -218,11 +194,13 @@ class Runner:
             say(self.client, job, "🔁 I'm already working on that question in this thread; the answer comes here.")
             return Submission("duplicate")
         with self._lock:  # the position, the put and the marks' future belong together
-            position = self._queue.put(job)
-            idle = max(self._workers - self._active, 0)  # the first `idle` jobs in the queue start at once
+            job_id, position = self._put(job)
+            idle = max(self._workers - self.active, 0)  # the first `idle` jobs in the queue start at once
             place = position - idle if position is not None and position > idle else 0
             if position is not None:
-                self._marks_posted[_inflight_key(job)] = self._marks.submit(self._mark, job, place)
+                self._marks_posted[job_id] = self._marks.submit(self._mark, job, place, job_id)
+                while len(self._marks_posted) > _MARKS_REMEMBERED:
+                    self._marks_posted.popitem(last=False)
         if position is None:
             self._release(job)
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
@@ -231,47 +209,39 @@ class Runner:
             return Submission("rejected")
         return Submission("queued", place) if place else Submission("started", position)
 
-    def _mark(self, job: Job, place: int) -> str:
+    def _put(self, job: Job) -> tuple[str, int | None]:
+        try:
+            put = self._backlog.put(job)
+        except Exception:  # Redis away: refuse like a full queue rather than lose the job in silence
+            log.exception("could not queue the Slack job")
+            put = None
+        return put if put is not None else ("", None)
+
+    def _mark(self, job: Job, place: int, job_id: str = "") -> str:
         """👀 and the status; when the job waits (`place` in line), the "queued" notice, whose ts becomes the
-        job's progress message."""
+        job's progress message (a durable job's is kept with it, for whichever replica runs it)."""
         acknowledge(self.client, job, self._status_text, self._budget)
         if not place or not self._budget.try_take("chat.postMessage", job.channel):
             return ""  # a burst in one channel: the notice is skipped, never the job
         try:
             response = self.client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts,
                                                     text=queued_text(place - 1, self._workers))
-            return str(response.get("ts") or "")
+            ts = str(response.get("ts") or "")
+            self._backlog.set_notice(job_id, ts)
+            return ts
         except Exception as exc:
             log.info("posting the queued notice failed channel=%s: %s", job.channel, exc)
             return ""
 
     def _claim(self, job: Job) -> bool:
-        # At most one run per (thread, question): an impatient repeat or a double-clicked Re-run is not a new run.
-        with self._lock:
-            if _inflight_key(job) in self._inflight:
-                return False
-            self._inflight.add(_inflight_key(job))
+        try:
+            return self._backlog.claim_inflight(inflight_key(job))
+        except Exception:  # Redis away: the put that follows refuses the job with a notice
+            log.exception("could not check for a run of this question already in flight")
             return True
 
     def _release(self, job: Job) -> None:
-        with self._lock:
-            self._inflight.discard(_inflight_key(job))
-
-    def _work(self) -> None:
-        while not self._stop.is_set():
-            job = self._queue.get(timeout_s=0.2)
-            if job is None:
-                continue
-            with self._lock:
-                self._active += 1
-                marks = self._marks_posted.pop(_inflight_key(job), None)
-            try:
-                self.run(job, marks)
-            except Exception:
-                log.exception("worker failed channel=%s thread=%s", job.channel, job.thread_ts)
-            finally:
-                with self._lock:
-                    self._active -= 1
+        _logged(self._backlog.release_inflight, inflight_key(job))
 
 
 def _with_intent(job: Job, intent: Intent) -> Job:
@@ -284,6 +254,3 @@ def _logged(work: Callable[..., Any], *args: Any) -> None:
     except Exception:
         log.exception("slack work on the quick lane failed: %s", getattr(work, "__name__", work))
 
-
-def _inflight_key(job: Job) -> tuple[str, str, str]:
-    return job.channel, job.thread_ts, " ".join(job.question.text.lower().split())

@@ -79,6 +79,24 @@ def is_partial(trace: Trace) -> bool:
     return PARTIAL_NOTE in trace.notes
 
 
+def state_of(trace: Trace, job_status: str = "") -> str:
+    """What a listing shows for a stored run: its stop reason once finished; for a partial trace "running" or
+    "queued" when its job (`job_status`, from the durable queue) says so, else "partial" (no final answer was
+    stored: still running somewhere, or its replica stopped and nobody has finished it yet)."""
+    if is_partial(trace):
+        return job_status if job_status in ("queued", "running") else "partial"
+    return trace.stop_reason.value
+
+
+def answer_or_state(trace: Trace, state: str) -> str:
+    """The answer, or for a partial trace what there is instead (never an empty answer that looks final)."""
+    if not is_partial(trace):
+        return trace.answer
+    if state in ("queued", "running"):
+        return f"[{state}: no answer yet, {len(trace.steps)} steps so far]"
+    return f"[partial: no final answer stored, {len(trace.steps)} steps kept; still running, or its replica stopped]"
+
+
 def partial_with_step(existing: Trace | None, trace_id: str, question: str, step: Step | None) -> Trace:
     """The partial trace after one more step (or the stub of an accepted run when `step` is None)."""
     steps = (*(existing.steps if existing is not None else ()), *((step,) if step is not None else ()))

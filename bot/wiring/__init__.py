@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         build_dispatcher,
         build_server,
         build_slack_app,
+        job_statuses,
     )
 
 _HOMES: dict[str, str] = {
@@ -101,6 +102,7 @@ _HOMES: dict[str, str] = {
     "build_toolsets": "readiness",
     "default_checks": "doctor",
     "install_log_redaction": "basics",
+    "job_statuses": "surfaces",
     "load_settings": "basics",
     "run_checks": "doctor",
     "sandbox_overrides": "sandbox",
@@ -152,6 +154,7 @@ __all__ = [
     "build_toolsets",
     "default_checks",
     "install_log_redaction",
+    "job_statuses",
     "load_settings",
     "run_checks",
     "sandbox_overrides",

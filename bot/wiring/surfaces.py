@@ -11,7 +11,7 @@ from bot.engine.types import Responder, Trace
 from bot.http.alerts import AlertDedupe, TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.http.dispatch import Dispatch, Dispatcher
-from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher
+from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher, job_statuses_from_redis
 from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
 from bot.safety.access import Admit
 from bot.slack.apierrors import watch_api_errors
@@ -25,10 +25,11 @@ from bot.slack.budget import (
 from bot.slack.listeners import SlackSurface, build_app, build_web_client
 from bot.slack.redisstate import RedisDedupe, RedisThreadMemory
 from bot.slack.runner import Classify, Lanes, Runner
+from bot.slack.slackstream import SlackJobStream
 from bot.slack.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
-from bot.wiring.core import build_access
+from bot.wiring.core import build_access, build_redis
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,17 @@ def build_dispatcher(
         return stream
     return Dispatcher(measured, store, workers=s.api_workers, queue_size=s.api_queue_size,
                       on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"))  # fmt: skip
+
+
+def job_statuses(settings: Settings, trace_ids: list[str]) -> dict[str, str]:
+    """The shared queue's status of each job (e.g. "running") for `opsbot traces`; {} without Redis."""
+    client = build_redis(settings)
+    if client is None:
+        return {}
+    try:
+        return job_statuses_from_redis(client, trace_ids, prefix=settings.redis.prefix)
+    finally:
+        client.close()
 
 
 def build_api(
@@ -133,7 +145,7 @@ def _build_runner(
 ) -> Runner:
     """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given).
 
-    With Redis, dedupe and thread memory are shared by every replica; the work queues stay per replica.
+    With Redis, dedupe, thread memory and the diagnoses' queue (a stream) are shared by every replica.
     """
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
@@ -146,9 +158,13 @@ def _build_runner(
         responder = telemetry.instrument(responder)
     dedupe: Dedupe = MemoryDedupe(s.dedupe_ttl_s)
     memory: ThreadMemory = MemoryThreadMemory()
+    durable: SlackJobStream | None = None
     if redis_client is not None:
-        dedupe = RedisDedupe(redis_client, prefix=settings.redis.prefix, ttl_s=s.dedupe_ttl_s)
-        memory = RedisThreadMemory(redis_client, prefix=settings.redis.prefix)
+        r = settings.redis
+        dedupe = RedisDedupe(redis_client, prefix=r.prefix, ttl_s=s.dedupe_ttl_s)
+        memory = RedisThreadMemory(redis_client, prefix=r.prefix)
+        durable = SlackJobStream(redis_client, prefix=r.prefix, workers=s.workers, queue_size=s.queue_size,
+                                 claim_idle_s=r.claim_idle_s, max_attempts=r.max_attempts)  # fmt: skip
     return Runner(
         client,
         responder,
@@ -164,6 +180,7 @@ def _build_runner(
         update_interval_s=s.update_interval_s,
         append_interval_s=s.append_interval_s,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
+        durable=durable,
     )
 
 

@@ -70,7 +70,8 @@ def test_dockerfile_runs_slim_non_root_with_a_healthcheck() -> None:
     assert list(stages)[-1] == "runtime"  # the default target
     runtime = stages["runtime"]
     assert re.search(r"^USER 10001", runtime, flags=re.M)
-    assert "HEALTHCHECK" in runtime and "/healthz" in runtime
+    [healthcheck] = re.findall(r"^HEALTHCHECK .*\\\n.*$", runtime, flags=re.M)
+    assert "/livez" in healthcheck and "/healthz" not in healthcheck  # liveness; readiness stays /readyz
     assert 'CMD ["opsbot", "serve"]' in runtime
     assert "RUN pip install ." in stages["base"]
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from bot.durable.group import ConsumerGroup
 from bot.engine.types import Question, Responder, Step, StepObserver, Trace
 from bot.http.dispatch import JobFailed, QueueFull
 from bot.http.jobstream import StreamDispatcher
@@ -52,6 +53,17 @@ def blocked_responder(release: threading.Event, started: threading.Event | None 
         return canned(question, on_step)
 
     return respond
+
+
+def test_the_heartbeat_removes_the_consumers_of_replicas_gone_for_good(make: Make, redis_url: str) -> None:
+    group = ConsumerGroup(redis.Redis.from_url(redis_url), "opsbot:jobs", claim_idle_s=0.2)
+    group.add({"trace_id": "gone"})
+    done = group.next_message("deadhost-7-0", block_ms=10)  # a replica that ran a job, then was restarted
+    assert done is not None
+    group.ack(done.message_id)
+    make(workers=1, claim_idle_s=0.2)
+    wait_until(lambda: "deadhost-7-0" not in {c["name"] for c in group.consumers()}, timeout_s=30,
+               what="the dead consumer to be removed")
 
 
 def test_a_submitted_job_is_stored_under_its_id_and_waited_for(make: Make, store: SqliteTraceStore) -> None:

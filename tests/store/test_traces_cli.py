@@ -65,3 +65,37 @@ def test_traces_stats_rejects_an_unreadable_since(env: dict[str, str]) -> None:
     result = CliRunner().invoke(app, ["traces", "stats", "--since", "last tuesday"], env=env)
     assert result.exit_code == 2
     assert "--since" in result.output
+
+
+def _store_partial(env: dict[str, str], trace_id: str) -> None:
+    """A run that stored its stub and one step, then never its answer (still running, or its replica died)."""
+    store = SqliteTraceStore(Path(env["OPSBOT_STORE__SQLITE_PATH"]))
+    store.append_step(trace_id, "why is checkout timing out?", None)
+    store.append_step(trace_id, "why is checkout timing out?", step(1, "query_logs", observation="timeout x40"))
+    store.close()
+
+
+def test_a_partial_run_is_listed_and_found_as_partial_never_with_an_empty_answer(env: dict[str, str]) -> None:
+    _store_partial(env, "p1")
+    [listed] = [line for line in run(env, "list", "--since", "").splitlines() if line.startswith("p1 ")]
+    assert listed.split()[2] == "partial" and "interrupted" not in listed
+    [found] = [line for line in run(env, "search", "checkout").splitlines() if line.startswith("p1 ")]
+    assert "-> ''" not in found
+    assert "[partial: no final answer stored, 1 steps kept; still running, or its replica stopped]" in found
+    finished = [line for line in run(env, "list", "--since", "").splitlines() if line.startswith("t2 ")]
+    assert finished[0].split()[2] == "max_steps"  # a finished run still shows its stop reason
+
+
+def test_a_partial_run_whose_job_is_running_on_a_replica_is_listed_as_running(
+    env: dict[str, str], redis_url: str
+) -> None:
+    import redis
+
+    _store_partial(env, "p2")
+    _store_partial(env, "p3")
+    redis.Redis.from_url(redis_url).hset("opsbot:job:p2", mapping={"status": "running", "owner": "host-1"})
+    env = env | {"OPSBOT_REDIS__URL": redis_url}
+    states = {line.split()[0]: line.split()[2] for line in run(env, "list", "--since", "").splitlines()}
+    assert states["p2"] == "running" and states["p3"] == "partial"  # p3's job is unknown to the queue
+    [found] = [line for line in run(env, "search", "checkout").splitlines() if line.startswith("p2 ")]
+    assert "[running: no answer yet, 1 steps so far]" in found

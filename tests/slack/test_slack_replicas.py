@@ -1,0 +1,86 @@
+"""Slack diagnoses across two real `opsbot serve` processes sharing one real redis-server.
+
+Signed Events API deliveries go to a replica's /slack/events; both replicas talk to one FakeSlackAPI and one
+ScriptedLLM (a tool call, then the answer, 3 s in all: a diagnosis is still running when a replica is killed
+or stopped). The replicas come from tests/fakes/replicas.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import redis
+import requests
+
+from bot.slack.restart import RESTARTING_TEXT
+from tests.fakes.replicas import ANSWER, Replica, StartReplica
+from tests.fakes.slack import FakeSlackAPI, event_body, mention_event, post_event
+from tests.slack.conftest import wait_until
+
+THREAD = "1699999999.000100"
+
+
+def _slack_jobs(redis_url: str) -> list[dict[str, str]]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    jobs = [client.hgetall(key) for key in client.scan_iter("opsbot:slack-job:*")]
+    return [{str(k): str(v) for k, v in job.items()} for job in jobs]
+
+
+def _mention(replica: Replica, n: int, ts: str) -> None:
+    body = event_body(mention_event(f"why is order slow since 15:0{n}?", ts=ts), event_id=f"EvReplica{n}")
+    assert post_event(f"{replica.url}/slack/events", body).status_code == 200
+
+
+def _concluded(fake: FakeSlackAPI) -> list[dict[str, object]]:
+    return [c for c in fake.calls_to("reactions.add") if c.get("name") in ("bulb", "white_check_mark", "warning")]
+
+
+def _health(replica: Replica) -> dict[str, int]:
+    try:
+        return dict(requests.get(f"{replica.url}/readyz", timeout=2).json())
+    except (requests.RequestException, ValueError):
+        return {}
+
+
+def test_kill_9_of_the_replica_running_a_slack_diagnosis_the_other_answers_in_the_same_thread(
+    redis_url: str, start_replica: StartReplica, fake_slack: FakeSlackAPI
+) -> None:
+    replicas = [start_replica(redis_url), start_replica(redis_url)]
+    _mention(replicas[0], 5, THREAD)
+    wait_until(lambda: any(j.get("owner") for j in _slack_jobs(redis_url)), timeout_s=30, what="the job to run")
+    [job] = _slack_jobs(redis_url)
+    owner_pid = int(job["owner"].rsplit("-", 1)[1])
+    [victim] = [r for r in replicas if r.pid == owner_pid]
+    [survivor] = [r for r in replicas if r.pid != owner_pid]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.process.wait(10)
+    wait_until(lambda: len(_concluded(fake_slack)) == 1, timeout_s=60, what="the survivor's answer")
+    assert "re-running slack job" in survivor.log()
+    [takeover] = [c for c in fake_slack.calls_to("chat.postMessage") if "re-running it here" in str(c.get("text"))]
+    assert takeover["thread_ts"] == THREAD and takeover["channel"] == "C1"
+    answered = [c for c in fake_slack.calls if ANSWER in str(c.params) and c.method != "chat.postEphemeral"]
+    final = answered[-1].params
+    assert final.get("thread_ts", THREAD) == THREAD and final["channel"] == "C1"
+    assert [c["name"] for c in _concluded(fake_slack)] != ["warning"]  # a full answer, not "interrupted"
+    wait_until(lambda: _slack_jobs(redis_url) == [], what="the job to be acked and forgotten")
+
+
+def test_sigterm_with_slack_jobs_queued_hands_them_to_the_other_replica_and_none_says_restarting(
+    redis_url: str, start_replica: StartReplica, fake_slack: FakeSlackAPI
+) -> None:
+    one_worker = {"OPSBOT_SLACK__WORKERS": "1", "OPSBOT_SERVER__SHUTDOWN_DRAIN_S": "30"}
+    leaving, staying = start_replica(redis_url, **one_worker), start_replica(redis_url, **one_worker)
+    for n in range(4):
+        _mention(leaving, n, f"16999999{n}9.000100")
+    wait_until(lambda: _health(leaving).get("workers_busy") == 1 and _health(staying).get("workers_busy") == 1
+               and _health(leaving).get("queued") == 2, timeout_s=60, what="one run on each replica, two queued")
+    leaving.process.send_signal(signal.SIGTERM)
+    assert leaving.process.wait(60) == 0
+    wait_until(lambda: len(_concluded(fake_slack)) == 4, timeout_s=90, what="all four answers")
+    posts = [str(c.get("text")) for c in fake_slack.calls_to("chat.postMessage")]
+    assert not any(RESTARTING_TEXT in p or "restarting" in p for p in posts)
+    assert not any("internal error" in str(c) for c in fake_slack.calls)
+    assert [c["name"] for c in _concluded(fake_slack)].count("warning") == 0
+    assert leaving.log().count("answered trace_id=") == 1  # its running one, finished within the drain
+    assert staying.log().count("answered trace_id=") == 3  # its own and the two handed over
