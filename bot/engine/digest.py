@@ -28,6 +28,9 @@ _DEPLOY = re.compile(r"^\d{4}-\d\d-\d\dT[\d:]+Z \S+/\S+ ")
 _DIFF_HEADER = re.compile(r"^deploy \S+/\S+ at ")
 _DIFF_CHANGE = re.compile(r"^[-+](?![-+]{2} )\s*\S")  # a changed line, not a `---`/`+++` file header
 _DIFF_FILE = re.compile(r"^diff --git a/\S+ b/(\S+)")
+# An unchanged `- name: X` line just above a changed `value:` is what the value belongs to (a container's env var).
+_LIST_NAME = re.compile(r"^ \s*-\s*name:\s*(?P<name>\S+)")
+_NAMED_VALUE = re.compile(r"^[-+]\s*(?:-\s*)?(?:value|valueFrom)\s*:")
 _DOC_FILE = re.compile(r"(^|/)(CHANGELOG|CHANGES|HISTORY|README)[^/]*$|\.(md|rst|txt)$", re.IGNORECASE)
 _SETTING = re.compile(r"^(?P<sign>[-+]) (?P<key>[\w.\-\[\]\"']+)\s*[:=]\s*(?P<value>.*)$")
 _STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
@@ -60,6 +63,8 @@ def indexed_evidence(lines: list[str]) -> list[tuple[int, str]]:
             if changed_file and changed_file != announced:
                 kept.append((index, f"{changed_file}:"))
                 announced = changed_file
+            if (named := _list_entry_name(lines, index)) and named not in kept:
+                kept.append(named)
             kept.append((index, _compact_diff_line(line)))
         elif _EXAMPLE.match(stripped) and examples < _MAX_EXAMPLES:
             examples += 1
@@ -143,6 +148,17 @@ def _finding(line: str) -> str:
     if _SIGNATURE.match(line):
         return re.sub(r"^\d+\. ", "", line)
     return line.split("; files: ")[0] if _DEPLOY.match(line) else line
+
+
+def _list_entry_name(lines: list[str], index: int) -> tuple[int, str] | None:
+    """For a changed `value:` line, the unchanged `- name: X` line just above it, which says whose value changed
+    (without it, a digested env-var change reads `value: false -> true`)."""
+    if not _NAMED_VALUE.match(lines[index]):
+        return None
+    for back in range(index - 1, max(index - 4, 0), -1):
+        if match := _LIST_NAME.match(lines[back]):
+            return back, f"  name: {match['name']}"
+    return None
 
 
 def _compact_diff_line(line: str) -> str:

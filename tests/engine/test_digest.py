@@ -152,3 +152,26 @@ def test_raw_lines_in_no_known_form_are_folded_with_a_count_and_the_last_one() -
     assert "waiting=11" in digest and "a one-off line\nanother one-off line" in digest
     assert digest.endswith("[lines alike but for numbers and ids folded into the first, a count and the last]")
     assert observation_digest("header\nplain\ntext") is None
+
+
+ENV_DIFF = """deploy payments/v6.4.0 at 2026-11-30T10:32:00Z by tom.b: Flags: async capture for EU
+diff --git a/services/payments/deployment.yaml b/services/payments/deployment.yaml
+@@ -20,8 +20,8 @@ spec:
+           env:
+             - name: LOG_LEVEL
+               value: info
+             - name: ENABLE_ASYNC_CAPTURE
+-              value: "false"
++              value: "true"
+             - name: REGION
+               value: eu-west-1
+"""
+
+
+def test_diff_digest_keeps_the_name_of_an_env_var_whose_value_changed() -> None:
+    assert evidence_lines(ENV_DIFF) == [
+        "services/payments/deployment.yaml:",
+        "  name: ENABLE_ASYNC_CAPTURE",
+        '- value: "false"',
+        '+ value: "true"',
+    ]

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+from typing import Any
 
 import redis
 import requests
 
 from bot.slack.restart import RESTARTING_TEXT
-from tests.fakes.replicas import ANSWER, Replica, StartReplica
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.replicas import ANSWER, Replica, StartReplica, tool_then_answer
 from tests.fakes.slack import FakeSlackAPI, event_body, mention_event, post_event
 from tests.slack.conftest import wait_until
 
@@ -67,8 +70,18 @@ def test_kill_9_of_the_replica_running_a_slack_diagnosis_the_other_answers_in_th
 
 
 def test_sigterm_with_slack_jobs_queued_hands_them_to_the_other_replica_and_none_says_restarting(
-    redis_url: str, start_replica: StartReplica, fake_slack: FakeSlackAPI
+    redis_url: str, start_replica: StartReplica, fake_slack: FakeSlackAPI, slow_llm: ScriptedLLM
 ) -> None:
+    # Every run's first model reply waits for `release`: on a loaded machine a run could otherwise end (and its
+    # worker take a queued job) before "one running on each, two queued" was ever observed.
+    release = threading.Event()
+
+    def held(body: dict[str, Any]) -> dict[str, Any]:
+        if not any(m.get("role") == "tool" for m in body.get("messages", [])):
+            release.wait(90)
+        return tool_then_answer(body)
+
+    slow_llm.responder = held
     one_worker = {"OPSBOT_SLACK__WORKERS": "1", "OPSBOT_SERVER__SHUTDOWN_DRAIN_S": "30"}
     leaving, staying = start_replica(redis_url, **one_worker), start_replica(redis_url, **one_worker)
     for n in range(4):
@@ -76,6 +89,7 @@ def test_sigterm_with_slack_jobs_queued_hands_them_to_the_other_replica_and_none
     wait_until(lambda: _health(leaving).get("workers_busy") == 1 and _health(staying).get("workers_busy") == 1
                and _health(leaving).get("queued") == 2, timeout_s=60, what="one run on each replica, two queued")
     leaving.process.send_signal(signal.SIGTERM)
+    release.set()  # the held replies still take LLM_DELAY_S: the signal is handled long before a run can end
     assert leaving.process.wait(60) == 0
     wait_until(lambda: len(_concluded(fake_slack)) == 4, timeout_s=90, what="all four answers")
     posts = [str(c.get("text")) for c in fake_slack.calls_to("chat.postMessage")]
