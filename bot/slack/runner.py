@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
@@ -69,6 +70,7 @@ class Runner:
         self._marks_posted: OrderedDict[str, Future[str]] = OrderedDict()  # by job id
         self._choices = PendingChoices(client)
         self._quick = ThreadPoolExecutor(max(self._lanes.quick_workers, 1), thread_name_prefix="opsbot-quick")
+        self._quick_pending: set[Future[None]] = set()  # acked requests not yet handled: stop() lets them finish
         self._marks = ThreadPoolExecutor(max(self._lanes.marks_workers, 1), thread_name_prefix="opsbot-marks")
 
     def start(self) -> None:
@@ -77,8 +79,17 @@ class Runner:
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post. Queued jobs
-        stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?"."""
-        self._backlog.close(timeout_s)
+        stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?".
+        Requests Slack was already told we took, still on the quick lane, get up to half of it first (one may
+        queue a diagnosis, handed over or answered like any queued one); any left after that is logged."""
+        deadline = time.monotonic() + timeout_s
+        self._quick.shutdown(wait=False)  # nothing new; what was accepted still runs
+        with self._lock:
+            pending = list(self._quick_pending)
+        late = wait(pending, timeout=timeout_s / 2).not_done
+        if late:
+            log.warning("stopping: %d acked Slack request(s) on the quick lane not handled in time", len(late))
+        self._backlog.close(max(deadline - time.monotonic(), 0.0))
         self._quick.shutdown(wait=False, cancel_futures=True)
         self._marks.shutdown(wait=False, cancel_futures=True)
 
@@ -103,9 +114,17 @@ class Runner:
     def defer(self, work: Callable[..., Any], *args: Any) -> None:
         """Run `work` on the quick lane (listeners hand over everything that touches the network)."""
         try:
-            self._quick.submit(_logged, work, *args)
+            future = self._quick.submit(_logged, work, *args)
         except RuntimeError:  # the pool is shut down: opsbot is stopping
             log.warning("stopping: not starting %s", getattr(work, "__name__", work))
+            return
+        with self._lock:
+            self._quick_pending.add(future)
+        future.add_done_callback(self._quick_done)
+
+    def _quick_done(self, future: Future[None]) -> None:
+        with self._lock:
+            self._quick_pending.discard(future)
 
     def accept(self, job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> None:
         """Take a job without waiting: `submit` runs on the quick lane."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+import time
 from typing import Any
 
 from bot.engine.types import Budget, Intent, Question, StepObserver, Trace, trace_from_answer
@@ -183,3 +184,18 @@ def test_a_lookup_that_escalates_runs_on_the_diagnosis_lane_and_help_stays_quick
     [escalated] = [q for q in playbook.questions if q.text.startswith("what is the p99")]
     assert escalated.intent is not None and escalated.intent.route == "diagnose" and escalated.escalated
     assert "could not answer this with one query" in json.dumps(final["blocks"])
+
+
+def test_stop_lets_requests_already_acked_on_the_quick_lane_finish(make_surface: SurfaceFactory) -> None:
+    """SIGTERM used to cancel acked mentions still waiting on the quick lane: Slack had been told we took them."""
+    surface = make_surface()
+    handled: list[int] = []
+
+    def slow_triage(n: int) -> None:
+        time.sleep(0.2)
+        handled.append(n)
+
+    for n in range(20):  # more than the quick lane has workers: some wait in its queue
+        surface.runner.defer(slow_triage, n)
+    surface.runner.stop(timeout_s=30)
+    assert sorted(handled) == list(range(20))
