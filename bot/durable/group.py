@@ -74,7 +74,8 @@ class ConsumerGroup:
             claimed = read[0][1] if read else []
         for message_id, fields in claimed:
             if fields:  # a deleted entry's id can come back without fields
-                return Message(_text(message_id), {_text(k): _text(v) for k, v in fields.items()})
+                decoded = {text_from_redis(k): text_from_redis(v) for k, v in fields.items()}
+                return Message(text_from_redis(message_id), decoded)
             self._redis.xack(self.stream, self.group, message_id)
         return None
 
@@ -91,7 +92,7 @@ class ConsumerGroup:
 
     def consumers(self) -> list[dict[str, Any]]:
         """XINFO CONSUMERS, with names as text: name, pending, idle (ms)."""
-        return [{**c, "name": _text(c["name"])} for c in self._redis.xinfo_consumers(self.stream, self.group)]
+        return [{**c, "name": text_from_redis(c["name"])} for c in self._redis.xinfo_consumers(self.stream, self.group)]
 
     def reap_idle_consumers(self, idle_s: float, keep_prefix: str = "") -> list[str]:
         """Remove consumers that own nothing pending and were idle for idle_s (a dead replica's, once its
@@ -110,5 +111,6 @@ class ConsumerGroup:
         return removed
 
 
-def _text(value: Any) -> str:
+def text_from_redis(value: Any) -> str:
+    """A reply value as text (redis-py returns bytes unless the client decodes)."""
     return value.decode() if isinstance(value, bytes) else str(value)

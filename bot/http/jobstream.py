@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from bot.durable.group import ConsumerGroup, replica_id
+from bot.durable.group import ConsumerGroup, replica_id, text_from_redis
 from bot.engine.types import Question, Responder, Trace, new_trace_id
 from bot.http.dispatch import INTERRUPTED_ANSWER, AfterRun, Execution, JobFailed, JobStatus, QueueFull
 from bot.store.base import TraceStore
@@ -210,7 +210,7 @@ def job_statuses_from_redis(client: Any, trace_ids: list[str], *, prefix: str = 
     for trace_id in trace_ids:
         pipe.hget(f"{prefix}:job:{trace_id}", "status")
     found = zip(trace_ids, pipe.execute(), strict=True)
-    return {t: v.decode() if isinstance(v, bytes) else str(v) for t, v in found if v}
+    return {t: text_from_redis(v) for t, v in found if v}
 
 
 def question_from_json(raw: str | bytes) -> Question:

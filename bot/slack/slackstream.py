@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot.durable.group import ConsumerGroup, replica_id
+from bot.durable.group import ConsumerGroup, replica_id, text_from_redis
 from bot.engine.types import Intent, Question
 from bot.slack.state import Job
 
@@ -125,7 +125,7 @@ class SlackJobStream:
             owner = self._redis.get(self._owner_key(channel, ts))
         except Exception:
             return True
-        return owner is None or _text(owner) == self.replica
+        return owner is None or text_from_redis(owner) == self.replica
 
     def start(self, run: Callable[[Delivery], None]) -> None:
         """Start the workers and the heartbeat (idempotent)."""
@@ -174,7 +174,8 @@ class SlackJobStream:
         with self._lock:
             self._running[message_id] = job_id
         try:
-            run(Delivery(job_id, job_from_json(raw), attempt, _text(notice_ts or ""), _text(progress_ts or "")))
+            notice, progress = text_from_redis(notice_ts or ""), text_from_redis(progress_ts or "")
+            run(Delivery(job_id, job_from_json(raw), attempt, notice, progress))
         except Exception:
             log.exception("slack job %s failed", job_id)
         finally:
@@ -224,6 +225,3 @@ def job_from_json(raw: str | bytes) -> Job:
     return Job(question, data["channel"], data["thread_ts"], react_ts=data.get("react_ts", ""),
                user=data.get("user", ""), team=data.get("team", ""), read_thread=bool(data.get("read_thread")))
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
