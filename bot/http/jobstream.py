@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from bot.durable.group import ConsumerGroup, replica_id, text_from_redis
+from bot.durable.group import ConsumerGroup, Message, replica_id, text_from_redis
+from bot.durable.pool import StreamWorkers
 from bot.engine.types import Question, Responder, Trace, new_trace_id
 from bot.http.dispatch import INTERRUPTED_ANSWER, AfterRun, Execution, JobFailed, JobStatus, QueueFull
 from bot.store.base import TraceStore
@@ -32,8 +32,6 @@ log = logging.getLogger(__name__)
 Deliver = Callable[[Question, Trace], None]  # e.g. post an alert's diagnosis to its Slack channel
 STATUS_TTL_S = 86_400
 POLL_S = 0.2
-REAP_EVERY = 30  # heartbeats between two sweeps for dead consumers
-REAP_AFTER_CLAIMS = 10  # a consumer idle for this many claim_idle_s, with nothing pending, is gone for good
 
 
 class StreamDispatcher:
@@ -47,19 +45,12 @@ class StreamDispatcher:
         self._prefix, self._queue_size, self._max_attempts = prefix, queue_size, max_attempts
         self._group = ConsumerGroup(client, f"{prefix}:jobs", claim_idle_s=claim_idle_s)
         self._deliver = deliver
-        self._closing, self._stopped = threading.Event(), threading.Event()
-        self._running: dict[str, str] = {}  # stream message id -> trace id, this process only
-        self._lock = threading.Lock()
         self._replica = replica = replica_id()
-        self._threads = [threading.Thread(target=self._work, args=(f"{replica}-{n}",), name=f"diagnose-{n}",
-                                          daemon=True) for n in range(workers)]  # fmt: skip (0: submit only)
-        self._threads.append(threading.Thread(target=self._heartbeat, args=(replica,), name="job-heartbeat",
-                                              daemon=True))  # fmt: skip
-        for thread in self._threads:
-            thread.start()
+        self._pool = StreamWorkers(self._group, replica, name="diagnose", workers=workers, handle=self._handle)
+        self._pool.start()
 
     def submit(self, question: Question, then: AfterRun | None = None) -> str:
-        if self._closing.is_set():
+        if self._pool.closing:
             raise QueueFull("opsbot is restarting; try again in a minute")
         if self.waiting() >= self._queue_size:
             raise QueueFull(f"{self.waiting()} diagnoses waiting; try again in a minute")
@@ -104,13 +95,7 @@ class StreamDispatcher:
     def close(self, drain_s: float) -> None:
         """Stop reading; running jobs get drain_s. Queued jobs never left the stream; a job still running at the
         deadline stays pending there and another replica claims it once its heartbeat has stopped."""
-        self._closing.set()
-        deadline = time.monotonic() + drain_s
-        for thread in self._threads[:-1]:
-            thread.join(max(deadline - time.monotonic(), 0.0))
-        self._stopped.set()
-        with self._lock:
-            left = list(self._running.values())
+        left = [m.fields.get("trace_id", "") for m in self._pool.close(drain_s)]
         if left:
             log.warning("stopping with %d diagnoses running; another replica re-runs them: %s", len(left),
                         ",".join(left))
@@ -118,34 +103,17 @@ class StreamDispatcher:
     def shutdown(self, wait: bool = True) -> None:
         self.close(30.0 if wait else 0.0)
 
-    def _work(self, consumer: str) -> None:
-        while not self._closing.is_set():
-            try:
-                message = self._group.next_message(consumer)
-                if message is not None:
-                    self._handle(message.message_id, message.fields.get("trace_id", ""))
-            except Exception:  # Redis away for a moment: log, back off, go on (the job stays pending)
-                log.exception("job worker %s failed; retrying in 1 s", consumer)
-                time.sleep(1.0)
-
-    def _handle(self, message_id: str, trace_id: str) -> None:
+    def _handle(self, message: Message) -> None:
+        trace_id = message.fields.get("trace_id", "")
         job = self._job(trace_id)
         raw_question, deliver = self._redis.hmget(job, "question", "deliver")
         if raw_question is None:  # its status expired: nothing to run or report
-            self._ack(message_id)
             return
         question = question_from_json(raw_question)
         attempts = int(self._redis.hincrby(job, "attempts", 1))
-        with self._lock:
-            self._running[message_id] = trace_id
-        try:
-            trace = self._attempt(trace_id, question, attempts)
-            if trace is not None and deliver and self._deliver is not None:
-                self._execution.deliver(lambda t: self._deliver(question, t) if self._deliver else None, trace)
-        finally:
-            with self._lock:
-                self._running.pop(message_id, None)
-        self._ack(message_id)
+        trace = self._attempt(trace_id, question, attempts)
+        if trace is not None and deliver and self._deliver is not None:
+            self._execution.deliver(lambda t: self._deliver(question, t) if self._deliver else None, trace)
 
     def _attempt(self, trace_id: str, question: Question, attempts: int) -> Trace | None:
         job = self._job(trace_id)
@@ -166,26 +134,6 @@ class StreamDispatcher:
             return None
         self._redis.hset(job, "status", "done")
         return trace
-
-    def _ack(self, message_id: str) -> None:
-        self._group.ack(message_id)
-
-    def _heartbeat(self, replica: str) -> None:
-        # Re-claim our running jobs to ourselves often enough that their idle time never reaches claim_idle_s.
-        # It beats until close() has drained, so a long drain does not hand a still-running job to another replica.
-        # Every REAP_EVERY beats it removes the consumers of replicas gone for good (see bot/durable/group.py).
-        beats = 0
-        while not self._stopped.wait(self._group.claim_idle_ms / 3000):
-            with self._lock:
-                running = list(self._running)
-            try:
-                self._group.keep_alive(f"{replica}-hb", running)
-                if beats % REAP_EVERY == 0:
-                    self._group.reap_idle_consumers(REAP_AFTER_CLAIMS * self._group.claim_idle_ms / 1000,
-                                                    keep_prefix=replica)  # fmt: skip
-            except Exception:
-                log.exception("job heartbeat failed")
-            beats += 1
 
     def _job(self, trace_id: str) -> str:
         return f"{self._prefix}:job:{trace_id}"

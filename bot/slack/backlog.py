@@ -16,6 +16,7 @@ from typing import Literal, Protocol
 
 from slack_sdk import WebClient
 
+from bot.durable.capacity import Workers
 from bot.slack.restart import answer_queued_restarting
 from bot.slack.slackstream import Delivery
 from bot.slack.state import Job, WorkQueue
@@ -51,6 +52,10 @@ class Backlog(Protocol):
 
     def waiting(self) -> int:
         """Diagnoses not started yet (-1 when that cannot be known now)."""
+        ...
+
+    def capacity(self) -> Workers:
+        """The workers that take these jobs (on a stream: every replica's) and how many are free now."""
         ...
 
     def put(self, job: Job) -> tuple[str, int] | None:
@@ -97,6 +102,9 @@ class MemoryBacklog:
 
     def waiting(self) -> int:
         return self._queue.depth()
+
+    def capacity(self) -> Workers:
+        return Workers(self._workers, max(self._workers - self._active, 0))
 
     def put(self, job: Job) -> tuple[str, int] | None:
         position = self._queue.put(job)

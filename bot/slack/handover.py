@@ -3,8 +3,11 @@
 - First delivery: the job's "queued" notice (posted by the replica that accepted it, maybe this one) becomes
   its progress message, as in memory mode.
 - A takeover (the replica running it died): this replica becomes the owner of the old progress message, closes
-  it with a pointer below, and re-runs the job in the same thread under a new message of its own.
-- Past `max_attempts` deliveries: the job is finished in its thread as "interrupted: re-run?".
+  it with a pointer below, and re-runs the job in the same thread under a new message of its own. The dead
+  attempt's stored trace is closed as interrupted (its steps kept) and the takeover notice says what that
+  attempt had already found (bot/slack/steplog.py).
+- Past `max_attempts` deliveries: the job is finished in its thread as "interrupted: re-run?", with the same
+  account of what the last attempt found.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from concurrent.futures import Future
 
 from slack_sdk import WebClient
 
+from bot.engine.types import Trace
 from bot.slack.marks import call_quietly
 from bot.slack.slackstream import Delivery, SlackJobStream
 from bot.slack.state import Job
+from bot.slack.steplog import StepLog, found_text
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +32,7 @@ MOVED_TEXT = "↪️ Interrupted: this diagnosis continues in a new message belo
 INTERRUPTED_TEXT = ("⚠️ opsbot was interrupted (a replica stopped) before finishing this diagnosis, {attempts} "
                     "times. Re-run? Ask again to start it anew.")
 
-Run = Callable[[Job, str, "MessageOwnership"], object]  # job, progress message ts, owner -> (the trace)
+Run = Callable[[Job, str, "MessageOwnership", str], object]  # job, progress ts, owner, trace id -> (the trace)
 
 
 class MessageOwnership:
@@ -42,18 +47,29 @@ class MessageOwnership:
     def owns(self, ts: str) -> bool:
         return self._stream.owns_message(self._channel, ts)
 
+    def interrupted(self, trace_id: str, steps: StepLog | None) -> Trace | None:
+        """The dead attempt's run: its stored trace closed as interrupted, its status "interrupted" (for the API)."""
+        if not trace_id:
+            return None
+        _quietly(self._stream.set_status, trace_id, "interrupted")
+        return steps.close_interrupted(trace_id) if steps is not None else None
+
 
 def run_delivery(client: WebClient, owner: MessageOwnership, delivery: Delivery, run: Run,
-                 marks: Future[str] | None = None, *, max_attempts: int) -> None:  # fmt: skip
+                 marks: Future[str] | None = None, *, max_attempts: int, steps: StepLog | None = None) -> None:
     """Answer one delivery of a durable job (see the module docstring); `marks` is this replica's own future
-    for the job's notice when it accepted the job itself."""
+    for the job's notice when it accepted the job itself; with `steps`, the run's steps are stored as they go."""
     job = delivery.job
+    found = ""
+    if delivery.attempt > 1:
+        earlier = owner.interrupted(delivery.earlier_trace_id, steps)
+        found = "" if steps is None else "\n" + found_text(delivery.attempt - 1, earlier)  # not kept: not said
     if delivery.attempt > max_attempts:
         log.warning("slack job %s was interrupted %d times; finishing it as interrupted", delivery.job_id,
                     delivery.attempt - 1)
         _retire(client, owner, delivery)
         call_quietly(client, "chat_postMessage", channel=job.channel, thread_ts=job.thread_ts,
-                     text=INTERRUPTED_TEXT.format(attempts=delivery.attempt - 1))
+                     text=INTERRUPTED_TEXT.format(attempts=delivery.attempt - 1) + found)
         if job.react_ts:
             call_quietly(client, "reactions_add", channel=job.channel, timestamp=job.react_ts, name="warning")
         return
@@ -61,9 +77,10 @@ def run_delivery(client: WebClient, owner: MessageOwnership, delivery: Delivery,
         log.warning("re-running slack job %s (attempt %d) after its replica stopped", delivery.job_id,
                     delivery.attempt)
         _retire(client, owner, delivery)
-        run(job, _post(client, job, TAKEOVER_TEXT.format(attempt=delivery.attempt)), owner)
+        notice = TAKEOVER_TEXT.format(attempt=delivery.attempt) + found
+        run(job, _post(client, job, notice), owner, delivery.trace_id)
         return
-    run(job, notice_ts_from(marks, delivery.notice_ts, job.channel), owner)
+    run(job, notice_ts_from(marks, delivery.notice_ts, job.channel), owner, delivery.trace_id)
 
 
 def notice_ts_from(marks: Future[str] | None, known_ts: str, channel: str) -> str:
@@ -88,6 +105,13 @@ def _retire(client: WebClient, owner: MessageOwnership, delivery: Delivery) -> N
         call_quietly(client, "chat_update", channel=job.channel, ts=ts, text=MOVED_TEXT, blocks=[])
     else:  # a chat stream nobody will stop otherwise
         call_quietly(client, "chat_stopStream", channel=job.channel, ts=ts, markdown_text=MOVED_TEXT)
+
+
+def _quietly(action: Callable[..., object], *args: object) -> None:
+    try:
+        action(*args)
+    except Exception as exc:  # Redis away: the status stays "running" until it expires; the thread is told anyway
+        log.info("%s failed: %s", getattr(action, "__name__", action), exc)
 
 
 def _post(client: WebClient, job: Job, text: str) -> str:

@@ -14,13 +14,22 @@ from dataclasses import replace
 
 from slack_sdk import WebClient
 
-from bot.engine.types import Question, Responder, Trace, handed_back, internal_error_trace
+from bot.engine.types import (
+    Question,
+    Responder,
+    StepObserver,
+    Trace,
+    handed_back,
+    internal_error_trace,
+    new_trace_id,
+)
 from bot.safety.outbound import anchor_quote
 from bot.slack.budget import CallBudget
 from bot.slack.events import thread_context_from_replies
 from bot.slack.marks import conclude
 from bot.slack.progress import MessageOwner, ThreadProgress
 from bot.slack.state import Job, ThreadMemory
+from bot.slack.steplog import StepLog
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +54,7 @@ class Replier:
         on_stream_fallback: Callable[[str], None] | None,
         append_interval_s: float = 1.0,
         budget: CallBudget | None = None,
+        steps: StepLog | None = None,
     ) -> None:
         self._client = client
         self._responder = responder
@@ -56,6 +66,7 @@ class Replier:
         self._on_stream_fallback = on_stream_fallback
         self._append_interval_s = append_interval_s
         self._budget = budget or CallBudget({})
+        self._steps = steps
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, Trace] = OrderedDict()
         self._own_user_id: str | None = None
@@ -65,11 +76,12 @@ class Replier:
         return self._recent.get(trace_id)
 
     def answer(self, job: Job, on_answered: Callable[[], None], message_ts: str = "",
-               owner: MessageOwner | None = None) -> Trace:
+               owner: MessageOwner | None = None, trace_id: str = "") -> Trace:
         """Run the agent for the job, keep the trace, then post it; `on_answered` runs between the two.
 
         `message_ts` is the job's "queued" notice, which becomes its progress message. With `owner` (a durable
-        job), only the replica owning the progress message writes to it.
+        job), only the replica owning the progress message writes to it. With a StepLog, a diagnosis' steps are
+        stored under `trace_id` (a new one when empty) as they complete.
         """
         progress = ThreadProgress(self._client, job, use_streaming=self._use_streaming,
                                   update_interval_s=self._update_interval_s, status_text=self._status_text,
@@ -80,11 +92,16 @@ class Replier:
             progress.set_status()
             progress.begin()
         question = replace(job.question, history=self._history(job))
+        on_step: StepObserver = progress.on_step
+        if self._steps is not None and not question.quick_only:  # a quick answer is kept whole, or not at all
+            trace_id = trace_id or new_trace_id()
+            on_step = self._steps.observer(trace_id, question.text, progress.on_step)
         try:
-            trace = self._responder(question, progress.on_step)
+            trace = self._responder(question, on_step)
         except Exception as exc:  # the one catch for this surface: the user still gets an answer
             log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
             trace = internal_error_trace(question, exc)
+        trace = replace(trace, trace_id=trace_id) if trace_id else trace
         if handed_back(trace):  # a quick answer that needs the full diagnosis: the runner queues it, nothing posts
             self._hand_over(trace, progress)
             return trace

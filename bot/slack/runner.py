@@ -20,7 +20,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -35,9 +35,11 @@ from bot.slack.handover import MessageOwnership, notice_ts_from, run_delivery
 from bot.slack.marks import acknowledge, call_quietly, say, withdraw
 from bot.slack.notices import queued_text
 from bot.slack.progress import MessageOwner
+from bot.slack.quicklane import Acked, QuickLane, logged
 from bot.slack.reply import Persist, Replier
 from bot.slack.slackstream import Delivery, SlackJobStream
 from bot.slack.state import Dedupe, Job, ThreadMemory, WorkQueue
+from bot.slack.steplog import StepLog
 
 log = logging.getLogger(__name__)
 
@@ -54,23 +56,22 @@ class Runner:
                  classify: Classify | None = None, budget: CallBudget | None = None, use_streaming: bool = True,
                  update_interval_s: float = 3.0, append_interval_s: float = 1.0, status_text: str = "Diagnosing…",
                  on_stream_fallback: Callable[[str], None] | None = None,
-                 durable: SlackJobStream | None = None) -> None:
+                 durable: SlackJobStream | None = None, steps: StepLog | None = None) -> None:
         self.client = client
-        self._durable = durable
+        self._durable, self._steps = durable, steps
         self._lanes = lanes or Lanes(workers=workers)
         self._backlog: Backlog = durable or MemoryBacklog(client, queue, self._lanes.workers)
         self._replier = Replier(client, responder, persist=persist, memory=memory, use_streaming=use_streaming,
                                 update_interval_s=update_interval_s, append_interval_s=append_interval_s,
-                                status_text=status_text, on_stream_fallback=on_stream_fallback, budget=budget)
+                                status_text=status_text, on_stream_fallback=on_stream_fallback, budget=budget,
+                                steps=steps)
         self._queue, self._dedupe, self._classify = queue, dedupe, classify
         self._budget = budget or CallBudget({})
-        self._workers = max(self._lanes.workers, 1)
         self._status_text = status_text
         self._lock = threading.Lock()
         self._marks_posted: OrderedDict[str, Future[str]] = OrderedDict()  # by job id
         self._choices = PendingChoices(client)
-        self._quick = ThreadPoolExecutor(max(self._lanes.quick_workers, 1), thread_name_prefix="opsbot-quick")
-        self._quick_pending: set[Future[None]] = set()  # acked requests not yet handled: stop() lets them finish
+        self._quick = QuickLane(client, self._lanes.quick_workers, dedupe)
         self._marks = ThreadPoolExecutor(max(self._lanes.marks_workers, 1), thread_name_prefix="opsbot-marks")
 
     def start(self) -> None:
@@ -81,16 +82,12 @@ class Runner:
         """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post. Queued jobs
         stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?".
         Requests Slack was already told we took, still on the quick lane, get up to half of it first (one may
-        queue a diagnosis, handed over or answered like any queued one); any left after that is logged."""
+        queue a diagnosis, handed over or answered like any queued one); those left are answered "restarting:
+        re-run?" in their threads (bot/slack/quicklane.py)."""
         deadline = time.monotonic() + timeout_s
-        self._quick.shutdown(wait=False)  # nothing new; what was accepted still runs
-        with self._lock:
-            pending = list(self._quick_pending)
-        late = wait(pending, timeout=timeout_s / 2).not_done
-        if late:
-            log.warning("stopping: %d acked Slack request(s) on the quick lane not handled in time", len(late))
+        self._quick.stop(timeout_s / 2)
         self._backlog.close(max(deadline - time.monotonic(), 0.0))
-        self._quick.shutdown(wait=False, cancel_futures=True)
+        self._quick.shutdown()
         self._marks.shutdown(wait=False, cancel_futures=True)
 
     @property
@@ -113,22 +110,11 @@ class Runner:
 
     def defer(self, work: Callable[..., Any], *args: Any) -> None:
         """Run `work` on the quick lane (listeners hand over everything that touches the network)."""
-        try:
-            future = self._quick.submit(_logged, work, *args)
-        except RuntimeError:  # the pool is shut down: opsbot is stopping
-            log.warning("stopping: not starting %s", getattr(work, "__name__", work))
-            return
-        with self._lock:
-            self._quick_pending.add(future)
-        future.add_done_callback(self._quick_done)
-
-    def _quick_done(self, future: Future[None]) -> None:
-        with self._lock:
-            self._quick_pending.discard(future)
+        self._quick.defer(work, *args)
 
     def accept(self, job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> None:
         """Take a job without waiting: `submit` runs on the quick lane."""
-        self.defer(self.submit, job, keys, admit)
+        self._quick.defer(self.submit, job, keys, admit, acked=Acked(job, tuple(keys)))
 
     def first_delivery(self, keys: Sequence[str]) -> bool:
         """False when any of the keys was seen before (a retried delivery)."""
@@ -164,11 +150,11 @@ class Runner:
         """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
         return self._answer(job, notice_ts_from(marks, "", job.channel))
 
-    def _answer(self, job: Job, notice_ts: str, owner: MessageOwner | None = None) -> Trace:
+    def _answer(self, job: Job, notice_ts: str, owner: MessageOwner | None = None, trace_id: str = "") -> Trace:
         try:
             # Released once the trace is kept, before posting: asking again from then on is a new run.
             return self._replier.answer(job, on_answered=lambda: self._release(job), message_ts=notice_ts,
-                                        owner=owner)
+                                        owner=owner, trace_id=trace_id)
         finally:
             self._release(job)
 
@@ -180,7 +166,7 @@ class Runner:
             return
         try:
             run_delivery(self.client, MessageOwnership(self._durable, delivery.job_id, delivery.job.channel),
-                         delivery, self._answer, marks, max_attempts=self._durable.max_attempts)
+                         delivery, self._answer, marks, max_attempts=self._durable.max_attempts, steps=self._steps)
         finally:
             self._release(delivery.job)
 
@@ -209,15 +195,17 @@ class Runner:
         return Submission("asked")
 
     def _enqueue(self, job: Job) -> Submission:
+        if self._quick.closed:  # stopping: its thread was told "restarting: re-run?" already
+            return Submission("rejected")
         if not self._claim(job):
             say(self.client, job, "🔁 I'm already working on that question in this thread; the answer comes here.")
             return Submission("duplicate")
         with self._lock:  # the position, the put and the marks' future belong together
             job_id, position = self._put(job)
-            idle = max(self._workers - self.active, 0)  # the first `idle` jobs in the queue start at once
-            place = position - idle if position is not None and position > idle else 0
+            workers = self._backlog.capacity()  # every replica's: the first `idle` jobs waiting start at once
+            place = position - workers.idle if position is not None and position > workers.idle else 0
             if position is not None:
-                self._marks_posted[job_id] = self._marks.submit(self._mark, job, place, job_id)
+                self._marks_posted[job_id] = self._marks.submit(self._mark, job, place, job_id, workers.total)
                 while len(self._marks_posted) > _MARKS_REMEMBERED:
                     self._marks_posted.popitem(last=False)
         if position is None:
@@ -236,7 +224,7 @@ class Runner:
             put = None
         return put if put is not None else ("", None)
 
-    def _mark(self, job: Job, place: int, job_id: str = "") -> str:
+    def _mark(self, job: Job, place: int, job_id: str = "", workers: int = 1) -> str:
         """👀 and the status; when the job waits (`place` in line), the "queued" notice, whose ts becomes the
         job's progress message (a durable job's is kept with it, for whichever replica runs it)."""
         acknowledge(self.client, job, self._status_text, self._budget)
@@ -244,7 +232,7 @@ class Runner:
             return ""  # a burst in one channel: the notice is skipped, never the job
         try:
             response = self.client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts,
-                                                    text=queued_text(place - 1, self._workers))
+                                                    text=queued_text(place - 1, workers))
             ts = str(response.get("ts") or "")
             self._backlog.set_notice(job_id, ts)
             return ts
@@ -260,16 +248,8 @@ class Runner:
             return True
 
     def _release(self, job: Job) -> None:
-        _logged(self._backlog.release_inflight, inflight_key(job))
+        logged(self._backlog.release_inflight, inflight_key(job))
 
 
 def _with_intent(job: Job, intent: Intent) -> Job:
     return replace(job, question=replace(job.question, intent=intent))
-
-
-def _logged(work: Callable[..., Any], *args: Any) -> None:
-    try:
-        work(*args)
-    except Exception:
-        log.exception("slack work on the quick lane failed: %s", getattr(work, "__name__", work))
-

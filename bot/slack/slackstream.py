@@ -1,9 +1,10 @@
 """Slack diagnoses on a Redis stream shared by every replica (with OPSBOT_REDIS__URL; memory stays the default).
 
 Each accepted diagnosis is a message on `<prefix>:slack-jobs` (a sibling of the API's `<prefix>:jobs`, with the
-same consumer-group mechanics: bot/durable/group.py). What is needed to answer in its thread lives in a hash
-next to it: the Job (channel, thread ts, user, the asking message), its "queued" notice (which becomes the
-progress message), the progress message's ts once known, and how many times it was delivered.
+same consumer-group mechanics and the same worker pool: bot/durable/group.py, bot/durable/pool.py). What is
+needed to answer in its thread lives in a hash next to it: the Job (channel, thread ts, user, the asking
+message), its "queued" notice (which becomes the progress message), the progress message's ts once known, the
+current attempt's trace id, and how many times it was delivered.
 
 - A worker reads a job only when it is free, so queued jobs stay in the stream: on SIGTERM they are simply
   left there for the other replicas (no "restarting" notice while another replica is up).
@@ -15,6 +16,10 @@ progress message), the progress message's ts once known, and how many times it w
   that takes a job over becomes the owner of the old message (so a replica that was only paused stops writing
   to it) and continues in a new message of its own.
 - The "one run per (thread, question)" guard is a key too, so a repeat that lands on another replica is refused.
+- Each attempt is a trace of its own (its steps are stored as they complete, bot/slack/steplog.py); its status
+  (running, done, interrupted) is kept under the API's job key, so `GET /api/traces/<id>` answers on any replica.
+- Every replica registers how many workers it has and how many are busy (bot/durable/capacity.py), so a queue
+  position counts the idle workers of the other replicas too.
 """
 
 from __future__ import annotations
@@ -28,16 +33,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot.durable.group import ConsumerGroup, replica_id, text_from_redis
-from bot.engine.types import Intent, Question
+from bot.durable.capacity import Capacity, Workers
+from bot.durable.group import ConsumerGroup, Message, replica_id, text_from_redis
+from bot.durable.pool import StreamWorkers
+from bot.engine.types import Intent, Question, new_trace_id
 from bot.slack.state import Job
 
 log = logging.getLogger(__name__)
 
 JOB_TTL_S = 86_400
 INFLIGHT_TTL_S = 3_600  # a run that never released its guard (its replica died) frees it after this
-REAP_EVERY = 30  # heartbeats between two sweeps for the consumers of replicas gone for good
-REAP_AFTER_CLAIMS = 10
 
 # Refresh the TTL only while the key still names us: a replica that lost a message never takes it back.
 _REFRESH_IF_OWNER = """
@@ -55,6 +60,8 @@ class Delivery:
     attempt: int  # 1 the first time; more when a replica died running it
     notice_ts: str  # the "queued" notice posted when it was accepted, if any
     progress_ts: str  # the progress message an earlier attempt wrote to, if any
+    trace_id: str = ""  # this attempt's trace (its steps are stored as they complete)
+    earlier_trace_id: str = ""  # the attempt before, when its replica died running it
 
 
 class SlackJobStream:
@@ -68,16 +75,25 @@ class SlackJobStream:
         self._owner_ttl_s = max(int(claim_idle_s * 3), 3)
         self.replica = replica_id()
         self._refresh = client.register_script(_REFRESH_IF_OWNER)
-        self._closing, self._stopped = threading.Event(), threading.Event()
-        self._running: dict[str, str] = {}  # message id -> job id (this process)
+        self._capacity = Capacity(client, self._group.stream, self.replica, ttl_s=self._owner_ttl_s)
         self._owned: dict[str, str] = {}  # job id -> owner key of its progress message (this process)
         self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._run: Callable[[Delivery], None] = lambda delivery: None
+        self._pool = StreamWorkers(self._group, self.replica, name="opsbot-worker", workers=self._workers,
+                                   handle=self._handle, on_beat=self._refresh_owned, capacity=self._capacity)
 
     @property
     def active(self) -> int:
-        with self._lock:
-            return len(self._running)
+        return self._pool.active
+
+    def capacity(self) -> Workers:
+        """The workers of every replica and how many are free (this replica's own when Redis does not say)."""
+        try:
+            workers = self._capacity.workers()
+        except Exception as exc:
+            log.info("reading the replicas' capacity failed: %s", exc)
+            workers = Workers(0, 0)
+        return workers if workers.total else Workers(self._workers, max(self._workers - self.active, 0))
 
     def waiting(self) -> int:
         """Jobs no replica has started; -1 while Redis does not answer (for /readyz and the queue gauge)."""
@@ -88,7 +104,7 @@ class SlackJobStream:
 
     def put(self, job: Job) -> tuple[str, int] | None:
         """Queue a job: its id and 1-based place among the waiting (0 when already taken), or None when full."""
-        if self._closing.is_set() or self._group.waiting() >= self._queue_size:
+        if self._pool.closing or self._group.waiting() >= self._queue_size:
             return None
         job_id = hashlib.sha1(f"{self.replica}:{time.time_ns()}:{job.thread_ts}".encode()).hexdigest()[:16]
         pipe = self._redis.pipeline()
@@ -127,85 +143,66 @@ class SlackJobStream:
             return True
         return owner is None or text_from_redis(owner) == self.replica
 
+    def set_status(self, trace_id: str, status: str) -> None:
+        """The run's status where `GET /api/traces/<id>` and `opsbot traces` look (the API's job keys)."""
+        key = self._status_key(trace_id)
+        pipe = self._redis.pipeline()
+        pipe.hset(key, mapping={"status": status, "owner": self.replica})
+        pipe.expire(key, JOB_TTL_S)
+        pipe.execute()
+
     def start(self, run: Callable[[Delivery], None]) -> None:
         """Start the workers and the heartbeat (idempotent)."""
-        if self._threads:
-            return
-        self._threads = [threading.Thread(target=self._work, args=(run, f"{self.replica}-slack-{n}"),
-                                          name=f"opsbot-worker-{n}", daemon=True) for n in range(self._workers)]
-        self._threads.append(threading.Thread(target=self._heartbeat, name="slack-heartbeat", daemon=True))
-        for thread in self._threads:
-            thread.start()
+        self._run = run
+        self._pool.start()
 
     def close(self, drain_s: float) -> list[str]:
         """Stop reading; running jobs get drain_s. Queued ones never left the stream; one still running at the
         deadline stays pending and another replica claims it once the heartbeat has stopped. Returns their ids."""
-        self._closing.set()
-        deadline = time.monotonic() + drain_s
-        for thread in self._threads[:-1]:
-            thread.join(max(deadline - time.monotonic(), 0.0))
-        self._stopped.set()
-        with self._lock:
-            left = list(self._running.values())
+        left = [m.fields.get("job_id", "") for m in self._pool.close(drain_s)]
         if left:
             log.warning("stopping with %d Slack diagnoses running; another replica re-runs them", len(left))
         return left
 
-    def _work(self, run: Callable[[Delivery], None], consumer: str) -> None:
-        while not self._closing.is_set():
-            try:
-                message = self._group.next_message(consumer)
-                if message is not None:
-                    self._handle(run, message.message_id, message.fields.get("job_id", ""))
-            except Exception:  # Redis away for a moment: log, back off, go on (the job stays pending)
-                log.exception("slack job worker %s failed; retrying in 1 s", consumer)
-                time.sleep(1.0)
-
-    def _handle(self, run: Callable[[Delivery], None], message_id: str, job_id: str) -> None:
+    def _handle(self, message: Message) -> None:
+        job_id = message.fields.get("job_id", "")
         key = self._job_key(job_id)
-        raw, notice_ts, progress_ts = self._redis.hmget(key, "job", "notice_ts", "progress_ts")
+        raw, notice_ts, progress_ts, earlier = self._redis.hmget(key, "job", "notice_ts", "progress_ts", "trace_id")
         if raw is None:  # expired: nothing left to answer with
-            self._group.ack(message_id)
             return
+        trace_id = new_trace_id()  # each attempt is a trace of its own; the job keeps the latest one's id
         pipe = self._redis.pipeline()
         pipe.hincrby(key, "attempts", 1)
-        pipe.hset(key, "owner", self.replica)  # which replica runs it (for operators and tests)
+        pipe.hset(key, mapping={"owner": self.replica, "trace_id": trace_id})  # who runs it (operators, tests)
+        pipe.hset(self._status_key(trace_id), mapping={"status": "running", "owner": self.replica})
+        pipe.expire(self._status_key(trace_id), JOB_TTL_S)
         attempt = int(pipe.execute()[0])
-        with self._lock:
-            self._running[message_id] = job_id
         try:
-            notice, progress = text_from_redis(notice_ts or ""), text_from_redis(progress_ts or "")
-            run(Delivery(job_id, job_from_json(raw), attempt, notice, progress))
+            run = Delivery(job_id, job_from_json(raw), attempt, text_from_redis(notice_ts or ""),
+                           text_from_redis(progress_ts or ""), trace_id, text_from_redis(earlier or ""))
+            self._run(run)
+            self.set_status(trace_id, "done")
         except Exception:
             log.exception("slack job %s failed", job_id)
         finally:
             with self._lock:
-                self._running.pop(message_id, None)
                 self._owned.pop(job_id, None)
-        self._group.ack(message_id)
         self._redis.delete(key)
 
-    def _heartbeat(self) -> None:
-        beats = 0
-        while not self._stopped.wait(self._group.claim_idle_ms / 3000):
-            with self._lock:
-                running, owned = list(self._running), list(self._owned.values())
-            try:
-                self._group.keep_alive(f"{self.replica}-hb", running)
-                for key in owned:
-                    self._refresh(keys=[key], args=[self.replica, self._owner_ttl_s])
-                if beats % REAP_EVERY == 0:
-                    self._group.reap_idle_consumers(REAP_AFTER_CLAIMS * self._group.claim_idle_ms / 1000,
-                                                    keep_prefix=self.replica)  # fmt: skip
-            except Exception:
-                log.exception("slack job heartbeat failed")
-            beats += 1
+    def _refresh_owned(self) -> None:
+        with self._lock:
+            owned = list(self._owned.values())
+        for key in owned:
+            self._refresh(keys=[key], args=[self.replica, self._owner_ttl_s])
 
     def _job_key(self, job_id: str) -> str:
         return f"{self._prefix}:slack-job:{job_id}"
 
     def _owner_key(self, channel: str, ts: str) -> str:
         return f"{self._prefix}:slack-owner:{channel}:{ts}"
+
+    def _status_key(self, trace_id: str) -> str:
+        return f"{self._prefix}:job:{trace_id}"
 
     def _inflight_key(self, key: str) -> str:
         return f"{self._prefix}:slack-inflight:{hashlib.sha1(key.encode()).hexdigest()}"

@@ -108,6 +108,13 @@ def partial_with_step(existing: Trace | None, trace_id: str, question: str, step
                  stop_reason=StopReason.INTERRUPTED, totals=totals, started_at=started, notes=(PARTIAL_NOTE,))
 
 
+def interrupted_from_partial(kept: Trace, answer: str) -> Trace:
+    """A partial trace whose run will never finish (its replica stopped), closed with `answer` ("re-run?") and
+    its steps kept: no longer "running" anywhere."""
+    notes = (*(n for n in kept.notes if n != PARTIAL_NOTE), "interrupted")
+    return replace(kept, answer=answer, complete=False, stop_reason=StopReason.INTERRUPTED, notes=notes)
+
+
 @dataclass(frozen=True)
 class ToolStat:
     tool: str

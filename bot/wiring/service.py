@@ -35,7 +35,7 @@ def serve_forever(settings: Settings) -> None:
     if settings.slack.bot_token.get_secret_value():
         slack = build_slack_app(settings, responder, persist=store.save, fetch_trace=store.get,
                                 record_feedback=store.record_feedback, admit=access.admit, telemetry=telemetry,
-                                classify=responder.classify, redis_client=redis_client)  # fmt: skip
+                                classify=responder.classify, redis_client=redis_client, keep_steps=store)  # fmt: skip
     app_token = settings.slack.app_token.get_secret_value()
     if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
         raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")

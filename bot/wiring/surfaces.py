@@ -27,6 +27,7 @@ from bot.slack.redisstate import RedisDedupe, RedisThreadMemory
 from bot.slack.runner import Classify, Lanes, Runner
 from bot.slack.slackstream import SlackJobStream
 from bot.slack.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
+from bot.slack.steplog import StepLog
 from bot.store.base import TraceStore
 from bot.telemetry import Telemetry
 from bot.wiring.core import build_access, build_redis
@@ -116,14 +117,16 @@ def build_slack_app(
     telemetry: Telemetry | None = None,
     redis_client: Any | None = None,
     classify: Classify | None = None,
+    keep_steps: TraceStore | None = None,
 ) -> SlackSurface:
-    """The Bolt app and its pools (not started). `persist` runs before anything is posted.
+    """The Bolt app and its pools (not started). `persist` runs before anything is posted; with `keep_steps`,
+    a diagnosis' steps are stored there as they complete (a crash keeps what was done).
 
     With `classify` (the Router's intent gate), questions are triaged on the quick lane: help, chit-chat and
     lookups never wait behind diagnoses. With `telemetry`, the app is measured: runs, ack latency, queue depth,
     Slack API errors, stream fallbacks.
     """
-    runner = _build_runner(settings, responder, persist, telemetry, classify, redis_client)
+    runner = _build_runner(settings, responder, persist, telemetry, classify, redis_client, keep_steps)
     app = build_app(
         runner,
         signing_secret=settings.slack.signing_secret.get_secret_value(),
@@ -141,7 +144,7 @@ def build_slack_app(
 
 def _build_runner(
     settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None,
-    classify: Classify | None, redis_client: Any | None = None,
+    classify: Classify | None, redis_client: Any | None = None, keep_steps: TraceStore | None = None,
 ) -> Runner:
     """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given).
 
@@ -181,6 +184,7 @@ def _build_runner(
         append_interval_s=s.append_interval_s,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
         durable=durable,
+        steps=StepLog(keep_steps) if keep_steps is not None else None,
     )
 
 

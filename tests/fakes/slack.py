@@ -356,19 +356,22 @@ def post_interaction(url: str, payload: dict[str, Any], *, secret: str = SIGNING
 class ScriptedResponder:
     """A Responder stand-in for surface tests: emits `steps` steps `delay_s` apart, then a fixed answer.
 
-    `gate`, when given, holds every run until it is set (to keep workers busy). Records the questions.
+    `gate`, when given, holds every run until it is set (to keep workers busy), before its first step or, with
+    `gate_after_steps`, after that many steps (a run caught mid-way). Records the questions.
     """
 
     def __init__(self, answer: str = "Root cause: order v2.8.1 raised hikari.maximumPoolSize from 50 to 200.",
-                 *, steps: int = 2, delay_s: float = 0.0, gate: threading.Event | None = None) -> None:
+                 *, steps: int = 2, delay_s: float = 0.0, gate: threading.Event | None = None,
+                 gate_after_steps: int = 0) -> None:
         self.answer, self.steps, self.delay_s, self.gate = answer, steps, delay_s, gate
+        self.gate_after_steps = gate_after_steps
         self.questions: list[Question] = []
         self._lock = threading.Lock()
 
     def __call__(self, question: Question, on_step: StepObserver | None) -> Trace:
         with self._lock:
             self.questions.append(question)
-        if self.gate is not None:
+        if self.gate is not None and not self.gate_after_steps:
             self.gate.wait(30)
         steps = []
         for index in range(1, self.steps + 1):
@@ -379,6 +382,8 @@ class ScriptedResponder:
             steps.append(step)
             if on_step is not None:
                 on_step(step)
+            if self.gate is not None and index == self.gate_after_steps:
+                self.gate.wait(30)
         return Trace(trace_id=uuid.uuid4().hex, question=question.text, protocol="native", steps=tuple(steps),
                      answer=self.answer, complete=True, stop_reason=StopReason.FINISH,
                      totals=Totals(steps=len(steps), prompt_tokens=100, completion_tokens=20, elapsed_ms=1234))

@@ -18,6 +18,8 @@ from bot.slack.restart import RESTARTING_TEXT
 from bot.slack.runner import Runner
 from bot.slack.slackstream import SlackJobStream
 from bot.slack.state import Job, MemoryWorkQueue
+from bot.slack.steplog import StepLog
+from bot.store.base import TraceStore
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI, ScriptedResponder
 from tests.slack.conftest import wait_until
 
@@ -36,13 +38,15 @@ def make_runner(redis_url: str, fake_slack: FakeSlackAPI) -> Iterator[MakeRunner
     made: list[Runner] = []
 
     def make(responder: ScriptedResponder | None = None, *, workers: int = 1, claim_idle_s: float = 0.5,
-             max_attempts: int = 2, start: bool = True) -> Runner:
+             max_attempts: int = 2, start: bool = True, store: TraceStore | None = None) -> Runner:
         client = redis.Redis.from_url(redis_url)
         stream = SlackJobStream(client, workers=workers, queue_size=32, claim_idle_s=claim_idle_s,
                                 max_attempts=max_attempts)
         runner = Runner(build_web_client(BOT_TOKEN, fake_slack.base_url), responder or ScriptedResponder(),
-                        persist=lambda trace: None, queue=MemoryWorkQueue(1), dedupe=RedisDedupe(client),
-                        memory=RedisThreadMemory(client), workers=workers, append_interval_s=0.0, durable=stream)
+                        persist=store.save if store else lambda trace: None, queue=MemoryWorkQueue(1),
+                        dedupe=RedisDedupe(client),
+                        memory=RedisThreadMemory(client), workers=workers, append_interval_s=0.0, durable=stream,
+                        steps=StepLog(store) if store else None)
         if start:
             runner.start()
         made.append(runner)
