@@ -92,10 +92,7 @@ class Replier:
             progress.set_status()
             progress.begin()
         question = replace(job.question, history=self._history(job))
-        on_step: StepObserver = progress.on_step
-        if self._steps is not None and not question.quick_only:  # a quick answer is kept whole, or not at all
-            trace_id = trace_id or new_trace_id()
-            on_step = self._steps.observer(trace_id, question.text, progress.on_step)
+        on_step, trace_id = self._observer(question, progress.on_step, trace_id)
         try:
             trace = self._responder(question, on_step)
         except Exception as exc:  # the one catch for this surface: the user still gets an answer
@@ -117,6 +114,13 @@ class Replier:
             log.info("answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s", trace.trace_id,
                      job.channel, trace.totals.steps, trace.totals.tokens, trace.totals.elapsed_ms, delivered)
         return trace
+
+    def _observer(self, question: Question, show: StepObserver, trace_id: str) -> tuple[StepObserver, str]:
+        """What sees each step (with a StepLog, the store too) and the run's trace id ("": the responder's)."""
+        if self._steps is None or question.quick_only:  # a quick answer is kept whole, or not at all
+            return show, trace_id
+        trace_id = trace_id or new_trace_id()
+        return self._steps.observer(trace_id, question.text, show), trace_id
 
     def _hand_over(self, trace: Trace, progress: ThreadProgress) -> None:
         """The quick attempt's record is kept when it spent anything; a progress display it opened is closed."""

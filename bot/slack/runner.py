@@ -3,9 +3,9 @@
 The quick lane (`quick_workers` threads) takes every job first: dedupe, access, then the intent gate. Help,
 chit-chat and quick lookups are answered right there, so they never queue behind diagnoses; an unsure intent gets
 "🔎 Investigate" / "Just answer" buttons instead of a run. Diagnoses go to the WorkQueue, answered by `workers`
-threads. The 👀, the status and the "queued" notice are posted on a third small pool, so no lane waits on Slack's
-latency; a diagnosis starts once its marks are posted, and its "queued" notice becomes its progress message. The
-position a notice gives is the job's true place in the queue at the moment it was queued.
+threads. The 👀, the status and the "queued" notice are posted on a third small pool (bot/slack/markpool.py). The
+position a notice gives is the job's true place in the queue at the moment it was queued, counting the idle
+workers of every replica (bot/durable/capacity.py).
 
 Where diagnoses wait is the Backlog (bot/slack/backlog.py): this process's WorkQueue by default, or with
 `durable` (OPSBOT_REDIS__URL) a Redis stream shared by every replica (bot/slack/slackstream.py,
@@ -18,9 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
@@ -32,8 +31,8 @@ from bot.slack.backlog import Backlog, Lanes, MemoryBacklog, Submission, infligh
 from bot.slack.budget import CallBudget
 from bot.slack.choices import PendingChoices
 from bot.slack.handover import MessageOwnership, notice_ts_from, run_delivery
-from bot.slack.marks import acknowledge, call_quietly, say, withdraw
-from bot.slack.notices import queued_text
+from bot.slack.markpool import MarkPool
+from bot.slack.marks import call_quietly, say, withdraw
 from bot.slack.progress import MessageOwner
 from bot.slack.quicklane import Acked, QuickLane, logged
 from bot.slack.reply import Persist, Replier
@@ -45,7 +44,6 @@ log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
 QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
-_MARKS_REMEMBERED = 2_000  # notices of durable jobs another replica ran are forgotten past this
 
 
 class Runner:
@@ -67,12 +65,10 @@ class Runner:
                                 steps=steps)
         self._queue, self._dedupe, self._classify = queue, dedupe, classify
         self._budget = budget or CallBudget({})
-        self._status_text = status_text
         self._lock = threading.Lock()
-        self._marks_posted: OrderedDict[str, Future[str]] = OrderedDict()  # by job id
         self._choices = PendingChoices(client)
         self._quick = QuickLane(client, self._lanes.quick_workers, dedupe)
-        self._marks = ThreadPoolExecutor(max(self._lanes.marks_workers, 1), thread_name_prefix="opsbot-marks")
+        self._marks = MarkPool(client, self._lanes.marks_workers, self._budget, status_text, self._backlog.set_notice)
 
     def start(self) -> None:
         """Start the diagnosis workers (idempotent)."""
@@ -88,7 +84,7 @@ class Runner:
         self._quick.stop(timeout_s / 2)
         self._backlog.close(max(deadline - time.monotonic(), 0.0))
         self._quick.shutdown()
-        self._marks.shutdown(wait=False, cancel_futures=True)
+        self._marks.shutdown()
 
     @property
     def active(self) -> int:
@@ -159,8 +155,7 @@ class Runner:
             self._release(job)
 
     def _run_delivery(self, delivery: Delivery) -> None:
-        with self._lock:
-            marks = self._marks_posted.pop(delivery.job_id, None)
+        marks = self._marks.take(delivery.job_id)
         if self._durable is None:
             self.run(delivery.job, marks)
             return
@@ -205,9 +200,7 @@ class Runner:
             workers = self._backlog.capacity()  # every replica's: the first `idle` jobs waiting start at once
             place = position - workers.idle if position is not None and position > workers.idle else 0
             if position is not None:
-                self._marks_posted[job_id] = self._marks.submit(self._mark, job, place, job_id, workers.total)
-                while len(self._marks_posted) > _MARKS_REMEMBERED:
-                    self._marks_posted.popitem(last=False)
+                self._marks.post(job, place, job_id, workers.total)
         if position is None:
             self._release(job)
             log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
@@ -223,22 +216,6 @@ class Runner:
             log.exception("could not queue the Slack job")
             put = None
         return put if put is not None else ("", None)
-
-    def _mark(self, job: Job, place: int, job_id: str = "", workers: int = 1) -> str:
-        """👀 and the status; when the job waits (`place` in line), the "queued" notice, whose ts becomes the
-        job's progress message (a durable job's is kept with it, for whichever replica runs it)."""
-        acknowledge(self.client, job, self._status_text, self._budget)
-        if not place or not self._budget.try_take("chat.postMessage", job.channel):
-            return ""  # a burst in one channel: the notice is skipped, never the job
-        try:
-            response = self.client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts,
-                                                    text=queued_text(place - 1, workers))
-            ts = str(response.get("ts") or "")
-            self._backlog.set_notice(job_id, ts)
-            return ts
-        except Exception as exc:
-            log.info("posting the queued notice failed channel=%s: %s", job.channel, exc)
-            return ""
 
     def _claim(self, job: Job) -> bool:
         try:

@@ -12,6 +12,7 @@ from slack_bolt import App
 from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
 from bot.safety.access import Admit, allow_all
+from bot.slack.backlog import Lanes
 from bot.slack.budget import CallBudget
 from bot.slack.listeners import build_app, build_web_client
 from bot.slack.runner import Classify, Runner, Submission
@@ -58,7 +59,7 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
     def make(responder: Responder | None = None, *, workers: int = 4, queue_size: int = 32,
              use_streaming: bool = True, admit: Admit = allow_all, persist_fails: bool = False,
              append_interval_s: float = 0.0, classify: Classify | None = None, latency_s: float = 0.0,
-             budget: CallBudget | None = None) -> Surface:
+             budget: CallBudget | None = None, lanes: Lanes | None = None) -> Surface:
         persisted: list[Trace] = []
         votes: list[tuple[str, str, int]] = []
         posts_when_persisted: list[int] = []
@@ -67,7 +68,7 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
         runner = Runner(client, responder or ScriptedResponder(), persist=persist,
                         queue=MemoryWorkQueue(queue_size), dedupe=MemoryDedupe(900), memory=MemoryThreadMemory(),
                         workers=workers, use_streaming=use_streaming, update_interval_s=3.0,
-                        append_interval_s=append_interval_s, classify=classify, budget=budget)
+                        append_interval_s=append_interval_s, classify=classify, budget=budget, lanes=lanes)
         fake_slack.latency_s = latency_s
         app = build_app(runner, signing_secret=SIGNING_SECRET, fetch_trace=runner.recent_trace,
                         record_feedback=lambda trace_id, user, vote: votes.append((trace_id, user, vote)),

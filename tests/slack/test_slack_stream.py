@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
+from bot.durable.capacity import Capacity
 from bot.durable.group import ConsumerGroup
 from bot.engine.types import Question, Trace
 from bot.slack.handover import INTERRUPTED_TEXT, MOVED_TEXT, MessageOwnership
@@ -175,3 +176,37 @@ def test_a_replica_whose_progress_message_was_taken_over_writes_to_it_no_more(
     progress.on_step(trace.steps[1])
     assert progress.finish(trace) is False
     assert fake_slack.calls_to("chat.update") == [] and len(fake_slack.calls_to("chat.postMessage")) == 1
+
+
+def test_a_queue_position_counts_the_idle_workers_of_other_replicas(
+    make_runner: MakeRunner, fake_slack: FakeSlackAPI, redis_url: str
+) -> None:
+    gate = threading.Event()
+    busy = make_runner(ScriptedResponder(gate=gate))  # its one worker is busy...
+    busy.submit(a_job(0, thread_ts="1700000000.000100"))
+    wait_until(lambda: busy.active == 1, what="its worker busy")
+    # ...while another replica has 3 idle workers that have not read the stream yet
+    Capacity(redis.Redis.from_url(redis_url), STREAM, "otherhost-2", ttl_s=60).register(workers=3, busy=0)
+    outcomes = [busy.submit(a_job(n, thread_ts=f"1700000000.00020{n}")) for n in range(1, 5)]
+    assert [o.outcome for o in outcomes] == ["started", "started", "started", "queued"]
+    assert outcomes[-1].position == 1
+    [notice] = [c for c in fake_slack.wait_for("chat.postMessage", timeout_s=10) if "⏳" in str(c["text"])]
+    assert notice["thread_ts"] == "1700000000.000204"
+    assert "You're next in line: all 4 diagnosis workers are busy" in notice["text"]  # the cluster's 4, not 1
+    gate.set()
+
+
+def test_two_replicas_see_each_others_idle_workers_and_a_job_that_one_cannot_take_is_not_queued(
+    make_runner: MakeRunner, fake_slack: FakeSlackAPI
+) -> None:
+    gate = threading.Event()
+    busy = make_runner(ScriptedResponder(gate=gate))
+    busy.submit(a_job(0, thread_ts="1700000000.000100"))
+    wait_until(lambda: busy.active == 1, what="the busy replica's worker busy")
+    idle = make_runner(ScriptedResponder(), workers=2)
+    outcomes = [busy.submit(a_job(n, thread_ts=f"1700000000.00020{n}")) for n in (1, 2)]
+    assert [o.outcome for o in outcomes] == ["started", "started"]  # the other replica's two idle workers
+    wait_until(lambda: _concluded(fake_slack) == 2, timeout_s=30, what="the other replica's two answers")
+    assert not any("⏳" in str(c["text"]) for c in fake_slack.calls_to("chat.postMessage"))
+    wait_until(lambda: idle.active == 0, what="the other replica's workers free again")
+    gate.set()
