@@ -118,8 +118,10 @@ class Dispatcher:
     """Runs diagnoses on `workers` threads of its own with at most `queue_size` waiting; ids are assigned up front."""
 
     def __init__(self, responder: Responder, store: TraceStore, *, workers: int = 2, queue_size: int = 16,
-                 on_queue_depth: Callable[[int], None] | None = None) -> None:  # fmt: skip
+                 on_queue_depth: Callable[[int], None] | None = None,
+                 also_running: Callable[[str], bool] | None = None) -> None:  # fmt: skip
         self._execution = Execution(responder, store)
+        self._also_running = also_running or (lambda trace_id: False)  # e.g. this process's Slack runs
         self._queue_size = queue_size
         self._queue: queue.Queue[tuple[str, Question, AfterRun | None]] = queue.Queue()
         self._lock = threading.Lock()
@@ -165,7 +167,10 @@ class Dispatcher:
         with self._lock:
             if trace_id in self._failures:
                 return "failed", self._failures[trace_id]
-            return self._jobs.get(trace_id, "unknown"), ""
+            status = self._jobs.get(trace_id)
+        if status is None:
+            status = "running" if self._also_running(trace_id) else "unknown"
+        return status, ""
 
     def close(self, drain_s: float) -> None:
         """Stop taking work; queued jobs are answered "restarting: re-run?"; running ones get drain_s."""

@@ -103,6 +103,8 @@ class Replier:
             self._hand_over(trace, progress)
             return trace
         self._keep(trace)
+        if self._steps is not None:
+            self._steps.finished(trace_id)
         self._remember_turn(job, trace)
         on_answered()
         delivered = False

@@ -96,6 +96,10 @@ class Runner:
         """Diagnoses waiting for a worker (in the shared stream: on any replica; -1 while Redis is away)."""
         return self._backlog.waiting()
 
+    def runs(self, trace_id: str) -> bool:
+        """True while this process runs the diagnosis `trace_id` (its stored trace is still partial)."""
+        return self._steps is not None and self._steps.running(trace_id)
+
     def recent_trace(self, trace_id: str) -> Trace | None:
         """A trace answered by this process (used when no TraceStore is configured)."""
         return self._replier.recent_trace(trace_id)

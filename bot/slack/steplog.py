@@ -9,6 +9,7 @@ tells the thread what that attempt had already found (`found_text`), rather than
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 from bot.engine.types import Step, StepObserver, Trace
@@ -27,9 +28,23 @@ class StepLog:
 
     def __init__(self, store: TraceStore) -> None:
         self._store = store
+        self._lock = threading.Lock()
+        self._running: set[str] = set()  # this process's runs whose final trace is not stored yet
+
+    def running(self, trace_id: str) -> bool:
+        """True while this process runs `trace_id` (its stored trace is partial because it is not done yet)."""
+        with self._lock:
+            return trace_id in self._running
+
+    def finished(self, trace_id: str) -> None:
+        """The run's final trace was handed to the store (or it never will be): no longer running here."""
+        with self._lock:
+            self._running.discard(trace_id)
 
     def observer(self, trace_id: str, question: str, show: StepObserver) -> StepObserver:
         """`show` (the live progress) plus the step appended to the stored partial trace; the stub goes now."""
+        with self._lock:
+            self._running.add(trace_id)
         self._quietly("record the accepted run", lambda: self._store.append_step(trace_id, question, None))
 
         def on_step(step: Step) -> None:

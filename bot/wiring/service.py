@@ -40,7 +40,8 @@ def serve_forever(settings: Settings) -> None:
     if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
         raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")
     dispatcher = build_dispatcher(settings, responder, store, telemetry, redis_client=redis_client,
-                                  post_alert=slack.runner.post_trace if slack else None)  # fmt: skip
+                                  post_alert=slack.runner.post_trace if slack else None,
+                                  also_running=slack.runner.runs if slack else None)  # fmt: skip
     api = build_api(settings, responder, store, telemetry, admit=access.admit, dispatcher=dispatcher,
                     post_alert=slack.runner.post_trace if slack else None, redis_client=redis_client)  # fmt: skip
     handler = SocketModeHandler(slack.app, app_token) if slack is not None and app_token else None

@@ -43,8 +43,11 @@ def build_dispatcher(
     *,
     post_alert: AlertPoster | None = None,
     redis_client: Any | None = None,
+    also_running: Callable[[str], bool] | None = None,
 ) -> Dispatch:
-    """The API's worker pool: a Redis stream shared by every replica when Redis is configured, else in memory."""
+    """The API's worker pool: a Redis stream shared by every replica when Redis is configured, else in memory.
+    `also_running` tells the in-memory one which traces this process runs elsewhere (Slack's diagnoses); on
+    Redis their status is kept next to the API's jobs."""
     s = settings.server
     measured = telemetry.instrument(responder)
     if redis_client is not None:
@@ -56,7 +59,8 @@ def build_dispatcher(
         telemetry.watch_queue_depth(stream.waiting_or_unknown, "api")  # the stream's depth, shared by every replica
         return stream
     return Dispatcher(measured, store, workers=s.api_workers, queue_size=s.api_queue_size,
-                      on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"))  # fmt: skip
+                      on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"),
+                      also_running=also_running)  # fmt: skip
 
 
 def job_statuses(settings: Settings, trace_ids: list[str]) -> dict[str, str]:

@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from bot.engine.types import Step, StopReason
+from bot.http.dispatch import Dispatcher
 from bot.slack.handover import INTERRUPTED_TEXT
 from bot.slack.listeners import build_web_client
 from bot.slack.runner import Runner
@@ -56,19 +57,24 @@ def test_a_slack_diagnosis_stores_each_step_as_it_completes_then_its_final_trace
                     queue=MemoryWorkQueue(4), dedupe=MemoryDedupe(60), memory=MemoryThreadMemory(), workers=1,
                     append_interval_s=0.0, steps=StepLog(store))  # fmt: skip
     runner.start()
+    api = Dispatcher(ScriptedResponder(), store, workers=1, also_running=runner.runs)
     try:
         runner.submit(a_job())
         wait_until(lambda: [len(t.steps) for t in store.list()] == [2], what="two steps stored mid-run")
         [partial] = store.list()
         assert is_partial(partial) and partial.answer == "" and partial.question == a_job().question.text
+        # the API of this process says "running" for it, not "interrupted" (in memory, no Redis to ask)
+        assert api.status(partial.trace_id) == ("running", "") and api.status("f" * 32) == ("unknown", "")
         gate.set()
         wait_until(lambda: not is_partial(store.list()[0]), what="the final trace to replace the partial one")
         [final] = store.list()
         assert final.trace_id == partial.trace_id and len(final.steps) == 3
         assert final.stop_reason == StopReason.FINISH
+        wait_until(lambda: not runner.runs(final.trace_id), what="the run to be over")
     finally:
         gate.set()
         runner.stop(timeout_s=1)
+        api.close(0)
 
 
 def test_a_takeover_closes_the_dead_attempts_trace_as_interrupted_and_says_what_it_had_found(
