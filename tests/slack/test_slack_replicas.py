@@ -121,3 +121,32 @@ def test_sigterm_with_slack_jobs_queued_hands_them_to_the_other_replica_and_none
     assert leaving.log().count("answered trace_id=") == 1  # its running one, finished within the drain
     # its own and the two handed over (the log line follows the reaction: wait for it rather than race it)
     wait_until(lambda: staying.log().count("answered trace_id=") == 3, what="the staying replica's 3 answers")
+
+
+def test_the_queued_notice_counts_the_workers_of_every_replica(
+    redis_url: str, start_replica: StartReplica, fake_slack: FakeSlackAPI, slow_llm: ScriptedLLM
+) -> None:
+    release = threading.Event()
+
+    def held(body: dict[str, Any]) -> dict[str, Any]:  # every run holds until the notice was seen
+        if not any(m.get("role") == "tool" for m in body.get("messages", [])):
+            release.wait(90)
+        return tool_then_answer(body)
+
+    slow_llm.responder = held
+    one = start_replica(redis_url, OPSBOT_SLACK__WORKERS="1")
+    two = start_replica(redis_url, OPSBOT_SLACK__WORKERS="2")
+    try:
+        for n in range(3):
+            _mention(one if n == 0 else two, n, f"16999999{n}9.000100")
+        wait_until(lambda: _health(one).get("workers_busy") == 1 and _health(two).get("workers_busy") == 2,
+                   timeout_s=60, what="all three workers of the two replicas busy")
+        _mention(one, 3, "1699999939.000100")
+        wait_until(lambda: any("⏳" in str(c.get("text")) for c in fake_slack.calls_to("chat.postMessage")),
+                   timeout_s=30, what="the fourth mention's queued notice")
+        [notice] = [c for c in fake_slack.calls_to("chat.postMessage") if "⏳" in str(c.get("text"))]
+        assert notice["thread_ts"] == "1699999939.000100"
+        assert "You're next in line: all 3 diagnosis workers are busy" in notice["text"]  # not "the worker"
+    finally:
+        release.set()
+    wait_until(lambda: len(_concluded(fake_slack)) == 4, timeout_s=90, what="all four answers")
