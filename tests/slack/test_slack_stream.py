@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from bot.durable.capacity import Capacity
+from bot.durable.capacity import Capacity, Workers
 from bot.durable.group import ConsumerGroup
 from bot.engine.types import Question, Trace
 from bot.slack.handover import INTERRUPTED_TEXT, MOVED_TEXT, MessageOwnership
@@ -184,9 +184,9 @@ def test_a_queue_position_counts_the_idle_workers_of_other_replicas(
     gate = threading.Event()
     busy = make_runner(ScriptedResponder(gate=gate))  # its one worker is busy...
     busy.submit(a_job(0, thread_ts="1700000000.000100"))
-    wait_until(lambda: busy.active == 1, what="its worker busy")
-    # ...while another replica has 3 idle workers that have not read the stream yet
-    Capacity(redis.Redis.from_url(redis_url), STREAM, "otherhost-2", ttl_s=60).register(workers=3, busy=0)
+    other = Capacity(redis.Redis.from_url(redis_url), STREAM, "otherhost-2", ttl_s=60)
+    wait_until(lambda: other.workers() == Workers(total=1, idle=0), what="its worker registered busy")
+    other.register(workers=3, busy=0)  # ...while another replica has 3 idle workers not reading the stream yet
     outcomes = [busy.submit(a_job(n, thread_ts=f"1700000000.00020{n}")) for n in range(1, 5)]
     assert [o.outcome for o in outcomes] == ["started", "started", "started", "queued"]
     assert outcomes[-1].position == 1
