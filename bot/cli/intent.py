@@ -14,7 +14,8 @@ import typer
 from bot.routing.scorecard import Example, load_corpus
 from bot.routing.training import TrainOptions
 
-app = typer.Typer(no_args_is_help=True, help="Train the intent classifier; export 👎-voted messages for labelling.")
+app = typer.Typer(no_args_is_help=True,
+                  help="Train (and cross-validate) the intent classifier; export 👎-voted messages for labelling.")
 _CHOSEN = TrainOptions()  # the options chosen by cross-validation (bot/routing/training.py)
 C_OPTION = typer.Option("--c", help="inverse L2 regularisation strength")
 WEIGHT_OPTION = typer.Option(help="extra class weight of diagnose (a missed diagnosis costs more)")
