@@ -84,16 +84,26 @@ def opsbot_run(llm: LLM, tools: Toolbox) -> str:
     return trace.answer
 
 
-def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
-    parts = {"system": 0, "schemas": 0, "observations": 0, "history": 0}
+PARTS = ("system", "schemas", "observations", "history")
+
+
+def tokens_by_request(scripted: ScriptedLLM) -> list[dict[str, int]]:
+    """Prompt tokens of each request the server received, by part."""
+    counted = []
     for request in scripted.chat_requests:
         body = request.body
+        parts = dict.fromkeys(PARTS, 0)
         for message in body["messages"]:
             part = {"system": "system", "tool": "observations"}.get(message["role"], "history")
             parts[part] += count_message_tokens([message])
         if body.get("tools"):
             parts["schemas"] += count_tokens(json.dumps(body["tools"], ensure_ascii=False))
-    return parts
+        counted.append(parts)
+    return counted
+
+
+def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
+    return {part: sum(request[part] for request in tokens_by_request(scripted)) for part in PARTS}
 
 
 def cited_facts_missing(scripted: ScriptedLLM) -> list[str]:
@@ -110,6 +120,7 @@ class Sample:
     wall_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in LOOPS})
     answers: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    per_request: dict[str, list[dict[str, int]]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
 
@@ -127,6 +138,7 @@ def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investiga
             sample.cpu_ms[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
             sample.wall_ms[name].append((time.perf_counter() - started) * 1000 / STEPS)
             sample.tokens[name] = tokens_by_part(scripted)
+            sample.per_request[name] = tokens_by_request(scripted)
             if name.startswith("opsbot"):
                 sample.missing = cited_facts_missing(scripted)
     return sample
@@ -143,6 +155,10 @@ def print_sample(sample: Sample) -> None:
     for name, parts in sample.tokens.items():
         print(f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
               f"{parts['history']:8,} {sum(parts.values()):7,}")
+    print(f"prompt tokens per request (system/schemas/observations/history = total), request 1..{STEPS}:")
+    for name, requests in sample.per_request.items():
+        cells = [f"{'/'.join(str(r[p]) for p in PARTS)}={sum(r.values())}" for r in requests]
+        print(f"  {name}: {'  '.join(cells)}")
     share = sum(sample.tokens[LOOPS[1]].values()) / sum(sample.tokens[LOOPS[0]].values())
     print(f"opsbot / naive prompt tokens: {share:.1%}")
     same = ANSWER in sample.answers[LOOPS[1]] and sample.answers[LOOPS[0]] == ANSWER
