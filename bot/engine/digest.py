@@ -37,9 +37,13 @@ _NAMED_VALUE = re.compile(r"^[-+]\s*(?:-\s*)?(?:value|valueFrom)\s*:")
 _DOC_FILE = re.compile(r"(^|/)(CHANGELOG|CHANGES|HISTORY|README)[^/]*$|\.(md|rst|txt)$", re.IGNORECASE)
 _SETTING = re.compile(r"^(?P<sign>[-+]) (?P<key>[\w.\-\[\]\"']+)\s*[:=]\s*(?P<value>.*)$")
 _STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
-_EVIDENCE = (_STATS, _CHANGE, _SPIKE, _TREND, _COUNTS, _SIGNATURE, _SUSPECT, _DEPLOY, _GIT_COMMIT, _DIFF_HEADER, _STATUS)
+_EVIDENCE = (
+    _STATS, _CHANGE, _SPIKE, _TREND, _COUNTS, _SIGNATURE, _SUSPECT, _DEPLOY, _GIT_COMMIT, _DIFF_HEADER, _STATUS
+)
 # What a one-line gist prefers, in order: the finding itself before the context around it.
-_GIST_ORDER = (_SUSPECT, _SPIKE, _CHANGE, _TREND, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _GIT_COMMIT, _STATUS, _COUNTS, _STATS)
+_GIST_ORDER = (
+    _SUSPECT, _SPIKE, _CHANGE, _TREND, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _GIT_COMMIT, _STATUS, _COUNTS, _STATS
+)
 _VARYING = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8,}|\d+(?:[.,:]\d+)*", re.IGNORECASE)  # numbers, ids, hex, times
 _MIN_FOLD = 3  # fold a group from this many lines: two alike lines are cheaper kept than summarised
 _EXAMPLE_CHARS = 220
