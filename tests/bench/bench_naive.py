@@ -22,16 +22,19 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
+from bot.engine.context import tool_schemas
 from bot.engine.llm import LLM
 from bot.engine.loop import run_agent
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import Budget, Question
 from tests.bench.rawtools import LOG_PAGES, raw_investigation, raw_toolbox, record
+from tests.bench.workload import sandbox_toolbox
 from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tools.base import Toolbox
@@ -178,3 +181,13 @@ def test_cpu_and_tokens_against_a_naive_openai_loop(
     print(f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads, {log_page} hits per "
           f"log search (characters per tool over the run: {raw})")
     print_sample(sample)
+
+
+def test_tokens_of_the_production_tool_schemas_per_request(tmp_path: Path) -> None:
+    """The real catalogue's `tools=` entries as opsbot sends them, against the specs as they are (to_openai)."""
+    tools = sandbox_toolbox("http://127.0.0.1:9", tmp_path / "logs.db", tmp_path)  # built, never called
+    full = [count_tokens(json.dumps(spec.to_openai(), ensure_ascii=False)) for spec in tools]
+    sent = [count_tokens(json.dumps(entry, ensure_ascii=False)) for entry in tool_schemas(tools)]
+    print(f"\nproduction tool schemas, tokens per request: {sum(sent):,} sent ({sum(full):,} as the specs are)")
+    for spec, tokens in zip(tools, sent, strict=True):
+        print(f"  {spec.name:<22} {tokens:5,}  description {count_tokens(spec.description):4,}")
