@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bot.config import Settings
-from bot.engine.context import ContextLimits
-from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
-from bot.engine.llmlimit import limited
 from bot.engine.types import Budget, Intent
 from bot.routing.intent import classify
 from bot.routing.model import load_model
 from bot.safety.logfilter import install_noise_filter, install_redaction
 from bot.safety.redact import redact
+
+if TYPE_CHECKING:  # the adapter and the context load when a model is configured, not for `opsbot classify`
+    from bot.engine.context import ContextLimits
+    from bot.engine.llm import LLM, ErrorObserver
 
 
 def load_settings() -> Settings:
@@ -54,6 +56,9 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
     c = settings.llm
     if not c.configured:
         return None
+    from bot.engine.llm import OpenAILLM
+    from bot.engine.llmlimit import limited
+
     adapter = OpenAILLM(
         base_url=c.base_url,
         api_key=c.api_key.get_secret_value(),
@@ -71,6 +76,8 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
 
 def build_context_limits(settings: Settings) -> ContextLimits:
     """How much of a run's history the model sees (observation cut, steps kept verbatim)."""
+    from bot.engine.context import ContextLimits
+
     return ContextLimits(
         max_observation_chars=settings.agent.max_observation_chars,
         keep_recent_steps=settings.agent.keep_recent_steps,

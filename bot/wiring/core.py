@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any
-
-from prometheus_api_client import PrometheusConnect
-from urllib3.util.retry import Retry
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from bot.config import Settings
 from bot.engine.llm import LLM
@@ -19,7 +18,6 @@ from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
 from bot.store.base import TraceStore
 from bot.store.sqlite import SqliteTraceStore
-from bot.telemetry import Telemetry
 from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
@@ -33,12 +31,18 @@ from tools.metrics import MetricQuery, MetricsTools
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
     from elasticsearch import Elasticsearch
+    from prometheus_api_client import PrometheusConnect
+
+    from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
 
 log = logging.getLogger(__name__)
 
 
 def build_prometheus(settings: Settings) -> PrometheusConnect:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
+    from prometheus_api_client import PrometheusConnect  # and requests, urllib3 (~0.1 s of imports)
+    from urllib3.util.retry import Retry
+
     p = settings.prometheus
     token = p.bearer_token.get_secret_value()
     retry = Retry(total=1, read=0, backoff_factor=0.2, status_forcelist=(502, 503, 504), raise_on_status=False)
@@ -71,8 +75,24 @@ def build_metrics_tools(settings: Settings) -> MetricsTools:
     """query_metrics over the configured catalogue, and list_services (with the topology's downstream services)."""
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
-    return MetricsTools(build_prometheus(settings), catalogue, service_label=p.service_label, max_points=p.max_points,
+    client = cast("PrometheusConnect", OnFirstUse(functools.partial(build_prometheus, settings)))
+    return MetricsTools(client, catalogue, service_label=p.service_label, max_points=p.max_points,
                         topology=settings.topology)
+
+
+class OnFirstUse:
+    """A client built on its first attribute lookup, so its package loads with the first query, not at start-up."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build: Callable[[], Any] | None = build
+        self._built: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        with self._lock:
+            if self._build is not None:
+                self._built, self._build = self._build(), None
+        return getattr(self._built, name)
 
 
 def build_log_source(settings: Settings) -> LogSource:
@@ -139,6 +159,8 @@ def build_store(settings: Settings) -> TraceStore:
 
 def build_telemetry(settings: Settings) -> Telemetry:
     """opsbot's own metrics registry; build one per process and share it with every surface."""
+    from bot.telemetry import Telemetry
+
     return Telemetry()
 
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.config import MCPServerSettings, Settings
 from tools.base import ToolSpec
-from tools.loki import LokiLogs
 from tools.runbooks import Runbooks
 from tools.toolset import Toolset
 
@@ -26,6 +25,7 @@ if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset th
 
     from tools.kubedeploys import KubernetesDeploys
     from tools.kubernetes import KubernetesTools
+    from tools.loki import LokiLogs  # requests, when logs.backend = "loki"
     from tools.mcpclient import MCPTools
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,8 @@ def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
 
 def build_loki_logs(settings: Settings) -> LokiLogs:
     """The Loki log source (logs.backend = "loki")."""
+    from tools.loki import LokiLogs
+
     c = settings.loki
     return LokiLogs(c.url, tenant=c.tenant, bearer_token=c.bearer_token.get_secret_value(), timeout_s=c.timeout_s,
                     service_label=c.service_label, level_label=c.level_label)
