@@ -48,9 +48,11 @@ def classify_command(
     """Show how the intent gate routes a message: route, probability (confidence), tier
     (rules/classifier/model/default) and reason."""
     from bot import wiring
+    from bot.cli.plainenv import gate_is_default
     from bot.routing.intent import intent_to_dict
 
-    classifier = wiring.build_classifier(wiring.load_settings())
+    default = gate_is_default()  # nothing set about the model or the gate: no Settings to load
+    classifier = wiring.build_default_classifier() if default else wiring.build_classifier(wiring.load_settings())
     if not jsonl:
         typer.echo(json.dumps(intent_to_dict(classifier(text)), ensure_ascii=False))
         return

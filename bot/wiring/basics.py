@@ -10,20 +10,22 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bot.config import Settings
 from bot.engine.types import Budget, Intent
 from bot.routing.intent import classify
 from bot.routing.model import load_model
 from bot.safety.logfilter import install_noise_filter, install_redaction
 from bot.safety.redact import redact
 
-if TYPE_CHECKING:  # the adapter and the context load when a model is configured, not for `opsbot classify`
+if TYPE_CHECKING:  # Settings, the adapter and the context load when used, not for `opsbot classify` by default
+    from bot.config import Settings
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM, ErrorObserver
 
 
 def load_settings() -> Settings:
     """Settings from the environment and ./.env."""
+    from bot.config import Settings  # pydantic-settings: ~0.3 s of imports
+
     return Settings()
 
 
@@ -93,3 +95,9 @@ def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[st
         classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
         model=load_model(path.expanduser()) if path else None,
     )
+
+
+def build_default_classifier() -> Callable[[str], Intent]:
+    """The intent gate build_classifier builds when nothing about the model or the gate is set (the rules and the
+    shipped classifier, no model), without loading Settings: `opsbot classify` uses it then (bot/cli/plainenv.py)."""
+    return functools.partial(classify, llm=None, unsure_below=0.6, model=None)

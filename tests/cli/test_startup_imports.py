@@ -62,15 +62,16 @@ def test_the_probe_sees_a_heavy_client_when_a_command_loads_one(tmp_path: Path) 
 # module and no pydantic; a command's `--help` and `parse` read no Settings (pydantic-settings, bot.config).
 COMMAND_MODULES = tuple(entry.target.split(":")[0] for entry in TABLE.values())
 # Nor numeric or HTTP libraries: `parse` (typer's options skip its pydantic check, bot/cli/commands.py) loads no
-# pydantic, and `classify` without a model loads neither the LLM adapter nor the text-ReAct reader.
+# pydantic, and `classify` with nothing set about the model or the gate reads no Settings (bot/cli/plainenv.py) and
+# loads neither the LLM adapter nor the text-ReAct reader.
 NUMERIC_AND_HTTP = ("numpy", "requests", "urllib3")
 KEPT_OUT = {
     "--help": (*COMMAND_MODULES, "pydantic", "pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),
     "diagnose --help": ("pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),  # help reads no Settings
     "parse": ("pydantic", "pydantic_settings", "bot.config", "bot.wiring", "bot.cli.diagnosis", "bot.cli.service",
               *NUMERIC_AND_HTTP),
-    "classify without a model": ("bot.engine.llm", "bot.engine.context", "bot.engine.text.parser", "json_repair",
-                                 *NUMERIC_AND_HTTP),
+    "classify without a model": ("pydantic_settings", "bot.config", "bot.engine.llm", "bot.engine.context",
+                                 "bot.engine.text.parser", "json_repair", *NUMERIC_AND_HTTP),
 }
 
 
