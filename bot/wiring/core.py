@@ -13,17 +13,12 @@ from bot.engine.llm import LLM
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.lookup import answer_lookup
 from bot.routing.respond import Playbook, Router
-from bot.safety.access import AccessPolicy
-from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
-from bot.store.base import TraceStore
-from bot.store.sqlite import SqliteTraceStore
 from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
-from tools.deployindex import DeployFields, ElasticsearchDeploys
 from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
@@ -33,6 +28,8 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
     from elasticsearch import Elasticsearch
     from prometheus_api_client import PrometheusConnect
 
+    from bot.safety.access import AccessPolicy
+    from bot.store.base import TraceStore
     from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
 
 log = logging.getLogger(__name__)
@@ -122,6 +119,8 @@ def build_deploy_source(settings: Settings) -> DeploySource:
         return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
     if d.backend == "kubernetes":
         return build_kubernetes_deploys(settings)
+    from tools.deployindex import DeployFields, ElasticsearchDeploys
+
     fields = DeployFields(
         timestamp=d.timestamp_field, service=d.service_field, version=d.version_field,
         previous_version=d.previous_version_field, author=d.author_field, commit=d.commit_field,
@@ -154,6 +153,8 @@ def build_store(settings: Settings) -> TraceStore:
         from bot.store.elastic import ElasticsearchTraceStore
 
         return ElasticsearchTraceStore(build_es(settings), c.index)
+    from bot.store.sqlite import SqliteTraceStore  # the store loads where traces are kept, not for the responder
+
     return SqliteTraceStore(c.sqlite_path.expanduser())
 
 
@@ -176,6 +177,9 @@ def build_redis(settings: Settings) -> Any | None:
 
 def build_access(settings: Settings, redis_client: Any | None = None) -> AccessPolicy:
     """The channel allowlist and per-user rate limit every entry point applies (shared on Redis when given)."""
+    from bot.safety.access import AccessPolicy
+    from bot.safety.ratelimit import RedisWindow
+
     a = settings.access
     window = RedisWindow(redis_client, prefix=settings.redis.prefix) if redis_client is not None else None
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)

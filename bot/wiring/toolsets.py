@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.config import MCPServerSettings, Settings
 from tools.base import ToolSpec
-from tools.runbooks import Runbooks
 from tools.toolset import Toolset
 
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
@@ -27,6 +26,7 @@ if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset th
     from tools.kubernetes import KubernetesTools
     from tools.loki import LokiLogs  # requests, when logs.backend = "loki"
     from tools.mcpclient import MCPTools
+    from tools.runbooks import Runbooks
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -74,6 +74,8 @@ def build_loki_logs(settings: Settings) -> LokiLogs:
 
 
 def build_runbooks(settings: Settings) -> Runbooks:
+    from tools.runbooks import Runbooks
+
     r = settings.runbooks
     return Runbooks(r.path.expanduser(), git_ref=r.git_ref, max_results=r.max_results,
                     max_section_chars=r.max_section_chars)
