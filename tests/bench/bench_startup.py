@@ -116,16 +116,19 @@ def test_command_start_up(tmp_path: Path) -> None:
 def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
     env = _env(tmp_path)
     print(f"\nload average before: {_load()}")
-    for tree, cwd in TREES.items():
-        walls, cpus = [], []
-        for _ in range(RUNS):
+    walls: dict[str, list[float]] = {tree: [] for tree in TREES}
+    cpus: dict[str, list[float]] = {tree: [] for tree in TREES}
+    for _ in range(RUNS):  # trees alternate run by run, as for the commands
+        for tree, cwd in TREES.items():
             done = subprocess.run([sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True,
                                   cwd=cwd)
             wall, cpu = done.stdout.strip().splitlines()[-1].split()
-            walls.append(float(wall))
-            cpus.append(float(cpu))
-        print(f"import + build of the responder [{tree}]: wall median {statistics.median(walls):.0f} ms "
-              f"(min {min(walls):.0f}), CPU median {statistics.median(cpus):.0f} ms (min {min(cpus):.0f})")
+            walls[tree].append(float(wall))
+            cpus[tree].append(float(cpu))
+    for tree in TREES:
+        print(f"import + build of the responder [{tree}]: wall median {statistics.median(walls[tree]):.0f} ms "
+              f"(min {min(walls[tree]):.0f}), CPU median {statistics.median(cpus[tree]):.0f} ms "
+              f"(min {min(cpus[tree]):.0f})")
     for tree, cwd in TREES.items():
         peaks = []
         for _ in range(3):
