@@ -111,3 +111,11 @@ def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: in
         for i in (i for i in range(len(examples)) if fold_of[i] == fold):
             predicted[i] = model.scores(examples[i].text).route
     return Scorecard(tuple(examples), tuple(predicted))
+
+
+def leave_kind_out(examples: Sequence[Example], kind: str, options: TrainOptions) -> Scorecard:
+    """Train on every example but those of `kind` (e.g. one writer's lines) and score those: the proxy for a writer
+    the model has never read."""
+    model = train_model([e for e in examples if e.kind != kind], options)
+    rows = tuple(e for e in examples if e.kind == kind)
+    return Scorecard(rows, tuple(model.scores(e.text).route for e in rows))

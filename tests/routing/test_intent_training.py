@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,22 @@ def test_intent_cv_prints_a_cross_validated_scorecard_of_the_train_split_only(tm
     assert result.exit_code == 0, result.output
     assert "2-fold cross-validation on 10 train messages" in result.output
     assert "missed diagnoses" in result.output and "confusion" in result.output
+
+
+def test_intent_cv_scores_a_left_out_kind_by_a_model_that_never_read_it(tmp_path: Path) -> None:
+    from bot.routing.training import TrainOptions, leave_kind_out
+
+    train = [replace(e, kind="w9") if e.text in ("roll back cart", "why is order slow") else e
+             for e in SMALL if e.split == "train"]
+    card = leave_kind_out(train, "w9", TrainOptions())
+    assert [e.text for e in card.examples] == ["why is order slow", "roll back cart"]
+    assert all(p in ROUTES for p in card.predicted)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train),
+                      encoding="utf-8")
+    result = CliRunner().invoke(app, ["intent", "cv", "--corpus", str(corpus), "--folds", "2", "--leave-out", "w9"])
+    assert result.exit_code == 0, result.output
+    assert "kind 'w9' (2 lines) by a model trained on the other 8" in result.output
 
 
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
