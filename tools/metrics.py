@@ -187,9 +187,8 @@ Legal values:
 {metrics}
 - service: a Prometheus label value (list_services lists them)
 - range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
-Returns ~10 lines: the PromQL; min, median, max, last; "change:" (level shift: time, before -> after, xN), \
-"spike:" (went back), "trend:" (still climbing, %/h) and "sawtooth:" (repeated drops) lines; 12 averaged points \
-of at most {max_points}."""
+Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
+"trend:" (still climbing) and "sawtooth:" (repeated drops) lines; 12 averaged points of at most {max_points}."""
 
 
 _LIST_SERVICES_DOC = """\
