@@ -77,10 +77,22 @@ def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
 
 def test_the_fresh_split_was_folded_into_training() -> None:
     """`fresh` (110 messages) had its errors read while an earlier model was tuned, so it no longer measured
-    anything: its lines are train data now (kind "fresh"), and no split but heldout and unseen is held out."""
+    anything: its lines are train data now (kind "fresh"), and only heldout, unseen and blind are held out."""
     corpus = load_corpus()
-    assert {e.split for e in corpus} == {"train", "heldout", "unseen"}
+    assert {e.split for e in corpus} == {"train", "heldout", "unseen", "blind"}
     assert sum(e.kind == "fresh" and e.split == "train" for e in corpus) == 110
+
+
+def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
+    """`blind` (321 messages, EN 160 / ZH 161) was written by a writer who never saw the corpus, the code or the
+    other splits, and it was kept outside the repository while the gate was tuned: no tuner saw it. Scored by the
+    lead three times, numbers only: 296/338 before this round (the 17 texts already in the corpus since removed),
+    301/338 after the first retrain, 311/338 = 295/321 now; needless 12/185 (6.5 %), missed 8/136 (5.9 %). This is
+    the honest measure of a new writer, and it is under the issue's bar (see the note of issue 12). The floor only
+    catches a regression."""
+    card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
+    assert card.accuracy() >= (290, 321)
+    assert card.needless_investigations() <= (14, 185) and card.missed_diagnoses() <= (10, 136)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
