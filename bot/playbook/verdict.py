@@ -4,7 +4,7 @@ playbook could not tell, in the playbook_conclusion template.
 The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
 change point (with what it changed), then the deepest downstream service that changed too (with its own
 deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
-then an error signature alone. Nothing changed means no incident is visible in what was checked.
+then an error signature alone. When the asked service did not change, bot/playbook/flatline.py words it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from bot.engine.prompts import load_prompt
 from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
+from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
 from tools.configdiff import ABSENT
 
 MIN_SUSPECT_SCORE = 4  # a suspect weaker than this does not override the fixed ranking below
-HEAVY_ERROR_LINES = 50  # an ERROR signature this common over flat metrics is a problem, not background
 SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drives CPU, CPU and memory restarts
 
 
@@ -59,7 +59,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     health = findings.health.get(service)
     changes = health.changes() if health else []
     if not changes:
-        return _flat_headline(findings), False
+        return flat_headline(findings), False
     symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
@@ -71,26 +71,6 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
-
-
-def _flat_headline(findings: Findings) -> str:
-    """No change point in the asked service's metrics. "No incident found" only when they were also flat over the
-    wider look AND its logs show no heavy error signature; heavy errors over flat metrics say the problem is older
-    than the metrics or constant. A dependency that moved while the asked service did not is not felt by it."""
-    service, lookback = findings.service, findings.lookback
-    reach = f", nor over {lookback.label}{_back_to(lookback.data_from)}" if lookback else ""
-    top = findings.top_signature(service)
-    if top is not None and top.count >= HEAVY_ERROR_LINES and findings.log_levels.get(service) == "ERROR":
-        return (f"No change found in {service}'s metrics over {findings.window_label}{reach}, but {service} logs "
-                f"{top.count:,}x {top.quoted}: the problem is older than the metrics or constant across them, so "
-                "when it started and what changed then are not known.")
-    scope = f"{service}'s metrics show" if service else "no service shows"
-    aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
-    return f"No incident found: {scope} no significant change over {findings.window_label}{reach}.{aside}"
-
-
-def _back_to(moment: datetime | None) -> str:
-    return f" (the metrics reach back to about {moment:%Y-%m-%d %H:%M} UTC)" if moment else ""
 
 
 def _cluster_and_runbook(findings: Findings) -> str:
@@ -214,10 +194,7 @@ def _evidence_lines(findings: Findings) -> list[str]:
         readable = [metric for metric, points in health.readings.items() if points is not None]
         if readable and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(readable)}")
-    if findings.lookback is not None and not findings.lookback.onset:
-        back = _back_to(findings.lookback.data_from)
-        lines.append(f"{findings.service} over {findings.lookback.label}{back}: no lasting change before "
-                     f"{findings.lookback.flat_label} either")
+    lines += lookback_evidence(findings)
     lines.extend(_deploy_evidence(findings))
     lines.extend(f"suspect {rank}: {s.what}, score {s.score} ({'; '.join(s.why)})"
                  for rank, s in enumerate(findings.suspects[:4], start=1))
@@ -261,22 +238,6 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     if complete:
         lines.append("the mechanism linking the cause to the symptom: the playbook matches timing, it does not reason")
     else:
-        lines += _open_questions(findings)
+        lines += open_questions(findings)
     return lines
 
-
-def _open_questions(findings: Findings) -> list[str]:
-    """What a verdict that found no cause leaves open: never "nothing specific"."""
-    lookback, service = findings.lookback, findings.service
-    lines = []
-    if lookback is not None and not lookback.onset:
-        when = f"{lookback.data_from:%Y-%m-%d %H:%M} UTC" if lookback.data_from else f"the start of {lookback.label}"
-        lines.append(f"not checked: anything before {when}, where the metrics read end")
-    health = findings.health.get(service)
-    if health is not None and health.changes():
-        lines.append("what caused the change: no deploy, downstream change or error cluster checked here explains it")
-    elif service and findings.top_signature(service) is not None:
-        lines.append(f"when {service}'s errors began: they run through the whole window read")
-    elif service:
-        lines.append(f"anything {service}'s metrics do not measure (one endpoint, one customer, the client side)")
-    return lines or ["the cause: the checks above did not find one"]
