@@ -53,7 +53,7 @@ def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
                        f"flat there too, so looking back over {run.window.label} at a coarse step.")
             run.read_metric(thought, wide, metric)
             observations.append(run.steps[-1].observation)
-    found = _ongoing_shift(wide, narrow_start)
+    found = ongoing_shift(wide, narrow_start)
     reach = min((m for o in observations if (m := _data_from(o, narrow.end)) is not None), default=None)
     if found is None:
         run.window = narrow
@@ -73,12 +73,14 @@ def onset_text(service: str, metric: str, point: ChangePoint, now_level: str, na
             f"{service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before.")
 
 
-def _ongoing_shift(health: ServiceHealth, before: datetime) -> tuple[str, ChangePoint, str] | None:
+def ongoing_shift(health: ServiceHealth, before: datetime) -> tuple[str, ChangePoint, str] | None:
     """(metric, first shift, level now) of the earliest level shift before `before` whose metric has not come
     back: a spike that came and went, or a shift undone later, is a past incident, not the one asked about."""
+    judged: set[str] = set()
     for metric, point in health.changes():
-        if point.spike or point.at >= before:
+        if point.spike or point.at >= before or metric in judged:
             continue
+        judged.add(metric)  # its earliest shift; a later one back down is its recovery, not an onset
         points = [p for p in health.readings.get(metric) or () if not p.spike and p.at >= point.at]
         start, last = number_from_text(point.before), number_from_text(points[-1].after)
         if start and last and abs(math.log(last / start)) >= SIGNIFICANT_STRENGTH:
