@@ -26,11 +26,11 @@ from bot.playbook.findings import (
 )
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.verdict import SAME_ONSET_MINUTES
-from tools.base import ToolError
-from tools.timerange import window_from_args
 
 LOOKBACK_RANGE = "7d"  # one more look, coarse so it stays cheap; Prometheus answers with what it holds
 TIME_OFF_MINUTES = 15  # the user's time and the metrics' onset further apart than this: say so
+_DURATION_RX = re.compile(r"^(?P<n>\d+)(?P<unit>[mhd])$")
+_UNIT = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
 _FIRST_CELL_RX = re.compile(r"^series \(mean per [^)]*\):\s*(?P<when>(?:\d{2}-\d{2} )?\d{1,2}:\d{2})", re.MULTILINE)
 
 
@@ -40,9 +40,8 @@ def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
     narrow = run.window
     if findings.first_change(service) is not None or findings.lookback is not None:
         return
-    try:
-        narrow_start = window_from_args(narrow.range_arg, "", "", narrow.end).start
-    except ToolError:
+    narrow_start = start_of(narrow)
+    if narrow_start is None:
         return
     run.window = Window(LOOKBACK_RANGE, f"the last {LOOKBACK_RANGE}", narrow.end)
     wide = ServiceHealth(service)
@@ -71,6 +70,18 @@ def onset_text(service: str, metric: str, point: ChangePoint, now_level: str, na
     age = f"{hours:.0f} h" if hours < 72 else f"{hours / 24:.0f} days"
     return (f"Started {age} ago ({point.at:%Y-%m-%d %H:%M} UTC), before {narrow.label}, and still going on: "
             f"{service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before.")
+
+
+def start_of(window: Window) -> datetime | None:
+    """Where a playbook window begins: the left side of its ISO interval, or its end less its duration ("24h")."""
+    left, slash, _ = window.range_arg.partition("/")
+    if slash:
+        try:
+            return datetime.fromisoformat(left.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    match = _DURATION_RX.match(window.range_arg)
+    return window.end - int(match.group("n")) * _UNIT[match.group("unit")] if match else None
 
 
 def ongoing_shift(health: ServiceHealth, before: datetime) -> tuple[str, ChangePoint, str] | None:

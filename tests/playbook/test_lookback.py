@@ -14,7 +14,8 @@ from bot.engine.types import Question
 from bot.playbook.evidence import ChangePoint, LogSignature
 from bot.playbook.findings import Findings, Lookback, ServiceHealth
 from bot.playbook.flatline import HEAVY_ERROR_LINES
-from bot.playbook.onset import ongoing_shift
+from bot.playbook.onset import ongoing_shift, start_of
+from bot.playbook.probes import Window
 from bot.playbook.verdict import conclusion_from_findings
 from tests.eval.harness import sandbox_settings
 
@@ -74,6 +75,13 @@ def test_a_past_spike_a_shift_undone_later_or_one_inside_the_window_is_not_an_on
                                                      _point(27, "1,200 ms", "210 ms", 0.175)]})
     recent = ServiceHealth("order", {"p99_latency": [_point(3, "200 ms", "1,200 ms", 6.0)]})
     assert [ongoing_shift(h, WINDOW_START) for h in (spike, undone, recent)] == [None, None, None]
+
+
+def test_the_window_start_is_read_from_a_duration_or_an_iso_interval() -> None:
+    assert start_of(Window("24h", "the last 24h", NOW)) == WINDOW_START
+    interval = Window("2026-11-30T13:05:00Z/2026-11-30T17:05:00Z", "13:05 → 17:05", NOW)
+    assert start_of(interval) == datetime(2026, 11, 30, 13, 5, tzinfo=UTC)
+    assert start_of(Window("soon", "?", NOW)) is None  # unreadable: no wider look rather than a wrong one
 
 
 def _diagnose(box, tmp_path, text: str = ""):
