@@ -4,7 +4,8 @@ It calls the same tools as the model, through the same boundary (`call_tool`), i
 would follow: the service's golden signals (then saturation), their change points, the deploys just before
 the first change and the diff of the nearest one, the error log clusters, then the downstream services,
 walking down the ones that changed to the deepest (its deploys, its logs, and what its steady siblings
-logged). Saturation with no deploy looks for a job that started at the onset. Every call is a Step with a
+logged). Saturation with no deploy looks for a job that started at the onset. A service flat over the
+window is read once more over a week (bot/playbook/onset.py): flat is not "no incident". Every call is a Step with a
 Thought explaining why, the trace ends with a finish step like the loop's, and the conclusion says plainly
 that no model was involved. Thresholds are constants here, not Settings: the playbook is a fallback.
 
