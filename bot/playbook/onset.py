@@ -64,11 +64,9 @@ def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
 
 
 def onset_text(service: str, metric: str, point: ChangePoint, now_level: str, narrow: Window) -> str:
-    """ "Started 30 h ago (2026-11-30 15:05 UTC), before the last 24h, and still going on: order p99 latency
-    1,180 ms since, vs 200 ms before." """
-    hours = (narrow.end - point.at).total_seconds() / 3600
-    age = f"{hours:.0f} h" if hours < 72 else f"{hours / 24:.0f} days"
-    return (f"Started {age} ago ({point.at:%Y-%m-%d %H:%M} UTC), before {narrow.label}, and still going on: "
+    """ "Started 2026-11-30 15:05 UTC, before the last 24h, and still going on: order p99 latency at 1,180 ms
+    since, vs 200 ms before." The moment, not its age: "30 h ago" is a number no observation prints."""
+    return (f"Started {point.at:%Y-%m-%d %H:%M} UTC, before {narrow.label}, and still going on: "
             f"{service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before.")
 
 

@@ -96,7 +96,7 @@ def test_an_incident_older_than_the_window_is_found_with_its_real_start_and_diag
     onset = box.incident_at
     headline = trace.answer.split("Evidence:")[0]
     assert trace.complete, trace.answer
-    started = re.search(r"^Started 30 h ago \((\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC\)", headline, re.MULTILINE)
+    started = re.search(r"^Started (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC, before the last 24h", headline, re.MULTILINE)
     assert started is not None, trace.answer
     assert abs(datetime.fromisoformat(started.group(1)).replace(tzinfo=UTC) - onset) <= timedelta(minutes=5)
     assert "still going on" in trace.answer and "v2.8.1" in trace.answer and "maximumPoolSize 50 → 200" in trace.answer
