@@ -48,7 +48,8 @@ TABLE: dict[str, Entry] = {
                       "runbooks, each MCP server): ok / warn / fail / off."),
     "mcp": Entry("bot.cli.toolsets:mcp_command", "Serve opsbot's read-only incident tools over MCP on stdin/stdout "
                  "(for an IDE assistant); logs go to stderr."),
-    "intent": Entry("bot.cli.intent:app", "Train the intent classifier; export 👎-voted messages for labelling."),
+    "intent": Entry("bot.cli.intent:app", "Train (and cross-validate) the intent classifier; export 👎-voted messages "
+                    "for labelling."),
     "traces": Entry("bot.cli.traces:app", "Read stored diagnoses: list, show, search, stats."),
     "sandbox": Entry("bot.cli.sandbox:app", "Local incident sandbox: Prometheus, SQLite logs, git deploys."),
 }

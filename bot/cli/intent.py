@@ -1,17 +1,25 @@
-"""`opsbot intent train | export`: retrain the intent classifier, and collect 👎-voted messages to label for it."""
+"""`opsbot intent train | cv | export`: retrain the intent classifier, cross-validate its options on the train split,
+and collect 👎-voted messages to label for it."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bot.routing.scorecard import Example, load_corpus
+from bot.routing.training import TrainOptions
 
-app = typer.Typer(no_args_is_help=True, help="Train the intent classifier; export 👎-voted messages for labelling.")
+app = typer.Typer(no_args_is_help=True,
+                  help="Train (and cross-validate) the intent classifier; export 👎-voted messages for labelling.")
+_CHOSEN = TrainOptions()  # the options chosen by cross-validation (bot/routing/training.py)
+C_OPTION = typer.Option("--c", help="inverse L2 regularisation strength")
+WEIGHT_OPTION = typer.Option(help="extra class weight of diagnose (a missed diagnosis costs more)")
+SHIFT_OPTION = typer.Option(help="added to diagnose's log-odds: the threshold between missed and needless")
 
 
 @app.command("train")
@@ -25,11 +33,10 @@ def train_command(
     out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="artifact to write (default: the shipped one)")
     ] = None,
-    c: Annotated[float, typer.Option("--c", help="inverse L2 regularisation strength")] = 40.0,
-    diagnose_weight: Annotated[
-        float, typer.Option(help="extra class weight of diagnose (a missed diagnosis costs more)")
-    ] = 1.5,
-    seed: Annotated[int, typer.Option(help="solver seed (the split is fixed in the corpus)")] = 12,
+    c: Annotated[float, C_OPTION] = _CHOSEN.c,
+    diagnose_weight: Annotated[float, WEIGHT_OPTION] = _CHOSEN.diagnose_weight,
+    diagnose_shift: Annotated[float, SHIFT_OPTION] = _CHOSEN.diagnose_shift,
+    seed: Annotated[int, typer.Option(help="solver seed (the split is fixed in the corpus)")] = _CHOSEN.seed,
     accept_suggestions: Annotated[
         bool, typer.Option(help="an --extra line nobody labelled trains on its suggested_route (from export)")
     ] = False,
@@ -38,7 +45,7 @@ def train_command(
     from bot.routing.intent import classify
     from bot.routing.model import DEFAULT_ARTIFACT, save_model
     from bot.routing.scorecard import score, scorecard_to_text
-    from bot.routing.training import TrainOptions, train_model
+    from bot.routing.training import train_model
 
     examples = load_corpus(corpus) + [e for path in extra or [] for e in _labelled(path, accept_suggestions)]
     train = [e for e in examples if e.split == "train"]
@@ -46,13 +53,35 @@ def train_command(
     held = {split: [e for e in examples if e.split == split] for split in splits}
     typer.echo(f"corpus: {len(examples)} messages, {len(train)} to train, held out: "
                + (", ".join(f"{split} {len(rows)}" for split, rows in held.items()) or "none"))
-    model = train_model(train, TrainOptions(c=c, seed=seed, diagnose_weight=diagnose_weight))
+    options = replace(_CHOSEN, c=c, seed=seed, diagnose_weight=diagnose_weight, diagnose_shift=diagnose_shift)
+    model = train_model(train, options)
     target = out or Path(__file__).resolve().parents[1] / "routing" / "model" / DEFAULT_ARTIFACT
     size = save_model(model, target)
     typer.echo(f"wrote {target} ({size:,} bytes, {model.feature_count:,} feature buckets)")
     for split, rows in held.items():  # every split but "train" is scored, never learned from
         typer.echo(f"split {split!r}, no LLM (rules + classifier):")
         typer.echo(scorecard_to_text(score(lambda text: classify(text, model=model).route, rows)))
+
+
+@app.command("cv")
+def cv_command(
+    corpus: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="JSON lines {text, route, lang, split} (default: shipped)")
+    ] = None,
+    folds: Annotated[int, typer.Option(min=2, help="folds, each stratified by route and language")] = 5,
+    c: Annotated[float, C_OPTION] = _CHOSEN.c,
+    diagnose_weight: Annotated[float, WEIGHT_OPTION] = _CHOSEN.diagnose_weight,
+    diagnose_shift: Annotated[float, SHIFT_OPTION] = _CHOSEN.diagnose_shift,
+) -> None:
+    """Cross-validate the options on the train split only (no held-out message is read): the scorecard of every
+    train message as predicted by the fold's model that did not learn from it. Choose options with this."""
+    from bot.routing.scorecard import scorecard_to_text
+    from bot.routing.training import cross_validate
+
+    train = [e for e in load_corpus(corpus) if e.split == "train"]
+    options = replace(_CHOSEN, c=c, diagnose_weight=diagnose_weight, diagnose_shift=diagnose_shift)
+    typer.echo(f"{folds}-fold cross-validation on {len(train)} train messages, no LLM:")
+    typer.echo(scorecard_to_text(cross_validate(train, options, folds)))
 
 
 def _labelled(path: Path, accept_suggestions: bool) -> list[Example]:

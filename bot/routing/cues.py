@@ -21,12 +21,18 @@ _PATTERNS: dict[str, str] = {
                r"janky|choppy|hiccup\w*|glitch\w*|acting up|misbehav\w*|hosed|borked|busted|tank\w*|dying|dead|"
                r"intermittent\w*|on and off|spotty|erratic|not loading|won'?t load|spinning|late|dipped|dip|"
                r"0xx|0xxs|000s|4xx|oom\w*|crashloop\w*|resets?|all over the place|went from|unusual|anomal\w*|"
-               r"restart\w* every|problems?|issues?|wrong with|stopped \w+ing)\b|\bfrom 0\S* to 0|"
+               r"restart\w* every|problems?|issues?|wrong with|stopped \w+ing|stale|evict\w*|bounc\w*|piling up|"
+               r"pile\w* up|exploding|exploded|through the roof|fell off|never arrive\w*|instead of|0{3}s|"
+               r"exhaust\w*|saturat\w*|filling up|thrash\w*|starv\w*|double-?charg\w*|lost|missing|empty)\b|"
+               r"\bfrom 0\S* to 0|"
                r"飙|慢|卡|故障|异常|报错|超时|挂|宕机|激增|暴涨|上涨|升高|涨了|抖动|失败|不可用|崩溃|泄漏|积压|打满|拒绝|"
                r"降级|不对|坏|出问题|退化|变差|掉到|掉了|暴跌|翻倍|减半|尖刺|全红|投诉|不了|没法|无法|白屏|登出|"
                r"不发|一直|忽高忽低|不稳定|大量|很多|好多|死锁|抱怨|"
                r"抽风|不正常|不稳|时好时坏|忽快忽慢|发不出|加载不出|打不开|掉线|丢了|丢失|转圈|对不上|变慢|变多|"
                r"偶发|偶尔|不时|时不时|巨慢|很慢|好慢|太慢|卡住|卡死|卡顿|重置|空白|没结果|晚了|出什么事|出事|"
+               r"丢包|漏单|掉单|丢消息|排队|堆积|掉没|没更新|没到账|不到账|暴增|拖垮|拖慢|雪崩|假死|夯住|起不来|"
+               r"连不上|跑满|满了|耗尽|驱逐|踢下线|被踢|重复扣|没响应|无响应|返回空|用不了|发不出|对不上|一堆|"
+               r"才到|退信|爆了|狂吃|"
                r"从.{0,12}(涨|升|掉|降|变)到|重启一次",
     "why": r"\bwhy|how come|为什么|为啥|怎么回事|咋回事|怎么了|怎么就|怎么一直|怎么老",
     "cause": r"\b(cause[sd]?|causing|root|rca|related|because|trigger\w*|post-?mortem|retro|timeline|bottleneck|"
@@ -46,6 +52,9 @@ _PATTERNS: dict[str, str] = {
               r"发布|上线|升级|迁移|变更|改动|切换",
     "after_change": r"\b(after|since|following|post)\b[^.?!]{0,30}\b(deploy\w*|release\w*|rollout|upgrade\w*|push|"
                     r"change|migration|canary|build|version|hotfix)|(发布|上线|升级|变更|改动|发版|迁移|推送)(之后|以后|后)",
+    "would_help": r"\b(would|will|does|do|should|could|is)\b[^.?!]{0,40}\b(fix|help|solve|resolve|make .{0,20} go away|"
+                  r"need to|worth|safe to)\b|before i (roll|restart|scale)|"
+                  r"能解决|有用吗|有没有用|管用|能让.{0,20}吗|(需要|要不要|该不该|是否要)(回滚|重启|扩容)|之前.{0,10}确认",
     "value": r"\b(what('s| is| was| are)|how (many|much|high)|current\w*|now|show|list|count|give me|which|when|"
              r"number of|atm|right now|"
              r"who deployed|latest|last|tell me the)\b|多少|几|当前|现在|查一下|看一下|列出|统计|哪些|什么时候|数量|"
@@ -61,11 +70,12 @@ _PATTERNS: dict[str, str] = {
            r"(roll ?back|roll it back|revert|undo|restart|bounce|kill|recycle|reboot|"
            r"scale|increase|lower|add|set|bump|drain|failover|flush|purge|page|wake|escalate|call|notify|open|"
            r"create|file|assign|silence|mute|ack the|disable|enable|deploy|rerun|merge|turn (on|off)|block|delete|"
-           r"run|cordon)\b|"
+           r"run|cordon|fail ?over|switch over)\b|"
            r"^(请|麻烦|帮忙|帮我|马上|赶紧|立刻|直接|去)?\s*(回滚|回退|撤回|撤销|重启|杀掉|扩容|缩容|静默|屏蔽|呼一下|打电话|叫醒|"
            r"升级给|通知(?!服务|邮件|一下)|建个|建一个|开一个|提个|发布(?!后|和|之后|以后)|刷新|清一下|切一下|重新跑|跑一下|打开|关闭|封掉|删掉|合了)|"
            r"^(请|麻烦|帮忙|帮我|马上|赶紧)?\s*(把|给)[^，,。?？]{1,30}(回滚|回退|扩|缩|改成|改回|调到|设为|切|清|加|"
-           r"发到|静默|屏蔽|建|开一个|提|杀|删|撤|封|全部)|(马上|赶紧|立刻)(回滚|重启|呼)",
+           r"发到|静默|屏蔽|建|开一个|开个|提|杀|删|撤|封|全部|重启|呼|叫)|(马上|赶紧|立刻|现在就)(回滚|重启|呼)|"
+           r"(先|暂时)(静默|屏蔽)|^(给|帮)[^，,。?？]{1,20}(开个|开一个|建个|提个)",
     "greeting": r"^(hi|hello|hey|yo|hiya|howdy|morning|good (morning|afternoon|evening|night)|gm|sup|evening)\b|"
                 r"^(你好|您好|嗨|哈喽|早|晚安|晚上好|下午好|在吗|在不在|大家|有人在)",
     "thanks": r"\b(thanks?|thx|ty|cheers|appreciated?|great|nice|awesome|perfect|good bot|well done|love it|"
@@ -75,12 +85,17 @@ _PATTERNS: dict[str, str] = {
            r"是的|不是|对|我来|我自己)",
     "fyi": r"\b(fyi|heads up|status update|update:|just so you know|resolved|mitigated|false (alarm|positive)|"
            r"never ?mind|all good|closed|finished|done|i rolled back|we'?re good|back to (normal|baseline)|"
-           r"recovered|gone|all green|ignore|update)\b|同步|通知一下|提醒|已恢复|止血|恢复了|好了|没了|忽略|"
+           r"recovered|gone|all green|ignore|update|fine now|looks? (fine|healthy|good)|closing( the)? incident|"
+           r"back (under|below|to)|stopped after)\b|全绿|事故关闭|关掉了|没事了|看着正常|已经正常|"
+           r"同步|通知一下|提醒|已恢复|止血|恢复了|好了|没了|忽略|"
            r"更新:|已经恢复|已解决|停了|关闭|"
            r"误报|算了|正常了|已经解决|已经把|已关闭|已经完成|完成了|进展",
     "help": r"\b(help|^usage|commands?|manual|examples?|how (do|can|should) i|what can you|what should i|"
             r"your (commands|tools|answers)|how does opsbot|what is opsbot|what are you|who are you|do you (have|"
-            r"support|need|speak)|can you (also|read|investigate services)|how long does)\b|帮助|怎么用|你能|你会|你是|"
+            r"support|need|speak|understand|keep)|can you (also|read|investigate services)|how long does|"
+            r"connected to|hooked up|integrat\w*|just the (value|number)|limit on|are you able|"
+            r"(speak|speaks|understand|understands|read|reads) (chinese|english|mandarin))\b|👍|👎|"
+            r"听得懂|懂中文|懂英文|接入|连了哪些|对接|次数限制|怎么让你|怎么在你|拉到|查错|帮助|怎么用|你能|你会|你是|"
             r"你有|使用|命令|例子|怎么看|怎么跟你|怎么问|怎么反馈|怎么发起|怎么重新|支持|opsbot|用法|功能|可以用",
     "concept": r"\b(what is an?|what's an?|what is the difference|difference|explain|how does|how do you compute|"
                r"better|mean|stand for|good default|in general|what does|why (do|would) (we|anyone)|why use|"

@@ -6,7 +6,8 @@ lookup (one query), else the playbook with a note saying why (a `quick_only` que
 diagnosis lane of its own, is handed back instead: see HANDED_BACK); chitchat -> one cheap answer; help -> canned help;
 act (roll back, restart, page...) -> the canned read-only answer.
 The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs last. Never raises: an
-unexpected failure becomes a labelled answer.
+unexpected failure becomes a labelled answer. The canned texts live in replies.py; attempts.py keeps a failed
+attempt's steps and costs under the fallback that replaced it.
 """
 
 from __future__ import annotations
@@ -22,18 +23,26 @@ from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM
 from bot.engine.loop import answer_once, run_agent
 from bot.engine.types import (
-    HANDED_BACK,
     Budget,
     Intent,
     Question,
     StepObserver,
     StopReason,
-    Totals,
     Trace,
     internal_error_trace,
     trace_from_answer,
 )
 from bot.playbook.confirmation import confirmation_from_trace
+from bot.routing.attempts import after_attempt, handed_back, shifted_observer, spent_text
+from bot.routing.replies import (
+    GREETING_ANSWER,
+    HELP_ANSWER,
+    LOOKUP_EMPTY_NOTE,
+    LOOKUP_MODEL_DOWN_NOTE,
+    MODEL_DOWN_NOTE,
+    NO_MODEL_NOTE,
+    READ_ONLY_ANSWER,
+)
 from bot.safety.grounding import mark_unverified
 from bot.safety.inbound import clean_inbound, has_request_text
 from bot.safety.redact import redact, redact_trace
@@ -59,25 +68,6 @@ class Lookup(Protocol):
                  on_miss: Miss | None = None) -> Trace | None: ...
 
 
-HELP_ANSWER = (
-    "I'm opsbot. I investigate production incidents with read-only queries over metrics (Prometheus), logs and "
-    "deploy records, and I show every step I take.\n"
-    "- Ask why something broke: \"why is order p99 high since 15:05?\" / \"order 服务 P99 飙升，帮我排查一下\"\n"
-    "- Ask for one number: \"what is the p99 of order now?\" / \"当前 order 的 QPS 是多少\"\n"
-    "- Follow up in the same thread: \"and what about payment?\"\n"
-    "When a budget stops me early I say so and label the answer partial."
-)
-READ_ONLY_ANSWER = (
-    "I'm read-only: I can't roll back, restart, scale, page anyone or open tickets, so I did nothing. "
-    "I can investigate first and show you the evidence for that decision: ask me, e.g. "
-    "\"why is payment failing since the deploy?\"\n"
-    "我只有只读权限：不能回滚、重启、扩容、呼人或建工单。可以先问我「payment 为什么发布后报错」，我来排查并给出证据。"
-)
-GREETING_ANSWER = "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`."
-NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."
-MODEL_DOWN_NOTE = "The LLM was unavailable, so this is the deterministic playbook's diagnosis (no model involved)."
-LOOKUP_MODEL_DOWN_NOTE = "The LLM was unavailable, so the quick lookup answered without it."
-LOOKUP_EMPTY_NOTE = "The quick lookup got no usable answer from the model, so the full diagnosis ran instead."
 _DEFAULT_INTENT = Intent("diagnose", 0.0, "default", "classifier failed; defaulting to diagnose")
 
 
@@ -163,9 +153,9 @@ class Router:
         if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
             return lookup
         if question.quick_only:
-            return _hand_back(question, lookup, LOOKUP_EMPTY_NOTE)
+            return handed_back(question, lookup, LOOKUP_EMPTY_NOTE)
         log.warning("lookup got no usable answer, running the full diagnosis trace_id=%s", lookup.trace_id)
-        fallback = _after(lookup, self._diagnose(question, _shifted(on_step, len(lookup.steps))))
+        fallback = after_attempt(lookup, self._diagnose(question, shifted_observer(on_step, len(lookup.steps))))
         return replace(fallback, notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
 
     def _quick_lookup(self, question: Question, on_step: StepObserver | None, *, down: Trace | None = None) -> Trace:
@@ -176,20 +166,20 @@ class Router:
         """
         if self.lookup is None:
             if question.quick_only:
-                return _hand_back(question, down, "No quick lookup is configured, so the full diagnosis runs instead.")
+                return handed_back(question, down, "No quick lookup is configured, so the full diagnosis runs instead.")
             return self._fallback_diagnosis(question, on_step, down)
         misses: list[str] = []
         shift = len(down.steps) if down is not None else 0
-        quick = self.lookup(question, self.tools, on_step=_shifted(on_step, shift), on_miss=misses.append)
+        quick = self.lookup(question, self.tools, on_step=shifted_observer(on_step, shift), on_miss=misses.append)
         if quick is not None and down is not None:
-            return replace(_after(down, quick), answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
+            return replace(after_attempt(down, quick), answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
                            notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes))
         if quick is not None:
             return quick
         why = (f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), "
                "so the full diagnosis ran instead.")
         if question.quick_only:
-            return _hand_back(question, down, why)
+            return handed_back(question, down, why)
         log.info("quick lookup missed, running the full diagnosis: %s", why)
         fallback = self._fallback_diagnosis(question, on_step, down)
         return replace(fallback, answer=f"_{why}_\n{fallback.answer}", notes=(why, *fallback.notes))
@@ -211,9 +201,10 @@ class Router:
             log.warning("%s trace_id=%s", note, trace.trace_id)
         else:
             return trace
-        fallback = _after(trace, self._run_playbook(question, _shifted(on_step, len(trace.steps)), note=note))
+        observer = shifted_observer(on_step, len(trace.steps))
+        fallback = after_attempt(trace, self._run_playbook(question, observer, note=note))
         return replace(fallback, notes=(
-            *fallback.notes, *trace.notes, f"model attempt before the playbook: {_spent(trace.totals)}"))
+            *fallback.notes, *trace.notes, f"model attempt before the playbook: {spent_text(trace.totals)}"))
 
     def _unusable_note(self, trace: Trace) -> str:
         model = self.llm.model if self.llm is not None else trace.model
@@ -237,7 +228,7 @@ class Router:
         if trace.stop_reason is StopReason.FINISH:
             return trace
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
-        return replace(_after(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
+        return replace(after_attempt(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
                        model=trace.model)
 
 
@@ -245,34 +236,3 @@ def _confirmed(trace: Trace) -> Trace:
     """The trace with what confirms its cause, from the tools' evidence alone (never from the answer's words)."""
     confirmed_by = confirmation_from_trace(trace)
     return replace(trace, confirmed_by=confirmed_by) if confirmed_by else trace
-
-
-def _hand_back(question: Question, attempt: Trace | None, why: str) -> Trace:
-    """A quick_only question that needs the full diagnosis: the attempt so far (kept on record) and why."""
-    base = attempt or trace_from_answer(question, f"_{why}_", complete=False)
-    return replace(base, complete=False, notes=(*base.notes, f"{HANDED_BACK}{why}"))
-
-
-def _spent(totals: Totals) -> str:
-    return f"{totals.tokens:,} tokens, {totals.elapsed_ms / 1000:.1f} s, {totals.steps} steps"
-
-
-def _after(attempt: Trace, fallback: Trace) -> Trace:
-    """The fallback's trace with the failed attempt kept: its steps first (the fallback's renumbered after them, as
-    `_shifted` showed them live), its time and tokens in the totals. Nothing spent vanishes from the record."""
-    shift = len(attempt.steps)
-    steps = (*attempt.steps, *(replace(step, index=step.index + shift) for step in fallback.steps))
-    a, f = attempt.totals, fallback.totals
-    totals = Totals(steps=len(steps), prompt_tokens=a.prompt_tokens + f.prompt_tokens,
-                    completion_tokens=a.completion_tokens + f.completion_tokens, elapsed_ms=a.elapsed_ms + f.elapsed_ms,
-                    tool_calls=a.tool_calls + f.tool_calls, tool_errors=a.tool_errors + f.tool_errors,
-                    format_errors=a.format_errors + f.format_errors)
-    return replace(fallback, steps=steps, totals=totals)
-
-
-def _shifted(on_step: StepObserver | None, by: int) -> StepObserver | None:
-    """An observer that numbers the fallback's steps after the attempt's (the same numbers `_after` keeps)."""
-    if on_step is None or by == 0:
-        return on_step
-    observer = on_step
-    return lambda step: observer(replace(step, index=step.index + by))

@@ -1,8 +1,9 @@
 """Train the intent classifier: multinomial logistic regression (scikit-learn, newton-cg) over the hashed features.
 
 Training needs the `[train]` extra (scikit-learn, numpy, scipy); serving never imports them. Reproducible: the
-features are deterministic, the solver (lbfgs) is deterministic, and the exported artifact carries no timestamp,
-so the same corpus and options give the same bytes.
+features are deterministic, the solver (newton-cg) is deterministic, and the exported artifact carries no timestamp,
+so the same corpus and options give the same bytes. Every option is chosen by `cross_validate` on the train split
+(`opsbot intent cv`), never on a held-out split.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from bot.routing.augmentation import renamed_copies
 from bot.routing.features import FeatureSpec, features_from_text
 from bot.routing.model import IntentModel
-from bot.routing.scorecard import ROUTES, Example
+from bot.routing.scorecard import ROUTES, Example, Scorecard
 
 log = logging.getLogger(__name__)
 
@@ -26,12 +27,14 @@ log = logging.getLogger(__name__)
 class TrainOptions:
     """The knobs, chosen by cross-validation on the train split only (see `cross_validate`)."""
 
-    c: float = 40.0  # inverse L2 strength
+    c: float = 80.0  # inverse L2 strength
     balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
     seed: int = 12
     min_weight: float = 0.0  # prune buckets whose largest |weight| is below this (smaller artifact)
     renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
     diagnose_weight: float = 1.5  # on top of `balanced`: a missed diagnosis costs more than a needless one
+    # the decision threshold: added to diagnose's bias (log-odds), so it trades missed diagnoses for needless ones
+    diagnose_shift: float = 0.3
     spec: FeatureSpec = field(default_factory=FeatureSpec)
 
 
@@ -56,7 +59,9 @@ def train_model(examples: Sequence[Example], options: TrainOptions = TrainOption
             weights[bucket] = row
     meta = _meta(usable, options)
     log.info("trained intent model on %d examples, %d of %d buckets kept", len(usable), len(weights), len(columns))
-    return IntentModel(routes, options.spec, [float(fitted.intercept_[k]) for k in order], weights, meta=meta)
+    bias = [float(fitted.intercept_[k]) + (options.diagnose_shift if route == "diagnose" else 0.0)
+            for k, route in zip(order, routes, strict=True)]
+    return IntentModel(routes, options.spec, bias, weights, meta=meta)
 
 
 def _class_weights(labels: Sequence[int], routes: Sequence[str], options: TrainOptions) -> dict[int, float]:
@@ -89,19 +94,20 @@ def _meta(examples: Sequence[Example], options: TrainOptions) -> dict[str, Any]:
     digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in examples).encode("utf-8")).hexdigest()
     return {"trained_on": len(examples), "corpus_sha256": digest[:16], "c": options.c, "balanced": options.balanced,
             "seed": options.seed, "renamed_copies": options.renamed_copies,
-            "diagnose_weight": options.diagnose_weight}
+            "diagnose_weight": options.diagnose_weight, "diagnose_shift": options.diagnose_shift}
 
 
-def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: int = 5) -> float:
-    """Accuracy of k-fold cross-validation on `examples` (the train split), to choose options without the
-    held-out split. Folds are assigned round-robin per route, so each fold keeps the route mix."""
-    by_route: dict[str, list[Example]] = {}
-    for example in examples:
-        by_route.setdefault(example.route, []).append(example)
-    fold_of = {id(e): i % folds for group in by_route.values() for i, e in enumerate(group)}
-    hits = 0
+def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: int = 5) -> Scorecard:
+    """k-fold cross-validation on `examples` (the train split), to choose options without any held-out split: each
+    message predicted by the model that did not learn from it. Folds are assigned round-robin within each route and
+    language, in corpus order, so each fold keeps the mix and the same corpus always gives the same folds."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, example in enumerate(examples):
+        groups.setdefault((example.route, example.lang), []).append(i)
+    fold_of = {i: n % folds for members in groups.values() for n, i in enumerate(members)}
+    predicted = [""] * len(examples)
     for fold in range(folds):
-        model = train_model([e for e in examples if fold_of[id(e)] != fold], options)
-        tested = [e for e in examples if fold_of[id(e)] == fold]
-        hits += sum(model.scores(e.text).route == e.route for e in tested)
-    return hits / len(examples)
+        model = train_model([e for i, e in enumerate(examples) if fold_of[i] != fold], options)
+        for i in (i for i in range(len(examples)) if fold_of[i] == fold):
+            predicted[i] = model.scores(examples[i].text).route
+    return Scorecard(tuple(examples), tuple(predicted))
