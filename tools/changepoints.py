@@ -28,10 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tools.dailycurve import daily_design, without_daily
+
+if TYPE_CHECKING:  # numpy (~0.1 s, ~18 MB) loads with the first series analysed, not at start-up
+    import numpy as np
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
@@ -56,11 +58,13 @@ class ChangePoint:
 
 def log_values(values: Sequence[float]) -> np.ndarray:
     """log(value + log_shift(values)): ratios become distances, and zeros stay finite."""
+    import numpy as np
     return np.log(np.asarray(values, dtype=float) + log_shift(values))
 
 
 def log_shift(values: Sequence[float]) -> float:
     """What log_values adds before the log: 1 % of the 90th percentile (less any negative minimum)."""
+    import numpy as np
     raw = np.asarray(values, dtype=float)
     low = min(0.0, float(raw.min()))
     top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
@@ -69,6 +73,7 @@ def log_shift(values: Sequence[float]) -> float:
 
 def rolling_median(logs: np.ndarray, half: int) -> np.ndarray:
     """The median of each point and `half` points either side (mirrored at the ends)."""
+    import numpy as np
     half = min(half, len(logs) - 1)
     padded = np.pad(logs, half, mode="reflect")  # mirrored ends: the median still sees only this series' values
     return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1))
@@ -76,6 +81,7 @@ def rolling_median(logs: np.ndarray, half: int) -> np.ndarray:
 
 def noise_sigma(logs: np.ndarray) -> float:
     """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
+    import numpy as np
     if len(logs) < 3:
         return MIN_NOISE
     diffs = np.diff(logs)
@@ -116,6 +122,7 @@ def detect_changes(
 def _best_split(logs: np.ndarray, i: int, reach: int) -> int:
     """The least-squares single split within `reach` of `i`: a break the segmentation put at the edge of a
     nearby slow segment ties with the true step on its medians, so its place is settled locally."""
+    import numpy as np
     lo, hi = max(0, i - reach), min(len(logs), i + reach)
     part = logs[lo:hi]
     n = len(part)
@@ -131,6 +138,7 @@ def _best_split(logs: np.ndarray, i: int, reach: int) -> int:
 def _earliest_crossing(logs: np.ndarray, i: int, reach: int) -> int:
     """The first index, at most `reach` before `i`, from which the series is past the midway level for
     MIN_SIDE_POINTS points: least squares splits a ramp (a rate() window) in its middle, an operator wants its start."""
+    import numpy as np
     before, after = np.median(logs[max(0, i - reach) : i]), np.median(logs[i : i + reach])
     mid, up = (before + after) / 2, after > before
     for j in range(max(1, i - reach), i):
@@ -143,6 +151,7 @@ def _shift_score(
     logs: np.ndarray, values: Sequence[float], i: int, sigma: float, min_ratio: float, floor: float
 ) -> float:
     """How many standard errors the medians either side of `i` differ by; 0 when the shift does not count."""
+    import numpy as np
     before, after = logs[max(0, i - SIDE_POINTS) : i], logs[i : i + SIDE_POINTS]
     if len(before) < MIN_SIDE_POINTS or len(after) < MIN_SIDE_POINTS:
         return 0.0
@@ -186,6 +195,7 @@ def detect_spikes(
 ) -> list[Spike]:
     """Spikes in time order: runs of at least MIN_SPIKE_POINTS points clearly above the local level,
     peaking at least `min_ratio`x above it, that came back down inside the window."""
+    import numpy as np
     n = len(values)
     if n < MIN_SPIKE_POINTS + 2:
         return []
@@ -229,6 +239,7 @@ def _spike(
     band: float,
 ) -> Spike | None:
     """The run as a Spike, if the points after it are back near the level before it (else it is a level shift)."""
+    import numpy as np
     first, last = run
     before_logs, after_logs = logs[max(0, first - window) : first], logs[last + 1 : last + 1 + window]
     if len(after_logs) == 0 or abs(float(np.median(after_logs) - np.median(before_logs))) > band:

@@ -29,11 +29,10 @@ MAX_SUSPECTS = 6
 SIGNATURE_SERVICES = 8  # the nearest services whose logs are compared before and after the onset
 
 _DOC = """\
-Find every change around a symptom's onset and rank the suspects. One call does what an SRE does first:
-it finds the onset in the service's metrics (say so when the user's time is off), looks back minutes for a \
-step or hours for a leak or sawtooth, and gathers the deploys of the service and of every service within two \
-hops (callers and callees), traffic surges in the other callers of a dependency that degraded, and log \
-signatures that are new after the onset. Use it after the first query_metrics, before reading diffs one by one.
+Every change around a symptom's onset, suspects ranked: the onset in the service's metrics (it says when the \
+user's time is off), deploys of the service and of services within two hops, traffic surges in other callers \
+of a degraded dependency, log signatures new after the onset.
+Use it after the first query_metrics, before reading diffs one by one.
 Legal values:
 - service: the service the user asks about
 - around: the time the user named, ISO 8601 UTC ("2026-11-28T15:05Z") or HH:MM; empty = the last 6 hours

@@ -15,10 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from statistics import median
 from string import Template
-from typing import Any
-
-import requests
-from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
@@ -26,6 +23,9 @@ from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 from tools.trends import detect_sawtooth, detect_trends
+
+if TYPE_CHECKING:  # requests and the Prometheus client load with the first query (~0.1 s of imports)
+    from prometheus_api_client import PrometheusConnect
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +168,9 @@ class MetricsTools:
         return choice_or_error(service, self.known_services(), "service", "Prometheus")
 
     def _call(self, request: Callable[[], Any]) -> Any:
+        import requests
+        from prometheus_api_client import PrometheusApiClientException
+
         try:
             return request()
         except requests.RequestException as exc:
@@ -187,9 +190,8 @@ Legal values:
 {metrics}
 - service: a Prometheus label value (list_services lists them)
 - range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
-Returns ~10 lines: the PromQL; min, median, max, last; "change:" (level shift: time, before -> after, xN), \
-"spike:" (went back), "trend:" (still climbing, %/h) and "sawtooth:" (repeated drops) lines; 12 averaged points \
-of at most {max_points}."""
+Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
+"trend:" (still climbing) and "sawtooth:" (repeated drops) lines; 12 averaged points of at most {max_points}."""
 
 
 _LIST_SERVICES_DOC = """\

@@ -21,11 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tools.changepoints import log_shift, log_values, noise_sigma
 from tools.dailycurve import daily_design, daily_sse
+
+if TYPE_CHECKING:  # numpy (~0.1 s, ~18 MB) loads with the first series analysed, not at start-up
+    import numpy as np
 
 MIN_TREND_POINTS = 12
 T_TREND = 8.0  # the slope must be this many standard errors from zero
@@ -56,6 +58,7 @@ class Sawtooth:
 
 def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_ratio: float = 1.5) -> list[Trend]:
     """The trend that runs to the window's end, as a one-item list; [] when there is none."""
+    import numpy as np
     n = len(values)
     if n < 2 * MIN_TREND_POINTS:
         return []
@@ -82,6 +85,7 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
 
 def _best_hinge(logs: np.ndarray, starts: range) -> tuple[int, float, float]:
     """(start, level, slope) of the least-squares fit flat up to `start`, a line after it, over every start."""
+    import numpy as np
     x = np.arange(len(logs), dtype=float)
     ramps = np.maximum(0.0, x[None, :] - np.asarray(starts, dtype=float)[:, None])  # one row per start
     centred = ramps - ramps.mean(axis=1, keepdims=True)
@@ -94,6 +98,7 @@ def _best_hinge(logs: np.ndarray, starts: range) -> tuple[int, float, float]:
 
 def _step_sse(logs: np.ndarray) -> float:
     """The residual sum of squares of the best single step (two flat parts, 3+ points each) over `logs`."""
+    import numpy as np
     n = len(logs)
     if n < 6:
         return float(np.sum((logs - logs.mean()) ** 2))
@@ -106,6 +111,7 @@ def _step_sse(logs: np.ndarray) -> float:
 
 def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawtooth | None:
     """Repeated climbs that drop back sharply (restarts), or None."""
+    import numpy as np
     n = len(values)
     k = max(3, min(8, n // 36))
     if n < 4 * k:
@@ -133,6 +139,7 @@ def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawto
 
 def _climbed(logs: np.ndarray, start: int, end: int, k: int, gate: float) -> bool:
     """Whether the tooth from `start` to the drop at `end` rose by about as much as the drop."""
+    import numpy as np
     if end - start < 2 * k:
         return False
     return float(np.median(logs[end - k : end]) - np.median(logs[start : start + k])) > 0.6 * gate

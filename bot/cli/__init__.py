@@ -10,17 +10,17 @@ use, so `--help`, `parse` and `classify` without a model stay quick (tests/cli/t
 from __future__ import annotations
 
 import logging
-import os
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bot.cli.commands import CONTEXT_SETTINGS, HELP_ONLY, LazyGroup
+from bot.cli.plainenv import gate_is_default, log_level_name
 
-# Commands that read no setting: their log level comes from OPSBOT_LOG_LEVEL (environment or ./.env) without
-# loading Settings (pydantic-settings is ~0.1 s of imports).
+# Commands that read no setting (`classify` when nothing about the model or the gate is set): their log level comes
+# from OPSBOT_LOG_LEVEL (environment or ./.env) without loading Settings (pydantic-settings is ~0.3 s of imports).
 NEEDS_NO_SETTINGS = frozenset({"parse"})
+NEEDS_NO_SETTINGS_BY_DEFAULT = frozenset({"classify"})
 
 # Plain click-style help: typer's Rich panels (rich_markup_mode="rich", the default when Rich is installed) tag
 # every row with its type, `--help <bool>` included. Up to 120 columns wide, so wide terminals show whole summaries.
@@ -41,7 +41,9 @@ def _setup(
 ) -> None:
     if ctx.meta.get(HELP_ONLY):  # `opsbot diagnose --help`: the command only prints its help, nothing to set up
         return
-    name = log_level_name() if ctx.invoked_subcommand in NEEDS_NO_SETTINGS else _settings_log_level()
+    plain = ctx.invoked_subcommand in NEEDS_NO_SETTINGS or (
+        ctx.invoked_subcommand in NEEDS_NO_SETTINGS_BY_DEFAULT and gate_is_default())
+    name = log_level_name() if plain else _settings_log_level()
     level = logging.DEBUG if verbose else getattr(logging, name.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if ctx.invoked_subcommand not in NEEDS_NO_SETTINGS:
@@ -61,22 +63,6 @@ def _settings_log_level() -> str:
         for line in settings_problems(exc):
             typer.echo(f"opsbot: bad setting {line}", err=True)
         raise typer.Exit(2) from exc
-
-
-def log_level_name(env_file: Path = Path(".env")) -> str:
-    """OPSBOT_LOG_LEVEL as Settings would read it (the environment first, then ./.env), without loading Settings."""
-    found = [value for key, value in os.environ.items() if key.upper() == "OPSBOT_LOG_LEVEL" and value]
-    if found:
-        return found[0]
-    try:
-        lines = env_file.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return "INFO"
-    for line in lines:
-        key, _, value = line.strip().removeprefix("export ").partition("=")
-        if key.strip().upper() == "OPSBOT_LOG_LEVEL":
-            return value.split(" #")[0].strip().strip("\"'") or "INFO"
-    return "INFO"
 
 
 def main() -> None:

@@ -3,6 +3,10 @@
 `opsbot --help` lists the table's summaries (tests/cli/test_command_table.py keeps them equal to the commands' own
 help), so it imports no command module; `opsbot parse` imports bot.cli.inspection alone. A command is built the
 way typer builds it (its options, its help), inside a throwaway app that carries the root's help settings.
+
+Typer (0.2x) checks every option value through a pydantic TypeAdapter, which imports pydantic (~0.1 s) even for
+`opsbot parse`; str, bool and list[str] values are already what click read, so they are passed through as typer's
+adapter would return them (as is; repeated values as a list) and pydantic loads only for the other types.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import Any
 import typer
 from typer import _click
 from typer._click.utils import make_default_short_help
-from typer.core import TyperGroup
+from typer._coercion import RuntimeParam, build_runtime_param
+from typer.core import TyperCommand, TyperGroup, _TyperParameter
 
 CONTEXT_SETTINGS: dict[str, Any] = {"max_content_width": 120}
 HELP_ONLY = "opsbot.help_only"  # ctx.meta key: the command line only asks for a command's help
@@ -68,13 +73,47 @@ def command_from_target(name: str, target: Any) -> _click.Command:
     if isinstance(target, typer.Typer):
         holder.add_typer(target, name=name)
     else:
-        holder.command(name)(target)
+        holder.command(name, cls=TextCommand)(target)
     group = typer.main.get_group(holder)
-    return group.commands[name]
+    command = group.commands[name]
+    for sub in getattr(command, "commands", {}).values():  # a group's commands: their own options (not --help)
+        pass_text_through(sub.params)
+    return command
+
+
+class TextParam(RuntimeParam):
+    """A str, bool or list[str] parameter's value as typer's pydantic adapter returns it, without pydantic."""
+
+    def _coerce_value(self, value: Any, param: _TyperParameter, ctx: _click.Context) -> Any:
+        if self.annotation in (str, bool) and isinstance(value, self.annotation):
+            return value
+        if isinstance(value, (list, tuple)) and self.annotation == list[str] and all(
+                isinstance(item, str) for item in value):
+            return list(value)
+        return build_runtime_param(param.type_descriptor)._coerce_value(value, param=param, ctx=ctx)  # typer's way
+
+
+def pass_text_through(params: list[_click.Parameter]) -> list[_click.Parameter]:
+    """Give every str, bool and list[str] parameter among `params` a TextParam (once)."""
+    for param in params:
+        if isinstance(param, _TyperParameter) and param._runtime_param is None and (
+                param.type_descriptor.annotation in (str, bool, list[str])):
+            param._runtime_param = TextParam(param.type_descriptor.parameter_info, param.type_descriptor.annotation)
+    return params
+
+
+class TextCommand(TyperCommand):
+    """A command whose text options, --help included, skip typer's pydantic check (see TextParam)."""
+
+    def get_params(self, ctx: _click.Context) -> list[_click.Parameter]:
+        return pass_text_through(super().get_params(ctx))
 
 
 class LazyGroup(TyperGroup):
     """The root group: commands come from TABLE, built on first use; help lists the table's summaries."""
+
+    def get_params(self, ctx: _click.Context) -> list[_click.Parameter]:
+        return pass_text_through(super().get_params(ctx))
 
     def list_commands(self, ctx: _click.Context) -> list[str]:
         return [*TABLE, *(name for name in self.commands if name not in TABLE)]

@@ -8,8 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.engine.text.parser import parse_reply, parsed_to_dict
-
 
 def parse_command(
     jsonl: Annotated[
@@ -20,6 +18,8 @@ def parse_command(
     ] = None,
 ) -> None:
     """Show how opsbot reads a raw model output from stdin: the action, the final answer, or the format error."""
+    from bot.engine.text.parser import parse_reply, parsed_to_dict  # the reader, for `parse` only (not `classify`)
+
     tools = tool or []
     if not jsonl:
         typer.echo(json.dumps(parsed_to_dict(parse_reply(sys.stdin.read(), tools)), ensure_ascii=False))
@@ -31,6 +31,8 @@ def parse_command(
 
 def _parse_jsonl_line(line: str, number: int, tools: list[str]) -> dict[str, Any]:
     """A bad input line still gives one output line, so results stay aligned with the input."""
+    from bot.engine.text.parser import parse_reply, parsed_to_dict
+
     reply = _json_string(line)
     if reply is None:
         return {"kind": "error", "message": f"input line {number} is not a JSON string"}
@@ -46,9 +48,11 @@ def classify_command(
     """Show how the intent gate routes a message: route, probability (confidence), tier
     (rules/classifier/model/default) and reason."""
     from bot import wiring
+    from bot.cli.plainenv import gate_is_default
     from bot.routing.intent import intent_to_dict
 
-    classifier = wiring.build_classifier(wiring.load_settings())
+    default = gate_is_default()  # nothing set about the model or the gate: no Settings to load
+    classifier = wiring.build_default_classifier() if default else wiring.build_classifier(wiring.load_settings())
     if not jsonl:
         typer.echo(json.dumps(intent_to_dict(classifier(text)), ensure_ascii=False))
         return

@@ -27,6 +27,7 @@ Message = dict[str, Any]
 _GIST_CHARS = 200
 _PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
 _MIN_OBSERVATION_CHARS = 600
+_WHOLE_MINUTE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:00Z")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class ContextLimits:
     """How much history the model sees: observation size and how many steps stay verbatim."""
 
     max_observation_chars: int = 2_500
-    keep_recent_steps: int = 3
+    keep_recent_steps: int = 2
     digest_read_observations: bool = True  # kept observations older than the newest: evidence lines only
 
 
@@ -154,6 +155,8 @@ def _compact_call_text(step: Step) -> str:
 
 
 def _plain_value(value: Any) -> str:
+    if isinstance(value, str) and _WHOLE_MINUTE.fullmatch(value):  # 2026-11-30T14:05:00Z -> 2026-11-30T14:05Z
+        value = value[:-4] + "Z"
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text[1:-1] if isinstance(value, str) and _PLAIN_VALUE.fullmatch(value) else text
 
@@ -174,6 +177,23 @@ def _digested(observation: str) -> str:
 def tool_catalogue(tools: Toolbox) -> str:
     """Each tool once: name, description, and one line per argument (type, default, legal values, meaning)."""
     return "\n\n".join(f"### {spec.name}\n{spec.description}\n{arguments_text(spec.parameters)}" for spec in tools)
+
+
+def tool_schemas(tools: Toolbox) -> list[dict[str, Any]]:
+    """The `tools=` entries as sent: each tool's schema without what tells the model nothing (an empty default,
+    `additionalProperties: false`: the arguments are checked against the full schema when the tool is called)."""
+    return [_lean_schema(spec.to_openai()) for spec in tools]
+
+
+def _lean_schema(entry: dict[str, Any]) -> dict[str, Any]:
+    parameters = {k: v for k, v in entry["function"]["parameters"].items() if (k, v) != ("additionalProperties", False)}
+    if isinstance(parameters.get("properties"), dict):
+        parameters["properties"] = {
+            name: {k: v for k, v in prop.items() if not (k == "default" and v in ("", None))}
+            if isinstance(prop, dict) else prop
+            for name, prop in parameters["properties"].items()
+        }
+    return {**entry, "function": {**entry["function"], "parameters": parameters}}
 
 
 def arguments_text(schema: Mapping[str, Any]) -> str:

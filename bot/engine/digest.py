@@ -6,7 +6,8 @@ filter keeps what a diagnosis cites and drops what it was read from:
   and the series go);
 - logs: the `matched N lines · by level` counts and the top error signatures with their counts and times, plus
   one example line each (its concrete values); stack frames and the newest raw lines go;
-- deploys: one line per deploy record (time, service/version, author, summary);
+- deploys: one line per deploy record (time, service/version, author, summary), and per commit of a git log
+  (as payloads.py rewrites one);
 - diffs: the deploy header and the changed lines (`-`/`+`), not context lines or file headers.
 Raw output in no known form has its repeated lines folded (as the logs tool does at the source), or else keeps
 its head and tail (context.truncate_observation), with a marker either way: nothing goes silently. The Trace
@@ -23,8 +24,10 @@ _SPIKE = re.compile(r"^spike: ")  # a peak that came and went: what a recovered 
 _TREND = re.compile(r"^(trend|sawtooth): ")  # a climb still going (a leak), or climbs that drop back (restarts)
 _COUNTS = re.compile(r"^matched [\d,]+ lines")
 _SIGNATURE = re.compile(r"^\d+\. [\d,]+x ")
+_SUSPECT = re.compile(r"^\d+\. .+? \(score [\d.]+\): ")  # find_changes' ranked suspects, best first
 _EXAMPLE = re.compile(r"^example: ")
 _DEPLOY = re.compile(r"^\d{4}-\d\d-\d\dT[\d:]+Z \S+/\S+ ")
+_GIT_COMMIT = re.compile(r"^commit [0-9a-f]{7,} \d{4}-")  # a git log commit as payloads.py rewrites it
 _DIFF_HEADER = re.compile(r"^deploy \S+/\S+ at ")
 _DIFF_CHANGE = re.compile(r"^[-+](?![-+]{2} )\s*\S")  # a changed line, not a `---`/`+++` file header
 _DIFF_FILE = re.compile(r"^diff --git a/\S+ b/(\S+)")
@@ -34,9 +37,13 @@ _NAMED_VALUE = re.compile(r"^[-+]\s*(?:-\s*)?(?:value|valueFrom)\s*:")
 _DOC_FILE = re.compile(r"(^|/)(CHANGELOG|CHANGES|HISTORY|README)[^/]*$|\.(md|rst|txt)$", re.IGNORECASE)
 _SETTING = re.compile(r"^(?P<sign>[-+]) (?P<key>[\w.\-\[\]\"']+)\s*[:=]\s*(?P<value>.*)$")
 _STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
-_EVIDENCE = (_STATS, _CHANGE, _SPIKE, _TREND, _COUNTS, _SIGNATURE, _DEPLOY, _DIFF_HEADER, _STATUS)
+_EVIDENCE = (
+    _STATS, _CHANGE, _SPIKE, _TREND, _COUNTS, _SIGNATURE, _SUSPECT, _DEPLOY, _GIT_COMMIT, _DIFF_HEADER, _STATUS
+)
 # What a one-line gist prefers, in order: the finding itself before the context around it.
-_GIST_ORDER = (_SPIKE, _CHANGE, _TREND, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _STATUS, _COUNTS, _STATS)
+_GIST_ORDER = (
+    _SUSPECT, _SPIKE, _CHANGE, _TREND, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _GIT_COMMIT, _STATUS, _COUNTS, _STATS
+)
 _VARYING = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8,}|\d+(?:[.,:]\d+)*", re.IGNORECASE)  # numbers, ids, hex, times
 _MIN_FOLD = 3  # fold a group from this many lines: two alike lines are cheaper kept than summarised
 _EXAMPLE_CHARS = 220
@@ -145,9 +152,9 @@ def _paired_changes(lines: list[str]) -> list[str]:
 
 def _finding(line: str) -> str:
     """A line reworded for the gist: signatures lose their list number, deploys their file list."""
-    if _SIGNATURE.match(line):
+    if _SIGNATURE.match(line) or _SUSPECT.match(line):
         return re.sub(r"^\d+\. ", "", line)
-    return line.split("; files: ")[0] if _DEPLOY.match(line) else line
+    return line.split("; files: ")[0] if _DEPLOY.match(line) or _GIT_COMMIT.match(line) else line
 
 
 def _list_entry_name(lines: list[str], index: int) -> tuple[int, str] | None:

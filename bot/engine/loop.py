@@ -12,7 +12,7 @@ import time
 from typing import Literal
 
 from bot.engine.conclusion import answer_from_observations, conclude, partial_label
-from bot.engine.context import ContextLimits, call_text, fence_observation, question_text
+from bot.engine.context import ContextLimits, call_text, fence_observation, question_text, tool_schemas
 from bot.engine.execution import Executed, execute_calls
 from bot.engine.guards import gate_after_step, gate_before_call
 from bot.engine.llm import LLM, LLMReply
@@ -159,7 +159,7 @@ def answer_once(
                 {"role": "user", "content": question_text(question)}]
     try:
         started = time.monotonic()
-        specs = [spec.to_openai() for spec in tools] if allow_tool and len(tools) else None
+        specs = tool_schemas(tools) if allow_tool and len(tools) else None
         reply = llm.complete(messages, tools=specs, role="cheap", timeout_s=llm_timeout_s)
         if specs and reply.tool_calls:
             messages = _with_lookup(run, reply, tools, messages, started, tool_timeout_s)

@@ -5,10 +5,13 @@ a plugged-in toolset, a prototype) may return the backend's body: Prometheus `qu
 is a `[timestamp, "value"]` pair and costs about 12 tokens, or an Elasticsearch `_search` response, where every hit
 repeats its index, id, score and field names. Both are rewritten at render time:
 - Prometheus (matrix): per series its labels, the `min · median · max · last` line, the largest level shift as a
-  `change:` line, and a dozen evenly spaced points; a vector is one line per series; an error stays one line;
+  `change:` line, and about eight evenly spaced points (three digits: the shape); a vector is one line per
+  series; an error stays one line;
 - Elasticsearch: the total, then the hits grouped by level, service and message alike but for numbers and ids, as
-  the logs tool's signatures (`1. 7x ERROR order <message> (first … last)`), biggest group first, with one
-  `example:` line of the other fields (a field that differs within the group shows how many values it took).
+  the logs tool's signatures (`1. 7x ERROR order <message> (first … last)`, whole seconds), biggest group first,
+  with one `example:` line of the other fields (a field that differs within the group shows how many values it
+  took; one that differs on every hit, an id, is left out);
+- git: `git log` and `git show` output, by bot/engine/gittext.py.
 Anything else is left alone (None). The Trace keeps the raw body: this only shapes what the model is sent.
 """
 
@@ -17,27 +20,30 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.engine.digest import masked
+from bot.engine.gittext import text_from_git
 
 _MAX_SERIES = 8
-_SAMPLE_POINTS = 12
+_SAMPLE_POINTS = 8  # the shape; the statistics and the change line carry the numbers a diagnosis cites
 _MAX_FIELD_CHARS = 160
 _MIN_SHIFT_SIGMAS = 3.0  # a level shift is reported when it stands this far above the noise on either side
 _MIN_SHIFT_RATIO = 0.2  # ... and moves the level by at least this share
 _TIME_KEYS = ("@timestamp", "timestamp")
+_MILLIS = re.compile(r"(?<=:\d\d)\.\d+(?=Z|[+-]\d\d:?\d\d$|$)")
 _SIGNATURE_KEYS = ("level", "service", "message")
 
 
 @functools.lru_cache(maxsize=64)
 def text_from_payload(observation: str) -> str | None:
-    """Compact lines for a raw Prometheus or Elasticsearch JSON body; None for anything else."""
+    """Compact lines for a raw Prometheus or Elasticsearch JSON body or git output (gittext.py); else None."""
     if not observation.lstrip().startswith("{"):
-        return None
+        return text_from_git(observation) if observation.startswith(("commit ", "tag ")) else None
     try:
         body = json.loads(observation)
     except ValueError:
@@ -77,19 +83,21 @@ def _span(result: Sequence[Mapping[str, Any]]) -> str:
     stamps = [float(p[0]) for s in result for p in s.get("values", ())[:1] + s.get("values", ())[-1:]]
     if not stamps:
         return ""
-    return f", {_clock(min(stamps), date=True)} to {_clock(max(stamps), date=True)} UTC"
+    first, last = _clock(min(stamps), date=True), _clock(max(stamps), date=True)
+    same_day = first[:10] == last[:10]
+    return f", {first} to {last[11:] if same_day else last} UTC"
 
 
 def _series_lines(series: Mapping[str, Any]) -> list[str]:
     points = [(float(t), _float(v)) for t, v in series.get("values", ())]
     values = [v for _, v in points if not math.isnan(v)]
-    head = f"series {_labels(series)}: {len(points)} points"
+    head = f"series {_labels(series)}: {len(points)} points" if series.get("metric") else f"{len(points)} points"
     if not values:
         return [f"{head}, all NaN"]
     stats = (f"min {_number(min(values))} · median {_number(statistics.median(values))} · "
              f"max {_number(max(values))} · last {_number(values[-1])}")
     step = max(1, len(points) // _SAMPLE_POINTS)
-    sample = ", ".join(f"{_clock(t)} {_number(v)}" for t, v in points[::step])
+    sample = ", ".join(f"{_clock(t)} {_number(v, digits=3)}" for t, v in points[::step])
     return [head, stats, *_shift_line(points), f"points: {sample}"]
 
 
@@ -141,17 +149,27 @@ def _signature(source: Mapping[str, Any]) -> str:
 def _group_lines(number: int, members: Sequence[Mapping[str, Any]]) -> list[str]:
     """`N. COUNTx signature (first … last)` and an `example:` line with the group's other fields."""
     times = sorted(str(m[key]) for m in members for key in _TIME_KEYS if m.get(key))
-    span = f" ({times[0]} … {times[-1]})" if len(times) > 1 else f" ({times[0]})" if times else ""
-    head = f"{number}. {len(members)}x {_signature(members[0])}{span}"
+    head = f"{number}. {len(members)}x {_signature(members[0])}{_span_text(times)}"
     keys = dict.fromkeys(k for m in members for k in m if k not in _TIME_KEYS + _SIGNATURE_KEYS)
     fields = []
     for key in keys:
         values = {_field(m[key]) for m in members if m.get(key) not in (None, "")}
         if len(values) == 1:
             fields.append(f"{key}={values.pop()}")
-        elif values:
+        elif 1 < len(values) < len(members):  # one value per hit is an id (trace, request): it says nothing here
             fields.append(f"{key}=({len(values)} values)")
     return [head, f"   example: {' '.join(fields)}"] if fields else [head]
+
+
+def _span_text(times: Sequence[str]) -> str:
+    """` (2026-11-30T15:33:41Z … 15:34:56Z)`: whole seconds, the date once when both ends share it."""
+    if not times:
+        return ""
+    first, last = (_MILLIS.sub("", t) for t in (times[0], times[-1]))
+    if first == last:
+        return f" ({first})"
+    day = first.partition("T")[0]
+    return f" ({first} … {last.removeprefix(day + 'T') if day and last.startswith(day + 'T') else last})"
 
 
 def _field(value: Any) -> str:
@@ -174,9 +192,9 @@ def _float(value: Any) -> float:
         return math.nan
 
 
-def _number(value: Any) -> str:
+def _number(value: Any, digits: int = 4) -> str:
     number = _float(value)
-    return "NaN" if math.isnan(number) else f"{number:.4g}"
+    return "NaN" if math.isnan(number) else f"{number:.{digits}g}"
 
 
 def _clock(stamp: float, *, date: bool = False) -> str:

@@ -21,6 +21,7 @@ from bot.engine.context import (
     budget_note,
     render_messages,
     tool_catalogue,
+    tool_schemas,
 )
 from bot.engine.llm import UNPARSED_ARGS_KEY, LLMReply
 from bot.engine.prompts import load_prompt
@@ -83,11 +84,14 @@ class NativeProtocol:
     def request(
         self, question: Question, exchanges: Sequence[Exchange], tools: Toolbox, budget: Budget, limits: ContextLimits
     ) -> LLMRequest:
-        """System prompt, history and budget note; the tools go in `tools=`, so the prompt does not repeat them."""
-        system = load_prompt("react_native", max_steps=budget.max_steps)
+        """System prompt, history and budget note; the tools go in `tools=`, so the prompt does not repeat them.
+
+        The last step offers the tools too: a model that still calls one there is not done, and the run ends in a
+        conclusion labelled partial rather than in an answer it was made to give."""
+        system = load_prompt("react_native")  # the step budget is in the note on every turn
         note = budget_note(_steps_in(exchanges), budget)
         messages = render_messages(system, question, exchanges, limits, note)
-        return LLMRequest(messages, tools=[spec.to_openai() for spec in tools])
+        return LLMRequest(messages, tools=tool_schemas(tools))
 
     def decision_from_reply(self, reply: LLMReply, tools: Toolbox, step_index: int) -> Decision:
         """Tool calls -> Act (ids filled in when the server sent none); plain content -> Finish."""
@@ -204,7 +208,8 @@ def _steps_in(exchanges: Sequence[Exchange]) -> int:
 
 
 def _call_to_openai(call: ToolCall) -> dict[str, Any]:
-    arguments = call.args.get(UNPARSED_ARGS_KEY) or json.dumps(dict(call.args), ensure_ascii=False)
+    arguments = call.args.get(UNPARSED_ARGS_KEY) or json.dumps(dict(call.args), ensure_ascii=False,
+                                                                separators=(",", ":"))
     return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
 
 

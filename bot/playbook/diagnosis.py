@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
-from bot.playbook.evidence import listed_services_from_text, moment_from_question, service_from_text
+from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
 from bot.playbook.probes import (
@@ -32,6 +32,7 @@ from bot.playbook.probes import (
     check_onset,
     iso_from_moment,
 )
+from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_pods, check_runbooks
 from bot.playbook.verdict import conclusion_from_findings
@@ -39,9 +40,6 @@ from tools.base import Toolbox
 
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
 DEFAULT_RANGE = "24h"
-MAX_DOWNSTREAM_DEPTH = 3
-MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
-DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency
 _CLOCK_RX = re.compile(r"\b\d{1,2}:\d{2}\b")  # only a clock time is precise enough to correct
 
 
@@ -119,12 +117,12 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         return
     if not any(role in findings.roles for role in GOLDEN_ROLES):
         return  # the conclusion names the roles that are not configured
-    services = _known_services(run, text, topology)
+    services = known_services(run, text, topology)
     named = [s for s in services if service_from_text(text, [s])]
     if len(named) > 1:  # "stock fails, warehouse-api says it is fine": the one whose metrics changed is asked about
-        target = _entry_service(run, findings, named, topology, why="The question names several services")
+        target = entry_service(run, findings, named, topology, why="The question names several services")
     else:
-        target = named[0] if named else _entry_service(run, findings, services, topology)
+        target = named[0] if named else entry_service(run, findings, services, topology)
     if target is None:
         return
     findings.service = target
@@ -134,7 +132,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     if first is not None:
         check_deploys(run, findings, target, first)
     check_logs(run, findings, target, first)
-    path = _follow_downstream(run, findings, topology, target)
+    path = follow_downstream(run, findings, topology, target)
     for service in path[:-1]:  # every changed service on the way down may have been deployed
         if findings.deploy is None and (changed := findings.first_change(service)) is not None:
             check_deploys(run, findings, service, changed)
@@ -166,15 +164,6 @@ def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[st
             findings.neighbours.append(sibling)
 
 
-def _known_services(run: ProbeRun, text: str, topology: Mapping[str, Sequence[str]]) -> list[str]:
-    """The topology's services; when the question names none of them, also those list_services reports."""
-    services = list(dict.fromkeys([*topology, *(d for ds in topology.values() for d in ds)]))
-    if (services and service_from_text(text, services)) or "list_services" not in run.tools:
-        return services
-    thought = "The question names no configured service; listing the services Prometheus holds metrics for."
-    return list(dict.fromkeys([*services, *listed_services_from_text(run.call(thought, "list_services", {}))]))
-
-
 def _survey(run: ProbeRun, findings: Findings, service: str) -> None:
     """Golden signals (unless a scan already read them), then saturation signals of one service."""
     health = findings.health.setdefault(service, ServiceHealth(service))
@@ -187,59 +176,3 @@ def _survey(run: ProbeRun, findings: Findings, service: str) -> None:
         else:
             thought = f"Checking {service}'s {metric}: saturation or restarts would explain a change without a deploy."
         run.read_metric(thought, health, metric)
-
-
-def _entry_service(
-    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]],
-    why: str = "The question names no service",
-) -> str | None:
-    """No service named: scan the services' golden signals; start from the changed one closest to users.
-
-    Users feel the most upstream symptom; the dependency walk then goes down to where it started. Among
-    services no other changed service calls, the one that changed most wins.
-    """
-    called_at_all = {d for ds in topology.values() for d in ds}
-    scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
-    if len(scanned) < len(services) and not why.endswith("several services"):
-        findings.unknowns.append(f"no service was named, so {len(scanned)} of {len(services)} services were "
-                                 "scanned (the ones nothing else calls first); name the service to check another")
-    metrics = [findings.roles[role] for role in GOLDEN_ROLES if role in findings.roles]
-    for service in scanned:
-        health = findings.health.setdefault(service, ServiceHealth(service))
-        for metric in metrics:
-            run.read_metric(f"{why}; scanning {service}'s {metric}.", health, metric)
-    changed = {h.service for h in findings.health.values() if h.changes()}
-    called = {d for caller in changed for d in topology.get(caller, ())}
-    ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
-    if ranked:
-        return ranked[0]
-    if why.endswith("several services"):
-        return services[0]
-    findings.unknowns.append("no service is named in the question and none shows a change point")
-    return None
-
-
-def _follow_downstream(
-    run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], service: str
-) -> list[str]:
-    """Walk down the dependencies that changed too: the path below `service`, deepest (the origin) last."""
-    metrics = [findings.roles[role] for role in DOWNSTREAM_ROLES if role in findings.roles]
-    path: list[str] = []
-    current, seen = service, {service}
-    for _ in range(MAX_DOWNSTREAM_DEPTH):
-        changed = []
-        for downstream in topology.get(current, ()):
-            if downstream in seen:
-                continue
-            seen.add(downstream)
-            health = findings.health.setdefault(downstream, ServiceHealth(downstream))
-            for metric in metrics:
-                if metric not in health.readings:
-                    run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
-            if any(point.ratio > 1 for _, point in health.changes()):  # a dependency that got faster is not it
-                changed.append(health)
-        if not changed:
-            break
-        current = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength)).service
-        path.append(current)
-    return path

@@ -14,13 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings
-
 if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__ imports them on first use
+    from bot.config import Settings
     from bot.wiring.basics import (
         build_budget,
         build_classifier,
         build_context_limits,
+        build_default_classifier,
         build_llm,
         install_log_redaction,
         load_settings,
@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
 
 _HOMES: dict[str, str] = {
     "SHUTDOWN_DRAIN_S": "service",
+    "Settings": "config",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
     "build_access": "core",
@@ -81,6 +82,7 @@ _HOMES: dict[str, str] = {
     "build_budget": "basics",
     "build_classifier": "basics",
     "build_context_limits": "basics",
+    "build_default_classifier": "basics",
     "build_deploy_source": "core",
     "build_dispatcher": "surfaces",
     "build_es": "core",
@@ -118,7 +120,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"bot.wiring.{home}"), name)
+    module = "bot.config" if home == "config" else f"bot.wiring.{home}"  # Settings: pydantic-settings, ~0.3 s
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # the next lookup is a plain attribute
     return value
 
@@ -133,6 +136,7 @@ __all__ = [
     "build_budget",
     "build_classifier",
     "build_context_limits",
+    "build_default_classifier",
     "build_deploy_source",
     "build_dispatcher",
     "build_es",

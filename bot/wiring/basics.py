@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from bot.config import Settings
-from bot.engine.context import ContextLimits
-from bot.engine.llm import LLM, ErrorObserver, OpenAILLM
-from bot.engine.llmlimit import limited
 from bot.engine.types import Budget, Intent
 from bot.routing.intent import classify
 from bot.routing.model import load_model
 from bot.safety.logfilter import install_noise_filter, install_redaction
 from bot.safety.redact import redact
 
+if TYPE_CHECKING:  # Settings, the adapter and the context load when used, not for `opsbot classify` by default
+    from bot.config import Settings
+    from bot.engine.context import ContextLimits
+    from bot.engine.llm import LLM, ErrorObserver
+
 
 def load_settings() -> Settings:
     """Settings from the environment and ./.env."""
+    from bot.config import Settings  # pydantic-settings: ~0.3 s of imports
+
     return Settings()
 
 
@@ -54,6 +58,9 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
     c = settings.llm
     if not c.configured:
         return None
+    from bot.engine.llm import OpenAILLM
+    from bot.engine.llmlimit import limited
+
     adapter = OpenAILLM(
         base_url=c.base_url,
         api_key=c.api_key.get_secret_value(),
@@ -71,6 +78,8 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
 
 def build_context_limits(settings: Settings) -> ContextLimits:
     """How much of a run's history the model sees (observation cut, steps kept verbatim)."""
+    from bot.engine.context import ContextLimits
+
     return ContextLimits(
         max_observation_chars=settings.agent.max_observation_chars,
         keep_recent_steps=settings.agent.keep_recent_steps,
@@ -86,3 +95,9 @@ def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[st
         classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
         model=load_model(path.expanduser()) if path else None,
     )
+
+
+def build_default_classifier() -> Callable[[str], Intent]:
+    """The intent gate build_classifier builds when nothing about the model or the gate is set (the rules and the
+    shipped classifier, no model), without loading Settings: `opsbot classify` uses it then (bot/cli/plainenv.py)."""
+    return functools.partial(classify, llm=None, unsure_below=0.6, model=None)

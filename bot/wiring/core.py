@@ -4,28 +4,21 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any
-
-from prometheus_api_client import PrometheusConnect
-from urllib3.util.retry import Retry
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from bot.config import Settings
 from bot.engine.llm import LLM
 from bot.playbook.diagnosis import run_playbook
 from bot.routing.lookup import answer_lookup
 from bot.routing.respond import Playbook, Router
-from bot.safety.access import AccessPolicy
-from bot.safety.ratelimit import RedisWindow
 from bot.safety.redact import redact
-from bot.store.base import TraceStore
-from bot.store.sqlite import SqliteTraceStore
-from bot.telemetry import Telemetry
 from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
-from tools.deployindex import DeployFields, ElasticsearchDeploys
 from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
@@ -33,12 +26,20 @@ from tools.metrics import MetricQuery, MetricsTools
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
     from elasticsearch import Elasticsearch
+    from prometheus_api_client import PrometheusConnect
+
+    from bot.safety.access import AccessPolicy
+    from bot.store.base import TraceStore
+    from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
 
 log = logging.getLogger(__name__)
 
 
 def build_prometheus(settings: Settings) -> PrometheusConnect:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
+    from prometheus_api_client import PrometheusConnect  # and requests, urllib3 (~0.1 s of imports)
+    from urllib3.util.retry import Retry
+
     p = settings.prometheus
     token = p.bearer_token.get_secret_value()
     retry = Retry(total=1, read=0, backoff_factor=0.2, status_forcelist=(502, 503, 504), raise_on_status=False)
@@ -71,8 +72,24 @@ def build_metrics_tools(settings: Settings) -> MetricsTools:
     """query_metrics over the configured catalogue, and list_services (with the topology's downstream services)."""
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
-    return MetricsTools(build_prometheus(settings), catalogue, service_label=p.service_label, max_points=p.max_points,
+    client = cast("PrometheusConnect", OnFirstUse(functools.partial(build_prometheus, settings)))
+    return MetricsTools(client, catalogue, service_label=p.service_label, max_points=p.max_points,
                         topology=settings.topology)
+
+
+class OnFirstUse:
+    """A client built on its first attribute lookup, so its package loads with the first query, not at start-up."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build: Callable[[], Any] | None = build
+        self._built: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        with self._lock:
+            if self._build is not None:
+                self._built, self._build = self._build(), None
+        return getattr(self._built, name)
 
 
 def build_log_source(settings: Settings) -> LogSource:
@@ -102,6 +119,8 @@ def build_deploy_source(settings: Settings) -> DeploySource:
         return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
     if d.backend == "kubernetes":
         return build_kubernetes_deploys(settings)
+    from tools.deployindex import DeployFields, ElasticsearchDeploys
+
     fields = DeployFields(
         timestamp=d.timestamp_field, service=d.service_field, version=d.version_field,
         previous_version=d.previous_version_field, author=d.author_field, commit=d.commit_field,
@@ -134,11 +153,15 @@ def build_store(settings: Settings) -> TraceStore:
         from bot.store.elastic import ElasticsearchTraceStore
 
         return ElasticsearchTraceStore(build_es(settings), c.index)
+    from bot.store.sqlite import SqliteTraceStore  # the store loads where traces are kept, not for the responder
+
     return SqliteTraceStore(c.sqlite_path.expanduser())
 
 
 def build_telemetry(settings: Settings) -> Telemetry:
     """opsbot's own metrics registry; build one per process and share it with every surface."""
+    from bot.telemetry import Telemetry
+
     return Telemetry()
 
 
@@ -154,6 +177,9 @@ def build_redis(settings: Settings) -> Any | None:
 
 def build_access(settings: Settings, redis_client: Any | None = None) -> AccessPolicy:
     """The channel allowlist and per-user rate limit every entry point applies (shared on Redis when given)."""
+    from bot.safety.access import AccessPolicy
+    from bot.safety.ratelimit import RedisWindow
+
     a = settings.access
     window = RedisWindow(redis_client, prefix=settings.redis.prefix) if redis_client is not None else None
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.config import MCPServerSettings, Settings
 from tools.base import ToolSpec
-from tools.loki import LokiLogs
-from tools.runbooks import Runbooks
 from tools.toolset import Toolset
 
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
@@ -26,7 +24,9 @@ if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset th
 
     from tools.kubedeploys import KubernetesDeploys
     from tools.kubernetes import KubernetesTools
+    from tools.loki import LokiLogs  # requests, when logs.backend = "loki"
     from tools.mcpclient import MCPTools
+    from tools.runbooks import Runbooks
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -66,12 +66,16 @@ def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
 
 def build_loki_logs(settings: Settings) -> LokiLogs:
     """The Loki log source (logs.backend = "loki")."""
+    from tools.loki import LokiLogs
+
     c = settings.loki
     return LokiLogs(c.url, tenant=c.tenant, bearer_token=c.bearer_token.get_secret_value(), timeout_s=c.timeout_s,
                     service_label=c.service_label, level_label=c.level_label)
 
 
 def build_runbooks(settings: Settings) -> Runbooks:
+    from tools.runbooks import Runbooks
+
     r = settings.runbooks
     return Runbooks(r.path.expanduser(), git_ref=r.git_ref, max_results=r.max_results,
                     max_section_chars=r.max_section_chars)

@@ -22,16 +22,19 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
+from bot.engine.context import tool_schemas
 from bot.engine.llm import LLM
 from bot.engine.loop import run_agent
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import Budget, Question
 from tests.bench.rawtools import LOG_PAGES, raw_investigation, raw_toolbox, record
+from tests.bench.workload import sandbox_toolbox
 from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tools.base import Toolbox
@@ -84,16 +87,26 @@ def opsbot_run(llm: LLM, tools: Toolbox) -> str:
     return trace.answer
 
 
-def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
-    parts = {"system": 0, "schemas": 0, "observations": 0, "history": 0}
+PARTS = ("system", "schemas", "observations", "history")
+
+
+def tokens_by_request(scripted: ScriptedLLM) -> list[dict[str, int]]:
+    """Prompt tokens of each request the server received, by part."""
+    counted = []
     for request in scripted.chat_requests:
         body = request.body
+        parts = dict.fromkeys(PARTS, 0)
         for message in body["messages"]:
             part = {"system": "system", "tool": "observations"}.get(message["role"], "history")
             parts[part] += count_message_tokens([message])
         if body.get("tools"):
             parts["schemas"] += count_tokens(json.dumps(body["tools"], ensure_ascii=False))
-    return parts
+        counted.append(parts)
+    return counted
+
+
+def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
+    return {part: sum(request[part] for request in tokens_by_request(scripted)) for part in PARTS}
 
 
 def cited_facts_missing(scripted: ScriptedLLM) -> list[str]:
@@ -110,6 +123,7 @@ class Sample:
     wall_ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in LOOPS})
     answers: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    per_request: dict[str, list[dict[str, int]]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
 
@@ -127,6 +141,7 @@ def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investiga
             sample.cpu_ms[name].append((time.process_time() - started_cpu) * 1000 / STEPS)
             sample.wall_ms[name].append((time.perf_counter() - started) * 1000 / STEPS)
             sample.tokens[name] = tokens_by_part(scripted)
+            sample.per_request[name] = tokens_by_request(scripted)
             if name.startswith("opsbot"):
                 sample.missing = cited_facts_missing(scripted)
     return sample
@@ -143,6 +158,10 @@ def print_sample(sample: Sample) -> None:
     for name, parts in sample.tokens.items():
         print(f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
               f"{parts['history']:8,} {sum(parts.values()):7,}")
+    print(f"prompt tokens per request (system/schemas/observations/history = total), request 1..{STEPS}:")
+    for name, requests in sample.per_request.items():
+        cells = [f"{'/'.join(str(r[p]) for p in PARTS)}={sum(r.values())}" for r in requests]
+        print(f"  {name}: {'  '.join(cells)}")
     share = sum(sample.tokens[LOOPS[1]].values()) / sum(sample.tokens[LOOPS[0]].values())
     print(f"opsbot / naive prompt tokens: {share:.1%}")
     same = ANSWER in sample.answers[LOOPS[1]] and sample.answers[LOOPS[0]] == ANSWER
@@ -162,3 +181,13 @@ def test_cpu_and_tokens_against_a_naive_openai_loop(
     print(f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads, {log_page} hits per "
           f"log search (characters per tool over the run: {raw})")
     print_sample(sample)
+
+
+def test_tokens_of_the_production_tool_schemas_per_request(tmp_path: Path) -> None:
+    """The real catalogue's `tools=` entries as opsbot sends them, against the specs as they are (to_openai)."""
+    tools = sandbox_toolbox("http://127.0.0.1:9", tmp_path / "logs.db", tmp_path)  # built, never called
+    full = [count_tokens(json.dumps(spec.to_openai(), ensure_ascii=False)) for spec in tools]
+    sent = [count_tokens(json.dumps(entry, ensure_ascii=False)) for entry in tool_schemas(tools)]
+    print(f"\nproduction tool schemas, tokens per request: {sum(sent):,} sent ({sum(full):,} as the specs are)")
+    for spec, tokens in zip(tools, sent, strict=True):
+        print(f"  {spec.name:<22} {tokens:5,}  description {count_tokens(spec.description):4,}")

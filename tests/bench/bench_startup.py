@@ -3,6 +3,10 @@
 Each number comes from a fresh interpreter (a subprocess), as a user meets it. The heaviest imports are listed
 from `python -X importtime`, so a regression names its module.
 
+Before and after in one run: set BENCH_STARTUP_BASE to an unpacked copy of another commit (e.g.
+`git archive main | tar -x -C /tmp/base`); each number is then measured for both trees, runs interleaved, with this
+venv's packages, so the load on the machine weighs on both alike.
+
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_startup.py -s
 Prints numbers; asserts no timing.
 """
@@ -18,9 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-RUNS = 5
+RUNS = 7
 OWN = {"bot", "tools", "prompts", "site", "encodings", "io", "codecs", "abc", "os", "stat", "posixpath"}
 ROOT = Path(__file__).resolve().parents[2]
+BASE = os.environ.get("BENCH_STARTUP_BASE", "")
+TREES = {"this": ROOT, **({"base": Path(BASE)} if BASE else {})}
 NO_BACKENDS = {  # nothing configured that could answer: the playbook path, no model, a throwaway store
     "OPSBOT_LLM__BASE_URL": "",
     "OPSBOT_LLM__API_KEY": "",
@@ -29,7 +35,9 @@ NO_BACKENDS = {  # nothing configured that could answer: the playbook path, no m
     "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
     "OPSBOT_PROMETHEUS__TIMEOUT_S": "1",
 }
-
+CLI = "from bot.cli import main; main()"
+PEAK = ("import atexit, re, sys\natexit.register(lambda: print('VMHWM ' + re.search(r'VmHWM:\\s+(\\d+)', "
+        "open('/proc/self/status').read()).group(1), file=sys.stderr))\n" + CLI)  # the peak RSS (KiB) at exit
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "opsbot --help": (["--help"], ""),
     "opsbot diagnose --help": (["diagnose", "--help"], ""),
@@ -42,17 +50,13 @@ BUILD = "import time; t, c = time.perf_counter(), time.process_time(); from bot 
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    return {**os.environ, **NO_BACKENDS, "OPSBOT_STORE__PATH": str(tmp / "traces.db"), "COLUMNS": "120"}
+    return {**os.environ, **NO_BACKENDS, "OPSBOT_STORE__SQLITE_PATH": str(tmp / "traces.db"), "COLUMNS": "120"}
 
 
-def _cli(args: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
-    """(wall ms, CPU ms) of one command; CPU (user + system of the child) is what load on the machine changes least."""
-    return _run([sys.executable, "-c", "from bot.cli import main; main()", *args], stdin, env)
-
-
-def _run(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
+def _run(argv: list[str], stdin: str, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one child; CPU (user + system of the child) is what load on the machine changes least."""
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, input=stdin, env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+    subprocess.run(argv, input=stdin, env=env, capture_output=True, text=True, check=False, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return (time.perf_counter() - started) * 1000, cpu_s * 1000
@@ -60,7 +64,7 @@ def _run(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float
 
 def _heaviest_imports(args: list[str], env: dict[str, str], top: int = 5) -> list[tuple[str, int]]:
     """Third-party packages with the largest import time (µs): each package's outermost import, from -X importtime."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "from bot.cli import main; main()", *args],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", CLI, *args],
                           env=env, capture_output=True, text=True, check=False, cwd=ROOT)
     outermost: dict[str, int] = {}
     for line in done.stderr.splitlines():
@@ -71,37 +75,78 @@ def _heaviest_imports(args: list[str], env: dict[str, str], top: int = 5) -> lis
     return sorted(outermost.items(), key=lambda kv: -kv[1])[:top]
 
 
+def _load() -> str:
+    """The load average (1, 5, 15 min): every number here is only as good as the quiet it was taken in."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text(encoding="ascii").split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def _interleaved(argv: list[str], stdin: str, env: dict[str, str]) -> dict[str, list[tuple[float, float]]]:
+    """RUNS samples of argv in each tree, alternating trees run by run."""
+    samples: dict[str, list[tuple[float, float]]] = {tree: [] for tree in TREES}
+    for _ in range(RUNS):
+        for tree, cwd in TREES.items():
+            samples[tree].append(_run(argv, stdin, env, cwd))
+    return samples
+
+
+def _row(name: str, samples: list[tuple[float, float]]) -> str:
+    wall, cpu = [w for w, _ in samples], [c for _, c in samples]
+    return (f"{name:36} {statistics.median(wall):11.0f} {min(wall):6.0f} {statistics.median(cpu):10.0f} "
+            f"{min(cpu):6.0f}")
+
+
 def test_command_start_up(tmp_path: Path) -> None:
     env = _env(tmp_path)
-    print(f"\n{'command':30} {'wall median':>11} {'min':>6} {'CPU median':>10} {'min':>6}   heaviest third-party "
-          "imports (ms)")
+    print(f"\nload average before: {_load()}; trees: {', '.join(f'{t} = {p}' for t, p in TREES.items())}")
+    print(f"{'command':36} {'wall median':>11} {'min':>6} {'CPU median':>10} {'min':>6}   heaviest third-party "
+          "imports in this tree (ms)")
     for name, (args, stdin) in COMMANDS.items():
-        samples = [_cli(args, stdin, env) for _ in range(RUNS)]
-        wall, cpu = [w for w, _ in samples], [c for _, c in samples]
+        samples = _interleaved([sys.executable, "-c", CLI, *args], stdin, env)
         heavy = ", ".join(f"{mod} {us / 1000:.0f}" for mod, us in _heaviest_imports(args, env))
-        print(f"{name:30} {statistics.median(wall):11.0f} {min(wall):6.0f} {statistics.median(cpu):10.0f} "
-              f"{min(cpu):6.0f}   {heavy}")
-    floor = [_run([sys.executable, "-c", "pass"], "", env) for _ in range(RUNS)]  # the interpreter alone, now
-    print(f"{'python -c pass (the floor)':30} {statistics.median([w for w, _ in floor]):11.0f} "
-          f"{min(w for w, _ in floor):6.0f} {statistics.median([c for _, c in floor]):10.0f} "
-          f"{min(c for _, c in floor):6.0f}   (load on the machine inflates every row alike)")
+        for tree in TREES:
+            print(_row(f"{name} [{tree}]", samples[tree]) + (f"   {heavy}" if tree == "this" else ""))
+    floor = [_run([sys.executable, "-c", "pass"], "", env, ROOT) for _ in range(RUNS)]  # the interpreter alone, now
+    print(_row("python -c pass (the floor)", floor) + "   (load on the machine inflates every row alike)")
+    print(f"load average after: {_load()}")
 
 
 def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
     env = _env(tmp_path)
-    walls, cpus = [], []
-    for _ in range(RUNS):
-        done = subprocess.run([sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True,
-                              cwd=ROOT)
-        wall, cpu = done.stdout.strip().splitlines()[-1].split()
-        walls.append(float(wall))
-        cpus.append(float(cpu))
-    print(f"\nimport + build of the responder: wall median {statistics.median(walls):.0f} ms (min {min(walls):.0f}), "
-          f"CPU median {statistics.median(cpus):.0f} ms (min {min(cpus):.0f})")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run([sys.executable, "-c", "from bot.cli import main; main()", "diagnose", "why is order slow?"],
-                          env=env, capture_output=True, text=True, check=False, cwd=ROOT)
-    assert "playbook" in done.stdout, done.stdout + done.stderr  # the path measured is the model-free one
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    note = "" if peak_kb > before else " (a child measured earlier peaked higher; run this test alone)"
-    print(f"peak RSS of `opsbot diagnose` on the playbook path (backends down): {peak_kb / 1024:.0f} MB{note}")
+    print(f"\nload average before: {_load()}")
+    walls: dict[str, list[float]] = {tree: [] for tree in TREES}
+    cpus: dict[str, list[float]] = {tree: [] for tree in TREES}
+    for _ in range(RUNS):  # trees alternate run by run, as for the commands
+        for tree, cwd in TREES.items():
+            done = subprocess.run([sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True,
+                                  cwd=cwd)
+            wall, cpu = done.stdout.strip().splitlines()[-1].split()
+            walls[tree].append(float(wall))
+            cpus[tree].append(float(cpu))
+    for tree in TREES:
+        print(f"import + build of the responder [{tree}]: wall median {statistics.median(walls[tree]):.0f} ms "
+              f"(min {min(walls[tree]):.0f}), CPU median {statistics.median(cpus[tree]):.0f} ms "
+              f"(min {min(cpus[tree]):.0f})")
+    for tree, cwd in TREES.items():
+        peaks = []
+        for _ in range(3):
+            out, peak_kb = _peak_rss_kb([sys.executable, "-c", PEAK, "diagnose", "why is order slow?"], env, cwd)
+            assert "playbook" in out, out  # the path measured is the model-free one
+            peaks.append(peak_kb / 1024)
+        print(f"peak RSS of `opsbot diagnose` on the playbook path (backends down) [{tree}]: "
+              f"{statistics.median(peaks):.1f} MB (max {max(peaks):.1f})")
+    print(f"load average after: {_load()}")
+
+
+def _peak_rss_kb(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[str, int]:
+    """(stdout, peak RSS in KiB) of one child, from its own VmHWM at exit.
+
+    Not getrusage: a child's ru_maxrss keeps the peak from before its exec, when it was a fork of this pytest
+    process (~70 MB), so it never reads below pytest's own size.
+    """
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, cwd=cwd)
+    peak = re.search(r"^VMHWM (\d+)$", done.stderr, re.MULTILINE)
+    assert peak, done.stderr
+    return done.stdout, int(peak.group(1))

@@ -49,3 +49,14 @@ def test_the_light_log_level_reads_the_environment_then_the_env_file(
     monkeypatch.setenv("OPSBOT_LOG_LEVEL", "DEBUG")
 
     assert (from_file, missing, log_level_name(env_file)) == ("warning", "INFO", "DEBUG")
+
+
+def test_text_options_arrive_as_typer_gives_them_and_other_types_keep_typers_checks() -> None:
+    """str, bool and list[str] values skip typer's pydantic check (bot/cli/commands.py): repeated --tool values
+    still arrive as a list (both names are known, so "QUERY_LOGS" is normalised); an int option is still checked."""
+    reply = 'Thought: t\nAction: QUERY_LOGS\nAction Input: {"service": "order"}'
+    parsed = runner.invoke(app, ["parse", "--tool", "query_metrics", "--tool", "query_logs"], input=reply)
+    bad_int = runner.invoke(app, ["traces", "list", "--min-steps", "many"])
+
+    assert parsed.exit_code == 0 and '"action": "query_logs"' in parsed.output
+    assert bad_int.exit_code == 2 and "valid integer" in bad_int.output

@@ -61,10 +61,17 @@ def test_the_probe_sees_a_heavy_client_when_a_command_loads_one(tmp_path: Path) 
 # What the command table (bot/cli/commands.py) and the light log-level read keep out: `--help` imports no command
 # module and no pydantic; a command's `--help` and `parse` read no Settings (pydantic-settings, bot.config).
 COMMAND_MODULES = tuple(entry.target.split(":")[0] for entry in TABLE.values())
+# Nor numeric or HTTP libraries: `parse` (typer's options skip its pydantic check, bot/cli/commands.py) loads no
+# pydantic, and `classify` with nothing set about the model or the gate reads no Settings (bot/cli/plainenv.py) and
+# loads neither the LLM adapter nor the text-ReAct reader.
+NUMERIC_AND_HTTP = ("numpy", "requests", "urllib3")
 KEPT_OUT = {
-    "--help": (*COMMAND_MODULES, "pydantic", "pydantic_settings", "bot.config", "bot.wiring"),
-    "diagnose --help": ("pydantic_settings", "bot.config", "bot.wiring"),  # help reads no Settings
-    "parse": ("pydantic_settings", "bot.config", "bot.wiring", "bot.cli.diagnosis", "bot.cli.service"),
+    "--help": (*COMMAND_MODULES, "pydantic", "pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),
+    "diagnose --help": ("pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),  # help reads no Settings
+    "parse": ("pydantic", "pydantic_settings", "bot.config", "bot.wiring", "bot.cli.diagnosis", "bot.cli.service",
+              *NUMERIC_AND_HTTP),
+    "classify without a model": ("pydantic_settings", "bot.config", "bot.engine.llm", "bot.engine.context",
+                                 "bot.engine.text.parser", "json_repair", *NUMERIC_AND_HTTP),
 }
 
 
@@ -79,3 +86,35 @@ def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
     """The probe for the table can fail: `parse` does import its own module."""
     assert _loaded_by(COMMANDS["parse"][0], COMMANDS["parse"][1], tmp_path, ("bot.cli.inspection",)) == [
         "bot.cli.inspection"]
+
+
+# Building the responder (what every surface does at start) loads no numeric library, no HTTP client and no
+# metrics exporter: numpy comes with the first metric series analysed, requests with the first Prometheus query.
+BUILD_KEPT_OUT = ("numpy", "ruptures", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY)
+BUILD = "from bot import wiring\nwiring.build_responder(wiring.load_settings())\n"
+
+
+def _loaded_by_code(code: str, modules: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """Which of `modules` a fresh interpreter has loaded after running `code` (Prometheus unreachable)."""
+    env = {**os.environ, **NO_MODEL, "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
+           "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9", "OPSBOT_PROMETHEUS__TIMEOUT_S": "1"}
+    probe = f"MODULES = {modules!r}\n" + PROBE.replace("from bot.cli import main\nmain()\n", code)
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("LOADED="))
+    return list(json.loads(line.removeprefix("LOADED=")))
+
+
+def test_building_the_responder_loads_no_numeric_or_http_library(tmp_path: Path) -> None:
+    assert _loaded_by_code(BUILD, BUILD_KEPT_OUT, tmp_path) == []
+
+
+def test_the_first_metric_query_and_analysis_bring_requests_and_numpy(tmp_path: Path) -> None:
+    """The probe for the build can fail: a query through the built metrics tool loads requests (Prometheus is
+    unreachable, so it fails; the client loads all the same), and analysing a series loads numpy."""
+    code = ("from bot import wiring\nfrom tools.changepoints import noise_sigma\nfrom tools.base import ToolError\n"
+            "tools = wiring.build_metrics_tools(wiring.load_settings())\n"
+            "try:\n    tools.known_services()\nexcept ToolError:\n    pass\n"
+            "noise_sigma([0.0, 0.1, 0.0, 0.2])\n")
+    assert _loaded_by_code(code, ("numpy", "requests"), tmp_path) == ["numpy", "requests"]

@@ -15,6 +15,7 @@ from bot.engine.context import (
     observation_gist,
     render_messages,
     step_to_line,
+    tool_schemas,
     truncate_observation,
 )
 from bot.engine.loop import run_agent
@@ -138,6 +139,18 @@ def test_last_step_tells_the_model_to_answer_now(scripted_llm: ScriptedLLM) -> N
         "[Step 2 of 2: this is your last step. Give your final answer now.]"
         in scripted_llm.chat_requests[1].messages[-1]["content"]
     )
+
+
+def test_tool_schemas_leave_out_what_tells_the_model_nothing() -> None:
+    sent = {entry["function"]["name"]: entry["function"]["parameters"] for entry in tool_schemas(engine_toolbox())}
+    full = {spec.name: spec.parameters for spec in engine_toolbox()}
+
+    logs = sent["query_logs"]
+    assert "additionalProperties" not in logs and full["query_logs"]["additionalProperties"] is False
+    assert "default" not in logs["properties"]["query"] and full["query_logs"]["properties"]["query"]["default"] == ""
+    assert logs["properties"]["range"]["default"] == "1h"  # a default that says something stays
+    assert sent["query_metrics"]["properties"]["metric"]["enum"] == ["p99_latency", "qps", "error_rate"]
+    assert sent["query_metrics"]["required"] == ["service", "metric"]
 
 
 def test_text_catalogue_lists_each_argument_with_type_default_and_legal_values() -> None:

@@ -120,13 +120,14 @@ def _exchange(index: int, observation: str) -> Exchange:
 
 def test_older_kept_observations_are_digested_and_the_newest_is_sent_whole() -> None:
     exchanges = [_exchange(1, METRICS), _exchange(2, LOGS), _exchange(3, DIFF)]
-    messages = render_messages("sys", Question("why?"), exchanges, ContextLimits(), "[note]")
+    messages = render_messages("sys", Question("why?"), exchanges, ContextLimits(keep_recent_steps=3), "[note]")
     metrics, logs, diff = (m["content"] for m in messages if m["role"] == "tool")
     assert "change: 15:07" in metrics and "promql" not in metrics
     assert "1. 480x HikariPool" in logs and "at com.zaxxer" not in logs
     assert "minimumIdle: 10" in diff and "## v2.8.1" in diff  # the newest: verbatim
 
-    whole = render_messages("sys", Question("why?"), exchanges, ContextLimits(digest_read_observations=False), "")
+    limits = ContextLimits(keep_recent_steps=3, digest_read_observations=False)
+    whole = render_messages("sys", Question("why?"), exchanges, limits, "")
     assert "promql" in whole[3]["content"] and "at com.zaxxer" in whole[5]["content"]
 
 

@@ -164,7 +164,7 @@ def test_thread_memory_and_step_budget_are_in_the_prompt(scripted_llm: ScriptedL
     run_agent(question, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget(max_steps=5))
 
     messages = scripted_llm.chat_requests[0].messages
-    assert "at most 5 steps" in messages[0]["content"]
+    assert "$" not in messages[0]["content"]  # the budget is in the note on every turn, not in the system prompt
     assert "order p99 rose at 15:05 after v2.8.1" in messages[1]["content"]
     assert "[Step 1 of 5: 4 more steps after this one" in messages[1]["content"]
     assert json.dumps(messages).count('"role": "system"') == 1

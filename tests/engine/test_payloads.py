@@ -9,7 +9,7 @@ from bot.engine.context import Answer, ContextLimits, Exchange, render_messages,
 from bot.engine.digest import evidence_lines
 from bot.engine.payloads import text_from_payload
 from bot.engine.types import Question, Step
-from tests.bench.rawtools import elasticsearch_hits, prometheus_range
+from tests.bench.rawtools import elasticsearch_hits, git_output, prometheus_range
 from tests.fakes.backends import RunningSandbox
 
 
@@ -65,7 +65,8 @@ def test_elasticsearch_hits_are_grouped_by_message_biggest_group_first(
     counts = [int(line.split(". ", 1)[1].split("x ", 1)[0]) for line in groups]
     assert sum(counts) == shown and counts == sorted(counts, reverse=True)
     assert "remaining connection slots are reserved" in text
-    assert "trace_id=(" in text  # an id that differs per hit is counted, not listed
+    assert "host=(" in text  # a field with a few values is counted
+    assert "trace_id" not in text  # an id that differs per hit says nothing about the group: left out
 
 
 def test_an_error_body_is_one_line_and_other_json_is_left_alone() -> None:
@@ -93,3 +94,41 @@ def test_the_model_is_sent_the_compact_lines_and_the_trace_keeps_the_body(sandbo
     assert step_to_line(step).split(" -> ok: ")[1].startswith("change: ")
     assert step.observation == body
     assert evidence_lines(text_from_payload(body) or "")
+
+
+def _iso(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_git_log_stat_becomes_one_line_per_commit_and_its_gist_names_the_version(sandbox: RunningSandbox) -> None:
+    since, until = _iso(sandbox.incident_at - timedelta(hours=6)), _iso(sandbox.incident_at + timedelta(hours=1))
+    raw = git_output(sandbox.git_repo, "log", "--stat", f"--since={since}", f"--until={until}", "--", "services/order")
+
+    text = text_from_payload(raw)
+
+    assert text is not None and len(text) * 3 < len(raw) * 2
+    commits = [line for line in raw.splitlines() if line.startswith("commit ")]
+    head, *lines = text.splitlines()
+    assert head == f"git log: {len(commits)} commit{'s' if len(commits) > 1 else ''}, newest first"
+    assert len(lines) == len(commits) and all(line.startswith("commit ") for line in lines)
+    assert "v2.8.1" in lines[0] and "; files: services/order/{" in lines[0] and "@example.com" not in text
+    step = Step(index=4, thought="", action="query_deploy_records", args={"service": "order"}, observation=raw,
+                status="ok")
+    assert "v2.8.1" in step_to_line(step) and "files" not in step_to_line(step)
+
+
+def test_git_show_of_a_tag_keeps_the_changed_lines_and_drops_what_repeats(sandbox: RunningSandbox) -> None:
+    raw = git_output(sandbox.git_repo, "show", "order/v2.8.1")
+
+    text = text_from_payload(raw) or ""
+
+    assert text.startswith("tag order/v2.8.1 ") and "\ncommit " in text
+    assert "-      maximumPoolSize: 50\n+      maximumPoolSize: 200" in text  # with its context lines
+    assert "\nindex " not in text and "\n--- a/" not in text and "\n+++ b/" not in text
+    assert "CHANGELOG.md (+" in text and "## v2.8.1" not in text  # a changelog repeats the message
+    assert len(text) * 3 < len(raw) * 2
+
+
+def test_other_text_starting_like_git_is_left_alone() -> None:
+    assert text_from_payload("commit the change first, then deploy") is None
+    assert text_from_payload("tag order/v2.8.1 was pushed") is None

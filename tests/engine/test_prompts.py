@@ -21,7 +21,7 @@ def test_invalid_name_is_refused() -> None:
     ("name", "values"),
     [
         ("react_text", {"tools": "### t", "max_steps": 8}),
-        ("react_native", {"max_steps": 8}),
+        ("react_native", {}),
         ("conclude", {"reason": "the step budget was used up"}),
         ("answer_once", {"tool_rule": "Answer directly."}),
     ],

@@ -1,0 +1,81 @@
+"""Which services a model-free diagnosis looks at: the ones it knows of, the entry service when the question
+names none (a scan of every service's golden signals, the changed one closest to users first), and the path down
+the dependencies that changed too, to the deepest (the origin). bot/playbook/diagnosis.py checks each of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from bot.playbook.evidence import listed_services_from_text, service_from_text
+from bot.playbook.findings import GOLDEN_ROLES, Findings, ServiceHealth
+from bot.playbook.probes import ProbeRun
+
+MAX_DOWNSTREAM_DEPTH = 3
+MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
+DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency
+
+
+def known_services(run: ProbeRun, text: str, topology: Mapping[str, Sequence[str]]) -> list[str]:
+    """The topology's services; when the question names none of them, also those list_services reports."""
+    services = list(dict.fromkeys([*topology, *(d for ds in topology.values() for d in ds)]))
+    if (services and service_from_text(text, services)) or "list_services" not in run.tools:
+        return services
+    thought = "The question names no configured service; listing the services Prometheus holds metrics for."
+    return list(dict.fromkeys([*services, *listed_services_from_text(run.call(thought, "list_services", {}))]))
+
+
+def entry_service(
+    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]],
+    why: str = "The question names no service",
+) -> str | None:
+    """No service named: scan the services' golden signals; start from the changed one closest to users.
+
+    Users feel the most upstream symptom; the dependency walk then goes down to where it started. Among
+    services no other changed service calls, the one that changed most wins.
+    """
+    called_at_all = {d for ds in topology.values() for d in ds}
+    scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
+    if len(scanned) < len(services) and not why.endswith("several services"):
+        findings.unknowns.append(f"no service was named, so {len(scanned)} of {len(services)} services were "
+                                 "scanned (the ones nothing else calls first); name the service to check another")
+    metrics = [findings.roles[role] for role in GOLDEN_ROLES if role in findings.roles]
+    for service in scanned:
+        health = findings.health.setdefault(service, ServiceHealth(service))
+        for metric in metrics:
+            run.read_metric(f"{why}; scanning {service}'s {metric}.", health, metric)
+    changed = {h.service for h in findings.health.values() if h.changes()}
+    called = {d for caller in changed for d in topology.get(caller, ())}
+    ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
+    if ranked:
+        return ranked[0]
+    if why.endswith("several services"):
+        return services[0]
+    findings.unknowns.append("no service is named in the question and none shows a change point")
+    return None
+
+
+def follow_downstream(
+    run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], service: str
+) -> list[str]:
+    """Walk down the dependencies that changed too: the path below `service`, deepest (the origin) last."""
+    metrics = [findings.roles[role] for role in DOWNSTREAM_ROLES if role in findings.roles]
+    path: list[str] = []
+    current, seen = service, {service}
+    for _ in range(MAX_DOWNSTREAM_DEPTH):
+        changed = []
+        for downstream in topology.get(current, ()):
+            if downstream in seen:
+                continue
+            seen.add(downstream)
+            health = findings.health.setdefault(downstream, ServiceHealth(downstream))
+            for metric in metrics:
+                if metric not in health.readings:
+                    run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
+            if any(point.ratio > 1 for _, point in health.changes()):  # a dependency that got faster is not it
+                changed.append(health)
+        if not changed:
+            break
+        current = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength)).service
+        path.append(current)
+    return path
