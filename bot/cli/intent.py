@@ -72,16 +72,25 @@ def cv_command(
     c: Annotated[float, C_OPTION] = _CHOSEN.c,
     diagnose_weight: Annotated[float, WEIGHT_OPTION] = _CHOSEN.diagnose_weight,
     diagnose_shift: Annotated[float, SHIFT_OPTION] = _CHOSEN.diagnose_shift,
+    leave_out: Annotated[
+        list[str] | None, typer.Option(metavar="KIND", help="also score each KIND (e.g. a writer, extra-w1) by a "
+                                       "model trained on every other train line")
+    ] = None,
 ) -> None:
     """Cross-validate the options on the train split only (no held-out message is read): the scorecard of every
     train message as predicted by the fold's model that did not learn from it. Choose options with this."""
     from bot.routing.scorecard import scorecard_to_text
-    from bot.routing.training import cross_validate
+    from bot.routing.training import cross_validate, leave_kind_out
 
     train = [e for e in load_corpus(corpus) if e.split == "train"]
     options = replace(_CHOSEN, c=c, diagnose_weight=diagnose_weight, diagnose_shift=diagnose_shift)
     typer.echo(f"{folds}-fold cross-validation on {len(train)} train messages, no LLM:")
     typer.echo(scorecard_to_text(cross_validate(train, options, folds)))
+    for kind in leave_out or []:
+        card = leave_kind_out(train, kind, options)
+        typer.echo(f"kind {kind!r} ({len(card.examples)} lines) by a model trained on the other "
+                   f"{len(train) - len(card.examples)}, no LLM:")
+        typer.echo(scorecard_to_text(card))
 
 
 def _labelled(path: Path, accept_suggestions: bool) -> list[Example]:

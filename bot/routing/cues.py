@@ -113,6 +113,12 @@ _PATTERNS: dict[str, str] = {
                r"表情|线程|私聊|格式|文档|配置|预发|语言|往前查|多久|认识哪些|从 ?git|读的|发到外面|维护|@ ?你|描述|"
                r"听懂|指标",
     "question": r"[?？吗呢]",
+    # a change asked for anywhere in the message, not only as its first word ("seckill-svc 扩容到 50 个 pod",
+    # "promote the canary"); last, so the older cues keep their pair names
+    "request_change": r"\b(flip|promote|fail \S+ over|clear the|escalate|pause|ping @\S+)\b|"
+                      r"(扩容|缩容|扩|缩|调|加|改)到 ?0|(开|建|提)个(工单|jira|单)|(page|呼|叫|通知)一下|打电话给|"
+                      r"拉个(电话会|会|群)|暂停|停掉|重跑|重新部署|切回|发版|发到(生产|线上|prod)|"
+                      r"(把|给)[^，,。?？]{1,30}(打开|关掉|关了|停掉|停了|合了|合到|恢复)",
 }
 CUES: dict[str, re.Pattern[str]] = {name: re.compile(pattern) for name, pattern in _PATTERNS.items()}
 

@@ -3,7 +3,7 @@
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_intent.py -s
 Prints: artifact size, load time, memory (Python allocations kept by the loaded model, and the process RSS growth
 in a fresh interpreter), per-message latency of the whole no-model gate, the share of messages the classifier is
-unsure about, and the scorecard of every held-out split (heldout, fresh, unseen). It asserts only that the work
+unsure about, and the scorecard of every held-out split (heldout, unseen). It asserts only that the work
 was done, never a timing.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,30 +55,44 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     """The issue's bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
-    diagnoses. Measured when the artifact was trained (no LLM, decision threshold chosen by cross-validation on the
-    train split): 235/246 (95.5 %), 5/148 needless (3.4 %: one over the bar) and 1/98 missed (1.0 %); the model
-    before it had 236/246, 3/148 and 3/98. This floor only catches a regression; tests/bench/bench_intent.py and
-    `opsbot intent train` print the full tables, `opsbot intent cv` the cross-validated ones."""
+    diagnoses. Measured when the artifact was trained (no LLM, options chosen by cross-validation on the train split,
+    797 lines from three new writers added to it): 238/246 (96.7 %), 4/148 needless (2.7 %) and 2/98 missed (2.0 %);
+    the model before it had 235/246, 5/148 and 1/98. The floor leaves a message or two of margin and only catches a
+    regression; tests/bench/bench_intent.py and `opsbot intent train` print the full tables, `opsbot intent cv` the
+    cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
-    assert card.accuracy() >= (235, 246)
-    assert card.needless_investigations() <= (5, 148) and card.missed_diagnoses() <= (1, 98)
+    assert card.accuracy() >= (236, 246)
+    assert card.needless_investigations() <= (5, 148) and card.missed_diagnoses() <= (3, 98)
 
 
 def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     """The third held-out split. Its errors are never read and nothing is tuned on it; scored once per retrained
-    artifact (161/177, 5/114 needless, 5/63 missed; then 168/177, 4/114, 2/63; now 167/177, 4/114 needless and 1/63
-    missed). This floor only catches a regression."""
+    artifact (161/177, 5/114 needless, 5/63 missed; then 168/177, 4/114, 2/63; then 167/177, 4/114, 1/63; now, with
+    the three new writers' lines, 171/177, 3/114 needless and 0/63 missed). A little margin; only catches a
+    regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
-    assert card.accuracy() >= (167, 177)
+    assert card.accuracy() >= (169, 177)
     assert card.missed_diagnoses() <= (1, 63) and card.needless_investigations() <= (4, 114)
 
 
 def test_the_fresh_split_was_folded_into_training() -> None:
     """`fresh` (110 messages) had its errors read while an earlier model was tuned, so it no longer measured
-    anything: its lines are train data now (kind "fresh"), and no split but heldout and unseen is held out."""
+    anything: its lines are train data now (kind "fresh"), and only heldout, unseen and blind are held out."""
     corpus = load_corpus()
-    assert {e.split for e in corpus} == {"train", "heldout", "unseen"}
+    assert {e.split for e in corpus} == {"train", "heldout", "unseen", "blind"}
     assert sum(e.kind == "fresh" and e.split == "train" for e in corpus) == 110
+
+
+def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
+    """`blind` (321 messages, EN 160 / ZH 161) was written by a writer who never saw the corpus, the code or the
+    other splits, and it was kept outside the repository while the gate was tuned: no tuner saw it. Scored by the
+    lead three times, numbers only: 296/338 before this round (the 17 texts already in the corpus since removed),
+    301/338 after the first retrain, 311/338 = 295/321 now; needless 12/185 (6.5 %), missed 8/136 (5.9 %). This is
+    the honest measure of a new writer, and it is under the issue's bar (see the note of issue 12). The floor only
+    catches a regression."""
+    card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
+    assert card.accuracy() >= (290, 321)
+    assert card.needless_investigations() <= (14, 185) and card.missed_diagnoses() <= (10, 136)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
@@ -149,6 +164,22 @@ def test_intent_cv_prints_a_cross_validated_scorecard_of_the_train_split_only(tm
     assert "missed diagnoses" in result.output and "confusion" in result.output
 
 
+def test_intent_cv_scores_a_left_out_kind_by_a_model_that_never_read_it(tmp_path: Path) -> None:
+    from bot.routing.training import TrainOptions, leave_kind_out
+
+    train = [replace(e, kind="w9") if e.text in ("roll back cart", "why is order slow") else e
+             for e in SMALL if e.split == "train"]
+    card = leave_kind_out(train, "w9", TrainOptions())
+    assert [e.text for e in card.examples] == ["why is order slow", "roll back cart"]
+    assert all(p in ROUTES for p in card.predicted)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train),
+                      encoding="utf-8")
+    result = CliRunner().invoke(app, ["intent", "cv", "--corpus", str(corpus), "--folds", "2", "--leave-out", "w9"])
+    assert result.exit_code == 0, result.output
+    assert "kind 'w9' (2 lines) by a model trained on the other 8" in result.output
+
+
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
     model = IntentModel(ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0], {7: [1.0, 0.0, 0.0, 0.0, -1.0]})
     save_model(model, tmp_path / "m.json.gz")
@@ -162,7 +193,7 @@ def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> Non
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
-    assert model.meta["diagnose_shift"] == 0.3 and model.meta["c"] == 80.0  # the options cross-validation chose
+    assert model.meta["diagnose_shift"] == 0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
     artifact = Path(__file__).resolve().parents[2] / "bot" / "routing" / "model" / "intent-v1.json.gz"
     assert artifact.stat().st_size < 1_000_000
 
@@ -196,3 +227,14 @@ def test_renamed_copies_replace_service_names_also_next_to_chinese_and_vary_them
     assert not names & set(CORPUS_SERVICES) and len(names) >= 10  # no corpus name survives; many different names
     assert renamed_copies([Example("payment的p99", "diagnose")], 2, seed=3) == renamed_copies(
         [Example("payment的p99", "diagnose")], 2, seed=3)  # seeded: the same copies every time
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("seckill-svc 扩容到 50 个 pod", True), ("把 goods-detail 的降级开关打开", True),
+    ("promote the canary to 100%", True), ("merchant-portal 打开巨慢", False), ("why is checkout slow", False),
+])
+def test_a_change_asked_for_mid_message_is_a_cue_of_its_own(text: str, found: bool) -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert ("request_change" in cues_in(normalised(text))) is found
