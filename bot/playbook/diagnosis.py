@@ -4,7 +4,8 @@ It calls the same tools as the model, through the same boundary (`call_tool`), i
 would follow: the service's golden signals (then saturation), their change points, the deploys just before
 the first change and the diff of the nearest one, the error log clusters, then the downstream services,
 walking down the ones that changed to the deepest (its deploys, its logs, and what its steady siblings
-logged). Saturation with no deploy looks for a job that started at the onset. Every call is a Step with a
+logged). Saturation with no deploy looks for a job that started at the onset. A service flat over the
+window is read once more over a week (bot/playbook/onset.py): flat is not "no incident". Every call is a Step with a
 Thought explaining why, the trace ends with a finish step like the loop's, and the conclusion says plainly
 that no model was involved. Thresholds are constants here, not Settings: the playbook is a fallback.
 
@@ -22,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
+from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
 from bot.playbook.probes import (
     ProbeRun,
     Window,
@@ -33,12 +35,11 @@ from bot.playbook.probes import (
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_pods, check_runbooks
-from bot.playbook.verdict import SAME_ONSET_MINUTES, conclusion_from_findings
+from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
 DEFAULT_RANGE = "24h"
-TIME_OFF_MINUTES = 15  # the user's time and the metrics' onset further apart than this: say so
 _CLOCK_RX = re.compile(r"\b\d{1,2}:\d{2}\b")  # only a clock time is precise enough to correct
 
 
@@ -126,6 +127,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         return
     findings.service = target
     _survey(run, findings, target)
+    look_further_back(run, findings, target)  # when flat: the trouble may be older than the window, or constant
     first = findings.first_change(target)
     if first is not None:
         check_deploys(run, findings, target, first)
@@ -141,25 +143,6 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
-
-
-def saturation_at_onset(findings: Findings, target: str, first: tuple[str, datetime] | None) -> datetime | None:
-    """When CPU, memory or restarts changed with the first change (at a 5 min step, latency and CPU often share
-    the same point), the moment they did: a job that started then is worth looking for."""
-    health = findings.health.get(target)
-    if first is None or health is None:
-        return None
-    moments = [p.at for m, p in health.changes() if findings.role_of(m) in SATURATION_ROLES
-               and p.at - first[1] <= timedelta(minutes=SAME_ONSET_MINUTES)]
-    return min(moments, default=None)
-
-
-def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:
-    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time."""
-    if said is None or first is None or abs(first[1] - said) < timedelta(minutes=TIME_OFF_MINUTES):
-        return ""
-    metric, onset = first
-    return f"You said {said:%H:%M}; the {metric.replace('_', ' ')} change starts at {onset:%H:%M} UTC."
 
 
 def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:

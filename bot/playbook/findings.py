@@ -108,6 +108,16 @@ def _recoveries_from_text(observation: str, end: datetime) -> dict[datetime, Rec
     return found
 
 
+@dataclass(frozen=True)
+class Lookback:
+    """The second, wider look at a service that was flat over the window (bot/playbook/onset.py)."""
+
+    label: str  # how far it looked: "the last 7d"
+    flat_label: str  # the window that was flat: "the last 24h"
+    data_from: datetime | None  # about where the metrics begin (the first summary bucket); None when unread
+    onset: str = ""  # "Started 30 h ago (...) and still going on: ..." when it found a lasting change before
+
+
 @dataclass
 class Suspect:
     """One candidate cause from the "what changed" step, its score and the evidence for it, in words."""
@@ -154,6 +164,8 @@ class Findings:
     pod_states: list[str] = field(default_factory=list)  # "OOMKilled exit 137", "CrashLoopBackOff" from query_pods
     pod_summary: str = ""  # "2, 1 not ready, 7 restarts in total"
     pod_service: str = ""  # whose pods those are: the deployed service, else the origin, else the one asked about
+    lookback: Lookback | None = None  # the second, wider look when the window was flat (bot/playbook/onset.py)
+    log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""

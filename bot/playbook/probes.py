@@ -197,6 +197,7 @@ def check_logs(
                                      level)
         if found:
             findings.signatures[service] = _new_first(run, service, level, found, first)
+            findings.log_levels[service] = level
             return
         if run.steps[-1].status != "no_data":  # an error (e.g. a service with no logs here): asking again won't help
             return

@@ -4,7 +4,7 @@ playbook could not tell, in the playbook_conclusion template.
 The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
 change point (with what it changed), then the deepest downstream service that changed too (with its own
 deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
-then an error signature alone. Nothing changed means no incident is visible in what was checked.
+then an error signature alone. When the asked service did not change, bot/playbook/flatline.py words it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from bot.engine.prompts import load_prompt
 from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
+from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
 from tools.configdiff import ABSENT
 
 MIN_SUSPECT_SCORE = 4  # a suspect weaker than this does not override the fixed ranking below
@@ -24,6 +25,8 @@ SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drive
 def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
     """The cited conclusion text and whether a cause was identified."""
     headline, complete = _headline(findings)
+    if findings.lookback and findings.lookback.onset:
+        headline = f"{findings.lookback.onset} {headline}"
     if complete:
         headline += _cluster_and_runbook(findings)
     if findings.time_note and complete:
@@ -39,7 +42,7 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
         "playbook_conclusion",
         headline=headline,
         evidence="\n".join(f"- {line}" for line in evidence) or "- (no tool returned usable data)",
-        unknowns="\n".join(f"- {line}" for line in unknowns) or "- nothing specific",
+        unknowns="\n".join(f"- {line}" for line in unknowns),
     )
     return answer.strip(), complete
 
@@ -55,10 +58,8 @@ def _headline(findings: Findings) -> tuple[str, bool]:
         return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
     health = findings.health.get(service)
     changes = health.changes() if health else []
-    if not changes:  # a dependency that moved while the asked service did not is not felt by it
-        scope = f"{service}'s metrics show" if service else "no service shows"
-        aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
-        return f"No incident found: {scope} no significant change over {findings.window_label}.{aside}", False
+    if not changes:
+        return flat_headline(findings), False
     symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
@@ -193,6 +194,7 @@ def _evidence_lines(findings: Findings) -> list[str]:
         readable = [metric for metric, points in health.readings.items() if points is not None]
         if readable and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(readable)}")
+    lines += lookback_evidence(findings)
     lines.extend(_deploy_evidence(findings))
     lines.extend(f"suspect {rank}: {s.what}, score {s.score} ({'; '.join(s.why)})"
                  for rank, s in enumerate(findings.suspects[:4], start=1))
@@ -235,4 +237,7 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
         lines.append("whether reverting the deploy restores the metrics (not verified by the playbook)")
     if complete:
         lines.append("the mechanism linking the cause to the symptom: the playbook matches timing, it does not reason")
+    else:
+        lines += open_questions(findings)
     return lines
+

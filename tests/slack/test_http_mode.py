@@ -78,6 +78,9 @@ def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceF
     assert response.status_code == 200 and "Diagnosing" in response.text
     # /diagnose queues after its ack (the anchor is posted first): wait for that, or a freed worker takes it at once
     wait_until(lambda: surface.runner.queued == 1, what="the 11th diagnosis queued")
+    # the notice is posted from another pool: on a loaded machine a worker freed by the gate could take the job
+    # before its notice went out, and then no notice is due (seen once in a full run): wait for it first
+    surface.fake.wait_for("chat.postMessage", where=lambda p: "next in line" in p.get("text", ""))
     gate.set()
     final_stops(surface.fake, 10)
     # the 11th waited: its "queued" notice became its progress message, and that message carries the answer
