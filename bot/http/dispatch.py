@@ -23,8 +23,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Literal, Protocol
 
-from bot.engine.types import Question, Responder, Step, StopReason, Trace, new_trace_id, trace_from_answer
-from bot.store.base import TraceStore, partial_with_step
+from bot.engine.types import Question, Responder, StopReason, Trace, new_trace_id, trace_from_answer
+from bot.store.base import TraceStore, partial_with_step, step_keeper, store_quietly
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +74,13 @@ class Execution:
 
     def accept(self, trace_id: str, question: Question) -> None:
         # a fresh stub: a re-run after a crash starts over rather than append to the dead run's steps
-        self._quietly("record accepted job",
+        store_quietly("record accepted job",
                       lambda: self._store.save(partial_with_step(None, trace_id, question.text, None)))
 
     def run(self, trace_id: str, question: Question) -> Trace:
-        def keep(step: Step) -> None:
-            self._quietly("append a step", lambda: self._store.append_step(trace_id, question.text, step))
-
-        trace = replace(self._responder(question, keep), trace_id=trace_id)
-        self._quietly("store trace", lambda: self._store.save(trace))
+        trace = replace(self._responder(question, step_keeper(self._store, trace_id, question.text)),
+                        trace_id=trace_id)
+        store_quietly("store trace", lambda: self._store.save(trace))
         return trace
 
     def stored(self, trace_id: str) -> Trace | None:
@@ -96,7 +94,7 @@ class Execution:
         unrun = trace_from_answer(question, answer, complete=False, stop_reason=StopReason.INTERRUPTED,
                                   notes=("interrupted",))
         trace = replace(unrun, trace_id=trace_id, steps=kept.steps if kept is not None else ())
-        self._quietly("store trace", lambda: self._store.save(trace))
+        store_quietly("store trace", lambda: self._store.save(trace))
         return trace
 
     @staticmethod
@@ -105,13 +103,6 @@ class Execution:
             then(trace)
         except Exception:  # e.g. Slack is down; the trace is already in the store
             log.exception("could not deliver trace %s (it is stored)", trace.trace_id)
-
-    @staticmethod
-    def _quietly(what: str, action: Callable[[], None]) -> None:
-        try:
-            action()
-        except Exception:  # a broken store must not cost the user the answer: still post it
-            log.exception("could not %s", what)
 
 
 class Dispatcher:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 
 from bot.engine.types import Step, StepObserver, Trace
 from bot.slack.render import mrkdwn_escape, trim
-from bot.store.base import TraceStore, interrupted_from_partial, is_partial
+from bot.store.base import TraceStore, interrupted_from_partial, is_partial, step_keeper, store_quietly
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +44,11 @@ class StepLog:
         """`show` (the live progress) plus the step appended to the stored partial trace; the stub goes now."""
         with self._lock:
             self._running.add(trace_id)
-        self._quietly("record the accepted run", lambda: self._store.append_step(trace_id, question, None))
+        store_quietly("record the accepted run", lambda: self._store.append_step(trace_id, question, None))
+        keep = step_keeper(self._store, trace_id, question)
 
         def on_step(step: Step) -> None:
-            self._quietly("append a step", lambda: self._store.append_step(trace_id, question, step))
+            keep(step)
             show(step)
 
         return on_step
@@ -64,13 +64,6 @@ class StepLog:
         except Exception:
             log.exception("could not close the interrupted trace %s", trace_id)
             return None
-
-    @staticmethod
-    def _quietly(what: str, action: Callable[[], None]) -> None:
-        try:
-            action()
-        except Exception:  # a broken store must not cost the user the answer
-            log.exception("could not %s", what)
 
 
 def found_text(attempt: int, trace: Trace | None) -> str:

@@ -7,6 +7,7 @@ passes another), so no caller can store an unredacted one by forgetting a step.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -14,6 +15,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from bot.engine.types import Intent, Route, Step, StopReason, Totals, Trace
+
+log = logging.getLogger(__name__)
 
 TraceRedactor = Callable[[Trace], Trace]
 EvalRun = dict[str, Any]
@@ -113,6 +116,21 @@ def interrupted_from_partial(kept: Trace, answer: str) -> Trace:
     its steps kept: no longer "running" anywhere."""
     notes = (*(n for n in kept.notes if n != PARTIAL_NOTE), "interrupted")
     return replace(kept, answer=answer, complete=False, stop_reason=StopReason.INTERRUPTED, notes=notes)
+
+
+def store_quietly(what: str, action: Callable[[], object]) -> None:
+    """Run one write to the trace store; a broken store is logged, never raised: it must not cost the user the
+    answer."""
+    try:
+        action()
+    except Exception:
+        log.exception("could not %s", what)
+
+
+def step_keeper(store: TraceStore, trace_id: str, question: str) -> Callable[[Step], None]:
+    """An observer that appends each completed step to `trace_id`'s stored partial trace, quietly: a crash keeps
+    what was done (API, webhook and Slack runs alike)."""
+    return lambda step: store_quietly("append a step", lambda: store.append_step(trace_id, question, step))
 
 
 @dataclass(frozen=True)
