@@ -26,11 +26,11 @@ from bot.playbook.findings import (
 )
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.verdict import SAME_ONSET_MINUTES
+from tools.base import ToolError
+from tools.timerange import duration_from_text, instant_from_text
 
 LOOKBACK_RANGE = "7d"  # one more look, coarse so it stays cheap; Prometheus answers with what it holds
 TIME_OFF_MINUTES = 15  # the user's time and the metrics' onset further apart than this: say so
-_DURATION_RX = re.compile(r"^(?P<n>\d+)(?P<unit>[mhd])$")
-_UNIT = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
 _FIRST_CELL_RX = re.compile(r"^series \(mean per [^)]*\):\s*(?P<when>(?:\d{2}-\d{2} )?\d{1,2}:\d{2})", re.MULTILINE)
 
 
@@ -78,15 +78,13 @@ def day_of(moment: datetime, now: datetime) -> str:
 
 
 def start_of(window: Window) -> datetime | None:
-    """Where a playbook window begins: the left side of its ISO interval, or its end less its duration ("24h")."""
+    """Where a playbook window begins: the left side of its ISO interval, or its end less its duration ("24h"),
+    read by the same rules as every tool's window (tools.timerange)."""
     left, slash, _ = window.range_arg.partition("/")
-    if slash:
-        try:
-            return datetime.fromisoformat(left.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    match = _DURATION_RX.match(window.range_arg)
-    return window.end - int(match.group("n")) * _UNIT[match.group("unit")] if match else None
+    try:
+        return instant_from_text(left, window.end) if slash else window.end - duration_from_text(window.range_arg)
+    except ToolError:
+        return None
 
 
 def ongoing_shift(health: ServiceHealth, before: datetime) -> tuple[str, ChangePoint, str] | None:
