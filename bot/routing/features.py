@@ -47,7 +47,7 @@ class FeatureSpec:
     char_min: int = 1
     char_max: int = 4
     word_bigrams: bool = True
-    cue_weight: float = 0.3  # the value of a cue feature (n-gram features share a total L2 norm of 1)
+    cue_weight: float = 0.1  # the value of a cue feature (n-gram features share a total L2 norm of 1)
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
 
     def to_dict(self) -> dict[str, int | bool | float]:

@@ -232,9 +232,30 @@ def test_renamed_copies_replace_service_names_also_next_to_chinese_and_vary_them
 @pytest.mark.parametrize(("text", "found"), [
     ("seckill-svc 扩容到 50 个 pod", True), ("把 goods-detail 的降级开关打开", True),
     ("promote the canary to 100%", True), ("merchant-portal 打开巨慢", False), ("why is checkout slow", False),
+    ("將 sanctions-filter 嘅告警靜音兩個鐘", True), ("通知值班 DBA 加入 bridge call", True),
+    ("部署 fx-rates v2.4.1 到生產環境", True), ("关掉 activity-page 的秒杀入口开关", True),
+    ("fail session-store redis over to replica-1", True), ("clip-encoder 队列一直堆积", False),
+    ("回滚 lobby 能解决吗", False),
 ])
 def test_a_change_asked_for_mid_message_is_a_cue_of_its_own(text: str, found: bool) -> None:
     from bot.routing.cues import cues_in
     from bot.routing.features import normalised
 
     assert ("request_change" in cues_in(normalised(text))) is found
+
+
+def test_english_cues_are_read_inside_chinese_text() -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert {"value", "metric"} <= set(cues_in(normalised("payment的p99现在多少")))  # no \b between 的 and p99
+    assert cues_in(normalised("gacha-svc全是502了")) == cues_in(normalised("gacha-svc 全是 502 了"))
+
+
+def test_traditional_chinese_reads_as_simplified_and_an_older_artifact_keeps_its_features() -> None:
+    traditional, simplified = "為什麼發佈後錯誤率升高？幫我查一下", "为什么发布后错误率升高？帮我查一下"
+    assert features_from_text(traditional) == features_from_text(simplified)
+    literal = FeatureSpec(simplified=False)
+    assert features_from_text(traditional, literal) != features_from_text(simplified, literal)
+    older = {key: value for key, value in FeatureSpec().to_dict().items() if key != "simplified"}
+    assert FeatureSpec.from_dict(older) == literal  # an artifact trained before the fold is served without it
