@@ -55,24 +55,25 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     """The issue's bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
-    diagnoses. Measured when the artifact was trained (no LLM, options chosen by cross-validation on the train split,
-    797 lines from three new writers added to it): 238/246 (96.7 %), 4/148 needless (2.7 %) and 2/98 missed (2.0 %);
-    the model before it had 235/246, 5/148 and 1/98. The floor leaves a message or two of margin and only catches a
-    regression; tests/bench/bench_intent.py and `opsbot intent train` print the full tables, `opsbot intent cv` the
-    cross-validated ones."""
+    diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out on the train
+    split, 552 lines from two more writers added to it): 240/246 (97.6 %), 3/148 needless (2.0 %) and 0/98 missed;
+    the models before it had 238/246, 4/148 and 2/98, and 235/246, 5/148 and 1/98. The floor leaves a message or two
+    of margin and only catches a regression; tests/bench/bench_intent.py and `opsbot intent train` print the full
+    tables, `opsbot intent cv` the cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
-    assert card.accuracy() >= (236, 246)
-    assert card.needless_investigations() <= (5, 148) and card.missed_diagnoses() <= (3, 98)
+    assert card.accuracy() >= (238, 246)
+    assert card.needless_investigations() <= (4, 148) and card.missed_diagnoses() <= (2, 98)
 
 
 def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     """The third held-out split. Its errors are never read and nothing is tuned on it; scored once per retrained
     artifact (161/177, 5/114 needless, 5/63 missed; then 168/177, 4/114, 2/63; then 167/177, 4/114, 1/63; now, with
-    the three new writers' lines, 171/177, 3/114 needless and 0/63 missed). A little margin; only catches a
+    the three new writers' lines, 171/177, 3/114 needless and 0/63 missed; with two more writers, Traditional Chinese
+    read as Simplified and lighter cues, 174/177, 0/114 needless and 1/63 missed). A little margin; only catches a
     regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
-    assert card.accuracy() >= (169, 177)
-    assert card.missed_diagnoses() <= (1, 63) and card.needless_investigations() <= (4, 114)
+    assert card.accuracy() >= (172, 177)
+    assert card.missed_diagnoses() <= (2, 63) and card.needless_investigations() <= (2, 114)
 
 
 def test_the_fresh_split_was_folded_into_training() -> None:
@@ -87,12 +88,13 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     """`blind` (321 messages, EN 160 / ZH 161) was written by a writer who never saw the corpus, the code or the
     other splits, and it was kept outside the repository while the gate was tuned: no tuner saw it. Scored by the
     lead three times, numbers only: 296/338 before this round (the 17 texts already in the corpus since removed),
-    301/338 after the first retrain, 311/338 = 295/321 now; needless 12/185 (6.5 %), missed 8/136 (5.9 %). This is
-    the honest measure of a new writer, and it is under the issue's bar (see the note of issue 12). The floor only
-    catches a regression."""
+    301/338 after the first retrain, 311/338 = 295/321 after the second (needless 12/185, missed 8/136); scored once
+    after the third (two more writers, options chosen by leave-one-writer-out): 304/321 (94.7 %), needless 7/185
+    (3.8 %), missed 7/136 (5.1 %). This is the honest measure of a new writer, and it is still under the issue's bar
+    on the two costly errors (see the note of issue 12). The floor only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
-    assert card.accuracy() >= (290, 321)
-    assert card.needless_investigations() <= (14, 185) and card.missed_diagnoses() <= (10, 136)
+    assert card.accuracy() >= (300, 321)
+    assert card.needless_investigations() <= (9, 185) and card.missed_diagnoses() <= (9, 136)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
@@ -194,6 +196,7 @@ def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
     assert model.meta["diagnose_shift"] == 0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
+    assert model.spec.cue_weight == 0.1 and model.spec.simplified  # chosen by leave-one-writer-out
     artifact = Path(__file__).resolve().parents[2] / "bot" / "routing" / "model" / "intent-v1.json.gz"
     assert artifact.stat().st_size < 1_000_000
 
