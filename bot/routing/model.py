@@ -10,7 +10,6 @@ The version-1 artifact (gzipped JSON with base64 blobs) still loads, for a retra
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import sys
@@ -118,6 +117,8 @@ class IntentModel:
 
 def _from_v1(data: Mapping[str, Any]) -> IntentModel:
     """A version-1 artifact: base64 blobs of sorted buckets and float32 weights inside the JSON document."""
+    import base64  # only for an artifact written before version 2
+
     buckets = _from_little_endian("I", base64.b64decode(data["buckets"]))
     return IntentModel._from_arrays(data, buckets, _from_little_endian("f", base64.b64decode(data["weights"])))
 
