@@ -1,11 +1,13 @@
 """The learned intent classifier at serving time: a linear model over hashed n-grams, scored in pure Python.
 
-The artifact (bot/routing/model/intent-v2.bin.gz, written by `opsbot intent train`) is gzipped: one JSON header line
-(version, the route names, the FeatureSpec, one bias per route, meta, the bucket count), then the used feature buckets
-(sorted uint32) and, per bucket, one float32 weight per route, both little-endian. A fresh process loads it in a few
-milliseconds: the arrays are read as they are, never parsed or copied into a dict; a bucket is found by bisection.
+The artifact (bot/routing/model/intent-v2.bin, written by `opsbot intent train`) is one JSON header line (version,
+the route names, the FeatureSpec, one bias per route, meta, the bucket count), then the used feature buckets (sorted
+uint32) and, per bucket, one float32 weight per route, both little-endian. Not compressed (git and wheels compress it
+to ~0.7 MB anyway; unzipping cost more than the rest of the load): a fresh process reads the arrays as they are, never
+parsing them or copying them into a dict, and finds a bucket by bisection; loading takes a few milliseconds.
 Scoring is a sparse dot product and a softmax: no numpy, no scikit-learn, well under a millisecond per message.
-The version-1 artifact (gzipped JSON with base64 blobs) still loads, for a retrained model named by a setting.
+The version-1 artifact (gzipped JSON with base64 blobs) still loads, for a retrained model named by a setting, and so
+does a gzipped version-2 one.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from bot.routing.features import FeatureSpec, features_from_text
 
 ARTIFACT_VERSION = 2
 READS_VERSIONS = (1, 2)
-DEFAULT_ARTIFACT = "intent-v2.bin.gz"
+DEFAULT_ARTIFACT = "intent-v2.bin"
+GZIP_MAGIC = b"\x1f\x8b"
 SHIPPED = Path(__file__).with_name("model") / DEFAULT_ARTIFACT  # package data (pyproject.toml ships model/*)
 @dataclass(frozen=True)
 class Scores:
@@ -84,7 +87,7 @@ class IntentModel:
         return Scores(tuple(ranked))
 
     def to_bytes(self) -> bytes:
-        """The artifact's payload (before gzip): the JSON header line, then the buckets and the float32 weights."""
+        """The artifact: the JSON header line, then the buckets and the float32 weights."""
         header = {"version": ARTIFACT_VERSION, "routes": list(self.routes), "features": self.spec.to_dict(),
                   "bias": [round(b, 6) for b in self.bias], "meta": self.meta, "buckets": len(self._buckets)}
         line = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no raw newline
@@ -140,19 +143,19 @@ def _from_little_endian(typecode: str, data: bytes | memoryview) -> array[Any]:
 
 
 def save_model(model: IntentModel, path: Path) -> int:
-    """Write the gzipped artifact (deterministic bytes: no timestamp in the gzip header); returns its size."""
-    import gzip  # training only; loading reads gzip through zlib
-
+    """Write the artifact (deterministic bytes: the same model, the same file); returns its size."""
+    blob = model.to_bytes()
     path.parent.mkdir(parents=True, exist_ok=True)
-    blob = gzip.compress(model.to_bytes(), compresslevel=9, mtime=0)
     path.write_bytes(blob)
     return len(blob)
 
 
 def load_model(path: Path | None = None) -> IntentModel:
-    """The artifact at `path`, or the one shipped in the package."""
+    """The artifact at `path` (gzipped or not), or the one shipped in the package."""
     blob = Path(path or SHIPPED).read_bytes()
-    return IntentModel.from_bytes(zlib.decompress(blob, wbits=16 + zlib.MAX_WBITS))  # the gzip format
+    if blob.startswith(GZIP_MAGIC):  # version 1, or a version-2 artifact someone compressed
+        blob = zlib.decompress(blob, wbits=16 + zlib.MAX_WBITS)
+    return IntentModel.from_bytes(blob)
 
 
 @cache
