@@ -15,6 +15,7 @@ relative time in a scenario ("yesterday 15:05") resolves against it, so tests sh
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -109,7 +110,9 @@ def sandbox_now() -> datetime:
     now = datetime.now(UTC)
     midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
     if midnight - now < MIDNIGHT_GUARD:
-        time.sleep((midnight - now).total_seconds() + 1)
+        wait_s = (midnight - now).total_seconds() + 1
+        print(f"\nsandbox: waiting {wait_s:.0f} s for midnight UTC before building sandboxes", file=sys.__stderr__)
+        time.sleep(wait_s)
         now = datetime.now(UTC)
     return now.replace(second=0, microsecond=0)
 
