@@ -9,6 +9,8 @@ Plane, written as one string: each Traditional character followed by its Simplif
 
 from __future__ import annotations
 
+import functools
+
 _PAIRS = (
     "㑯㑔㑳㑇㑶㐹㓨刾㘚㘎㜄㚯㜏㛣㠏㟆㥮㤘㩜㨫㩳㧐㩵擜䁻䀥䃮鿎䊷䌶䋙䌺䋚䌻䋹䌿䋻䌾䍦䍠䎱䎬䙡䙌䜀䜧䝼䞍䥇䦂䥑鿏䥱䥾䦛䦶"
     "䦟䦷䯀䯅䰾鲃䱷䲣䱽䲝䲁鳚䲘鳤䴉鹮丟丢並并乾干亂乱亙亘亞亚佇伫佈布佔占併并來来侖仑侶侣侷局俁俣係系俔伣俠侠俥伡俬私"
@@ -117,9 +119,14 @@ _PAIRS = (
     "麗丽麥麦麩麸麪面麫面麯曲麴曲麵面麼么麽么黃黄黌黉點点黨党黲黪黴霉黶黡黷黩黽黾黿鼋鼂鼌鼉鼍鼕冬鼴鼹齊齐齋斋齎赍齏齑"
     "齒齿齔龀齕龁齗龂齙龅齜龇齟龃齠龆齡龄齣出齦龈齧啮齪龊齬龉齲龋齶腭齷龌龍龙龎厐龐庞龑䶮龔龚龕龛龜龟鿁䜤鿓鿒"
 )  # fmt: skip
-_TABLE = {ord(_PAIRS[i]): ord(_PAIRS[i + 1]) for i in range(0, len(_PAIRS), 2)}
+
+
+@functools.cache
+def _table() -> dict[int, int]:
+    """Built on the first message, like the cue patterns: importing the gate costs nothing."""
+    return {ord(_PAIRS[i]): ord(_PAIRS[i + 1]) for i in range(0, len(_PAIRS), 2)}
 
 
 def simplified_from_traditional(text: str) -> str:
     """`text` with every Traditional character in the table replaced by its Simplified form."""
-    return text.translate(_TABLE)
+    return text.translate(_table())
