@@ -5,9 +5,9 @@ kept, with a marker saying how much went); older kept observations are re-sent a
 lines (bot/engine/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
 one line each with the step's Thought, compressed, and its key finding (bot/engine/memory.py). By default no
 exchange is kept verbatim: the request is the system prompt and one user message (the question, the older steps
-as lines, the newest step with its result in full), so no tool-call message is re-sent. Tool output is untrusted (logs can contain
-anything), so observations are fenced and the prompts say they are data. All of this happens at render time:
-the Trace keeps every observation whole.
+as lines, the newest step with its result in full), so no tool-call message is re-sent. Tool output is
+untrusted (logs can contain anything), so observations are fenced and the prompts say they are data. All of this
+happens at render time: the Trace keeps every observation whole.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ other engineers' load does not count; it includes the ScriptedLLM server thread 
 exactly (tiktoken o200k_base) from the requests the server received, split by part: system prompt, tool schemas,
 observations (tool messages, and the fenced results opsbot puts in its user message), history (the rest: the
 question, the model's calls and Thoughts, opsbot's one-line older steps). "Same answer": the scripted answer is the
-same text for both, so the bench checks what a real model would need for it: every fact the answer cites reached the model in a tool
-result opsbot sent (its own Thoughts, re-sent in the lines of older steps, do not count).
+same text for both, so the bench checks what a real model would need for it: every fact the answer cites reached
+the model in a tool result opsbot sent (its own Thoughts, re-sent in the lines of older steps, do not count).
 
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_naive.py -s
 Prints numbers; asserts no timing.
