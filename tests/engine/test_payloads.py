@@ -86,13 +86,15 @@ def test_the_model_is_sent_the_compact_lines_and_the_trace_keeps_the_body(sandbo
                 observation=body, status="ok")
     exchange = Exchange((step,), {"role": "assistant", "content": "Symptom first."},
                         (Answer("user", "Observation:\n", body),))
-    limits = ContextLimits()
+    limits = ContextLimits(keep_recent_steps=2)  # the older of two re-sent exchanges is a digest
 
     newest = render_messages("system", Question("why?"), [exchange], limits, "")[-1]["content"]
     older = render_messages("system", Question("why?"), [exchange, exchange], limits, "")[3]["content"]
+    default = render_messages("system", Question("why?"), [exchange, exchange], ContextLimits(), "")[1]["content"]
 
     assert "prometheus matrix" in newest and '"resultType"' not in newest and "points every " in newest
     assert "change: " in older and "points" not in older  # an older step keeps its evidence lines only
+    assert "#1 Symptom first. => query_metrics(order) -> change: " in default and default.count("points every") == 1
     assert step_to_line(step).split(" -> ok: ")[1].startswith("change: ")
     assert step.observation == body
     assert evidence_lines(text_from_payload(body) or "")
