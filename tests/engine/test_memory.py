@@ -6,13 +6,14 @@ from bot.engine.context import Answer, ContextLimits, Exchange, render_messages
 from bot.engine.memory import compressed_thought, first_sentence, memory_call_text, old_steps_text
 from bot.engine.types import Question, Step
 
-METRICS = "order p99 over 2h\nchange: 15:07 212 ms -> 1,180 ms (x5.6)\nmin 194 ms · median 380 ms · max 1,260 ms · last 1,190 ms"
+METRICS = "order p99 over 2h\nchange: 15:07 212 ms -> 1,180 ms (x5.6)\nmin 194 ms · median 380 ms · max 1,260 ms"
 DEPLOYS = "deploys of order\n2026-11-30T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: Raise Hikari pool size"
 WINDOW = {"service": "order", "start": "2026-11-30T14:05:00Z", "end": "2026-11-30T16:05:00Z"}
 
 
 def step(index: int, thought: str, observation: str, **args: object) -> Step:
-    return Step(index, thought, "query_metrics" if "change" in observation else "query_deploys", args, observation, "ok")
+    action = "query_metrics" if "change" in observation else "query_deploys"
+    return Step(index, thought, action, args, observation, "ok")
 
 
 def test_every_older_step_keeps_its_thought_call_and_finding_on_one_line() -> None:
