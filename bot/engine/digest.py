@@ -121,6 +121,11 @@ def folded_repeats(lines: list[str]) -> str | None:
     return "\n".join([*folded, "[lines alike but for numbers and ids folded into the first, a count and the last]"])
 
 
+def is_diff(text: str) -> bool:
+    """Whether the output holds a diff (a `diff --git` section): its changed lines are the finding."""
+    return any(_DIFF_FILE.match(line) for line in text.splitlines())
+
+
 def observation_gist(text: str, max_chars: int, skip: Collection[str] = ()) -> str:
     """The key finding on one line: change points, changed settings, top errors, deploys; else the first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -166,6 +171,8 @@ def _finding(line: str) -> str:
     """A line reworded for the gist: signatures lose their list number, deploys their file list."""
     if _SIGNATURE.match(line) or _SUSPECT.match(line):
         return re.sub(r"^\d+\. ", "", line)
+    if _DIFF_CHANGE.match(line):
+        return " ".join(line.split())  # `+ id          BIGSERIAL` -> `+ id BIGSERIAL`: alignment says nothing
     return line.split("; files: ")[0] if _DEPLOY.match(line) or _GIT_COMMIT.match(line) else line
 
 

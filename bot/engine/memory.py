@@ -1,9 +1,9 @@
 """The steps a run has taken, as the model is re-sent them: one line per older step, the newest with its result.
 
 A line keeps the step's Thought (compressed: its first sentence, what the result showed, the way a Thought
-starts; the call says the rest), the call (values in the order given, a start
-and end as one span) and the key finding of its result (digest.py's gist): the reasoning stays explicit and the
-evidence stays in front of the model, in a fraction of the tokens of the exchange it replaces. A finding an
+starts; the call says the rest), the call (values in the order given, a start and end as one span) and the key
+finding of its result (digest.py's gist; for a diff its changed lines, up to _DIFF_GIST_CHARS): the reasoning
+stays explicit and the evidence in front of the model, in a fraction of the tokens of the exchange. A finding an
 earlier line gave is not said again, and the day most times fall on is said once, in the heading. The newest step
 keeps its whole Thought and its result in full.
 """
@@ -16,11 +16,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine.digest import gist_findings, observation_gist
+from bot.engine.digest import gist_findings, is_diff, observation_gist
 from bot.engine.payloads import text_from_payload
 from bot.engine.types import Step
 
 _GIST_CHARS = 200
+_DIFF_GIST_CHARS = 600  # a diff's changed lines are the finding itself (a setting, a migration's DROP)
 _THOUGHT_CHARS = 160  # of the first sentence
 _PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
 _WHOLE_MINUTE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:00Z")
@@ -33,7 +34,7 @@ def old_steps_text(steps: Sequence[Step]) -> str:
     lines, shown = [], set[str]()
     for step in steps:
         readable = text_from_payload(step.observation) or step.observation
-        findings = gist_findings(readable, _GIST_CHARS, skip=shown)
+        findings = gist_findings(readable, _DIFF_GIST_CHARS if is_diff(readable) else _GIST_CHARS, skip=shown)
         shown.update(findings)
         gist = " | ".join(findings) or observation_gist(readable, _GIST_CHARS)
         thought = first_sentence(step.thought)

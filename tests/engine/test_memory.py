@@ -65,3 +65,11 @@ def test_by_default_one_user_message_holds_the_lines_and_the_newest_result_in_fu
     assert sent.startswith("Question: why?\n\nEarlier steps") and "#1 Symptom first. => query_metrics" in sent
     assert f"Newest step:\n#2 Deploys? => query_deploys(order)\n<observation>\n{DEPLOYS}\n</observation>" in sent
     assert sent.endswith("\n\n[Step 3 of 8]")
+
+
+def test_a_diff_keeps_its_changed_lines_not_only_the_first_few() -> None:
+    added = "\n".join(f"+  column_{i}   TEXT NOT NULL," for i in range(8))
+    diff = (f"deploy inventory/v5.4.0 at 2026-11-30T23:47:00Z by p: migration\ndiff --git a/m.sql b/m.sql\n"
+            f"+CREATE TABLE t_new (\n{added}\n+DROP TABLE t;  -- drops idx_t_sku with it")
+    line = old_steps_text([Step(3, "Diff.", "query_deploy_diff", {"version": "v5.4.0"}, diff, "ok")])
+    assert "+ DROP TABLE t; -- drops idx_t_sku with it" in line and "+ column_0 TEXT NOT NULL," in line
