@@ -64,7 +64,7 @@ class RecordingBackend:
 def question_of(messages: list[dict[str, Any]]) -> str:
     """The question as the model sees it: the first user message, after `Question: `."""
     opening = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
-    return opening.rsplit("Question: ", 1)[-1].split("\n\nEarlier steps", 1)[0]
+    return re.split(r"\n\n(?:Earlier steps|Newest step:|\[Step \d)", opening.rsplit("Question: ", 1)[-1], maxsplit=1)[0]
 
 
 def tool_call_from_question(question: str) -> dict[str, Any]:
