@@ -49,7 +49,7 @@ class AgentSettings(BaseModel):
     max_args_chars: int = 2_000
     parallel_tools: bool = False
     max_observation_chars: int = 2_500
-    keep_recent_steps: int = 2
+    keep_recent_steps: int = 0  # 0: every step a line, the newest with its result in full (bot/engine/memory.py)
     tool_timeout_s: float = 20.0
     max_concurrent_llm_calls: int = 8  # across Slack, the API and the webhook; 0 = no limit
 

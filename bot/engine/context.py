@@ -3,21 +3,22 @@
 Three levers keep the prompt small as a run grows: the newest observation is cut when long (head and tail
 kept, with a marker saying how much went); older kept observations are re-sent as a digest of their evidence
 lines (bot/engine/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
-one line each that carries the key finding. The model's own Thought after each result already restates what
-it concluded, so re-sending raw lines it has read buys little. Tool output is untrusted (logs can contain
-anything), so observations are fenced and the prompts say they are data. All of this happens at render time:
-the Trace keeps every observation whole.
+one line each with the step's Thought, compressed, and its key finding (bot/engine/memory.py). By default no
+exchange is kept verbatim: the request is the system prompt and one user message (the question, the older steps
+as lines, the newest step with its result in full), so no tool-call message is re-sent. Tool output is
+untrusted (logs can contain anything), so observations are fenced and the prompts say they are data. All of this
+happens at render time: the Trace keeps every observation whole.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.engine.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
+from bot.engine.memory import newest_step_text, old_steps_text, plain_value
 from bot.engine.payloads import text_from_payload
 from bot.engine.types import Budget, Question, Step
 from tools.base import Toolbox
@@ -25,9 +26,7 @@ from tools.base import Toolbox
 Message = dict[str, Any]
 
 _GIST_CHARS = 200
-_PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
 _MIN_OBSERVATION_CHARS = 600
-_WHOLE_MINUTE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:00Z")
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class ContextLimits:
     """How much history the model sees: observation size and how many steps stay verbatim."""
 
     max_observation_chars: int = 2_500
-    keep_recent_steps: int = 2
+    keep_recent_steps: int = 0  # 0: every step a line, the newest with its result in full (memory.py)
     digest_read_observations: bool = True  # kept observations older than the newest: evidence lines only
 
 
@@ -150,15 +149,8 @@ def _compact_call_text(step: Step) -> str:
     """`query_logs(service=order, level=ERROR)`: plain values unquoted, the rest as JSON."""
     if step.status == "format_error" or not step.action:
         return call_text(step)
-    args = ", ".join(f"{k}={_plain_value(v)}" for k, v in step.args.items())
+    args = ", ".join(f"{k}={plain_value(v)}" for k, v in step.args.items())
     return f"{step.action}({args})"
-
-
-def _plain_value(value: Any) -> str:
-    if isinstance(value, str) and _WHOLE_MINUTE.fullmatch(value):  # 2026-11-30T14:05:00Z -> 2026-11-30T14:05Z
-        value = value[:-4] + "Z"
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text[1:-1] if isinstance(value, str) and _PLAIN_VALUE.fullmatch(value) else text
 
 
 def _folded_if_long(observation: str, max_chars: int) -> str:
@@ -231,24 +223,28 @@ def question_text(question: Question) -> str:
 
 
 def budget_note(steps_used: int, budget: Budget) -> str:
-    """Told to the model every turn, so it plans within the budget instead of being cut off."""
-    after = budget.max_steps - steps_used - 1
-    if after <= 0:
-        return f"[Step {steps_used + 1} of {budget.max_steps}: this is your last step. Give your final answer now.]"
-    more = "1 more step" if after == 1 else f"{after} more steps"
-    return f"[Step {steps_used + 1} of {budget.max_steps}: {more} after this one, the final answer included.]"
+    """Told to the model every turn, so it plans within the budget instead of being cut off (the prompts say the
+    answer is a step too)."""
+    if steps_used + 1 >= budget.max_steps:
+        return f"[Step {steps_used + 1} of {budget.max_steps}: your last. Give your final answer now.]"
+    return f"[Step {steps_used + 1} of {budget.max_steps}]"
 
 
 def render_messages(
     system: str, question: Question, exchanges: Sequence[Exchange], limits: ContextLimits, note: str
 ) -> list[Message]:
-    """The request's messages: system, question (+ old steps as lines), recent exchanges verbatim, budget note."""
+    """The request's messages: system, question (+ old steps as lines), recent exchanges verbatim, budget note.
+
+    With no exchange kept verbatim (keep_recent_steps 0, the default), the request is the system prompt and one
+    user message: the question, every older step as a line, and the newest step with its result in full."""
     recent = _recent_exchanges(exchanges, limits.keep_recent_steps)
+    if exchanges and not recent:  # none verbatim: every step a line, the newest result in full below them
+        return _with_note([{"role": "system", "content": system},
+                           {"role": "user", "content": _inline_text(question, exchanges, limits)}], note)
     old_steps = [step for exchange in exchanges[: len(exchanges) - len(recent)] for step in exchange.steps]
     opening = question_text(question)
     if old_steps:
-        lines = "\n".join(step_to_line(step) for step in old_steps)
-        opening += f"\n\nEarlier steps, one line each (full results no longer shown):\n{lines}"
+        opening += f"\n\n{old_steps_text(old_steps)}"
     messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": opening}]
     for position, exchange in enumerate(recent):
         age = len(recent) - 1 - position
@@ -256,6 +252,16 @@ def render_messages(
         messages += [exchange.assistant,
                      *(answer.to_message(observation_cap(limits, age), digest=digest) for answer in exchange.answers)]
     return _with_note(messages, note)
+
+
+def _inline_text(question: Question, exchanges: Sequence[Exchange], limits: ContextLimits) -> str:
+    """The question, the older steps as lines, then the newest step: its Thought, call and whole result."""
+    *older, newest = exchanges
+    parts = [question_text(question)]
+    if older:
+        parts.append(old_steps_text([step for exchange in older for step in exchange.steps]))
+    results = [str(answer.to_message(limits.max_observation_chars)["content"]) for answer in newest.answers]
+    return "\n\n".join([*parts, newest_step_text(newest.steps, results)])
 
 
 def _recent_exchanges(exchanges: Sequence[Exchange], keep_steps: int) -> Sequence[Exchange]:

@@ -17,6 +17,7 @@ always keeps every observation whole: this only shapes what the model is re-sent
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 _STATS = re.compile(r"^min \S.* · median ")
 _CHANGE = re.compile(r"^change: ")
@@ -120,21 +121,37 @@ def folded_repeats(lines: list[str]) -> str | None:
     return "\n".join([*folded, "[lines alike but for numbers and ids folded into the first, a count and the last]"])
 
 
-def observation_gist(text: str, max_chars: int) -> str:
+def is_diff(text: str) -> bool:
+    """Whether the output holds a diff (a `diff --git` section): its changed lines are the finding."""
+    return any(_DIFF_FILE.match(line) for line in text.splitlines())
+
+
+def observation_gist(text: str, max_chars: int, skip: Collection[str] = ()) -> str:
     """The key finding on one line: change points, changed settings, top errors, deploys; else the first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return "(empty)"
+    return " | ".join(gist_findings(text, max_chars, skip)) or _shorten(_finding(_ranked(text, lines)[0]), max_chars)
+
+
+def gist_findings(text: str, max_chars: int, skip: Collection[str] = ()) -> list[str]:
+    """The findings of the gist, best first, within `max_chars` joined; those in `skip` (said already) left out,
+    unless that leaves none."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    findings = [_finding(line) for line in _ranked(text, lines)] if lines else []
+    findings = [finding for finding in findings if finding not in skip] or findings
+    kept: list[str] = []
+    for finding in findings:
+        if len(" | ".join([*kept, finding])) > max_chars:
+            break
+        kept.append(finding)
+    return kept
+
+
+def _ranked(text: str, lines: list[str]) -> list[str]:
     evidence = [line.strip() for line in evidence_lines(text)]
     ranked = [line for pattern in _GIST_ORDER for line in evidence if pattern.match(line)]
-    picked = _paired_changes(list(dict.fromkeys(ranked))) or [lines[0]]
-    gist = ""
-    for line in picked:
-        candidate = f"{gist} | {_finding(line)}" if gist else _finding(line)
-        if len(candidate) > max_chars:
-            break
-        gist = candidate
-    return gist or _shorten(_finding(picked[0]), max_chars)
+    return _paired_changes(list(dict.fromkeys(ranked))) or [lines[0]]
 
 
 def _paired_changes(lines: list[str]) -> list[str]:
@@ -154,6 +171,8 @@ def _finding(line: str) -> str:
     """A line reworded for the gist: signatures lose their list number, deploys their file list."""
     if _SIGNATURE.match(line) or _SUSPECT.match(line):
         return re.sub(r"^\d+\. ", "", line)
+    if _DIFF_CHANGE.match(line):
+        return " ".join(line.split())  # `+ id          BIGSERIAL` -> `+ id BIGSERIAL`: alignment says nothing
     return line.split("; files: ")[0] if _DEPLOY.match(line) or _GIT_COMMIT.match(line) else line
 
 

@@ -5,8 +5,8 @@ a plugged-in toolset, a prototype) may return the backend's body: Prometheus `qu
 is a `[timestamp, "value"]` pair and costs about 12 tokens, or an Elasticsearch `_search` response, where every hit
 repeats its index, id, score and field names. Both are rewritten at render time:
 - Prometheus (matrix): per series its labels, the `min · median · max · last` line, the largest level shift as a
-  `change:` line, and about eight evenly spaced points (three digits: the shape); a vector is one line per
-  series; an error stays one line;
+  `change:` line (numbers at three significant digits), and about eight evenly spaced points (the shape; their
+  spacing said once); a vector is one line per series; an error stays one line;
 - Elasticsearch: the total, then the hits grouped by level, service and message alike but for numbers and ids, as
   the logs tool's signatures (`1. 7x ERROR order <message> (first … last)`, whole seconds), biggest group first,
   with one `example:` line of the other fields (a field that differs within the group shows how many values it
@@ -18,6 +18,7 @@ Anything else is left alone (None). The Trace keeps the raw body: this only shap
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import re
@@ -32,6 +33,7 @@ from bot.engine.gittext import text_from_git
 _MAX_SERIES = 8
 _SAMPLE_POINTS = 8  # the shape; the statistics and the change line carry the numbers a diagnosis cites
 _MAX_FIELD_CHARS = 160
+_MIN_REPEATED_CHARS = 20  # a field repeating the hit's message from this length on says `(message)` instead
 _MIN_SHIFT_SIGMAS = 3.0  # a level shift is reported when it stands this far above the noise on either side
 _MIN_SHIFT_RATIO = 0.2  # ... and moves the level by at least this share
 _TIME_KEYS = ("@timestamp", "timestamp")
@@ -96,9 +98,25 @@ def _series_lines(series: Mapping[str, Any]) -> list[str]:
         return [f"{head}, all NaN"]
     stats = (f"min {_number(min(values))} · median {_number(statistics.median(values))} · "
              f"max {_number(max(values))} · last {_number(values[-1])}")
-    step = max(1, len(points) // _SAMPLE_POINTS)
-    sample = ", ".join(f"{_clock(t)} {_number(v, digits=3)}" for t, v in points[::step])
-    return [head, stats, *_shift_line(points), f"points: {sample}"]
+    return [head, stats, *_shift_line(points), _sample_line(points[:: max(1, len(points) // _SAMPLE_POINTS)])]
+
+
+def _sample_line(sample: Sequence[tuple[float, float]]) -> str:
+    """`points every 15m from 14:05: 0.202 0.203 …` when evenly spaced (the times said once), else `points: HH:MM v,
+    …` (a series with gaps)."""
+    gaps = {round(later[0] - earlier[0]) for earlier, later in itertools.pairwise(sample)}
+    if len(gaps) == 1 and (gap_s := gaps.pop()) > 0:
+        values = " ".join(_number(v) for _, v in sample)
+        return f"points every {_interval(gap_s)} from {_clock(sample[0][0])}: {values}"
+    return "points: " + ", ".join(f"{_clock(t)} {_number(v)}" for t, v in sample)
+
+
+def _interval(seconds: int) -> str:
+    """900 -> `15m`, 3600 -> `1h`, 90 -> `90s`: the largest whole unit."""
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def _shift_line(points: Sequence[tuple[float, float]]) -> list[str]:
@@ -151,9 +169,10 @@ def _group_lines(number: int, members: Sequence[Mapping[str, Any]]) -> list[str]
     times = sorted(str(m[key]) for m in members for key in _TIME_KEYS if m.get(key))
     head = f"{number}. {len(members)}x {_signature(members[0])}{_span_text(times)}"
     keys = dict.fromkeys(k for m in members for k in m if k not in _TIME_KEYS + _SIGNATURE_KEYS)
+    message = str(members[0].get("message") or "").strip()
     fields = []
     for key in keys:
-        values = {_field(m[key]) for m in members if m.get(key) not in (None, "")}
+        values = {_field(m[key], message) for m in members if m.get(key) not in (None, "")}
         if len(values) == 1:
             fields.append(f"{key}={values.pop()}")
         elif 1 < len(values) < len(members):  # one value per hit is an id (trace, request): it says nothing here
@@ -172,12 +191,18 @@ def _span_text(times: Sequence[str]) -> str:
     return f" ({first} … {last.removeprefix(day + 'T') if day and last.startswith(day + 'T') else last})"
 
 
-def _field(value: Any) -> str:
-    """A field's value on one line: a multi-line one (a stack trace) as its first line and its line count."""
+def _field(value: Any, message: str = "") -> str:
+    """A field's value on one line: a multi-line one (a stack trace) as its first line and its line count; the
+    hit's message, which the signature already shows, as `(message)`."""
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), default=str)
     lines = text.strip().splitlines() or [""]
     more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-    return _short(lines[0].strip(), _MAX_FIELD_CHARS) + more
+    first = lines[0].strip()
+    for repeated in (message, message.split(" (")[0]):  # the message, or its text before its details
+        if len(repeated) >= _MIN_REPEATED_CHARS and repeated in first:
+            first = first.replace(repeated, "(message)")
+            break
+    return _short(first, _MAX_FIELD_CHARS) + more
 
 
 def _labels(series: Mapping[str, Any]) -> str:
@@ -192,7 +217,7 @@ def _float(value: Any) -> float:
         return math.nan
 
 
-def _number(value: Any, digits: int = 4) -> str:
+def _number(value: Any, digits: int = 3) -> str:
     number = _float(value)
     return "NaN" if math.isnan(number) else f"{number:.{digits}g}"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from bot.engine.context import (
@@ -139,9 +139,12 @@ class TextProtocol:
     def request(
         self, question: Question, exchanges: Sequence[Exchange], tools: Toolbox, budget: Budget, limits: ContextLimits
     ) -> LLMRequest:
-        """The tool catalogue is in the system prompt (once); no `tools=`; stop before a made-up Observation."""
+        """The tool catalogue is in the system prompt (once); no `tools=`; stop before a made-up Observation.
+
+        The newest exchange is always re-sent verbatim: the model's own replies are its examples of the format."""
         system = load_prompt("react_text", tools=tool_catalogue(tools), max_steps=budget.max_steps)
         note = budget_note(_steps_in(exchanges), budget)
+        limits = replace(limits, keep_recent_steps=max(limits.keep_recent_steps, 1))
         return LLMRequest(render_messages(system, question, exchanges, limits, note), stop=list(TEXT_STOP))
 
     def decision_from_reply(self, reply: LLMReply, tools: Toolbox, step_index: int) -> Decision:

@@ -8,9 +8,10 @@ doing. Both talk to the same loopback ScriptedLLM replaying the same 8-step hika
 then the answer); runs are interleaved so machine load hits both alike. CPU is process CPU (time.process_time), so
 other engineers' load does not count; it includes the ScriptedLLM server thread for both loops. Tokens are counted
 exactly (tiktoken o200k_base) from the requests the server received, split by part: system prompt, tool schemas,
-observations (tool messages), history (the rest). "Same answer": the scripted answer is the same text for both, so
-the bench checks what a real model would need for it: every fact the answer cites reached the model in what opsbot
-sent after the tool that found it.
+observations (tool messages, and the fenced results opsbot puts in its user message), history (the rest: the
+question, the model's calls and Thoughts, opsbot's one-line older steps). "Same answer": the scripted answer is the
+same text for both, so the bench checks what a real model would need for it: every fact the answer cites reached
+the model in a tool result opsbot sent (its own Thoughts, re-sent in the lines of older steps, do not count).
 
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_naive.py -s
 Prints numbers; asserts no timing.
@@ -19,6 +20,7 @@ Prints numbers; asserts no timing.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ import pytest
 from bot.engine.context import tool_schemas
 from bot.engine.llm import LLM
 from bot.engine.loop import run_agent
+from bot.engine.prompts import load_prompt
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import Budget, Question
 from tests.bench.rawtools import LOG_PAGES, raw_investigation, raw_toolbox, record
@@ -88,6 +91,7 @@ def opsbot_run(llm: LLM, tools: Toolbox) -> str:
 
 
 PARTS = ("system", "schemas", "observations", "history")
+FENCED = re.compile(r"<observation>.*?</observation>", re.DOTALL)
 
 
 def tokens_by_request(scripted: ScriptedLLM) -> list[dict[str, int]]:
@@ -98,7 +102,12 @@ def tokens_by_request(scripted: ScriptedLLM) -> list[dict[str, int]]:
         parts = dict.fromkeys(PARTS, 0)
         for message in body["messages"]:
             part = {"system": "system", "tool": "observations"}.get(message["role"], "history")
-            parts[part] += count_message_tokens([message])
+            tokens = count_message_tokens([message])
+            if message["role"] == "user":  # opsbot's newest result sits fenced in the user message
+                fenced = sum(count_tokens(block) for block in FENCED.findall(str(message.get("content") or "")))
+                parts["observations"] += fenced
+                tokens -= fenced
+            parts[part] += tokens
         if body.get("tools"):
             parts["schemas"] += count_tokens(json.dumps(body["tools"], ensure_ascii=False))
         counted.append(parts)
@@ -109,9 +118,15 @@ def tokens_by_part(scripted: ScriptedLLM) -> dict[str, int]:
     return {part: sum(request[part] for request in tokens_by_request(scripted)) for part in PARTS}
 
 
-def cited_facts_missing(scripted: ScriptedLLM) -> list[str]:
-    """Facts of the answer that no request opsbot sent carried in a tool result (they would be made up)."""
-    sent = "\n".join(str(m.get("content") or "") for r in scripted.chat_requests for m in r.body["messages"][2:])
+def cited_facts_missing(scripted: ScriptedLLM, investigation: Investigation) -> list[str]:
+    """Facts of the answer that no request opsbot sent carried in a tool result (they would be made up): what it
+    sent besides the system prompt and the model's own messages, with the model's Thoughts (re-sent in the lines
+    of older steps) taken out, sentence by sentence."""
+    sent = "\n".join(str(m.get("content") or "") for r in scripted.chat_requests for m in r.body["messages"]
+                     if m["role"] not in ("system", "assistant"))
+    for thought, _, _ in investigation:
+        for sentence in re.split(r"(?<=[.?!])\s", thought):
+            sent = sent.replace(sentence, "")
     return [fact for fact in CITED if fact not in sent]
 
 
@@ -143,7 +158,7 @@ def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investiga
             sample.tokens[name] = tokens_by_part(scripted)
             sample.per_request[name] = tokens_by_request(scripted)
             if name.startswith("opsbot"):
-                sample.missing = cited_facts_missing(scripted)
+                sample.missing = cited_facts_missing(scripted, investigation)
     return sample
 
 
@@ -183,11 +198,14 @@ def test_cpu_and_tokens_against_a_naive_openai_loop(
     print_sample(sample)
 
 
-def test_tokens_of_the_production_tool_schemas_per_request(tmp_path: Path) -> None:
-    """The real catalogue's `tools=` entries as opsbot sends them, against the specs as they are (to_openai)."""
+def test_tokens_of_the_production_prompt_and_tool_schemas_per_request(tmp_path: Path) -> None:
+    """The native system prompt and the real catalogue's `tools=` entries as opsbot sends them, against the specs
+    as they are (to_openai)."""
     tools = sandbox_toolbox("http://127.0.0.1:9", tmp_path / "logs.db", tmp_path)  # built, never called
     full = [count_tokens(json.dumps(spec.to_openai(), ensure_ascii=False)) for spec in tools]
     sent = [count_tokens(json.dumps(entry, ensure_ascii=False)) for entry in tool_schemas(tools)]
-    print(f"\nproduction tool schemas, tokens per request: {sum(sent):,} sent ({sum(full):,} as the specs are)")
+    print(f"\nnative system prompt (prompts/react_native.md), tokens per request: "
+          f"{count_tokens(load_prompt('react_native')):,}")
+    print(f"production tool schemas, tokens per request: {sum(sent):,} sent ({sum(full):,} as the specs are)")
     for spec, tokens in zip(tools, sent, strict=True):
         print(f"  {spec.name:<22} {tokens:5,}  description {count_tokens(spec.description):4,}")

@@ -26,7 +26,7 @@ from bot.config import AccessSettings, SlackSettings
 from bot.engine.types import Question, StepObserver, Trace, trace_from_answer
 from bot.http.server import RunningServer, start_server
 from bot.slack.listeners import SlackSurface
-from tests.fakes.llm import ScriptedLLM, llm_settings
+from tests.fakes.llm import ScriptedLLM, llm_settings, tool_results
 from tests.fakes.slack import (
     BOT_TOKEN,
     SIGNING_SECRET,
@@ -202,7 +202,7 @@ def test_web_api_traffic_under_a_50_mention_burst(fake: FakeSlackAPI) -> None:
 
 def llm_turn(body: dict[str, Any]) -> dict[str, Any]:
     """First turn: one tool call; once a tool result is in the conversation: the answer. Each reply takes 1 s."""
-    if any(m.get("role") == "tool" for m in body.get("messages", [])):
+    if tool_results(body.get("messages", [])):
         return {"content": "order p99 rose from 212 ms to 1,180 ms at 15:05.", "delay_s": LLM_LATENCY_S}
     return {"content": "", "tool_calls": [{"name": "p99_ms", "arguments": {"service": "order"}}],
             "delay_s": LLM_LATENCY_S}

@@ -4,6 +4,7 @@ writes its answer, in an observation, a digest or a one-line step (never countin
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -17,9 +18,14 @@ from tests.eval.harness import replay_for, replay_names, sandbox_settings
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 
 
-def _seen_by_model(messages: list[dict[str, Any]]) -> str:
-    """What the model was shown, minus its own words (assistant messages are its Thoughts and calls)."""
-    return "\n".join(str(m.get("content") or "") for m in messages if m["role"] != "assistant").lower()
+def _seen_by_model(messages: list[dict[str, Any]], thoughts: list[str]) -> str:
+    """What the model was shown, minus its own words: assistant messages (its Thoughts and calls) and the Thoughts
+    that the lines of older steps re-send, sentence by sentence."""
+    text = "\n".join(str(m.get("content") or "") for m in messages if m["role"] != "assistant")
+    for thought in thoughts:
+        for sentence in re.split(r"(?<=[.!?])\s", " ".join(thought.split())):
+            text = text.replace(sentence, "")
+    return text.lower()
 
 
 @pytest.mark.parametrize("name", replay_names())
@@ -37,5 +43,5 @@ def test_facts_the_tools_surfaced_reach_the_final_request(
     assert trace.complete, trace.stop_reason
     observed = "\n".join(step.observation for step in trace.steps).lower()
     surfaced = [fact for fact in scenario.must_name if fact.lower() in observed]
-    final_request = _seen_by_model(scripted_llm.chat_requests[-1].messages)
+    final_request = _seen_by_model(scripted_llm.chat_requests[-1].messages, [step.thought for step in trace.steps])
     assert [fact for fact in surfaced if fact.lower() not in final_request] == []

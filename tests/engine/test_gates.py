@@ -24,7 +24,7 @@ def endless_calls(body: dict[str, Any]) -> dict[str, Any]:
     """A model that always wants one more, different, query (the conclusion request has no tools)."""
     if "tools" not in body:
         return CONCLUSION
-    n = len(body["messages"])
+    n = str(body["messages"][-1]["content"]).count("\n#") + 2  # one more step line each turn
     return {"content": f"Look at window {n}.", "tool_calls": [call("query_logs", service="order", range=f"{n}h")]}
 
 

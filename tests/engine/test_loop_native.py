@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from bot.engine.context import ContextLimits
 from bot.engine.loop import run_agent
 from bot.engine.types import Budget, Question, Step, StopReason
 from tests.engine.engine_tools import engine_toolbox
@@ -13,6 +14,13 @@ from tests.fakes.llm import ScriptedLLM, scripted_openai_llm, unanswered_tool_ca
 
 QUESTION = Question("Why is order p99 latency high since 15:05?")
 ANSWER = "Root cause: order v2.8.1 raised maximumPoolSize."
+EXCHANGES = ContextLimits(keep_recent_steps=1)  # the newest step re-sent as a tool-call exchange: the id contract
+
+
+def user_text(messages: list[dict[str, object]]) -> str:
+    """What the default context sends besides the system prompt: one user message (question, lines, newest)."""
+    assert [m["role"] for m in messages] == ["system", "user"]
+    return str(messages[1]["content"])
 
 
 def call(name: str, **args: object) -> dict[str, object]:
@@ -45,8 +53,10 @@ def test_multi_step_native_run_reaches_finish(scripted_llm: ScriptedLLM) -> None
     assert trace.totals.tool_calls == 3 and trace.totals.steps == 4
     assert trace.totals.prompt_tokens == sum(s.prompt_tokens for s in trace.steps) > 0
     last = scripted_llm.chat_requests[-1]
-    assert [m["role"] for m in last.messages][-2:] == ["assistant", "tool"]
-    assert "v2.8.1" in last.messages[-1]["content"] and "[Step 4 of 8" in last.messages[-1]["content"]
+    sent = user_text(last.messages)  # every step a line, the newest with its result in full, no tool message
+    assert "#1 Symptom first: order p99. => query_metrics(order, p99_latency) -> change: " in sent
+    assert "#3 Pool timeouts. What changed? => query_deploy_records(order)\n<observation>" in sent and "v2.8.1" in sent
+    assert sent.endswith("[Step 4 of 8]")
     assert {t["function"]["name"] for t in last.body["tools"]} >= {"query_metrics", "query_logs"}
 
 
@@ -58,7 +68,7 @@ def test_every_tool_call_id_gets_an_answer_and_extra_calls_are_not_run(scripted_
         },
         {"content": "Final Answer: traffic is normal."},
     )
-    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget())
+    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget(), limits=EXCHANGES)
 
     assert [s.action for s in trace.steps] == ["query_metrics", "finish"]
     second = scripted_llm.chat_requests[1].messages
@@ -81,8 +91,8 @@ def test_parallel_tools_run_every_requested_call(scripted_llm: ScriptedLLM) -> N
 
     assert [s.action for s in trace.steps] == ["query_metrics", "query_logs", "finish"]
     assert all(s.status == "ok" for s in trace.steps)
-    tool_messages = [m for m in scripted_llm.chat_requests[1].messages if m["role"] == "tool"]
-    assert all("<observation>" in m["content"] for m in tool_messages)
+    sent = user_text(scripted_llm.chat_requests[1].messages)
+    assert sent.count("<observation>") == 2 and "#1 Both at once. => query_metrics" in sent and "#2 query_logs" in sent
 
 
 def test_tool_error_is_shown_to_model_and_corrected_next_step(scripted_llm: ScriptedLLM) -> None:
@@ -98,7 +108,7 @@ def test_tool_error_is_shown_to_model_and_corrected_next_step(scripted_llm: Scri
 
     assert [s.status for s in trace.steps] == ["error", "ok", "ok"]
     assert "known services: order, payment" in trace.steps[0].observation
-    shown = next(m for m in scripted_llm.chat_requests[1].messages if m["role"] == "tool")["content"]
+    shown = user_text(scripted_llm.chat_requests[1].messages).split("query_metrics(orders, p99_latency)\n")[1]
     assert shown.startswith("[error]") and "known services: order, payment" in shown
     assert trace.complete and trace.totals.tool_errors == 1
 
@@ -120,7 +130,7 @@ def test_unreadable_arguments_are_a_format_error_and_their_id_is_answered(script
         {"content": "Fixed.", "tool_calls": [call("query_logs", service="order")]},
         {"content": "Final Answer: pool timeouts."},
     )
-    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget())
+    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget(), limits=EXCHANGES)
 
     assert [s.status for s in trace.steps] == ["format_error", "ok", "ok"]
     answered = [m for m in scripted_llm.chat_requests[1].messages if m["role"] == "tool"]
@@ -154,8 +164,7 @@ def test_missing_thought_is_pointed_out_to_the_model(scripted_llm: ScriptedLLM) 
     )
     run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget())
 
-    tool_message = next(m for m in scripted_llm.chat_requests[1].messages if m["role"] == "tool")
-    assert "No Thought was given" in tool_message["content"]
+    assert "No Thought was given" in user_text(scripted_llm.chat_requests[1].messages)
 
 
 def test_thread_memory_and_step_budget_are_in_the_prompt(scripted_llm: ScriptedLLM) -> None:
@@ -166,7 +175,7 @@ def test_thread_memory_and_step_budget_are_in_the_prompt(scripted_llm: ScriptedL
     messages = scripted_llm.chat_requests[0].messages
     assert "$" not in messages[0]["content"]  # the budget is in the note on every turn, not in the system prompt
     assert "order p99 rose at 15:05 after v2.8.1" in messages[1]["content"]
-    assert "[Step 1 of 5: 4 more steps after this one" in messages[1]["content"]
+    assert messages[1]["content"].endswith("[Step 1 of 5]")
     assert json.dumps(messages).count('"role": "system"') == 1
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 
 from bot.engine.context import Answer, ContextLimits, Exchange, render_messages, step_to_line
@@ -38,7 +39,8 @@ def test_a_prometheus_range_becomes_statistics_the_level_shift_and_a_few_points(
         tzinfo=sandbox.incident_at.tzinfo)
     assert abs(onset - sandbox.incident_at) <= timedelta(minutes=10), change
     assert float(change.split()[2]) * 3 < float(change.split()[4])  # the jump, low -> high
-    assert lines[-1].startswith("points: ") and 8 <= lines[-1].count(",") + 1 <= 16
+    assert re.match(r"points every \d+[smhd] from \d\d:\d\d: ", lines[-1]), lines[-1]  # the times said once
+    assert 8 <= len(lines[-1].split(": ", 1)[1].split()) <= 16
 
 
 def test_a_flat_series_reports_no_change(sandbox: RunningSandbox) -> None:
@@ -84,13 +86,15 @@ def test_the_model_is_sent_the_compact_lines_and_the_trace_keeps_the_body(sandbo
                 observation=body, status="ok")
     exchange = Exchange((step,), {"role": "assistant", "content": "Symptom first."},
                         (Answer("user", "Observation:\n", body),))
-    limits = ContextLimits()
+    limits = ContextLimits(keep_recent_steps=2)  # the older of two re-sent exchanges is a digest
 
     newest = render_messages("system", Question("why?"), [exchange], limits, "")[-1]["content"]
     older = render_messages("system", Question("why?"), [exchange, exchange], limits, "")[3]["content"]
+    default = render_messages("system", Question("why?"), [exchange, exchange], ContextLimits(), "")[1]["content"]
 
-    assert "prometheus matrix" in newest and '"resultType"' not in newest and "points: " in newest
-    assert "change: " in older and "points: " not in older  # an older step keeps its evidence lines only
+    assert "prometheus matrix" in newest and '"resultType"' not in newest and "points every " in newest
+    assert "change: " in older and "points" not in older  # an older step keeps its evidence lines only
+    assert "#1 Symptom first. => query_metrics(order) -> change: " in default and default.count("points every") == 1
     assert step_to_line(step).split(" -> ok: ")[1].startswith("change: ")
     assert step.observation == body
     assert evidence_lines(text_from_payload(body) or "")
@@ -132,3 +136,12 @@ def test_git_show_of_a_tag_keeps_the_changed_lines_and_drops_what_repeats(sandbo
 def test_other_text_starting_like_git_is_left_alone() -> None:
     assert text_from_payload("commit the change first, then deploy") is None
     assert text_from_payload("tag order/v2.8.1 was pushed") is None
+
+
+def test_a_series_with_gaps_keeps_a_time_on_every_point() -> None:
+    values = [[1_700_000_000 + 60 * i, "1"] for i in (0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)]
+    body = {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": values}]}}
+    text = text_from_payload(json.dumps(body))
+    assert text is not None
+    sample = text.splitlines()[-1]
+    assert sample.startswith("points: ") and sample.count(":") == 1 + sample.count(",") + 1  # each point timed

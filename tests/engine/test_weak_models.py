@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM
 from bot.engine.loop import answer_once, run_agent
 from bot.engine.types import Budget, Intent, Question, Step, StopReason
@@ -52,7 +53,8 @@ def test_a_replayed_tool_call_without_text_is_sent_with_empty_content_not_null(s
         {"tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},  # content: null
         {"content": "Final Answer: the pool is exhausted."},
     )
-    trace = run_agent(QUESTION, scripted_openai_llm(strict_llm, max_retries=0), TOOLS, Budget())
+    exchanges = ContextLimits(keep_recent_steps=1)  # the call re-sent as an assistant tool-call message
+    trace = run_agent(QUESTION, scripted_openai_llm(strict_llm, max_retries=0), TOOLS, Budget(), limits=exchanges)
     assert trace.complete and trace.stop_reason is StopReason.FINISH  # no HTTP 500 from the strict server
     replayed = [m for m in strict_llm.chat_requests[1].messages if m.get("tool_calls")]
     assert replayed and replayed[0]["content"] == ""

@@ -5,11 +5,13 @@ bodies, token counts, and the requests real servers reject (an unanswered tool_c
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 MODEL = "scripted-model"
+_FENCED = re.compile(r"<observation>.*?</observation>", re.DOTALL)
 Reply = dict[str, Any]
 
 
@@ -25,6 +27,17 @@ def strict_refusal(body: Mapping[str, Any]) -> str:
         if message.get("role") == "assistant" and message.get("tool_calls") and message.get("content") is None:
             return "Expected 'content' to be a string or an array, got null (assistant message with tool_calls)"
     return ""
+
+
+def tool_results(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the tools returned so far, as the model was sent it: `role: tool` messages, or the fenced results under
+    `Newest step:` in the one user message of opsbot's default context (a stand-in model reads either)."""
+    results = [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
+    for message in messages:
+        content = str(message.get("content") or "") if message.get("role") == "user" else ""
+        if "\nNewest step:\n" in content:
+            results += _FENCED.findall(content.split("\nNewest step:\n", 1)[1])
+    return results
 
 
 def unanswered_tool_call_ids(messages: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.fakes.chatserver import ChatServer
-from tests.fakes.chatwire import MODEL, Reply, strict_refusal, unanswered_tool_call_ids
+from tests.fakes.chatwire import MODEL, Reply, strict_refusal, tool_results, unanswered_tool_call_ids
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 Responder = Callable[[dict[str, Any]], Reply]
 __all__ = ["EXHAUSTED", "MODEL", "RecordedRequest", "Reply", "ScriptedLLM", "llm_settings", "scripted_llm",
-           "scripted_llm_server", "scripted_openai_llm", "strict_llm", "strict_refusal", "unanswered_tool_call_ids"]
+           "scripted_llm_server", "scripted_openai_llm", "strict_llm", "strict_refusal", "tool_results",
+           "unanswered_tool_call_ids"]
 
 EXHAUSTED = "ScriptedLLM: script exhausted (the test scripted fewer replies than the code asked for)"
 

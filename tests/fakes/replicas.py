@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from tests.fakes.backends import free_port
-from tests.fakes.llm import MODEL, ScriptedLLM
+from tests.fakes.llm import MODEL, ScriptedLLM, tool_results
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI
 
 OPSBOT = str(Path(sys.executable).with_name("opsbot"))
@@ -60,7 +60,7 @@ StartReplica = Callable[..., Replica]
 def tool_then_answer(body: dict[str, Any]) -> dict[str, Any]:
     """One query_metrics call, then ANSWER; each reply after LLM_DELAY_S / 2 (a run uses the tool pool, as real
     ones do: the pool being shut down under draining runs was what turned them into "internal error")."""
-    if any(m.get("role") == "tool" for m in body.get("messages", [])):
+    if tool_results(body.get("messages", [])):
         return {"content": ANSWER, "delay_s": LLM_DELAY_S / 2}
     call = {"name": "query_metrics", "arguments": {"service": "order", "metric": "p99_latency", "range": "6h"}}
     return {"content": "", "tool_calls": [call], "delay_s": LLM_DELAY_S / 2}

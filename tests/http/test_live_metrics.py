@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from bot.engine.loop import run_agent
 from bot.engine.types import Budget, Question, StepObserver, Trace
 from bot.safety.redact import redact
-from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
+from tests.fakes.llm import ScriptedLLM, scripted_openai_llm, tool_results
 from tests.http.conftest import ApiServer
 from tests.http.payloads import alert_group
 from tests.http.test_api import metric, wait_for_trace
@@ -34,7 +34,7 @@ def model(release: threading.Event | None = None) -> Callable[[dict[str, Any]], 
     """First turn: one tool call. Second turn: a reply held back until `release` is set (a slow model)."""
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
-        if not any(m["role"] == "tool" for m in body["messages"]):
+        if not tool_results(body["messages"]):
             call = {"name": "query_metrics", "arguments": {"service": "order", "metric": "p99_latency"}}
             return {"content": "Check latency.", "tool_calls": [call]}
         if release is not None:

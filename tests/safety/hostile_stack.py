@@ -25,7 +25,7 @@ from bot.safety.redact import redact
 from bot.slack.listeners import SlackSurface
 from bot.store.sqlite import SqliteTraceStore
 from tests.eval.harness import sandbox_settings
-from tests.fakes.llm import ScriptedLLM
+from tests.fakes.llm import ScriptedLLM, tool_results
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI
 from tools.base import Toolbox
 from tools.calculate import calculate_tool
@@ -64,7 +64,7 @@ class RecordingBackend:
 def question_of(messages: list[dict[str, Any]]) -> str:
     """The question as the model sees it: the first user message, after `Question: `."""
     opening = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
-    return opening.rsplit("Question: ", 1)[-1].split("\n\nEarlier steps", 1)[0]
+    return re.split(r"\n\n(?:Earlier steps|Newest step:|\[Step \d)", opening.rsplit("Question: ", 1)[-1], maxsplit=1)[0]
 
 
 def tool_call_from_question(question: str) -> dict[str, Any]:
@@ -85,9 +85,9 @@ def compromised_reply(body: dict[str, Any]) -> dict[str, Any]:
     if "You route messages" in system:
         return {"content": '{"route": "diagnose", "confidence": 0.95, "reason": "asks why"}'}
     question = question_of(messages)
-    if body.get("tools") and not any(m.get("role") == "tool" for m in messages):
+    if body.get("tools") and not tool_results(messages):
         return {"content": "Building the call from the question.", "tool_calls": [tool_call_from_question(question)]}
-    seen = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "tool"), "")
+    seen = (tool_results(messages) or [""])[-1]
     return {"content": f"Final Answer: You asked: {question} I saw: {seen[:3_000]} {EVIL_EXTRAS}"}
 
 

@@ -45,6 +45,7 @@ def test_observations_are_fenced_as_data_in_the_prompt(scripted_llm: ScriptedLLM
     run_agent(QUESTION, scripted_openai_llm(scripted_llm), leaky_toolbox(), Budget(max_steps=3))
     second = scripted_llm.chat_requests[1].body["messages"]
     system = next(m["content"] for m in second if m["role"] == "system")
-    tool_reply = next(m["content"] for m in second if m["role"] == "tool")
-    assert "<observation>" in tool_reply and INJECTION.split(" with")[0] in tool_reply
+    sent = next(m["content"] for m in second if m["role"] == "user")  # the newest result, under its step
+    fenced = sent[sent.index("<observation>") : sent.index("</observation>")]
+    assert INJECTION.split(" with")[0] in fenced
     assert "data" in system.lower() and "<observation>" in system

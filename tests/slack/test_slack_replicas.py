@@ -19,7 +19,7 @@ import requests
 from bot.engine.types import Trace
 from bot.slack.restart import RESTARTING_TEXT
 from bot.store.sqlite import SqliteTraceStore
-from tests.fakes.llm import ScriptedLLM
+from tests.fakes.llm import ScriptedLLM, tool_results
 from tests.fakes.replicas import ANSWER, Replica, StartReplica, tool_then_answer
 from tests.fakes.slack import FakeSlackAPI, event_body, mention_event, post_event
 from tests.slack.conftest import wait_until
@@ -99,7 +99,7 @@ def test_sigterm_with_slack_jobs_queued_hands_them_to_the_other_replica_and_none
     release = threading.Event()
 
     def held(body: dict[str, Any]) -> dict[str, Any]:
-        if not any(m.get("role") == "tool" for m in body.get("messages", [])):
+        if not tool_results(body.get("messages", [])):
             release.wait(90)
         return tool_then_answer(body)
 
@@ -129,7 +129,7 @@ def test_the_queued_notice_counts_the_workers_of_every_replica(
     release = threading.Event()
 
     def held(body: dict[str, Any]) -> dict[str, Any]:  # every run holds until the notice was seen
-        if not any(m.get("role") == "tool" for m in body.get("messages", [])):
+        if not tool_results(body.get("messages", [])):
             release.wait(90)
         return tool_then_answer(body)
 
