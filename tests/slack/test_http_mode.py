@@ -41,9 +41,9 @@ def test_mention_gets_a_threaded_final_answer(make_surface: SurfaceFactory) -> N
     assert CAUSE in stream_text(stop)
     appended = [c for call in surface.fake.calls_to("chat.appendStream") for c in call.get("chunks", [])]
     assert [c["status"] for c in start["chunks"] + appended] == ["complete", "complete"]
+    surface.fake.wait_for("reactions.add", 2)  # 👀 is added beside the run, so it may land after the answer
     reactions = [r["name"] for r in surface.fake.calls_to("reactions.add")]
     assert reactions[0] == "eyes"
-    surface.fake.wait_for("reactions.add", 2)
     names = [r["name"] for r in surface.fake.calls_to("reactions.add")]
     assert "bulb" in names and "white_check_mark" not in names  # a likely cause is never ticked
     statuses = [s["status"] for s in surface.fake.calls_to("assistant.threads.setStatus")]
