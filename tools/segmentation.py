@@ -1,0 +1,73 @@
+"""Exact penalised segmentation of a series under the least-squares (l2) cost, with numpy alone.
+
+The breaks b_1 < ... < b_k minimise  sum over segments of cost(segment) + penalty x (k + 1),  where a segment's
+cost is its sum of squared deviations from its own mean and every segment has at least `min_size` points. This
+is the optimisation ruptures' KernelCPD(kernel="linear").predict(pen=...) solves (a linear kernel is the l2
+cost; a penalty per segment or per break differs by a constant, so the optimum is the same), without scipy.
+
+Solved by optimal partitioning (a dynamic programme over the last break) with PELT's pruning (Killick et al.,
+2012), which is exact for this cost: splitting a segment never raises its cost. With a minimum segment size a
+start pruned at t may still be the best last break for ends t' < t + min_size (t itself is not yet allowed
+there), so it leaves the candidates only from t + min_size on. Pruning is strict, beyond a rounding margin,
+so it never drops a start that ties.
+
+Ties: among segmentations of equal total cost, the one returned has the earliest last break, then the
+earliest break before that, and so on (the first minimum at every step of the programme). ruptures prunes on
+ties and may return a later break of equal cost; that is the only way the two can differ.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy loads with the first series segmented, not at start-up
+    import numpy as np
+
+_ROUNDING = 1e-9  # relative margin: a start is pruned only when it is worse by more than rounding could explain
+
+
+def optimal_breaks(signal: np.ndarray, penalty: float, min_size: int) -> list[int]:
+    """The indices where each segment after the first starts (ascending; n itself not included)."""
+    import numpy as np
+
+    values = np.asarray(signal, dtype=float).ravel()
+    n = len(values)
+    if n < 2 * max(min_size, 1):
+        return []
+    last = _last_breaks(values - values.mean(), penalty, max(min_size, 1))  # centred: less cancellation
+    breaks, end = [], n
+    while (start := int(last[end])) > 0:
+        breaks.append(start)
+        end = start
+    return breaks[::-1]
+
+
+def _last_breaks(centred: np.ndarray, penalty: float, min_size: int) -> np.ndarray:
+    """last[t] = the start of the final segment in the optimal segmentation of the first t points."""
+    import numpy as np
+
+    n = len(centred)
+    sums = np.concatenate(([0.0], np.cumsum(centred)))
+    squares = np.concatenate(([0.0], np.cumsum(centred * centred)))
+    margin = _ROUNDING * (float(squares[-1]) + penalty)
+    best = np.full(n + 1, np.inf)  # best[t]: the least penalised cost of the first t points (inf: none)
+    best[0] = 0.0
+    offset = best - squares  # best[s] - squares[s]: the part of a candidate's cost that does not depend on the end
+    index = np.arange(n + 1, dtype=float)
+    last = np.zeros(n + 1, dtype=np.int64)
+    leaves = np.full(n + 1, n + 1, dtype=np.int64)  # the first end for which a start is no longer a candidate
+    leaves[1:min_size] = 0  # no segmentation ends there: fewer than min_size points
+    low = 0  # every start below this has left
+    for end in range(min_size, n + 1):
+        while leaves[low] <= end:
+            low += 1
+        top = end - min_size + 1  # a full segment must fit after the start
+        fitted = offset[low:top] - (sums[end] - sums[low:top]) ** 2 / (end - index[low:top])
+        first = int(np.argmin(fitted))  # the first minimum: the earliest last break among ties
+        best[end], last[end] = fitted[first] + squares[end] + penalty, low + first
+        offset[end] = best[end] - squares[end]
+        if fitted[0] > offset[end] + margin:  # the oldest start is pruned: how many follow it?
+            pruned = fitted > offset[end] + margin
+            count = len(pruned) if pruned.all() else int(np.argmin(pruned))
+            leaves[low : low + count] = np.minimum(leaves[low : low + count], end + min_size)
+    return last
