@@ -13,10 +13,12 @@ import json
 import math
 import sys
 from array import array
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,12 @@ class Scores:
 
 
 class IntentModel:
-    """Linear softmax over routes. Weights sit in one flat float array; `rows` maps a bucket to its offset."""
+    """Linear softmax over routes. Weights sit in one flat float array, one row per bucket in `_buckets` order.
+
+    The buckets are a sorted uint32 array searched by bisection, not a dict: 40k buckets as a dict of ints cost
+    ~5 MB resident in every process that classifies; as an array, 160 KB. A loaded artifact keeps its float32
+    weights (read as the same doubles the float64 copy held), half the memory of a float64 copy.
+    """
 
     def __init__(self, routes: Sequence[str], spec: FeatureSpec, bias: Sequence[float],
                  weights: Mapping[int, Sequence[float]], *, meta: Mapping[str, Any] | None = None) -> None:
@@ -54,23 +61,27 @@ class IntentModel:
         self.spec = spec
         self.bias = tuple(bias)
         self.meta = dict(meta or {})
-        self._rows: dict[int, int] = {}
-        self._flat = array("d")
-        for bucket, row in weights.items():
-            self._rows[bucket] = len(self._flat)
-            self._flat.extend(row)
+        self._buckets = array("I", sorted(weights))
+        self._flat: array[float] = array("d")
+        for bucket in self._buckets:
+            self._flat.extend(weights[bucket])
 
     @property
     def feature_count(self) -> int:
-        return len(self._rows)
+        return len(self._buckets)
+
+    def _offset(self, bucket: int) -> int | None:
+        """Where the bucket's row starts in the flat weights, or None when the model never saw it."""
+        i = bisect_left(self._buckets, bucket)
+        return i * len(self.routes) if i < len(self._buckets) and self._buckets[i] == bucket else None
 
     def scores(self, text: str) -> Scores:
         """Softmax probabilities of every route for `text`."""
         width = len(self.routes)
         logits = list(self.bias)
-        flat, rows = self._flat, self._rows
+        flat = self._flat
         for bucket, value in features_from_text(text, self.spec).items():
-            offset = rows.get(bucket)
+            offset = self._offset(bucket)
             if offset is not None:
                 for k in range(width):
                     logits[k] += flat[offset + k] * value
@@ -83,14 +94,9 @@ class IntentModel:
     def to_dict(self) -> dict[str, Any]:
         """The artifact's JSON. Buckets (uint32) and weights (float32, one row per bucket) are base64 blobs, so a
         fresh process loads 20k+ buckets in milliseconds instead of parsing 100k+ JSON numbers."""
-        buckets = sorted(self._rows)
-        weights = array("f")
-        for bucket in buckets:
-            offset = self._rows[bucket]
-            weights.fromlist(self._flat[offset:offset + len(self.routes)].tolist())
         return {"version": ARTIFACT_VERSION, "routes": list(self.routes), "features": self.spec.to_dict(),
                 "bias": [round(b, 6) for b in self.bias], "meta": self.meta,
-                "buckets": _blob(array("I", buckets)), "weights": _blob(weights)}
+                "buckets": _blob(self._buckets), "weights": _blob(array("f", self._flat))}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IntentModel:
@@ -100,9 +106,10 @@ class IntentModel:
         buckets, flat = _unblob("I", data["buckets"]), _unblob("f", data["weights"])
         if len(flat) != len(buckets) * len(routes):
             raise ValueError("intent model weights do not match its buckets and routes")
+        if any(a >= b for a, b in pairwise(buckets)):  # bisection needs them ascending, as to_dict writes them
+            raise ValueError("intent model buckets are not sorted")
         model = cls(routes, FeatureSpec.from_dict(data["features"]), data["bias"], {}, meta=data.get("meta"))
-        model._rows = {bucket: i * len(routes) for i, bucket in enumerate(buckets)}
-        model._flat = array("d", flat)
+        model._buckets, model._flat = buckets, flat
         return model
 
 
