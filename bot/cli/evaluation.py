@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -44,6 +46,10 @@ def eval_command(
     expect: Annotated[
         list[str] | None, typer.Option("--expect", metavar="FACT", help="with --from-trace: facts the headline names")
     ] = None,
+    at: Annotated[
+        str, typer.Option("--at", metavar="TIME", help="run as if the UTC clock read TIME: HH:MM (its last "
+                          "occurrence) or ISO 8601; e.g. 00:05 puts every incident window across midnight")
+    ] = "",
 ) -> None:
     """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store.
 
@@ -65,8 +71,12 @@ def eval_command(
         typer.echo(f"eval: --model {model} given, but no LLM is configured (or --playbook): measuring the playbook.",
                    err=True)
     typer.echo(f"eval: {len(cases)} scenarios ({scenario_set}), {mode}. {mode_line(settings)}", err=True)
+    run_clock = _run_clock(at)
+    if run_clock is not None:
+        typer.echo(f"eval: run clock {run_clock:%Y-%m-%d %H:%M} UTC (--at {at})", err=True)
     report = run_eval(
-        cases, wiring.build_eval_diagnoser(settings), mode=mode, model=settings.llm.model if mode == "model" else "",
+        cases, wiring.build_eval_diagnoser(settings, run_clock), mode=mode,
+        model=settings.llm.model if mode == "model" else "",
         on_result=lambda r: typer.echo(f"  {r.scenario}: {'hit' if r.hit else 'MISS'} ({r.wall_s:.1f} s)", err=True),
         scenario_set=scenario_set,
     )
@@ -85,6 +95,26 @@ def _scenario_refs(names: list[str] | None, folder: Path | None, heldout: bool) 
         except ScenarioError as exc:
             raise typer.BadParameter(str(exc), param_hint="--scenarios") from exc
     return (scenario_names(HELDOUT), HELDOUT) if heldout else (scenario_names(), "suite")
+
+
+def _run_clock(text: str) -> datetime | None:
+    """--at: "HH:MM" is its latest occurrence at or before now (UTC); an ISO time must not be in the future."""
+    if not text.strip():
+        return None
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    try:
+        if re.fullmatch(r"\d{1,2}:\d{2}", text.strip()):
+            hour, minute = (int(part) for part in text.strip().split(":"))
+            at = now.replace(hour=hour, minute=minute)
+            return at if at <= now else at - timedelta(days=1)
+        at = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise typer.BadParameter(f"{text!r} is not a time; use HH:MM (UTC) or ISO 8601 like 2026-11-28T00:05Z",
+                                 param_hint="--at") from exc
+    at = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(UTC).replace(second=0, microsecond=0)
+    if at > now:
+        raise typer.BadParameter(f"{text} is in the future: a sandbox can only hold data up to now", param_hint="--at")
+    return at
 
 
 def _eval_cases(refs: list[str]) -> list[EvalCase]:

@@ -30,9 +30,11 @@ _RECORD = re.compile(rf"^(?P<at>{_ISO}) (?P<service>[\w.-]+)/(?P<version>\S+) (?
                      re.MULTILINE)
 _DIFF_HEAD = re.compile(rf"^deploy (?P<service>[\w.-]+)/(?P<version>\S+) at (?P<at>{_ISO})")
 _WINDOW = re.compile(r"^\S+ of (?P<service>[\w.-]+), (?P<day>\d{4}-\d\d-\d\d) (?P<hhmm>\d\d:\d\d) →", re.MULTILINE)
-_SIGNATURE = re.compile(r"^\s*\d+[.)]\s+\d[\d,]*\s*[x×]\s+(?P<text>\S.*?)\s+first (?P<first>\d\d:\d\d(?::\d\d)?)\b")
-_EXAMPLE = re.compile(r"^\s+example:\s+\S+\s+(?P<level>[A-Z]+)\s+(?P<line>.+)$")
-_SPIKE = re.compile(r"^\s*spike:\s*(?P<start>\d\d:\d\d)\b.*,\s*back to (?P<level>\S.*?) by (?P<back>\d\d:\d\d)\s*$",
+# a tool prints HH:MM[:SS], or MM-DD HH:MM[:SS] when its window spans two days (tools.timerange.TimeWindow)
+_STAMP = r"(?:\d\d-\d\d )?\d\d:\d\d(?::\d\d)?"
+_SIGNATURE = re.compile(rf"^\s*\d+[.)]\s+\d[\d,]*\s*[x×]\s+(?P<text>\S.*?)\s+first (?P<first>{_STAMP})\b")
+_EXAMPLE = re.compile(rf"^\s+example:\s+{_STAMP}\s+(?P<level>[A-Z]+)\s+(?P<line>.+)$")
+_SPIKE = re.compile(rf"^\s*spike:\s*(?P<start>{_STAMP})\b.*,\s*back to (?P<level>\S.*?) by (?P<back>{_STAMP})\s*$",
                     re.MULTILINE)
 _ERRORISH = ("ERROR", "FATAL", "CRITICAL", "WARN", "WARNING")
 _IMAGE_KEYS = ("newTag", "tag", "image", "version")
@@ -188,10 +190,16 @@ def _recoveries(steps: Sequence[Step], service: str) -> Iterator[tuple[str, date
             yield metric, _clock(start, m["start"]), m["level"], _clock(start, m["back"])
 
 
-def _clock(start: datetime, hhmm: str) -> datetime:
-    """HH:MM[:SS] inside a window that began at `start` (a time earlier than the start is the next day)."""
+def _clock(start: datetime, stamp: str) -> datetime:
+    """[MM-DD ]HH:MM[:SS] inside a window that began at `start`: a bare time earlier than the start is the next day,
+    a dated one earlier than the start's day is next year (a window across New Year)."""
+    day, _, hhmm = stamp.rpartition(" ")
     parts = [int(p) for p in hhmm.split(":")]
     at = start.replace(hour=parts[0], minute=parts[1], second=parts[2] if len(parts) > 2 else 0)
+    if day:
+        month, _, mday = day.partition("-")
+        at = at.replace(month=int(month), day=int(mday))
+        return at.replace(year=at.year + 1) if at < start - timedelta(days=1) else at
     return at + timedelta(days=1) if at < start - timedelta(minutes=1) else at
 
 

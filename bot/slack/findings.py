@@ -14,15 +14,16 @@ from dataclasses import dataclass
 
 from bot.engine.types import Step
 
-_CHANGE = re.compile(r"^change:\s*(\d\d:\d\d)\s+(.+?)\s*->\s*(.+?)(?:\s+\((x[\d.,]+)\))?$", re.MULTILINE)
+_DAY = r"(?:\d\d-\d\d )?"  # the tools date a time (MM-DD HH:MM) when their window spans two days
+_CHANGE = re.compile(rf"^change:\s*{_DAY}(\d\d:\d\d)\s+(.+?)\s*->\s*(.+?)(?:\s+\((x[\d.,]+)\))?$", re.MULTILINE)
 _NO_CHANGE = re.compile(r"^change:\s*none", re.MULTILINE)
 _DEPLOY = re.compile(r"^\d{4}-\d\d-\d\dT(\d\d:\d\d):\d\dZ (\S+?)/(\S+) (?:\(from (\S+)\) )?by (\S+?): "
                      r"(.*?)(?:; files:|$)", re.MULTILINE)
 _DEPLOY_COUNT = re.compile(r": (\d+) found")
 _YAML_KEY = re.compile(r"^([-+ ])(\s*)([\w.-]+):\s*(.*)$")
 _LOG_MATCHED = re.compile(r"^matched (\d[\d,]*) lines", re.MULTILINE)
-_LOG_TOP = re.compile(r"^1\. (\d[\d,]*)x (.+?)(?: \[[\w.$]+\])?\s+first (\d\d:\d\d)", re.MULTILINE)
-_LOG_EXAMPLE = re.compile(r"^\s*example: \S+ \S+ \S+ \S+ [\w.$-]+: (.+?)(?: trace=\w+)?$", re.MULTILINE)
+_LOG_TOP = re.compile(rf"^1\. (\d[\d,]*)x (.+?)(?: \[[\w.$]+\])?\s+first {_DAY}(\d\d:\d\d)", re.MULTILINE)
+_LOG_EXAMPLE = re.compile(rf"^\s*example: {_DAY}\S+ \S+ \S+ \S+ [\w.$-]+: (.+?)(?: trace=\w+)?$", re.MULTILINE)
 _HEAD = re.compile(r"^(\w+) of ([\w.-]+),")
 
 
@@ -91,7 +92,7 @@ def relative(at: str, deploy_at: str) -> str:
     """"15:07 (5 min after the deploy)", or just "15:07" without a deploy time."""
     if not at or not deploy_at:
         return at
-    minutes = _minutes(at) - _minutes(deploy_at)
+    minutes = (_minutes(at) - _minutes(deploy_at) + 720) % 1440 - 720  # 23:58 → 00:03 is 5 min, not -1,435
     if minutes == 0:
         return f"{at} (at the deploy)"
     side = "after" if minutes > 0 else "before"

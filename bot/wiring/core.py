@@ -23,11 +23,15 @@ from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
 from tools.metrics import MetricQuery, MetricsTools
+from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
+    from datetime import datetime
+
     from elasticsearch import Elasticsearch
     from prometheus_api_client import PrometheusConnect
 
+    from bot.engine.types import Question, StepObserver, Trace
     from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
     from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
@@ -68,13 +72,13 @@ def build_es(settings: Settings) -> Elasticsearch:
     )
 
 
-def build_metrics_tools(settings: Settings) -> MetricsTools:
+def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTools:
     """query_metrics over the configured catalogue, and list_services (with the topology's downstream services)."""
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
     client = cast("PrometheusConnect", OnFirstUse(functools.partial(build_prometheus, settings)))
     return MetricsTools(client, catalogue, service_label=p.service_label, max_points=p.max_points,
-                        topology=settings.topology)
+                        topology=settings.topology, clock=clock)
 
 
 class OnFirstUse:
@@ -129,21 +133,22 @@ def build_deploy_source(settings: Settings) -> DeploySource:
     return ElasticsearchDeploys(build_es(settings), d.index, fields)
 
 
-def build_tool_specs(settings: Settings) -> list[ToolSpec]:
-    """Every tool the model may call, in the order the catalogue lists them."""
+def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpec]:
+    """Every tool the model may call, in the order the catalogue lists them. `clock` is their "now" (a replay or a
+    sandbox run at a fixed time passes its own)."""
     c = settings.logs
     log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
-        build_metrics_tools(settings)
-    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact)
-    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars)
-    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings))
+        build_metrics_tools(settings, clock)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact, clock=clock)
+    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
+    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings), clock=clock)
     return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
             *optional_tool_specs(settings)]
 
 
-def build_toolbox(settings: Settings) -> Toolbox:
+def build_toolbox(settings: Settings, clock: Clock = utc_now) -> Toolbox:
     """All tools, with secrets redacted from every observation. Duplicate names fail here, at startup."""
-    return Toolbox(build_tool_specs(settings), redact=redact)
+    return Toolbox(build_tool_specs(settings, clock), redact=redact)
 
 
 def build_store(settings: Settings) -> TraceStore:
@@ -185,9 +190,18 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
-def build_playbook(settings: Settings) -> Playbook:
-    """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role."""
-    return functools.partial(run_playbook, topology=settings.topology, metric_roles=_metric_roles(settings))
+def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
+    """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
+    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
+    bound = functools.partial(run_playbook, topology=settings.topology, metric_roles=_metric_roles(settings))
+    if clock is None:
+        return bound
+
+    def at_clock(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
+                 now: datetime | None = None) -> Trace:
+        return bound(question, tools, on_step=on_step, now=now or clock())
+
+    return at_clock
 
 
 def _metric_roles(settings: Settings) -> dict[str, str]:
@@ -202,15 +216,18 @@ def _metric_roles(settings: Settings) -> dict[str, str]:
     return roles
 
 
-def build_responder(settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None) -> Router:
-    """The Router every surface calls, with everything bound. It does not store traces itself."""
+def build_responder(
+    settings: Settings, *, llm: LLM | None = None, tools: Toolbox | None = None, clock: Clock | None = None
+) -> Router:
+    """The Router every surface calls, with everything bound. It does not store traces itself. `clock` pins "now"
+    for the tools and the playbook (an eval or a replay at a fixed time); every surface leaves it to the wall clock."""
     model = llm if llm is not None else build_llm(settings)
     return Router(
         llm=model,
-        tools=tools if tools is not None else build_toolbox(settings),
+        tools=tools if tools is not None else build_toolbox(settings, clock or utc_now),
         budget=build_budget(settings),
         classify=build_classifier(settings, model),
-        playbook=build_playbook(settings),
+        playbook=build_playbook(settings, clock),
         # the model-free quick lookup reads the same metric roles as the playbook
         lookup=functools.partial(answer_lookup, metric_roles=_metric_roles(settings), services=_services(settings)),
         protocol="text" if settings.llm.protocol == "text" else "native",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from elasticsearch import Elasticsearch
@@ -84,17 +85,19 @@ def eval_prometheus_port(settings: Settings) -> int:
     return settings.sandbox.prometheus_port if "prometheus_port" in settings.sandbox.model_fields_set else free_port()
 
 
-def build_eval_diagnoser(settings: Settings) -> Callable[[EvalCase], Trace]:
-    """`opsbot eval`: each case in its own fresh sandbox (free port, own folder), through build_responder."""
+def build_eval_diagnoser(settings: Settings, at: datetime | None = None) -> Callable[[EvalCase], Trace]:
+    """`opsbot eval`: each case in its own fresh sandbox (free port, own folder), through build_responder. With
+    `at`, every sandbox is built for that run clock and the tools and the playbook read "now" as `at`."""
     base_metrics = {name: t.model_dump() for name, t in settings.prometheus.metrics.items()}
     store = build_store(settings)
     port = eval_prometheus_port(settings)
 
     def diagnose(case: EvalCase) -> Trace:
         folder = settings.sandbox.dir / "eval" / case.name
-        info = sandbox_up(folder, case.scenario_ref, port, base_metrics=base_metrics)
+        info = sandbox_up(folder, case.scenario_ref, port, base_metrics=base_metrics, now=at)
+        responder = build_responder(sandbox_overrides(settings, info), clock=(lambda: at) if at else None)
         try:
-            trace = build_responder(sandbox_overrides(settings, info))(Question(case.question, source="eval"), None)
+            trace = responder(Question(case.question, source="eval"), None)
         finally:
             sandbox_down(folder)
         try:  # kept so `opsbot traces show <id>` explains a score; losing it must not lose the score

@@ -15,9 +15,11 @@ relative time in a scenario ("yesterday 15:05") resolves against it, so tests sh
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,7 @@ from bot.sandbox.kubeapi import FakeKubeAPI
 from bot.sandbox.scenario import Scenario, load_scenario
 
 DEFAULT_SCENARIO = "hikari-pool"
+MIDNIGHT_GUARD = timedelta(minutes=15)  # the full suite runs ~9 min on a quiet 2-core machine
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,17 @@ def start_sandbox(name: str, workdir: Path, now: datetime) -> RunningSandbox:
 
 @pytest.fixture(scope="session")
 def sandbox_now() -> datetime:
-    return datetime.now(UTC).replace(second=0, microsecond=0)
+    """The session's run clock. Scenarios say "yesterday 15:05", and the bot reads "yesterday" from the wall clock: a
+    sandbox built just before midnight UTC and asked just after it is a day off. So a session whose sandboxes would
+    be built within MIDNIGHT_GUARD of midnight (longer than a full run of the suite) first waits for midnight."""
+    now = datetime.now(UTC)
+    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    if midnight - now < MIDNIGHT_GUARD:
+        wait_s = (midnight - now).total_seconds() + 1
+        print(f"\nsandbox: waiting {wait_s:.0f} s for midnight UTC before building sandboxes", file=sys.__stderr__)
+        time.sleep(wait_s)
+        now = datetime.now(UTC)
+    return now.replace(second=0, microsecond=0)
 
 
 @pytest.fixture(scope="session")
