@@ -8,12 +8,18 @@ cost; a penalty per segment or per break differs by a constant, so the optimum i
 Solved by optimal partitioning (a dynamic programme over the last break) with PELT's pruning (Killick et al.,
 2012), which is exact for this cost: splitting a segment never raises its cost. With a minimum segment size a
 start pruned at t may still be the best last break for ends t' < t + min_size (t itself is not yet allowed
-there), so it leaves the candidates only from t + min_size on. Pruning is strict, beyond a rounding margin,
-so it never drops a start that ties.
+there), so it leaves the candidates only from t + min_size on. Only the oldest starts leave (a leading run),
+so the candidates stay one slice; a pruned start further in is kept, which costs time, never exactness.
+Pruning is strict, beyond a rounding margin, so it never drops a start that ties.
 
 Ties: among segmentations of equal total cost, the one returned has the earliest last break, then the
-earliest break before that, and so on (the first minimum at every step of the programme). ruptures prunes on
-ties and may return a later break of equal cost; that is the only way the two can differ.
+earliest break before that, and so on (the first minimum at every step of the programme).
+
+Against ruptures 1.1.x on 3,000 random series (shifts, spikes, daily curves, noise; the detector's penalty):
+2,931 identical; 34 exact ties that ruptures breaks the other way (it prunes on ties); 35 where ruptures'
+answer costs more (it prunes a start at once, which the minimum segment size makes inexact); none where this
+one costs more. What detect_changes reports differed on 2 of the 3,000. It is slower than ruptures' C (about
+4 ms of CPU for 288 points against 0.5 ms) and spares a diagnosis ruptures' and scipy's ~68 MB of peak RSS.
 """
 
 from __future__ import annotations
