@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 from itertools import pairwise
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,3 +145,18 @@ def test_a_constant_shift_of_the_series_does_not_move_the_breaks():
     rng = random.Random(7)
     logs, penalty = detector_input(rng, 288)
     assert optimal_breaks(logs, penalty, 3) == optimal_breaks(logs + 1e4, penalty, 3)
+
+
+def test_detecting_changes_loads_neither_scipy_nor_ruptures():
+    # scipy is installed here (scikit-learn, for `opsbot intent train`); a diagnosis must not load it (~70 MB)
+    script = (
+        "import sys\nfrom datetime import UTC, datetime, timedelta\n"
+        "from tools.changepoints import detect_changes, detect_spikes\nfrom tools.trends import detect_trends\n"
+        "t = [datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=i) for i in range(120)]\n"
+        "v = [1.0 + (i % 7) / 50 + (2.0 if i > 60 else 0.0) for i in range(120)]\n"
+        "assert detect_changes(t, v)\ndetect_spikes(t, v)\ndetect_trends(t, v)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'ruptures', 'sklearn')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "[]", done.stdout
