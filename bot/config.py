@@ -7,7 +7,6 @@ Every field is documented in deploy/.env.example (tests/test_config.py keeps the
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -365,5 +364,7 @@ class ConfigFileSource(PydanticBaseSettingsSource):
             return {}
         if not self.path.is_file():
             raise FileNotFoundError(f"OPSBOT_CONFIG_FILE names {self.path}, which is not a file")
+        import tomllib  # its patterns compile on import: only when a config file is named
+
         with self.path.open("rb") as handle:
             return {**tomllib.load(handle), "config_file": self.path}

@@ -14,7 +14,6 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-from bot.engine.prompts import load_prompt
 from bot.engine.types import Intent, Route
 from bot.routing.features import plain_from_slack
 from bot.routing.model import IntentModel, Scores, shipped_model
@@ -91,6 +90,8 @@ def shipped_or_none() -> IntentModel | None:
 
 
 def _by_model(text: str, llm: LLM, guess: str) -> Intent:
+    from bot.engine.prompts import load_prompt  # importlib.resources: only when the model is asked
+
     messages = [{"role": "system", "content": load_prompt("intent")}, {"role": "user", "content": text}]
     reply = llm.complete(messages, role="cheap", max_tokens=80)
     parsed = _reply_to_dict(reply.content)

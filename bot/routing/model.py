@@ -1,33 +1,36 @@
 """The learned intent classifier at serving time: a linear model over hashed n-grams, scored in pure Python.
 
-The artifact (bot/routing/model/intent-v1.json.gz, written by `opsbot intent train`) holds the route names, the
-FeatureSpec, one bias per route and, per used feature bucket, one float32 weight per route. Scoring is a sparse dot
-product and a softmax: no numpy, no scikit-learn, well under a millisecond per message.
+The artifact (bot/routing/model/intent-v2.bin, written by `opsbot intent train`) is one JSON header line (version,
+the route names, the FeatureSpec, one bias per route, meta, the bucket count), then the used feature buckets (sorted
+uint32) and, per bucket, one float32 weight per route, both little-endian. Not compressed (git and wheels compress it
+to ~0.7 MB anyway; unzipping cost more than the rest of the load): a fresh process reads the arrays as they are, never
+parsing them or copying them into a dict, and finds a bucket by bisection; loading takes a few milliseconds.
+Scoring is a sparse dot product and a softmax: no numpy, no scikit-learn, well under a millisecond per message.
+The version-1 artifact (gzipped JSON with base64 blobs) still loads, for a retrained model named by a setting, and so
+does a gzipped version-2 one.
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import math
 import sys
+import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from bot.routing.features import FeatureSpec, features_from_text
 
-ARTIFACT_VERSION = 1
-DEFAULT_ARTIFACT = "intent-v1.json.gz"
-
-
+ARTIFACT_VERSION = 2
+READS_VERSIONS = (1, 2)
+DEFAULT_ARTIFACT = "intent-v2.bin"
+GZIP_MAGIC = b"\x1f\x8b"
+SHIPPED = Path(__file__).with_name("model") / DEFAULT_ARTIFACT  # package data (pyproject.toml ships model/*)
 @dataclass(frozen=True)
 class Scores:
     """Route probabilities for one message, best first."""
@@ -48,12 +51,8 @@ class Scores:
 
 
 class IntentModel:
-    """Linear softmax over routes. Weights sit in one flat float array, one row per bucket in `_buckets` order.
-
-    The buckets are a sorted uint32 array searched by bisection, not a dict: 40k buckets as a dict of ints cost
-    ~5 MB resident in every process that classifies; as an array, 160 KB. A loaded artifact keeps its float32
-    weights (read as the same doubles the float64 copy held), half the memory of a float64 copy.
-    """
+    """Linear softmax over routes. Weights sit in one flat float array, a row per bucket, in the order of the
+    sorted `buckets` array."""
 
     def __init__(self, routes: Sequence[str], spec: FeatureSpec, bias: Sequence[float],
                  weights: Mapping[int, Sequence[float]], *, meta: Mapping[str, Any] | None = None) -> None:
@@ -62,7 +61,7 @@ class IntentModel:
         self.bias = tuple(bias)
         self.meta = dict(meta or {})
         self._buckets = array("I", sorted(weights))
-        self._flat: array[float] = array("d")
+        self._flat = array("d")
         for bucket in self._buckets:
             self._flat.extend(weights[bucket])
 
@@ -70,19 +69,15 @@ class IntentModel:
     def feature_count(self) -> int:
         return len(self._buckets)
 
-    def _offset(self, bucket: int) -> int | None:
-        """Where the bucket's row starts in the flat weights, or None when the model never saw it."""
-        i = bisect_left(self._buckets, bucket)
-        return i * len(self.routes) if i < len(self._buckets) and self._buckets[i] == bucket else None
-
     def scores(self, text: str) -> Scores:
         """Softmax probabilities of every route for `text`."""
         width = len(self.routes)
         logits = list(self.bias)
-        flat = self._flat
+        flat, buckets, count = self._flat, self._buckets, len(self._buckets)
         for bucket, value in features_from_text(text, self.spec).items():
-            offset = self._offset(bucket)
-            if offset is not None:
+            row = bisect_left(buckets, bucket)
+            if row < count and buckets[row] == bucket:
+                offset = row * width
                 for k in range(width):
                     logits[k] += flat[offset + k] * value
         top = max(logits)
@@ -91,60 +86,76 @@ class IntentModel:
         ranked = sorted(zip(self.routes, (e / total for e in exps), strict=True), key=lambda rp: -rp[1])
         return Scores(tuple(ranked))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The artifact's JSON. Buckets (uint32) and weights (float32, one row per bucket) are base64 blobs, so a
-        fresh process loads 20k+ buckets in milliseconds instead of parsing 100k+ JSON numbers."""
-        return {"version": ARTIFACT_VERSION, "routes": list(self.routes), "features": self.spec.to_dict(),
-                "bias": [round(b, 6) for b in self.bias], "meta": self.meta,
-                "buckets": _blob(self._buckets), "weights": _blob(array("f", self._flat))}
+    def to_bytes(self) -> bytes:
+        """The artifact: the JSON header line, then the buckets and the float32 weights."""
+        header = {"version": ARTIFACT_VERSION, "routes": list(self.routes), "features": self.spec.to_dict(),
+                  "bias": [round(b, 6) for b in self.bias], "meta": self.meta, "buckets": len(self._buckets)}
+        line = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no raw newline
+        return line + b"\n" + _little_endian(self._buckets) + _little_endian(array("f", self._flat))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> IntentModel:
-        if data.get("version") != ARTIFACT_VERSION:
-            raise ValueError(f"intent model version {data.get('version')!r}, this opsbot reads {ARTIFACT_VERSION}")
-        routes = data["routes"]
-        buckets, flat = _unblob("I", data["buckets"]), _unblob("f", data["weights"])
+    def from_bytes(cls, payload: bytes) -> IntentModel:
+        """A model from an artifact's payload, version 2 (or a version-1 JSON document)."""
+        line, _, body = payload.partition(b"\n")
+        header = json.loads(line)
+        version = header.get("version")
+        if version not in READS_VERSIONS:
+            raise ValueError(f"intent model version {version!r}, this opsbot reads {READS_VERSIONS}")
+        if version == 1:
+            return _from_v1(header)
+        count = int(header["buckets"])
+        buckets = _from_little_endian("I", memoryview(body)[:count * 4])
+        flat = _from_little_endian("f", memoryview(body)[count * 4:])
+        return cls._from_arrays(header, buckets, flat)
+
+    @classmethod
+    def _from_arrays(cls, header: Mapping[str, Any], buckets: array[int], flat: array[float]) -> IntentModel:
+        routes = header["routes"]
         if len(flat) != len(buckets) * len(routes):
             raise ValueError("intent model weights do not match its buckets and routes")
-        if any(a >= b for a, b in pairwise(buckets)):  # bisection needs them ascending, as to_dict writes them
-            raise ValueError("intent model buckets are not sorted")
-        model = cls(routes, FeatureSpec.from_dict(data["features"]), data["bias"], {}, meta=data.get("meta"))
-        model._buckets, model._flat = buckets, flat
+        model = cls(routes, FeatureSpec.from_dict(header["features"]), header["bias"], {}, meta=header.get("meta"))
+        model._buckets, model._flat = buckets, flat  # float32 as stored: each weight reads as the same double
         return model
 
 
-def _blob(values: array[Any]) -> str:
-    """Little-endian bytes, base64: the same artifact on every machine."""
+def _from_v1(data: Mapping[str, Any]) -> IntentModel:
+    """A version-1 artifact: base64 blobs of sorted buckets and float32 weights inside the JSON document."""
+    import base64  # only for an artifact written before version 2
+
+    buckets = _from_little_endian("I", base64.b64decode(data["buckets"]))
+    return IntentModel._from_arrays(data, buckets, _from_little_endian("f", base64.b64decode(data["weights"])))
+
+
+def _little_endian(values: array[Any]) -> bytes:
+    """The same bytes on every machine."""
     if sys.byteorder != "little":
         values = array(values.typecode, values)
         values.byteswap()
-    return base64.b64encode(values.tobytes()).decode("ascii")
+    return values.tobytes()
 
 
-def _unblob(typecode: str, text: str) -> array[Any]:
+def _from_little_endian(typecode: str, data: bytes | memoryview) -> array[Any]:
     values = array(typecode)
-    values.frombytes(base64.b64decode(text))
+    values.frombytes(data)
     if sys.byteorder != "little":
         values.byteswap()
     return values
 
 
 def save_model(model: IntentModel, path: Path) -> int:
-    """Write the gzipped JSON artifact (deterministic bytes: no timestamp in the gzip header); returns its size."""
-    payload = json.dumps(model.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Write the artifact (deterministic bytes: the same model, the same file); returns its size."""
+    blob = model.to_bytes()
     path.parent.mkdir(parents=True, exist_ok=True)
-    blob = gzip.compress(payload, compresslevel=9, mtime=0)
     path.write_bytes(blob)
     return len(blob)
 
 
 def load_model(path: Path | None = None) -> IntentModel:
-    """The artifact at `path`, or the one shipped in the package."""
-    if path is None:
-        blob = resources.files("bot.routing").joinpath("model", DEFAULT_ARTIFACT).read_bytes()
-    else:
-        blob = Path(path).read_bytes()
-    return IntentModel.from_dict(json.loads(gzip.decompress(blob)))
+    """The artifact at `path` (gzipped or not), or the one shipped in the package."""
+    blob = Path(path or SHIPPED).read_bytes()
+    if blob.startswith(GZIP_MAGIC):  # version 1, or a version-2 artifact someone compressed
+        blob = zlib.decompress(blob, wbits=16 + zlib.MAX_WBITS)
+    return IntentModel.from_bytes(blob)
 
 
 @cache

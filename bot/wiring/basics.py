@@ -14,7 +14,6 @@ from bot.engine.types import Budget, Intent
 from bot.routing.intent import classify
 from bot.routing.model import load_model
 from bot.safety.logfilter import install_noise_filter, install_redaction
-from bot.safety.redact import redact
 
 if TYPE_CHECKING:  # Settings, the adapter and the context load when used, not for `opsbot classify` by default
     from bot.config import Settings
@@ -33,7 +32,15 @@ def install_log_redaction() -> None:
     """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
     chatter to one line per failure (call after logging setup)."""
     install_noise_filter()
-    install_redaction(redact)
+    install_redaction(_redact_on_first_record)
+
+
+def _redact_on_first_record(text: str) -> str:
+    """bot.safety.redact's rules (~20 ms of pattern compiling), imported when the first record is written, so a
+    command that logs nothing (`opsbot classify`) does not pay for them."""
+    from bot.safety.redact import redact
+
+    return redact(text)
 
 
 def build_budget(settings: Settings) -> Budget:

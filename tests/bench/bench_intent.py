@@ -14,13 +14,12 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 from bot.routing.intent import classify
+from bot.routing.model import SHIPPED as ARTIFACT
 from bot.routing.model import load_model
 from bot.routing.scorecard import load_corpus, score, scorecard_to_text
 
-ARTIFACT = Path(__file__).resolve().parents[2] / "bot" / "routing" / "model" / "intent-v1.json.gz"
 ROUNDS = 5
 RSS_PROBE = """
 import time

@@ -114,6 +114,38 @@ def test_command_start_up(tmp_path: Path) -> None:
     print(f"load average after: {_load()}")
 
 
+# Where the build's time goes, stage by stage in one fresh interpreter (CPU ms of each stage): the interpreter, the
+# pydantic stack Settings needs (pydantic, pydantic-settings, the Settings classes, Settings()), then the project's own
+# modules the responder imports and the build itself.
+STAGES = (
+    "import time; c = time.process_time; marks = [('interpreter', c())]\n"
+    "import pydantic; from pydantic import BaseModel; marks.append(('pydantic', c()))\n"
+    "import pydantic_settings; marks.append(('pydantic-settings', c()))\n"
+    "import bot.config; marks.append(('Settings classes', c()))\n"
+    "s = bot.config.Settings(); marks.append(('Settings()', c()))\n"
+    "import bot.wiring.core; marks.append(('project imports', c()))\n"
+    "from bot import wiring; r = wiring.build_responder(s); marks.append(('build_responder', c()))\n"
+    "print('|'.join(f'{n}={(t - (marks[i - 1][1] if i else 0)) * 1000:.1f}' for i, (n, t) in enumerate(marks)))\n"
+)
+
+
+def test_build_responder_by_stage(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    print(f"\nload average before: {_load()}")
+    runs: dict[str, dict[str, list[float]]] = {tree: {} for tree in TREES}
+    for _ in range(RUNS):  # trees alternate run by run
+        for tree, cwd in TREES.items():
+            done = subprocess.run([sys.executable, "-c", STAGES], env=env, capture_output=True, text=True,
+                                  check=True, cwd=cwd)
+            for pair in done.stdout.strip().splitlines()[-1].split("|"):
+                name, ms = pair.split("=")
+                runs[tree].setdefault(name, []).append(float(ms))
+    for tree, stages in runs.items():
+        medians = {name: statistics.median(ms) for name, ms in stages.items()}
+        print(f"build by stage [{tree}], CPU median ms: " + ", ".join(f"{n} {ms:.0f}" for n, ms in medians.items())
+              + f"; sum {sum(medians.values()):.0f}")
+    print(f"load average after: {_load()}")
+
 def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
     env = _env(tmp_path)
     print(f"\nload average before: {_load()}")

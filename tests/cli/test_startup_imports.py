@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli.commands import TABLE
+from tests.safety.secret_shapes import SECRETS
 
 HEAVY = ("openai", "elasticsearch", "slack_bolt", "waitress", "prometheus_client", "kubernetes", "mcp", "redis")
 PROBE = (
@@ -70,8 +71,11 @@ KEPT_OUT = {
     "diagnose --help": ("pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),  # help reads no Settings
     "parse": ("pydantic", "pydantic_settings", "bot.config", "bot.wiring", "bot.cli.diagnosis", "bot.cli.service",
               *NUMERIC_AND_HTTP),
+    # nor the redaction rules (compiled when the first log record is written), the prompt loader (the model is not
+    # asked) or the version-1 artifact reader (base64)
     "classify without a model": ("pydantic_settings", "bot.config", "bot.engine.llm", "bot.engine.context",
-                                 "bot.engine.text.parser", "json_repair", *NUMERIC_AND_HTTP),
+                                 "bot.engine.text.parser", "json_repair", "bot.safety.redact", "bot.engine.prompts",
+                                 "base64", *NUMERIC_AND_HTTP),
 }
 
 
@@ -118,3 +122,36 @@ def test_the_first_metric_query_and_analysis_bring_requests_and_numpy(tmp_path: 
             "try:\n    tools.known_services()\nexcept ToolError:\n    pass\n"
             "noise_sigma([0.0, 0.1, 0.0, 0.2])\n")
     assert _loaded_by_code(code, ("numpy", "requests"), tmp_path) == ["numpy", "requests"]
+
+
+def _run_code(code: str, tmp_path: Path) -> str:
+    env = {**os.environ, **NO_MODEL, "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
+           "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9", "OPSBOT_PROMETHEUS__TIMEOUT_S": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout + done.stderr
+
+
+def test_building_the_responder_leaves_the_cue_patterns_to_the_first_message(tmp_path: Path) -> None:
+    """The intent gate's cue patterns (~20 ms to compile) are compiled by the first classified message, not by
+    importing the gate; and then they are."""
+    code = (f"{BUILD}from bot.routing.cues import compiled_cues\nprint('built', compiled_cues.cache_info().currsize)\n"
+            "from bot.routing.intent import classify\nclassify('why is order slow since 15:05?')\n"
+            "print('classified', compiled_cues.cache_info().currsize)\n")
+    out = _run_code(code, tmp_path)
+    assert "built 0" in out and "classified 1" in out
+
+
+def test_log_redaction_loads_its_rules_with_the_first_record_and_still_redacts(tmp_path: Path) -> None:
+    """install_log_redaction defers bot.safety.redact to the first record written: a command that logs nothing
+    never loads it, and a secret logged later is redacted all the same."""
+    secret, line = SECRETS["postgres_url"]
+    code = ("import logging, sys\nlogging.basicConfig(level=logging.INFO, format='%(message)s')\n"
+            "from bot import wiring\nwiring.install_log_redaction()\n"
+            "print('loaded before a record:', 'bot.safety.redact' in sys.modules)\n"
+            f"logging.getLogger('probe').warning('backend said: %s', {line!r})\n"
+            "print('loaded after:', 'bot.safety.redact' in sys.modules)\n")
+    out = _run_code(code, tmp_path)
+    assert "loaded before a record: False" in out and "loaded after: True" in out
+    assert "backend said" in out and secret not in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from bot.cli import app
 from bot.engine.types import Intent
 from bot.routing.features import FeatureSpec, features_from_text, plain_from_slack
 from bot.routing.intent import classify
-from bot.routing.model import IntentModel, load_model, save_model, shipped_model
+from bot.routing.model import SHIPPED, IntentModel, load_model, save_model, shipped_model
 from bot.routing.scorecard import ROUTES, Example, load_corpus, score
 from bot.store.sqlite import SqliteTraceStore
 from tests.store.known_traces import make_trace
@@ -111,13 +112,13 @@ def _write_corpus(path: Path, examples: list[Example]) -> Path:
 def test_intent_train_is_reproducible_and_prints_held_out_scores(tmp_path: Path) -> None:
     corpus = _write_corpus(tmp_path / "corpus.jsonl", SMALL)
     outputs = []
-    for name in ("a.json.gz", "b.json.gz"):
+    for name in ("a.bin", "b.bin"):
         result = CliRunner().invoke(app, ["intent", "train", "--corpus", str(corpus), "--out", str(tmp_path / name)])
         assert result.exit_code == 0, result.output
         outputs.append(result.output)
-    assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes()
+    assert (tmp_path / "a.bin").read_bytes() == (tmp_path / "b.bin").read_bytes()
     assert "10 to train, held out: heldout 2" in outputs[0] and "overall" in outputs[0] and "confusion" in outputs[0]
-    model = load_model(tmp_path / "a.json.gz")
+    model = load_model(tmp_path / "a.bin")
     assert model.routes == ROUTES and model.meta["trained_on"] == 10 + 6  # + a renamed copy of the 6 naming a service
     assert model.scores("why is payment slow").route == "diagnose"
 
@@ -128,7 +129,7 @@ def test_intent_train_takes_reviewed_exports_and_skips_unlabelled_lines(tmp_path
     extra.write_text(json.dumps({"text": "page the on-call", "route": "act", "split": "heldout"}) + "\n"
                      + json.dumps({"text": "who knows", "route": ""}) + "\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["intent", "train", "--corpus", str(corpus), "--extra", str(extra),
-                                      "--out", str(tmp_path / "m.json.gz")])
+                                      "--out", str(tmp_path / "m.bin")])
     assert result.exit_code == 0, result.output
     assert "11 to train, held out: heldout 2" in result.output  # a reviewed line always trains, never held out
 
@@ -181,21 +182,45 @@ def test_intent_cv_scores_a_left_out_kind_by_a_model_that_never_read_it(tmp_path
 
 
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
-    model = IntentModel(ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0], {7: [1.0, 0.0, 0.0, 0.0, -1.0]})
-    save_model(model, tmp_path / "m.json.gz")
-    again = load_model(tmp_path / "m.json.gz")
-    assert again.to_dict() == model.to_dict()
-    data = model.to_dict() | {"version": 99}
+    model = IntentModel(ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0],
+                        {9: [0.5, 0.0, 0.0, 0.0, 0.0], 7: [1.0, 0.0, 0.0, 0.0, -1.0]})
+    save_model(model, tmp_path / "m.bin")
+    again = load_model(tmp_path / "m.bin")
+    assert again.to_bytes() == model.to_bytes() and again.feature_count == 2
+    assert again.scores("why is order slow") == model.scores("why is order slow")
+    (tmp_path / "m.bin.gz").write_bytes(gzip.compress((tmp_path / "m.bin").read_bytes()))
+    assert load_model(tmp_path / "m.bin.gz").to_bytes() == model.to_bytes()  # compressed by someone: still loads
+    line, _, body = model.to_bytes().partition(b"\n")
     with pytest.raises(ValueError, match="version 99"):
-        IntentModel.from_dict(data)
+        IntentModel.from_bytes(line.replace(b'"version":2', b'"version":99') + b"\n" + body)
+
+
+def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> None:
+    """A model retrained before the binary format (gzipped JSON, base64 blobs) still serves from OPSBOT_INTENT__
+    MODEL_PATH."""
+    import base64
+    from array import array
+
+    model = shipped_model()
+    line, _, body = model.to_bytes().partition(b"\n")
+    header = json.loads(line)
+    count = header.pop("buckets") * 4
+    v1 = {**header, "version": 1, "buckets": base64.b64encode(body[:count]).decode("ascii"),
+          "weights": base64.b64encode(body[count:]).decode("ascii")}
+    (tmp_path / "old.json.gz").write_bytes(gzip.compress(json.dumps(v1).encode("utf-8")))
+    old = load_model(tmp_path / "old.json.gz")
+    assert old.to_bytes() == model.to_bytes() and len(array("I", body[:count])) == old.feature_count
+    for text in ("why is order slow since 15:05?", "thanks!", "订单服务为什么这么慢", "restart cart"):
+        assert old.scores(text) == model.scores(text)
 
 
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
     assert model.meta["diagnose_shift"] == 0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
-    artifact = Path(__file__).resolve().parents[2] / "bot" / "routing" / "model" / "intent-v1.json.gz"
-    assert artifact.stat().st_size < 1_000_000
+    # ~42k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
+    # them to ~0.7 MB)
+    assert SHIPPED.stat().st_size < 1_100_000
 
 
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
