@@ -35,7 +35,7 @@ _PATTERNS: dict[str, str] = {
                r"连不上|跑满|满了|耗尽|驱逐|踢下线|被踢|重复扣|没响应|无响应|返回空|用不了|发不出|对不上|一堆|"
                r"才到|退信|爆了|狂吃|"
                r"从.{0,12}(涨|升|掉|降|变)到|重启一次",
-    "why": r"\bwhy|how come|为什么|为啥|怎么回事|咋回事|怎么了|怎么就|怎么一直|怎么老",
+    "why": r"\bwhy|how come|为什么|为啥|怎么回事|咋回事|怎么了|怎么就|怎么一直|怎么老|怎么这么|怎么那么|咋这么|咋",
     "cause": r"\b(cause[sd]?|causing|root|rca|related|because|trigger\w*|post-?mortem|retro|timeline|bottleneck|"
              r"what happened|what went wrong|what changed|what's behind|break (anything|something)|broke|killing|"
              r"behind|coming from|explain why|under attack|what'?s going on|what is (going on|happening)|"
@@ -58,7 +58,7 @@ _PATTERNS: dict[str, str] = {
                   r"能解决|有用吗|有没有用|管用|能让.{0,20}吗|(需要|要不要|该不该|是否要)(回滚|重启|扩容)|之前.{0,10}确认",
     "value": r"\b(what('s| is| was| are)|how (many|much|high)|current\w*|now|show|list|count|give me|which|when|"
              r"number of|atm|right now|"
-             r"who deployed|latest|last|tell me the)\b|多少|几|当前|现在|查一下|看一下|列出|统计|哪些|什么时候|数量|"
+             r"who deployed|latest|last|tell me the|rn)\b|多少|几|当前|现在|查一下|看一下|列出|统计|哪些|什么时候|数量|"
              r"哪个|最新|最近|给我看",
     "metric": r"\b(p0+|qps|rps|latency|error rate|error ratio|cpu|memory|throughput|restarts?|version|traffic|"
               r"replicas?|pods?|apdex|success rate|lag|connections?|sessions?|0xx|errors?)\b|延迟|错误率|内存|吞吐|"
@@ -116,10 +116,16 @@ _PATTERNS: dict[str, str] = {
     "question": r"[?？吗呢]",
     # a change asked for anywhere in the message, not only as its first word ("seckill-svc 扩容到 50 个 pod",
     # "promote the canary"); last, so the older cues keep their pair names
-    "request_change": r"\b(flip|promote|fail \S+ over|clear the|escalate|pause|ping @\S+)\b|"
+    "request_change": r"\b(flip|promote|fail \S+( \S+)? over|clear the|escalate|pause|ping @\S+|trigger a re-?run)\b|"
                       r"(扩容|缩容|扩|缩|调|加|改)到 ?0|(开|建|提)个(工单|jira|单)|(page|呼|叫|通知)一下|打电话给|"
                       r"拉个(电话会|会|群)|暂停|停掉|重跑|重新部署|切回|发版|发到(生产|线上|prod)|"
-                      r"(把|给)[^，,。?？]{1,30}(打开|关掉|关了|停掉|停了|合了|合到|恢复)",
+                      r"(把|给)[^，,。?？]{1,30}(打开|关掉|关了|停掉|停了|合了|合到|恢复)|"
+                      # Chinese change verbs where they stand mid-message ("将 X 的告警静音两个钟", "通知值班 DBA")
+                      r"(静默|静音|屏蔽)[^，,。?？]{0,8}(0|一|两|二|三|半|几)?个?(小时|钟|分钟|天|到)|删除|删掉|驱逐一下|"
+                      r"切换到|切到备|重新执行|重新跑|(部署|发布|发)[^，,。?？]{0,30}到(生产|线上|prod)|"
+                      r"提交[^，,。?？]{0,6}(变更单|工单)|开(张|个|一个|一张)[^，,。?？]{0,8}(单|工单|jira|ticket)|"
+                      r"通知[^，,。?？]{0,10}(组长|值班|指挥官|负责人|dba|on-?call)|升级(成|到) ?(sev|p0)|"
+                      r"(关掉|关闭|打开)[^，,。?？]{0,20}(开关|flag)|(开关|flag)[^，,。?？]{0,6}(关掉|关闭|打开)",
 }
 
 
@@ -130,8 +136,20 @@ def compiled_cues() -> dict[str, re.Pattern[str]]:
     return {name: re.compile(pattern) for name, pattern in _PATTERNS.items()}
 
 
+# Where a Chinese character meets a Latin letter or a digit: Python's \b sees no boundary there (both are word
+# characters), so "gacha-svc的p99" or "全是0xx" would hide their English cues.
+_SCRIPT_SEAM = r"(?<=[\u3400-\u9fff])(?=[a-z0-9])|(?<=[a-z0-9])(?=[\u3400-\u9fff])"
+
+
+@functools.cache
+def _script_seam() -> re.Pattern[str]:
+    return re.compile(_SCRIPT_SEAM)
+
+
 def cues_in(norm: str) -> list[str]:
     """The cues found in normalised text, and every pair of them ("why+symptom"): a linear model cannot form the
-    pairs itself, and "what is" + a metric reads differently with and without a symptom."""
+    pairs itself, and "what is" + a metric reads differently with and without a symptom. Matched with a space where
+    Chinese meets Latin or digits, so English cues read inside Chinese text too."""
+    norm = _script_seam().sub(" ", norm)
     found = [name for name, pattern in compiled_cues().items() if pattern.search(norm)]
     return found + [f"{a}+{b}" for a, b in itertools.combinations(found, 2)]

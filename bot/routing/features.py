@@ -5,7 +5,8 @@ escapes (&amp; &lt; &gt;) become plain words, in line with bot/slack/events.py's
 stripped the bot's own mention and neutralised broadcasts). Features are character n-grams (1-4, which also
 read Chinese without a word segmenter) and word unigrams and bigrams, hashed with CRC-32 (stable across
 processes, unlike `hash()`) into a fixed number of buckets, binary and L2-normalised; plus the domain cues of
-bot/routing/cues.py, and their pairs, as features of their own.
+bot/routing/cues.py, and their pairs, as features of their own. Traditional Chinese is read as Simplified
+(bot/routing/hanzi.py), so the mostly Simplified corpus and cues carry over to a team writing Traditional.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.routing.cues import cues_in
+from bot.routing.hanzi import simplified_from_traditional
 
 Features = dict[int, float]
 
@@ -45,17 +47,19 @@ class FeatureSpec:
     char_min: int = 1
     char_max: int = 4
     word_bigrams: bool = True
-    cue_weight: float = 0.3  # the value of a cue feature (n-gram features share a total L2 norm of 1)
+    cue_weight: float = 0.1  # the value of a cue feature (n-gram features share a total L2 norm of 1)
+    simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
 
     def to_dict(self) -> dict[str, int | bool | float]:
         return {"buckets": self.buckets, "char_min": self.char_min, "char_max": self.char_max,
-                "word_bigrams": self.word_bigrams, "cue_weight": self.cue_weight}
+                "word_bigrams": self.word_bigrams, "cue_weight": self.cue_weight, "simplified": self.simplified}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> FeatureSpec:
         return cls(buckets=int(str(data["buckets"])), char_min=int(str(data["char_min"])),
                    char_max=int(str(data["char_max"])), word_bigrams=bool(data["word_bigrams"]),
-                   cue_weight=float(str(data.get("cue_weight", 0.0))))
+                   cue_weight=float(str(data.get("cue_weight", 0.0))),
+                   simplified=bool(data.get("simplified", False)))
 
 
 def plain_from_slack(text: str) -> str:
@@ -71,15 +75,18 @@ def plain_from_slack(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def normalised(text: str) -> str:
-    """Plain, NFKC-folded (full-width punctuation -> ASCII), lower-case text with digit runs made generic."""
+def normalised(text: str, simplified: bool = True) -> str:
+    """Plain, NFKC-folded (full-width punctuation -> ASCII), lower-case text with digit runs made generic and, if
+    `simplified`, Traditional Chinese characters as Simplified ones."""
     text = unicodedata.normalize("NFKC", plain_from_slack(text)).lower()
+    if simplified:
+        text = simplified_from_traditional(text)
     return _DIGITS.sub(lambda m: "0" * min(len(m[0]), 3), text)
 
 
 def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features:
     """Binary hashed n-gram features, L2-normalised (an empty text has none)."""
-    norm = normalised(text)
+    norm = normalised(text, spec.simplified)
     if not norm:
         return {}
     names = _char_grams(norm, spec.char_min, spec.char_max)

@@ -2,8 +2,9 @@
 
 Training needs the `[train]` extra (scikit-learn, numpy, scipy); serving never imports them. Reproducible: the
 features are deterministic, the solver (newton-cg) is deterministic, and the exported artifact carries no timestamp,
-so the same corpus and options give the same bytes. Every option is chosen by `cross_validate` on the train split
-(`opsbot intent cv`), never on a held-out split.
+so the same corpus and options give the same bytes. Every option is chosen on the train split only (`opsbot intent
+cv`): by the mean of `leave_kind_out` over the independent writers (extra-w1..w5), the proxy for a writer the model
+has never read, with `cross_validate` beside it; never on a held-out split.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TrainOptions:
-    """The knobs, chosen by cross-validation on the train split only (see `cross_validate`)."""
+    """The knobs, chosen on the train split only: mean leave-one-writer-out (`leave_kind_out`), then `cross_validate`.
+    With 3,477 train lines: C, diagnose_shift and diagnose_weight barely move it (±0.2 points); the cue weight
+    (FeatureSpec, 0.3 -> 0.1) does (+1.4); min_weight 0.07 keeps the artifact under 1 MB at the same score."""
 
     c: float = 80.0  # inverse L2 strength
     balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
     seed: int = 12
-    min_weight: float = 0.01  # prune buckets whose largest |weight| is below this (keeps the artifact < 1 MB)
+    min_weight: float = 0.07  # prune buckets whose largest |weight| is below this (keeps the artifact < 1 MB)
     renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
     diagnose_weight: float = 1.5  # on top of `balanced`: a missed diagnosis costs more than a needless one
     # the decision threshold: added to diagnose's bias (log-odds), so it trades missed diagnoses for needless ones

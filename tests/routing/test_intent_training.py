@@ -56,24 +56,25 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     """The issue's bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
-    diagnoses. Measured when the artifact was trained (no LLM, options chosen by cross-validation on the train split,
-    797 lines from three new writers added to it): 238/246 (96.7 %), 4/148 needless (2.7 %) and 2/98 missed (2.0 %);
-    the model before it had 235/246, 5/148 and 1/98. The floor leaves a message or two of margin and only catches a
-    regression; tests/bench/bench_intent.py and `opsbot intent train` print the full tables, `opsbot intent cv` the
-    cross-validated ones."""
+    diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out on the train
+    split, 552 lines from two more writers added to it): 240/246 (97.6 %), 3/148 needless (2.0 %) and 0/98 missed;
+    the models before it had 238/246, 4/148 and 2/98, and 235/246, 5/148 and 1/98. The floor leaves a message or two
+    of margin and only catches a regression; tests/bench/bench_intent.py and `opsbot intent train` print the full
+    tables, `opsbot intent cv` the cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
-    assert card.accuracy() >= (236, 246)
-    assert card.needless_investigations() <= (5, 148) and card.missed_diagnoses() <= (3, 98)
+    assert card.accuracy() >= (238, 246)
+    assert card.needless_investigations() <= (4, 148) and card.missed_diagnoses() <= (2, 98)
 
 
 def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     """The third held-out split. Its errors are never read and nothing is tuned on it; scored once per retrained
     artifact (161/177, 5/114 needless, 5/63 missed; then 168/177, 4/114, 2/63; then 167/177, 4/114, 1/63; now, with
-    the three new writers' lines, 171/177, 3/114 needless and 0/63 missed). A little margin; only catches a
+    the three new writers' lines, 171/177, 3/114 needless and 0/63 missed; with two more writers, Traditional Chinese
+    read as Simplified and lighter cues, 174/177, 0/114 needless and 1/63 missed). A little margin; only catches a
     regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
-    assert card.accuracy() >= (169, 177)
-    assert card.missed_diagnoses() <= (1, 63) and card.needless_investigations() <= (4, 114)
+    assert card.accuracy() >= (172, 177)
+    assert card.missed_diagnoses() <= (2, 63) and card.needless_investigations() <= (2, 114)
 
 
 def test_the_fresh_split_was_folded_into_training() -> None:
@@ -88,12 +89,13 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     """`blind` (321 messages, EN 160 / ZH 161) was written by a writer who never saw the corpus, the code or the
     other splits, and it was kept outside the repository while the gate was tuned: no tuner saw it. Scored by the
     lead three times, numbers only: 296/338 before this round (the 17 texts already in the corpus since removed),
-    301/338 after the first retrain, 311/338 = 295/321 now; needless 12/185 (6.5 %), missed 8/136 (5.9 %). This is
-    the honest measure of a new writer, and it is under the issue's bar (see the note of issue 12). The floor only
-    catches a regression."""
+    301/338 after the first retrain, 311/338 = 295/321 after the second (needless 12/185, missed 8/136); scored once
+    after the third (two more writers, options chosen by leave-one-writer-out): 304/321 (94.7 %), needless 7/185
+    (3.8 %), missed 7/136 (5.1 %). This is the honest measure of a new writer, and it is still under the issue's bar
+    on the two costly errors (see the note of issue 12). The floor only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
-    assert card.accuracy() >= (290, 321)
-    assert card.needless_investigations() <= (14, 185) and card.missed_diagnoses() <= (10, 136)
+    assert card.accuracy() >= (300, 321)
+    assert card.needless_investigations() <= (9, 185) and card.missed_diagnoses() <= (9, 136)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
@@ -218,9 +220,10 @@ def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
     assert model.meta["diagnose_shift"] == 0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
-    # ~42k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
+    assert model.spec.cue_weight == 0.1 and model.spec.simplified  # chosen by leave-one-writer-out
+    # ~40k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
     # them to ~0.7 MB)
-    assert SHIPPED.stat().st_size < 1_100_000
+    assert SHIPPED.stat().st_size < 1_000_000
 
 
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -257,9 +260,30 @@ def test_renamed_copies_replace_service_names_also_next_to_chinese_and_vary_them
 @pytest.mark.parametrize(("text", "found"), [
     ("seckill-svc 扩容到 50 个 pod", True), ("把 goods-detail 的降级开关打开", True),
     ("promote the canary to 100%", True), ("merchant-portal 打开巨慢", False), ("why is checkout slow", False),
+    ("將 sanctions-filter 嘅告警靜音兩個鐘", True), ("通知值班 DBA 加入 bridge call", True),
+    ("部署 fx-rates v2.4.1 到生產環境", True), ("关掉 activity-page 的秒杀入口开关", True),
+    ("fail session-store redis over to replica-1", True), ("clip-encoder 队列一直堆积", False),
+    ("回滚 lobby 能解决吗", False),
 ])
 def test_a_change_asked_for_mid_message_is_a_cue_of_its_own(text: str, found: bool) -> None:
     from bot.routing.cues import cues_in
     from bot.routing.features import normalised
 
     assert ("request_change" in cues_in(normalised(text))) is found
+
+
+def test_english_cues_are_read_inside_chinese_text() -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert {"value", "metric"} <= set(cues_in(normalised("payment的p99现在多少")))  # no \b between 的 and p99
+    assert cues_in(normalised("gacha-svc全是502了")) == cues_in(normalised("gacha-svc 全是 502 了"))
+
+
+def test_traditional_chinese_reads_as_simplified_and_an_older_artifact_keeps_its_features() -> None:
+    traditional, simplified = "為什麼發佈後錯誤率升高？幫我查一下", "为什么发布后错误率升高？帮我查一下"
+    assert features_from_text(traditional) == features_from_text(simplified)
+    literal = FeatureSpec(simplified=False)
+    assert features_from_text(traditional, literal) != features_from_text(simplified, literal)
+    older = {key: value for key, value in FeatureSpec().to_dict().items() if key != "simplified"}
+    assert FeatureSpec.from_dict(older) == literal  # an artifact trained before the fold is served without it
