@@ -5,8 +5,8 @@ is the same distance at 20 ms and at 2 s, and 25 % noise is the same band at eit
 estimated robustly from point-to-point differences (median absolute deviation), which a step, a spike or a
 daily curve barely moves.
 
-A level shift is found by optimal segmentation of the log series (ruptures' KernelCPD with a linear
-kernel: least squares, solved exactly in C) with a penalty scaled to that noise. Every break it proposes is
+A level shift is found by optimal segmentation of the log series (least squares, solved exactly in
+tools/segmentation.py) with a penalty scaled to that noise. Every break it proposes is
 checked against the medians of the points on each side (at most SIDE_POINTS each): kept only when they
 differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors. Medians
 keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step, and
@@ -31,6 +31,7 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 from tools.dailycurve import daily_design, without_daily
+from tools.segmentation import optimal_breaks
 
 if TYPE_CHECKING:  # numpy (~0.1 s, ~18 MB) loads with the first series analysed, not at start-up
     import numpy as np
@@ -40,7 +41,7 @@ MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a sc
 SIDE_POINTS = 30  # the most points each side of a break that judge it (more lets a daily curve read as a step)
 Z_SHIFT = 5.0  # a shift must stand this many standard errors of the two medians clear of the noise
 MIN_NOISE = 0.01  # log units: a perfectly flat series still has a 1 % noise floor
-_PENALTY = 5.0  # Binseg penalty, in units of noise variance x log(n)
+_PENALTY = 5.0  # segmentation penalty, in units of noise variance x log(n)
 _MEDIAN_SE = 1.2533  # the standard error of a median is this x sigma / sqrt(n) (normal noise)
 
 
@@ -102,10 +103,7 @@ def detect_changes(
         return []
     logs = log_values(values)
     sigma = noise_sigma(logs)
-    import ruptures  # pulls in scipy (~2 s of imports, ~60 MB): loaded on the first series, not at start-up
-
-    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SIDE_POINTS).fit(logs)  # linear kernel = l2 cost
-    breaks = [int(b) for b in search.predict(pen=_PENALTY * sigma**2 * math.log(n))[:-1]]
+    breaks = optimal_breaks(logs, _PENALTY * sigma**2 * math.log(n), MIN_SIDE_POINTS)
     floor = 0.02 * max(abs(v) for v in values)  # ignore shifts that are tiny next to the series' peak
     daily = daily_design(times)  # over most of a day, each break is judged with the daily curve taken out
     scored = [(s, b) for b in breaks

@@ -11,13 +11,15 @@ multiplied by (1 + N(0, noise)) clipped at 0.05: real latency and traffic spread
 - sawtooth: memory climbing 2x over ~60 points then dropping back (restarts), 3-5 times; found = a sawtooth.
 - spike 3x: a 6-15 point excursion to 3x that comes back; found = a spike (or change pair) at it.
 - FA flat / FA +daily: no incident at all; an alarm = any finding (change, spike, trend or sawtooth).
-Prints a table; asserts nothing about the numbers (tests/tools/test_detection_floor.py guards a floor).
+Prints a table and the CPU it took; asserts nothing about the numbers (tests/tools/test_detection_floor.py guards
+a floor).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -124,10 +126,14 @@ def detection_table() -> dict[str, dict[float, int]]:
 
 
 def test_bench_detection_rates_and_false_alarms_by_noise():
+    started = time.process_time()
     table = detection_table()
+    cpu_s = time.process_time() - started
     width = max(len(name) for name in table)
     header = f"{'case (/100)':<{width}} | " + " | ".join(f"{n:>4.0%}" for n in NOISES)
     print("\n" + header + "\n" + "-" * len(header))
     for name, row in table.items():
         print(f"{name:<{width}} | " + " | ".join(f"{row[n]:>4}" for n in NOISES))
+    series = len(CASES) * len(NOISES) * RUNS
+    print(f"CPU: {cpu_s:.1f} s for {series} series, {cpu_s / series * 1000:.1f} ms per series (all detectors)")
     assert set(table) == set(CASES)

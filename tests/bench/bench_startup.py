@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -182,3 +183,67 @@ def _peak_rss_kb(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[str, 
     peak = re.search(r"^VMHWM (\d+)$", done.stderr, re.MULTILINE)
     assert peak, done.stderr
     return done.stdout, int(peak.group(1))
+
+
+# Peak memory with live backends: a sandbox (real Prometheus, SQLite logs, git deploys) answers, so the whole
+# playbook runs: every series is analysed, the logs and deploys are read. The same question in each tree.
+LIVE_QUESTION = "why is order slow since 15:05?"  # the default scenario's incident (hikari-pool)
+RSS_STEPS = (  # what a diagnosis loads, in the order it loads it; VmRSS after each names the cost
+    ("python", "pass"),
+    ("typer (the CLI)", "import typer"),
+    ("pydantic + pydantic-settings (Settings)", "import pydantic, pydantic_settings"),
+    ("bot.wiring + bot.playbook", "import bot.wiring, bot.playbook"),
+    ("the intent classifier artifact", "from bot.routing.model import shipped_model; shipped_model()"),
+    ("requests + prometheus_api_client", "import requests, prometheus_api_client"),
+    ("numpy (the detectors)", "import numpy"),
+    ("tools.changepoints + trends + metrics", "import tools.changepoints, tools.trends, tools.metrics"),
+)
+
+
+def _sandbox_env(tmp: Path) -> dict[str, str]:
+    """`opsbot sandbox up` on free ports under tmp, and the settings that point opsbot at it (its opsbot.env)."""
+    from bot.sandbox.backends import free_port
+
+    env = {**_env(tmp), "XDG_STATE_HOME": str(tmp / "state"),
+           "OPSBOT_SANDBOX__PROMETHEUS_PORT": str(free_port()), "OPSBOT_SANDBOX__OSMEM_PORT": str(free_port())}
+    for name in ("OPSBOT_PROMETHEUS__URL", "OPSBOT_PROMETHEUS__TIMEOUT_S"):
+        env.pop(name)
+    subprocess.run([sys.executable, "-c", CLI, "sandbox", "up"], env=env, capture_output=True, text=True,
+                   check=True, cwd=ROOT)
+    for line in (tmp / "state" / "opsbot" / "sandbox" / "opsbot.env").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            env[key] = shlex.split(value)[0] if value else ""
+    return env
+
+
+def _rss_steps_mb(cwd: Path) -> list[tuple[str, float]]:
+    """(step, VmRSS in MB after it) in one fresh interpreter, the steps run in order."""
+    script = "import re\nrss = lambda: re.search(r'VmRSS:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+    script += "".join(f"{code}\nprint(rss())\n" for _, code in RSS_STEPS)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=cwd)
+    return [(name, int(kb) / 1024) for (name, _), kb in zip(RSS_STEPS, done.stdout.split(), strict=True)]
+
+
+def test_peak_rss_of_a_playbook_diagnosis_with_live_backends(tmp_path: Path) -> None:
+    print(f"\nload average before: {_load()}")
+    env = _sandbox_env(tmp_path)
+    try:
+        peaks: dict[str, list[float]] = {tree: [] for tree in TREES}
+        for _ in range(3):  # trees alternate run by run
+            for tree, cwd in TREES.items():
+                out, peak_kb = _peak_rss_kb([sys.executable, "-c", PEAK, "diagnose", LIVE_QUESTION], env, cwd)
+                assert "playbook" in out and "Evidence" in out, out  # the model-free path, and it found evidence
+                peaks[tree].append(peak_kb / 1024)
+    finally:
+        subprocess.run([sys.executable, "-c", CLI, "sandbox", "down"], env=env, capture_output=True, check=False,
+                       cwd=ROOT)
+    for tree in TREES:
+        print(f"peak RSS of `opsbot diagnose` on the playbook path, live sandbox backends [{tree}]: "
+              f"{statistics.median(peaks[tree]):.1f} MB (max {max(peaks[tree]):.1f})")
+    print("resident after each step of what a diagnosis loads (MB, this tree; + = the step's cost):")
+    previous = 0.0
+    for name, mb in _rss_steps_mb(ROOT):
+        print(f"  {name:42} {mb:6.1f}  +{mb - previous:5.1f}")
+        previous = mb
+    print(f"load average after: {_load()}")
