@@ -94,7 +94,7 @@ def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
 
 # Building the responder (what every surface does at start) loads no numeric library, no HTTP client and no
 # metrics exporter: numpy comes with the first metric series analysed, requests with the first Prometheus query.
-BUILD_KEPT_OUT = ("numpy", "ruptures", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY)
+BUILD_KEPT_OUT = ("numpy", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY)
 BUILD = "from bot import wiring\nwiring.build_responder(wiring.load_settings())\n"
 
 

@@ -52,7 +52,9 @@ def test_the_pool_runs_each_message_once_acks_it_and_registers_its_busy_workers(
         for n in range(3):
             group.add({"n": str(n)})
         wait_until(lambda: pool.active == 2, what="both workers busy")
-        assert capacity.workers() == Workers(total=2, idle=0) and group.waiting() == 1
+        # the register hears of a taken job one Redis round trip after the worker took it
+        wait_until(lambda: capacity.workers() == Workers(total=2, idle=0), what="both registered busy")
+        assert group.waiting() == 1
         gate.set()
         wait_until(lambda: sorted(seen) == ["0", "1", "2"] and client.xlen(STREAM) == 0, what="all three acked")
         wait_until(lambda: capacity.workers() == Workers(total=2, idle=2), what="the workers free again")
