@@ -30,6 +30,8 @@ _AMPM_RX = re.compile(r"(?<![\d:])(?P<h>\d{1,2})\s*(?P<ampm>am|pm)\b", re.IGNORE
 _CN_CLOCK_RX = re.compile(
     rf"(?P<h>\d{{1,2}}|{_CN_NUMBER})\s*[点點](?:\s*(?P<half>半)|\s*(?P<m>\d{{1,2}}|{_CN_NUMBER})\s*分?)?"
 )
+# the Traditional forms of the characters these patterns use (半小時前, 兩個鐘頭前, 3點半, 夜裡, 淩晨)
+_SIMPLIFIED = str.maketrans("時鐘頭個點兩裡淩", "时钟头个点两里凌")
 _DAYS = (("前天", 2), ("昨", 1), ("yesterday", 1), ("last night", 1), ("今", 0), ("today", 0), ("this morning", 0),
          ("this afternoon", 0), ("this evening", 0), ("tonight", 0))
 _PARTS = (  # (words, the hour a vague mention reads as); checked in order, the first found wins
@@ -42,7 +44,8 @@ _PARTS = (  # (words, the hour a vague mention reads as); checked in order, the 
 
 
 def moment_from_question(text: str, now: datetime) -> datetime | None:
-    """When the user says it started: "yesterday 15:05", "1.5 hours ago", "三个小时前"; None if unsaid."""
+    """When the user says it started: "yesterday 15:05", "1.5 hours ago", "三个小时前", 三個小時前; None if unsaid."""
+    text = text.translate(_SIMPLIFIED)
     ago = _ago(text)
     if ago is not None:
         return (now - ago).replace(second=0, microsecond=0)

@@ -47,6 +47,10 @@ def entry_service(
     changed = {h.service for h in findings.health.values() if h.changes()}
     called = {d for caller in changed for d in topology.get(caller, ())}
     ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
+    if ranked and not why.endswith("several services"):  # the scan chose the service: say so, the user may mean another
+        known = ", ".join(services[:8]) + (", …" if len(services) > 8 else "")
+        findings.unknowns.append(f"whether this is the service you meant: the question names none I know ({known}), "
+                                 f"so this is what a scan found; name one to check it")
     if ranked:
         return ranked[0]
     if why.endswith("several services"):

@@ -43,6 +43,11 @@ def at(day: int, hour: int, minute: int) -> datetime:
     ("下午两点", at(29, 14, 0)),
     ("昨晚", at(28, 20, 0)),
     ("前天中午", at(27, 12, 0)),
+    # Traditional Chinese (Hong Kong, Taiwan): found as a new user, "從半小時前" was read as no time at all
+    ("profile 從半小時前開始 timeout", at(29, 15, 30)),
+    ("兩個鐘頭前", at(29, 14, 0)),
+    ("三個小時前開始報錯", at(29, 13, 0)),
+    ("昨天下午3點半開始", at(28, 15, 30)),
 ])
 def test_question_times_in_english_and_chinese(question, moment):
     assert moment_from_question(question, NOW) == moment

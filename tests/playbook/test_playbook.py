@@ -75,6 +75,14 @@ def test_no_named_service_scans_every_service_and_picks_the_strongest_change(san
     assert any("scanning" in s.thought for s in trace.steps)
 
 
+def test_a_service_the_bot_does_not_know_gets_a_scan_that_says_it_chose_the_service(sandbox, tmp_path):
+    # found as a new user: asked about "profile" (not in this topology), the answer was about order, and said nothing
+    trace = _diagnose(sandbox, tmp_path, text="profile has been timing out since yesterday 15:05, which deploy?")
+    unknowns = trace.answer.split("Still unknown:")[1]
+    assert "whether this is the service you meant: the question names none I know (" in unknowns
+    assert "order" in unknowns.split("none I know (")[1].split(")")[0] and "name one to check it" in unknowns
+
+
 def test_backend_down_gives_an_honest_partial_answer(sandbox, tmp_path):
     down = {"url": "http://127.0.0.1:9", "timeout_s": 1.0}
     trace = _diagnose(sandbox, tmp_path, prometheus=down)
