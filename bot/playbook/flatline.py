@@ -26,9 +26,9 @@ def flat_headline(findings: Findings) -> str:
         return (f"No change found in {service}'s metrics over {findings.window_label}{reach}, but {service} logs "
                 f"{heavy.count:,}x {heavy.quoted}: the problem is older than the metrics or constant across them, "
                 "so when it started and what changed then are not known.")
-    scope = f"{service}'s metrics show" if service else "no service shows"
+    scope = f"{service}'s metrics show no" if service else "no service shows a"  # not "no service shows no"
     aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
-    return f"No incident found: {scope} no significant change over {findings.window_label}{reach}.{aside}"
+    return f"No incident found: {scope} significant change over {findings.window_label}{reach}.{aside}"
 
 
 def heavy_signature(findings: Findings) -> LogSignature | None:

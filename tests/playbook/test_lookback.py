@@ -59,6 +59,14 @@ def test_flat_metrics_with_few_errors_or_only_warnings_are_no_incident_and_still
         assert "nothing specific" not in unknown and "not checked: anything before" in unknown
 
 
+def test_no_named_service_and_nothing_changed_reads_without_a_double_negative() -> None:
+    health = ServiceHealth("order", {"p99_latency": [], "error_rate": [], "qps": []})
+    findings = Findings("the last 24h", service="", roles=ROLES, health={"order": health})
+    answer, complete = conclusion_from_findings(findings)
+    assert not complete and answer.startswith("No incident found: no service shows a significant change over the "
+                                              "last 24h."), answer
+
+
 def _point(hours_ago: float, before: str, after: str, ratio: float, spike: bool = False) -> ChangePoint:
     return ChangePoint(NOW - timedelta(hours=hours_ago), before, after, ratio, spike=spike)
 
