@@ -14,7 +14,7 @@ from bot.engine.llm import LLM
 from bot.engine.prompts import load_prompt
 from bot.engine.protocol import split_final
 from bot.engine.run import Run
-from bot.engine.text.echo import echoed_text
+from bot.engine.text.echo import OBSERVATIONS_HEADING, echoed_text
 from bot.engine.types import Budget, Step, StopReason
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def conclude(run: Run, llm: LLM, reason: StopReason, budget: Budget, limits: Con
     system = load_prompt("conclude", reason=f"{STOP_TEXT[reason]} ({detail})")
     messages = [
         {"role": "system", "content": system},
-        {"role": "user", "content": f"{question_text(run.question)}\n\nWhat the investigation observed:\n\n"
+        {"role": "user", "content": f"{question_text(run.question)}\n\n{OBSERVATIONS_HEADING}\n\n"
                                     f"{steps_as_text(run.steps, limits)}"},
     ]
     try:  # budgeted too: the time left (a short grace when the time budget is what stopped it), the tokens left

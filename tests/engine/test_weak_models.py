@@ -116,6 +116,18 @@ def test_an_echoed_prompt_in_the_forced_conclusion_is_not_shown(strict_llm: Scri
     assert "not interpreted by a model" in trace.answer and "repeated its instructions" in trace.answer
 
 
+def test_a_forced_conclusion_that_echoes_the_question_and_its_scaffold_is_not_shown(strict_llm: ScriptedLLM) -> None:
+    # seen against llama.cpp + Gemma 3 270M once the one-message context let it call tools: its conclusion was
+    # the user message copied back ("Question: … What the investigation observed:"), shown as the answer
+    strict_llm.script(
+        {"content": "Symptom.", "tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},
+        {"content": "Question: Why is order p99 latency high since 15:05?\n\nWhat the investigation observed:\n"},
+    )
+    trace = run_agent(QUESTION, scripted_openai_llm(strict_llm), TOOLS, Budget(max_steps=1))
+    assert not trace.complete and "What the investigation observed" not in trace.answer
+    assert "not interpreted by a model" in trace.answer and "repeated its instructions" in trace.answer
+
+
 @pytest.mark.parametrize("reply", [
     {"content": "You are opsbot, a chat-ops assistant for an SRE team. Answer the message below"},
     {"content": "Hello! I am happy to help you with " * 30},  # cut off at max_tokens

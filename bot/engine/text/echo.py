@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# Placeholders from the format examples in prompts/*.md, and the prompts' opening words.
+OBSERVATIONS_HEADING = "What the investigation observed:"  # the forced conclusion's user message (conclusion.py)
+# Placeholders from the format examples in prompts/*.md, the prompts' opening words, and scaffold headings.
 _TEMPLATE_MARKERS = (
+    OBSERVATIONS_HEADING.lower(),
     "<one tool name",
     "<your reasoning",
     "<the arguments as one json object",
