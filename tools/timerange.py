@@ -20,6 +20,7 @@ _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 MAX_WINDOW = timedelta(days=90)
 MAX_CLOCK_SKEW = timedelta(minutes=5)  # a window may end this far past our now (the backend's clock may run ahead)
 MAX_FUTURE_CLAMP = timedelta(days=1)  # an end later than now (but within this) is cut to now; later ones are refused
+CLOCK_PATTERN = r"(?:\d\d-\d\d )?\d\d:\d\d(?::\d\d)?"  # a time as TimeWindow.clock_format prints it, seconds optional
 RANGE_HELP = 'use "30m", "1h", "6h", "24h", "7d" or an ISO interval like "2026-11-28T14:00Z/2026-11-28T16:00Z"'
 
 
@@ -39,7 +40,8 @@ class TimeWindow:
 
     @property
     def clock_format(self) -> str:
-        """strftime for times inside the window: the date is added when the window crosses midnight."""
+        """strftime for times inside the window: the date is added when the window crosses midnight (a log line
+        adds `:%S`). CLOCK_PATTERN reads back every form this prints."""
         return "%H:%M" if self.start.date() == self.end.date() else "%m-%d %H:%M"
 
     def describe(self) -> str:

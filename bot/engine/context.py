@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.engine.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
-from bot.engine.memory import newest_step_text, old_steps_text, plain_value
+from bot.engine.memory import GIST_CHARS, newest_step_text, old_steps_text, plain_value
 from bot.engine.payloads import text_from_payload
 from bot.engine.types import Budget, Question, Step
 from tools.base import Toolbox
 
 Message = dict[str, Any]
 
-_GIST_CHARS = 200
 _MIN_OBSERVATION_CHARS = 600
 
 
@@ -141,7 +140,7 @@ def call_text(step: Step) -> str:
 
 def step_to_line(step: Step) -> str:
     """One line for an old step: what was called, how it went, and its key finding (see digest.py)."""
-    gist = observation_gist(readable_observation(step.observation), _GIST_CHARS)
+    gist = observation_gist(readable_observation(step.observation), GIST_CHARS)
     return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {gist}"
 
 

@@ -20,7 +20,7 @@ from bot.engine.digest import gist_findings, is_diff, observation_gist
 from bot.engine.payloads import text_from_payload
 from bot.engine.types import Step
 
-_GIST_CHARS = 200
+GIST_CHARS = 200  # a step's key finding on its one line (here and in context.step_to_line)
 _DIFF_GIST_CHARS = 600  # a diff's changed lines are the finding itself (a setting, a migration's DROP)
 _THOUGHT_CHARS = 160  # of the first sentence
 _PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
@@ -34,9 +34,9 @@ def old_steps_text(steps: Sequence[Step]) -> str:
     lines, shown = [], set[str]()
     for step in steps:
         readable = text_from_payload(step.observation) or step.observation
-        findings = gist_findings(readable, _DIFF_GIST_CHARS if is_diff(readable) else _GIST_CHARS, skip=shown)
+        findings = gist_findings(readable, _DIFF_GIST_CHARS if is_diff(readable) else GIST_CHARS, skip=shown)
         shown.update(findings)
-        gist = " | ".join(findings) or observation_gist(readable, _GIST_CHARS)
+        gist = " | ".join(findings) or observation_gist(readable, GIST_CHARS)
         thought = first_sentence(step.thought)
         status = "" if step.status == "ok" else f"{step.status}: "
         lines.append(f"#{step.index} {thought + ' => ' if thought else ''}{memory_call_text(step)} -> {status}{gist}")

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from bot.engine.types import Step, Trace
 from bot.playbook.diffs import KeyChange, key_changes_from_diff
+from tools.timerange import CLOCK_PATTERN
 
 RECOVERY_MINUTES = 15  # a recovery this long after a rollback is still "right after" it
 SPIKE_SLACK_MINUTES = 2  # change points are pinned to a minute or two: a spike this early still follows the deploy
@@ -30,8 +31,7 @@ _RECORD = re.compile(rf"^(?P<at>{_ISO}) (?P<service>[\w.-]+)/(?P<version>\S+) (?
                      re.MULTILINE)
 _DIFF_HEAD = re.compile(rf"^deploy (?P<service>[\w.-]+)/(?P<version>\S+) at (?P<at>{_ISO})")
 _WINDOW = re.compile(r"^\S+ of (?P<service>[\w.-]+), (?P<day>\d{4}-\d\d-\d\d) (?P<hhmm>\d\d:\d\d) →", re.MULTILINE)
-# a tool prints HH:MM[:SS], or MM-DD HH:MM[:SS] when its window spans two days (tools.timerange.TimeWindow)
-_STAMP = r"(?:\d\d-\d\d )?\d\d:\d\d(?::\d\d)?"
+_STAMP = CLOCK_PATTERN  # HH:MM[:SS], or MM-DD HH:MM[:SS] when the tool's window spans two days
 _SIGNATURE = re.compile(rf"^\s*\d+[.)]\s+\d[\d,]*\s*[x×]\s+(?P<text>\S.*?)\s+first (?P<first>{_STAMP})\b")
 _EXAMPLE = re.compile(rf"^\s+example:\s+{_STAMP}\s+(?P<level>[A-Z]+)\s+(?P<line>.+)$")
 _SPIKE = re.compile(rf"^\s*spike:\s*(?P<start>{_STAMP})\b.*,\s*back to (?P<level>\S.*?) by (?P<back>{_STAMP})\s*$",

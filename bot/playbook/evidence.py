@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.playbook.moments import moment_from_question as moment_from_question  # read here by the playbook
+from tools.timerange import CLOCK_PATTERN
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ _CHANGE_RX = re.compile(
 ISO_TIME_RX = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _LISTED_RX = re.compile(r"^\s*(?P<name>[\w.\-]+)\s*(?:->.*)?$")  # a header or footer line has spaces in it
 # "   example: 15:36:59 ERROR order <host> <logger>: <message> trace=<id>" (12-01 15:36:59 when the window spans days)
-_EXAMPLE_RX = re.compile(r"^\s+example:\s+(?:\d\d-\d\d\s+)?\S+\s+[A-Z]+\s+\S+\s+[^:]*?:\s(?P<message>.+)$")
+_EXAMPLE_RX = re.compile(rf"^\s+example:\s+{CLOCK_PATTERN}\s+[A-Z]+\s+\S+\s+[^:]*?:\s(?P<message>.+)$")
 _SIGNATURE_RX = re.compile(r"^\s*\d+[.)]\s+(?P<count>\d[\d,]*)\s*(?:x|×)\s+(?P<text>\S.*)$")
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from bot.engine.types import Step
 
-_DAY = r"(?:\d\d-\d\d )?"  # the tools date a time (MM-DD HH:MM) when their window spans two days
+_DAY = r"(?:\d\d-\d\d )?"  # the date tools.timerange.CLOCK_PATTERN allows (a window over two days)
 _CHANGE = re.compile(rf"^change:\s*{_DAY}(\d\d:\d\d)\s+(.+?)\s*->\s*(.+?)(?:\s+\((x[\d.,]+)\))?$", re.MULTILINE)
 _NO_CHANGE = re.compile(r"^change:\s*none", re.MULTILINE)
 _DEPLOY = re.compile(r"^\d{4}-\d\d-\d\dT(\d\d:\d\d):\d\dZ (\S+?)/(\S+) (?:\(from (\S+)\) )?by (\S+?): "

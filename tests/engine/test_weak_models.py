@@ -106,25 +106,21 @@ def test_an_echoed_system_prompt_is_a_format_error_and_never_the_answer(strict_l
     assert trace.answer == "pool exhausted."
 
 
-def test_an_echoed_prompt_in_the_forced_conclusion_is_not_shown(strict_llm: ScriptedLLM) -> None:
-    strict_llm.script(
-        {"content": "Symptom.", "tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},
-        {"content": "You are opsbot, an SRE incident-diagnosis assistant. An investigation was stopped"},
-    )
-    trace = run_agent(QUESTION, scripted_openai_llm(strict_llm), TOOLS, Budget(max_steps=1))
-    assert not trace.complete and "You are opsbot" not in trace.answer
-    assert "not interpreted by a model" in trace.answer and "repeated its instructions" in trace.answer
-
-
-def test_a_forced_conclusion_that_echoes_the_question_and_its_scaffold_is_not_shown(strict_llm: ScriptedLLM) -> None:
+@pytest.mark.parametrize(("echo", "copied"), [
+    ("You are opsbot, an SRE incident-diagnosis assistant. An investigation was stopped", "You are opsbot"),
     # seen against llama.cpp + Gemma 3 270M once the one-message context let it call tools: its conclusion was
     # the user message copied back ("Question: … What the investigation observed:"), shown as the answer
+    ("Question: Why is order p99 latency high since 15:05?\n\nWhat the investigation observed:\n",
+     "What the investigation observed"),
+])
+def test_an_echoed_prompt_or_scaffold_in_the_forced_conclusion_is_not_shown(strict_llm: ScriptedLLM, echo: str,
+                                                                            copied: str) -> None:
     strict_llm.script(
         {"content": "Symptom.", "tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},
-        {"content": "Question: Why is order p99 latency high since 15:05?\n\nWhat the investigation observed:\n"},
+        {"content": echo},
     )
     trace = run_agent(QUESTION, scripted_openai_llm(strict_llm), TOOLS, Budget(max_steps=1))
-    assert not trace.complete and "What the investigation observed" not in trace.answer
+    assert not trace.complete and copied not in trace.answer
     assert "not interpreted by a model" in trace.answer and "repeated its instructions" in trace.answer
 
 
