@@ -239,6 +239,8 @@ def test_refused_user_is_told_and_nothing_runs(make_surface: SurfaceFactory) -> 
     assert "not enabled" in ephemeral["text"] and ephemeral["user"] == "U1"
     ack = post_command(surface.events_url, command_params("why?", response_url=surface.fake.response_url()))
     assert "not enabled" in ack.text
+    # The ephemeral is posted inside submit, so the outcome is recorded a moment after the post is seen.
+    wait_until(lambda: len(surface.submissions) == 1, what="the mention's outcome")
     assert responder.questions == [] and [s.outcome for s in surface.submissions] == ["refused"]
 
 
