@@ -19,6 +19,10 @@ too short to move a segment median, so it is found separately, as a run of (3-po
 well above the local level that comes back near the level it left. It must last MIN_SPIKE_POINTS points; a
 lone outlier does not count. A plateau is both: two change points and a spike. Slow trends and sawtooth
 restarts are in tools/trends.py.
+
+A stop is a series that had samples and then none up to the window's end: a service that serves no requests
+has no latency quantile (NaN, dropped) and a 0/0 error ratio, so its series ends. That is the biggest change a
+series can show, never "no change"; detect_stop reports where it ended.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a sc
 SIDE_POINTS = 30  # the most points each side of a break that judge it (more lets a daily curve read as a step)
 Z_SHIFT = 5.0  # a shift must stand this many standard errors of the two medians clear of the noise
 MIN_NOISE = 0.01  # log units: a perfectly flat series still has a 1 % noise floor
+STOP_MIN_STEPS = 3  # a series that ends this many steps before the window does has stopped...
+STOP_MIN_S = 600.0  # ...and at least this long before: a late scrape or a rate() window is not a stop
 _PENALTY = 5.0  # segmentation penalty, in units of noise variance x log(n)
 _MEDIAN_SE = 1.2533  # the standard error of a median is this x sigma / sqrt(n) (normal noise)
 
@@ -246,3 +252,22 @@ def _spike(
     after = median(values[last + 1 : last + 1 + window])
     peak_index = max(range(first, last + 1), key=lambda k: values[k])
     return Spike(times[first], before, times[peak_index], values[peak_index], times[last + 1], after)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The series had samples up to `last_at`, then none to the window's end (no requests, or the series went)."""
+
+    last_at: datetime  # the last sample
+    before: float  # median of the last points before it stopped
+    silent_s: float  # from the last sample to the window's end
+
+
+def detect_stop(times: Sequence[datetime], values: Sequence[float], end: datetime, step_s: float) -> Stop | None:
+    """The stop of a series whose samples end at least STOP_MIN_STEPS steps (and STOP_MIN_S) before `end`."""
+    if len(times) < MIN_SIDE_POINTS:
+        return None  # too few points to say it was there before
+    silent_s = (end - times[-1]).total_seconds()
+    if silent_s < max(STOP_MIN_STEPS * step_s, STOP_MIN_S):
+        return None
+    return Stop(times[-1], median(values[-SIDE_POINTS:]), silent_s)

@@ -18,7 +18,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
-from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
+from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes, detect_stop
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
@@ -127,9 +127,9 @@ class MetricsTools:
         changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
         spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
         trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
-        return MetricSeries(
-            name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes, trends, sawtooth
-        )
+        stop = detect_stop(times, values, window.end, step_s)
+        return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes,
+                            trends, sawtooth, stop)
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
         """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
@@ -191,7 +191,8 @@ Legal values:
 - service: a Prometheus label value (list_services lists them)
 - range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
 Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
-"trend:" (still climbing) and "sawtooth:" (repeated drops) lines; 12 averaged points of at most {max_points}."""
+"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since: no requests) lines; \
+12 averaged points of at most {max_points}."""
 
 
 _LIST_SERVICES_DOC = """\

@@ -5,6 +5,8 @@ The playbook reads `MetricSeries` directly; the model reads `render_series()`: P
 `spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
 `trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the window's end,
 `sawtooth: N drops (restarts?) HH:MM–HH:MM, high -> low (xN)` for repeated climbs that drop back,
+`stopped: no samples after HH:MM (last V), D to the window's end` for a series that ended early (a service
+that serves no requests has no latency and no error ratio: "no samples", never "no change"),
 and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and
 when there were too few points to look it says that instead (`change: not checked`).
 """
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from statistics import fmean
 
-from tools.changepoints import MIN_SIDE_POINTS, ChangePoint, Spike
+from tools.changepoints import MIN_SIDE_POINTS, ChangePoint, Spike, Stop
 from tools.timerange import TimeWindow, duration_to_text
 from tools.trends import Sawtooth, Trend
 
@@ -60,6 +62,7 @@ class MetricSeries:
     spikes: tuple[Spike, ...] = ()
     trends: tuple[Trend, ...] = ()
     sawtooth: Sawtooth | None = None
+    stop: Stop | None = None
 
 
 def render_series(series: MetricSeries) -> str:
@@ -79,6 +82,7 @@ def render_series(series: MetricSeries) -> str:
     found += [_spike_line(spike, u, clock) for spike in series.spikes]
     found += [_trend_line(trend, u, clock) for trend in series.trends]
     found += [_sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
+    found += [_stop_line(series.stop, u, clock)] if series.stop else []
     if found:
         lines += found
     elif len(series.points) < MIN_DETECTION_POINTS:
@@ -115,7 +119,16 @@ def _sawtooth_line(saw: Sawtooth, unit: str, clock: str) -> str:
     return f"sawtooth: {len(saw.drops)} drops (restarts?) {span}, {levels}"
 
 
+def _stop_line(stop: Stop, unit: str, clock: str) -> str:
+    """`stopped: no samples after 11:20 (last 55.9 ms), 40m to the window's end: no requests measured, or ...`."""
+    silent = duration_to_text(int(stop.silent_s))
+    return (f"stopped: no samples after {stop.last_at:{clock}} (last {_value(stop.before, unit)}), {silent} to the "
+            "window's end: no requests were measured (no latency, a 0/0 ratio), or the series is gone")
+
+
 def _factor(ratio: float | None) -> str:
+    if ratio == 0:
+        return "to 0"  # a fall to nothing, not a rise from it
     return f"x{ratio:.1f}" if ratio is not None and ratio >= 0.1 else f"x{ratio:.2g}" if ratio else "from 0"
 
 

@@ -32,9 +32,10 @@ class ChangePoint:
     @property
     def strength(self) -> float:
         """How big the shift is, whichever direction: |log(ratio)|."""
-        if self.ratio <= 0:
+        if self.ratio < 0:
             return 0.0
-        return 50.0 if math.isinf(self.ratio) else abs(math.log(self.ratio))
+        # a fall to nothing (or a series that stopped) is as big as a rise from nothing
+        return 50.0 if math.isinf(self.ratio) or self.ratio == 0 else abs(math.log(self.ratio))
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,22 @@ _SPIKE_RX = re.compile(
     rf"(?P<peak_when>{_WHEN})(?:\s*\([x×](?P<ratio>{_NUM})\))?",
     re.MULTILINE,
 )
+
+
+NO_SAMPLES = "no samples"  # what a ChangePoint read from a `stopped:` line went to
+_STOP_RX = re.compile(rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(last (?P<before>{_VALUE})\)",
+                      re.MULTILINE)
+
+
+def stops_from_text(observation: str, now: datetime) -> list[ChangePoint]:
+    """A `stopped:` line (the series had samples, then none to the window's end) as a ChangePoint to NO_SAMPLES
+    with ratio 0: the biggest change a series can show, never "no change"."""
+    stops = []
+    for match in _STOP_RX.finditer(observation):
+        at = moment_from_text(match.group("when"), now)
+        if at is not None:
+            stops.append(ChangePoint(at, match.group("before").strip(), NO_SAMPLES, 0.0))
+    return stops
 
 
 def spikes_from_text(observation: str, now: datetime) -> list[ChangePoint]:

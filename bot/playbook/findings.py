@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.playbook.diffs import DeployRecord
-from bot.playbook.evidence import ChangePoint, LogSignature, moment_from_text, spikes_from_text
+from bot.playbook.evidence import NO_SAMPLES, ChangePoint, LogSignature, moment_from_text, spikes_from_text
 from tools.configdiff import KeyChange
 from tools.ranking import Reason
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
+COLLAPSE_RATIO = 0.2  # traffic that falls to this fraction of its level (or less) collapsed: it stopped serving
 SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
 # The metric roles a catalogue entry may have (bot/config.py MetricTemplate.role lists the same values).
 GOLDEN_ROLES = ("latency", "errors", "traffic")
@@ -48,6 +49,7 @@ class ServiceHealth:
     service: str
     readings: dict[str, list[ChangePoint] | None] = field(default_factory=dict)
     recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
+    silent: set[str] = field(default_factory=set)  # metrics whose query returned no samples at all in the window
 
     def describe(self, metric: str, point: ChangePoint) -> str:
         """One change point of this service in words (a spike says where it came back to)."""
@@ -177,6 +179,18 @@ class Findings:
         changes = health.changes() if health else []
         return (changes[0][0], changes[0][1].at) if changes else None
 
+    def collapsed(self, metric: str, point: ChangePoint) -> bool:
+        """Whether a change says the service stopped serving: any series that stopped (no samples since), or
+        traffic that fell to COLLAPSE_RATIO of its level or less. A dependency that stops serving shows it so,
+        its latency and errors have nothing left to measure."""
+        return point.after == NO_SAMPLES or (self.role_of(metric) == "traffic" and point.ratio <= COLLAPSE_RATIO)
+
+    def felt(self, service: str) -> bool:
+        """Whether a dependency changed the way its callers feel: slower, more errors, or it stopped serving
+        (a dependency that got faster is not it)."""
+        health = self.health.get(service)
+        return health is not None and any(p.ratio > 1 or self.collapsed(m, p) for m, p in health.changes())
+
     def top_signature(self, service: str) -> LogSignature | None:
         found = self.signatures.get(service) or []
         return found[0] if found else None
@@ -187,6 +201,9 @@ def describe_change(service: str, metric: str, point: ChangePoint, recovery: Rec
     label = metric.replace("_", " ")  # the catalogue's own name, as the observation shows it
     # only the factor the tool printed: a number computed here would be one no observation backs
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
+    if point.after == NO_SAMPLES:
+        return (f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before}), "
+                "so no requests were measured")
     if not point.spike:
         return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
     back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"

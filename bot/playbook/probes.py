@@ -16,7 +16,13 @@ from typing import Any
 
 from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.diffs import deploys_from_text
-from bot.playbook.evidence import LogSignature, change_points_from_text, log_lines_from_text, signatures_from_text
+from bot.playbook.evidence import (
+    LogSignature,
+    change_points_from_text,
+    log_lines_from_text,
+    signatures_from_text,
+    stops_from_text,
+)
 from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
 from tools.base import Toolbox, call_tool
 from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
@@ -122,13 +128,17 @@ class ProbeRun:
 
     def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> None:
         """query_metrics over the run's window; records its change points, or the spike when the series came
-        back (see excursion_from_text); None when it could not be read."""
+        back (see excursion_from_text); None when it could not be read. A series that stopped is a change to
+        "no samples"; one with no samples at all is recorded as silent, never as "no change"."""
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
         observation = self.call(thought, "query_metrics", args)
-        if not observation and self.steps[-1].status != "no_data":
-            health.readings[metric] = None
+        if not observation:
+            health.readings[metric] = [] if self.steps[-1].status == "no_data" else None
+            if self.steps[-1].status == "no_data":
+                health.silent.add(metric)
             return
         points = change_points_from_text(observation, self.window.end)
+        points = sorted([*points, *stops_from_text(observation, self.window.end)], key=lambda p: p.at)
         excursion = excursion_from_text(observation, self.window.end, points)
         if excursion is None:
             health.readings[metric] = points

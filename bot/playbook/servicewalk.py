@@ -13,7 +13,7 @@ from bot.playbook.probes import ProbeRun
 
 MAX_DOWNSTREAM_DEPTH = 3
 MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
-DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency
+DOWNSTREAM_ROLES = ("latency", "errors")  # what a caller feels of a dependency (its traffic when they look steady)
 
 
 def known_services(run: ProbeRun, text: str, topology: Mapping[str, Sequence[str]]) -> list[str]:
@@ -63,7 +63,6 @@ def follow_downstream(
     run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], service: str
 ) -> list[str]:
     """Walk down the dependencies that changed too: the path below `service`, deepest (the origin) last."""
-    metrics = [findings.roles[role] for role in DOWNSTREAM_ROLES if role in findings.roles]
     path: list[str] = []
     current, seen = service, {service}
     for _ in range(MAX_DOWNSTREAM_DEPTH):
@@ -72,14 +71,28 @@ def follow_downstream(
             if downstream in seen:
                 continue
             seen.add(downstream)
-            health = findings.health.setdefault(downstream, ServiceHealth(downstream))
-            for metric in metrics:
-                if metric not in health.readings:
-                    run.read_metric(f"{current} calls {downstream}; checking its {metric}.", health, metric)
-            if any(point.ratio > 1 for _, point in health.changes()):  # a dependency that got faster is not it
-                changed.append(health)
+            if _check_dependency(run, findings, current, downstream):
+                changed.append(findings.health[downstream])
         if not changed:
             break
         current = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength)).service
         path.append(current)
     return path
+
+
+def _check_dependency(run: ProbeRun, findings: Findings, caller: str, downstream: str) -> bool:
+    """Whether `downstream` changed the way `caller` feels it: its latency and errors first; when they show no rise
+    and no stop, its traffic, since a dependency that stopped serving shows mostly there: to ~0, or no samples."""
+    health = findings.health.setdefault(downstream, ServiceHealth(downstream))
+    for role in DOWNSTREAM_ROLES:
+        metric = findings.roles.get(role)
+        if metric is not None and metric not in health.readings:
+            run.read_metric(f"{caller} calls {downstream}; checking its {metric}.", health, metric)
+    traffic = findings.roles.get("traffic")
+    if findings.felt(downstream) or traffic is None or traffic in health.readings:
+        return findings.felt(downstream)
+    thought = (f"{downstream}'s latency and errors show no rise; checking its {traffic}: a dependency that stopped "
+               f"serving (pods down, a consumer that stopped consuming) shows it as traffic collapsing, while "
+               f"{caller} sees the errors.")
+    run.read_metric(thought, health, traffic)
+    return findings.felt(downstream)

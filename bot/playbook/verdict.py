@@ -189,9 +189,12 @@ def _evidence_lines(findings: Findings) -> list[str]:
         for metric, points in health.readings.items():
             if points is None:
                 lines.append(f"{service} {metric}: could not be read (see the step's observation)")
+            elif metric in health.silent:
+                lines.append(f"{service} {metric}: no samples in {findings.window_label} (no requests were "
+                             "measured, or there is no such series): not checked for a change")
             elif (point := health.changed(metric)) is not None:
                 lines.append(health.describe(metric, point))
-        readable = [metric for metric, points in health.readings.items() if points is not None]
+        readable = [m for m, points in health.readings.items() if points is not None and m not in health.silent]
         if readable and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(readable)}")
     lines += lookback_evidence(findings)

@@ -1,0 +1,100 @@
+"""A dependency that stopped serving: its traffic collapses and its latency and error series stop. Both are
+significant changes the walk follows to its deploy; a series with no samples is "no samples", never "no change"."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.eval import fact_named
+from bot.playbook.evidence import NO_SAMPLES, change_points_from_text, stops_from_text
+from bot.playbook.findings import Findings, ServiceHealth
+from bot.playbook.probes import ProbeRun, Window
+from bot.playbook.servicewalk import follow_downstream
+from bot.playbook.verdict import conclusion_from_findings
+from tests.playbook.test_playbook import _diagnose
+from tools.base import ToolResult, Toolbox, tool
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+ROLES = {"latency": "p99_latency", "errors": "error_rate", "traffic": "qps"}
+STEADY = "min 40 ms · median 45 ms · max 50 ms · last 44 ms\nchange: none detected (no level shift, spike, trend or sawtooth)"
+SERIES = {
+    ("search", "p99_latency"): STEADY,
+    ("search", "error_rate"): "min 0.1% · median 0.1% · max 55% · last 54%\nchange: 11:21 0.098% -> 54.7% (x556.8)",
+    ("ranker", "p99_latency"): STEADY,
+    ("ranker", "error_rate"): STEADY.replace("ms", "%"),
+    ("ranker", "qps"): "min 0 req/s · median 150 req/s · max 180 req/s · last 0 req/s\n"
+                       "change: 11:20 152 req/s -> 0 req/s (to 0)",
+    ("cache", "p99_latency"): STEADY,
+    ("cache", "error_rate"): STEADY.replace("ms", "%"),
+    ("cache", "qps"): "min 80 req/s · median 100 req/s · max 120 req/s · last 70 req/s\n"
+                      "change: 11:40 100 req/s -> 70 req/s (x0.7)",
+}
+
+
+def _toolbox() -> Toolbox:
+    def query_metrics(service: str, metric: str, range: str = "6h") -> ToolResult | str:
+        """Canned observations in the tool's own line forms (tests only)."""
+        text = SERIES.get((service, metric))
+        return text if text is not None else ToolResult("no_data", "no data: the query returned no samples")
+
+    return Toolbox([tool(query_metrics)])
+
+
+def _run() -> ProbeRun:
+    return ProbeRun(_toolbox(), None, Window("6h", "the last 6 hours", NOW))
+
+
+def test_a_dependency_whose_traffic_collapsed_is_followed_although_its_latency_and_errors_look_steady():
+    findings = Findings(window_label="the last 6 hours", roles=dict(ROLES))
+    run = _run()
+    run.read_metric("search errors", findings.health.setdefault("search", ServiceHealth("search")), "error_rate")
+    path = follow_downstream(run, findings, {"search": ["ranker", "cache"]}, "search")
+    assert path == ["ranker"]  # a 30 % dip in cache's traffic is no collapse
+    read = [(s.args["service"], s.args["metric"]) for s in run.steps]
+    assert ("ranker", "qps") in read and "stopped serving" in run.steps[read.index(("ranker", "qps"))].thought
+    assert findings.first_change("ranker") == ("qps", datetime(2026, 12, 1, 11, 20, tzinfo=UTC))
+
+
+def test_a_fall_to_zero_is_the_biggest_change_not_none():
+    [point] = change_points_from_text(SERIES[("ranker", "qps")], NOW)
+    assert point.ratio == 0 and point.strength > 10
+    findings = Findings(window_label="the last 6 hours", roles=dict(ROLES))
+    assert findings.collapsed("qps", point) and not findings.collapsed("p99_latency", point)
+
+
+def test_a_series_that_stopped_is_a_change_to_no_samples_and_worded_so():
+    text = ("min 47 ms · median 49 ms · max 60 ms · last 56 ms\n"
+            "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end: no requests were measured")
+    [point] = stops_from_text(text, NOW)
+    assert point.after == NO_SAMPLES and point.at == datetime(2026, 12, 1, 11, 24, tzinfo=UTC)
+    health = ServiceHealth("ranker", {"p99_latency": [point]})
+    assert health.changed("p99_latency") == point  # significant: never "no change"
+    worded = health.describe("p99_latency", point)
+    assert worded == ("ranker p99 latency stopped at 11:24 UTC: no samples since (last 55.9 ms), so no requests "
+                      "were measured")
+
+
+def test_a_metric_with_no_samples_at_all_is_reported_as_no_samples_not_as_no_change():
+    findings = Findings(window_label="the last 6 hours", roles=dict(ROLES), service="search")
+    run = _run()
+    health = findings.health.setdefault("ledger", ServiceHealth("ledger"))
+    run.read_metric("ledger latency", health, "p99_latency")
+    assert health.silent == {"p99_latency"} and run.steps[-1].status == "no_data"
+    answer, _ = conclusion_from_findings(findings)
+    assert "ledger p99_latency: no samples in the last 6 hours" in answer
+    assert "ledger: no significant change" not in answer
+
+
+def test_a_dependency_whose_pods_are_all_down_is_diagnosed_as_its_deploy(make_sandbox, tmp_path):
+    box = make_sandbox("dependency-pods-down")
+    trace = _diagnose(box, tmp_path)
+    missing = [f for f in box.scenario.must_name if not fact_named(f, trace.answer.split("\n")[0])]
+    assert not missing, trace.answer
+    assert any(s.args.get("service") == "ranker" and s.action == "query_deploy_records" for s in trace.steps)
+
+
+def test_a_consumer_that_stopped_consuming_is_diagnosed_as_its_config_change(make_sandbox, tmp_path):
+    box = make_sandbox("consumer-stopped-topic")
+    trace = _diagnose(box, tmp_path)
+    missing = [f for f in box.scenario.must_name if not fact_named(f, trace.answer.split("\n")[0])]
+    assert not missing, trace.answer
