@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.eval import fact_named
+from bot.eval.scoring import headline_from_answer
 from bot.playbook.evidence import NO_SAMPLES, change_points_from_text, stops_from_text
 from bot.playbook.findings import Findings, ServiceHealth
 from bot.playbook.probes import ProbeRun, Window
@@ -88,7 +89,7 @@ def test_a_metric_with_no_samples_at_all_is_reported_as_no_samples_not_as_no_cha
 def test_a_dependency_whose_pods_are_all_down_is_diagnosed_as_its_deploy(make_sandbox, tmp_path):
     box = make_sandbox("dependency-pods-down")
     trace = _diagnose(box, tmp_path)
-    missing = [f for f in box.scenario.must_name if not fact_named(f, trace.answer.split("\n")[0])]
+    missing = [f for f in box.scenario.must_name if not fact_named(f, headline_from_answer(trace.answer))]
     assert not missing, trace.answer
     assert any(s.args.get("service") == "ranker" and s.action == "query_deploy_records" for s in trace.steps)
 
@@ -96,5 +97,5 @@ def test_a_dependency_whose_pods_are_all_down_is_diagnosed_as_its_deploy(make_sa
 def test_a_consumer_that_stopped_consuming_is_diagnosed_as_its_config_change(make_sandbox, tmp_path):
     box = make_sandbox("consumer-stopped-topic")
     trace = _diagnose(box, tmp_path)
-    missing = [f for f in box.scenario.must_name if not fact_named(f, trace.answer.split("\n")[0])]
+    missing = [f for f in box.scenario.must_name if not fact_named(f, headline_from_answer(trace.answer))]
     assert not missing, trace.answer
