@@ -1,6 +1,8 @@
 """Which services a model-free diagnosis looks at: the ones it knows of, the entry service when the question
 names none (a scan of every service's golden signals, the changed one closest to users first), and the path down
 the dependencies that changed too, to the deepest (the origin). bot/playbook/diagnosis.py checks each of them.
+A dependency changed when it got slower, failed more, or stopped serving: its traffic collapsed or its series
+stopped (no samples), which is how a crashlooping dependency or a consumer that stopped consuming looks.
 """
 
 from __future__ import annotations
