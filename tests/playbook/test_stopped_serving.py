@@ -13,11 +13,12 @@ from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.servicewalk import follow_downstream
 from bot.playbook.verdict import conclusion_from_findings
 from tests.playbook.test_playbook import _diagnose
-from tools.base import ToolResult, Toolbox, tool
+from tools.base import Toolbox, ToolResult, tool
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 ROLES = {"latency": "p99_latency", "errors": "error_rate", "traffic": "qps"}
-STEADY = "min 40 ms · median 45 ms · max 50 ms · last 44 ms\nchange: none detected (no level shift, spike, trend or sawtooth)"
+STEADY = ("min 40 ms · median 45 ms · max 50 ms · last 44 ms\n"
+          "change: none detected (no level shift, spike, trend or sawtooth)")
 SERIES = {
     ("search", "p99_latency"): STEADY,
     ("search", "error_rate"): "min 0.1% · median 0.1% · max 55% · last 54%\nchange: 11:21 0.098% -> 54.7% (x556.8)",
