@@ -32,12 +32,13 @@ def install_log_redaction() -> None:
     """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
     chatter to one line per failure (call after logging setup)."""
     install_noise_filter()
-    install_redaction(_redact_on_first_record)
+    install_redaction(redact_on_first_use)
 
 
-def _redact_on_first_record(text: str) -> str:
-    """bot.safety.redact's rules (~20 ms of pattern compiling), imported when the first record is written, so a
-    command that logs nothing (`opsbot classify`) does not pay for them."""
+def redact_on_first_use(text: str) -> str:
+    """bot.safety.redact's rules (~20 ms of pattern compiling), imported when the first text is redacted (a log
+    record written, a tool's observation), so a command that logs nothing (`opsbot classify`) and a build that
+    answers nothing yet do not pay for them."""
     from bot.safety.redact import redact
 
     return redact(text)

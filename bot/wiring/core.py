@@ -9,12 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.config import Settings
-from bot.engine.llm import LLM
-from bot.playbook.diagnosis import run_playbook
-from bot.routing.lookup import answer_lookup
-from bot.routing.respond import Playbook, Router
-from bot.safety.redact import redact
-from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
+from bot.routing.respond import Lookup, Playbook, Router
+from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm, redact_on_first_use
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -31,7 +27,9 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
     from elasticsearch import Elasticsearch
     from prometheus_api_client import PrometheusConnect
 
+    from bot.engine.llm import LLM
     from bot.engine.types import Question, StepObserver, Trace
+    from bot.routing.respond import Miss
     from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
     from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
@@ -139,7 +137,8 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
     c = settings.logs
     log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
         build_metrics_tools(settings, clock)
-    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact, clock=clock)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use,
+                    clock=clock)
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings), clock=clock)
     return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
@@ -148,7 +147,7 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
 
 def build_toolbox(settings: Settings, clock: Clock = utc_now) -> Toolbox:
     """All tools, with secrets redacted from every observation. Duplicate names fail here, at startup."""
-    return Toolbox(build_tool_specs(settings, clock), redact=redact)
+    return Toolbox(build_tool_specs(settings, clock), redact=redact_on_first_use)
 
 
 def build_store(settings: Settings) -> TraceStore:
@@ -192,16 +191,32 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
 
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
-    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
-    bound = functools.partial(run_playbook, topology=settings.topology, metric_roles=_metric_roles(settings))
-    if clock is None:
-        return bound
+    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it. The playbook and its detectors
+    load with the first diagnosis, not with the build."""
+    topology, roles = settings.topology, _metric_roles(settings)
 
-    def at_clock(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
+    def playbook(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
                  now: datetime | None = None) -> Trace:
-        return bound(question, tools, on_step=on_step, now=now or clock())
+        from bot.playbook.diagnosis import run_playbook
 
-    return at_clock
+        at = now if now is not None or clock is None else clock()
+        return run_playbook(question, tools, topology=topology, metric_roles=roles, on_step=on_step, now=at)
+
+    return playbook
+
+
+def build_lookup(settings: Settings) -> Lookup:
+    """The model-free quick lookup, reading the same metric roles as the playbook; it loads with its first use."""
+    roles, services = _metric_roles(settings), _services(settings)
+
+    def lookup(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
+               on_miss: Miss | None = None) -> Trace | None:
+        from bot.routing.lookup import answer_lookup
+
+        return answer_lookup(question, tools, metric_roles=roles, services=services, on_step=on_step,
+                             on_miss=on_miss)
+
+    return lookup
 
 
 def _metric_roles(settings: Settings) -> dict[str, str]:
@@ -228,8 +243,7 @@ def build_responder(
         budget=build_budget(settings),
         classify=build_classifier(settings, model),
         playbook=build_playbook(settings, clock),
-        # the model-free quick lookup reads the same metric roles as the playbook
-        lookup=functools.partial(answer_lookup, metric_roles=_metric_roles(settings), services=_services(settings)),
+        lookup=build_lookup(settings),
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings),
         tool_timeout_s=settings.agent.tool_timeout_s,
