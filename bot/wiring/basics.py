@@ -11,14 +11,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from bot.engine.types import Budget, Intent
-from bot.routing.intent import classify
-from bot.routing.model import load_model
 from bot.safety.logfilter import install_noise_filter, install_redaction
 
-if TYPE_CHECKING:  # Settings, the adapter and the context load when used, not for `opsbot classify` by default
+if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when used, not at import
+    from pathlib import Path
+
     from bot.config import Settings
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM, ErrorObserver
+    from bot.routing.model import IntentModel
 
 
 def load_settings() -> Settings:
@@ -98,14 +99,32 @@ def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[st
     """The intent gate: trivial rules, the learned classifier (settings.intent.model_path or the shipped one),
     then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
     model = llm if llm is not None else build_llm(settings)
-    path = settings.intent.model_path
     return functools.partial(
-        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
-        model=load_model(path.expanduser()) if path else None,
+        classify_on_first_use, llm=model if settings.intent.use_model else None,
+        unsure_below=settings.intent.unsure_below, model=_retrained_model(settings.intent.model_path),
     )
+
+
+def _retrained_model(path: Path | None) -> IntentModel | None:
+    """A retrained classifier artifact, read (and checked) at build; None: the shipped one, read with the first
+    message."""
+    if path is None:
+        return None
+    from bot.routing.model import load_model
+
+    return load_model(path.expanduser())
 
 
 def build_default_classifier() -> Callable[[str], Intent]:
     """The intent gate build_classifier builds when nothing about the model or the gate is set (the rules and the
     shipped classifier, no model), without loading Settings: `opsbot classify` uses it then (bot/cli/plainenv.py)."""
-    return functools.partial(classify, llm=None, unsure_below=0.6, model=None)
+    return functools.partial(classify_on_first_use, llm=None, unsure_below=0.6, model=None)
+
+
+def classify_on_first_use(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
+                          model: IntentModel | None = None) -> Intent:
+    """bot.routing.intent.classify, imported with the first message routed: the gate's features, artifact reader
+    and patterns are not needed to build a responder."""
+    from bot.routing.intent import classify
+
+    return classify(text, llm, unsure_below=unsure_below, model=model)

@@ -245,7 +245,7 @@ def build_responder(
         playbook=build_playbook(settings, clock),
         lookup=build_lookup(settings),
         protocol="text" if settings.llm.protocol == "text" else "native",
-        limits=build_context_limits(settings),
+        limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,
     )
 
