@@ -18,14 +18,14 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
-from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
-from tools.trends import detect_sawtooth, detect_trends
 
 if TYPE_CHECKING:  # requests and the Prometheus client load with the first query (~0.1 s of imports)
     from prometheus_api_client import PrometheusConnect
+
+    from tools.changepoints import ChangePoint, Spike  # the detectors load with the first series analysed
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,9 @@ class MetricsTools:
 
     def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
         """The structured result (points, stats, change points) for the playbook and the observation."""
+        from tools.changepoints import detect_changes, detect_spikes
+        from tools.trends import detect_sawtooth, detect_trends
+
         query = self._catalogued(metric)
         name = self._known_service(service)
         window = window_from_args(range, "", "", self.clock())

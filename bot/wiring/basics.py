@@ -1,25 +1,31 @@
 """Light builders: settings, budgets, the LLM adapter and the intent gate.
 
 Nothing here imports a backend client (Elasticsearch, Prometheus, Slack, waitress), so `opsbot parse` and
-`opsbot classify` start without them; the openai package loads only when a model is configured.
+`opsbot classify` start without them; the openai package loads only when a model is configured. The `*_on_first_use`
+functions stand in for the redaction rules, the intent gate, the playbook and the quick lookup, and import them
+when first called, so building a responder loads none of them (tests/cli/test_startup_imports.py guards it).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from bot.engine.types import Budget, Intent
 from bot.safety.logfilter import install_noise_filter, install_redaction
 
 if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when used, not at import
+    from datetime import datetime
     from pathlib import Path
 
     from bot.config import Settings
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM, ErrorObserver
+    from bot.engine.types import Question, StepObserver, Trace
     from bot.routing.model import IntentModel
+    from bot.routing.respond import Miss
+    from tools.base import Toolbox
 
 
 def load_settings() -> Settings:
@@ -128,3 +134,22 @@ def classify_on_first_use(text: str, llm: LLM | None = None, *, unsure_below: fl
     from bot.routing.intent import classify
 
     return classify(text, llm, unsure_below=unsure_below, model=model)
+
+
+def playbook_on_first_use(question: Question, tools: Toolbox, *, topology: Mapping[str, Sequence[str]],
+                          metric_roles: Mapping[str, str] | None = None, on_step: StepObserver | None = None,
+                          now: datetime | None = None) -> Trace:
+    """run_playbook, imported with the first diagnosis: building a responder needs neither it nor its detectors."""
+    from bot.playbook.diagnosis import run_playbook
+
+    return run_playbook(question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now)
+
+
+def lookup_on_first_use(question: Question, tools: Toolbox, *, metric_roles: Mapping[str, str],
+                        services: Iterable[str] = (), on_step: StepObserver | None = None,
+                        on_miss: Miss | None = None) -> Trace | None:
+    """answer_lookup, imported with the first quick lookup (it reads the playbook's probes)."""
+    from bot.routing.lookup import answer_lookup
+
+    return answer_lookup(question, tools, metric_roles=metric_roles, services=services, on_step=on_step,
+                         on_miss=on_miss)

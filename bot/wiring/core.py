@@ -9,8 +9,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.config import Settings
-from bot.routing.respond import Lookup, Playbook, Router
-from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm, redact_on_first_use
+from bot.routing.respond import Playbook, Router
+from bot.wiring.basics import (
+    build_budget,
+    build_classifier,
+    build_context_limits,
+    build_llm,
+    lookup_on_first_use,
+    playbook_on_first_use,
+    redact_on_first_use,
+)
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -29,7 +37,6 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
 
     from bot.engine.llm import LLM
     from bot.engine.types import Question, StepObserver, Trace
-    from bot.routing.respond import Miss
     from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
     from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
@@ -191,32 +198,17 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
 
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
-    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it. The playbook and its detectors
-    load with the first diagnosis, not with the build."""
-    topology, roles = settings.topology, _metric_roles(settings)
+    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
+    bound = functools.partial(playbook_on_first_use, topology=settings.topology,
+                              metric_roles=_metric_roles(settings))
+    if clock is None:
+        return bound
 
-    def playbook(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
+    def at_clock(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
                  now: datetime | None = None) -> Trace:
-        from bot.playbook.diagnosis import run_playbook
+        return bound(question, tools, on_step=on_step, now=now or clock())
 
-        at = now if now is not None or clock is None else clock()
-        return run_playbook(question, tools, topology=topology, metric_roles=roles, on_step=on_step, now=at)
-
-    return playbook
-
-
-def build_lookup(settings: Settings) -> Lookup:
-    """The model-free quick lookup, reading the same metric roles as the playbook; it loads with its first use."""
-    roles, services = _metric_roles(settings), _services(settings)
-
-    def lookup(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
-               on_miss: Miss | None = None) -> Trace | None:
-        from bot.routing.lookup import answer_lookup
-
-        return answer_lookup(question, tools, metric_roles=roles, services=services, on_step=on_step,
-                             on_miss=on_miss)
-
-    return lookup
+    return at_clock
 
 
 def _metric_roles(settings: Settings) -> dict[str, str]:
@@ -243,7 +235,9 @@ def build_responder(
         budget=build_budget(settings),
         classify=build_classifier(settings, model),
         playbook=build_playbook(settings, clock),
-        lookup=build_lookup(settings),
+        # the model-free quick lookup reads the same metric roles as the playbook
+        lookup=functools.partial(lookup_on_first_use, metric_roles=_metric_roles(settings),
+                                 services=_services(settings)),
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,

@@ -95,10 +95,11 @@ def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
 # Building the responder (what every surface does at start) loads no numeric library, no HTTP client and no
 # metrics exporter: numpy comes with the first metric series analysed, requests with the first Prometheus query.
 # Nor what only answering needs: the engine loop, the LLM adapter and the context (only with a model configured),
-# the playbook and the quick lookup, the redaction and grounding rules, and the intent gate (the first message).
+# the playbook, the quick lookup and the series detectors, the redaction and grounding rules, and the intent gate.
 ANSWER_MODULES = ("bot.engine.loop", "bot.engine.llm", "bot.engine.context", "bot.engine.text.parser", "json_repair",
                   "bot.playbook.diagnosis", "bot.routing.lookup", "bot.playbook.confirmation", "bot.safety.redact",
-                  "bot.safety.grounding", "bot.routing.intent", "bot.routing.model")
+                  "bot.safety.grounding", "bot.routing.intent", "bot.routing.model", "tools.changepoints",
+                  "tools.trends")
 BUILD_KEPT_OUT = ("numpy", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY,
                   *ANSWER_MODULES)
 BUILD = "from bot import wiring\nwiring.build_responder(wiring.load_settings())\n"
