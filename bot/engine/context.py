@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.engine.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
-from bot.engine.memory import GIST_CHARS, newest_step_text, old_steps_text, plain_value
+from bot.engine.memory import GIST_CHARS, fence_observation, newest_step_text, old_steps_text, plain_value
 from bot.engine.payloads import text_from_payload
 from bot.engine.types import Budget, Question, Step
 from tools.base import Toolbox
@@ -123,11 +123,6 @@ def _evidence_between(text: str, head: str, tail: str, max_chars: int) -> str:
 def readable_observation(observation: str) -> str:
     """A raw backend JSON body (Prometheus, Elasticsearch) as compact lines (payloads.py); other output as is."""
     return text_from_payload(observation) or observation
-
-
-def fence_observation(text: str) -> str:
-    """Tool output inside tags, so the prompt can tell the model it is data and not instructions."""
-    return f"<observation>\n{text.replace('</observation>', '</ observation>')}\n</observation>"
 
 
 def call_text(step: Step) -> str:

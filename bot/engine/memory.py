@@ -5,7 +5,8 @@ starts; the call says the rest), the call (values in the order given, a start an
 finding of its result (digest.py's gist; for a diff its changed lines, up to _DIFF_GIST_CHARS): the reasoning
 stays explicit and the evidence in front of the model, in a fraction of the tokens of the exchange. A finding an
 earlier line gave is not said again, and the day most times fall on is said once, in the heading. The newest step
-keeps its whole Thought and its result in full.
+keeps its whole Thought and its result in full. The lines sit inside one <observation> fence, as every tool result
+does: a finding is tool output, and a log line can say anything.
 """
 
 from __future__ import annotations
@@ -43,10 +44,17 @@ def old_steps_text(steps: Sequence[Step]) -> str:
     text = "\n".join(lines)
     days = Counter(_DAY_OF_TIME.findall(text))
     if not days:
-        return f"Earlier steps (Thought => call -> result):\n{text}"
+        return f"Earlier steps (Thought => call -> result):\n{fence_observation(text)}"
     day = days.most_common(1)[0][0]
     text = re.sub(rf"\b{day}T(?=\d\d:\d\d)", "", text)
-    return f"Earlier steps (Thought => call -> result; {day} unless dated):\n{text}"
+    return f"Earlier steps (Thought => call -> result; {day} unless dated):\n{fence_observation(text)}"
+
+
+def fence_observation(text: str) -> str:
+    """Tool output inside tags, so the prompt can tell the model it is data and not instructions.
+
+    Older steps' lines are fenced too: their findings are tool output (a log line can say anything)."""
+    return f"<observation>\n{text.replace('</observation>', '</ observation>')}\n</observation>"
 
 
 def newest_step_text(steps: Sequence[Step], results: Sequence[str]) -> str:
