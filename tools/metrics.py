@@ -10,22 +10,20 @@ import json
 import logging
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from statistics import median
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
+from tools.prometheusapi import PrometheusAPI
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 from tools.trends import detect_sawtooth, detect_trends
-
-if TYPE_CHECKING:  # requests and the Prometheus client load with the first query (~0.1 s of imports)
-    from prometheus_api_client import PrometheusConnect
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +48,7 @@ class MetricsTools:
 
     def __init__(
         self,
-        client: PrometheusConnect,
+        client: PrometheusAPI,
         catalogue: Mapping[str, MetricQuery | tuple[str, str, str]],
         *,
         service_label: str = "service",
@@ -73,7 +71,7 @@ class MetricsTools:
         self.clock = clock
         self.topology = {name: list(downstream) for name, downstream in (topology or {}).items()}
         self.max_services = max_services
-        self._services = CachedNames(lambda: self._call(lambda: client.get_label_values(service_label)), services_ttl_s)
+        self._services = CachedNames(lambda: client.label_values(service_label), services_ttl_s)
 
     def specs(self) -> list[ToolSpec]:
         """query_metrics (its description lists this catalogue) and list_services."""
@@ -119,7 +117,7 @@ class MetricsTools:
         window = TimeWindow(_align(window.start, step_s), window.end)
         promql = Template(query.promql).substitute(label=self.service_label, service=_promql_string(name)[1:-1])
         log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
-        result = self._call(lambda: self.client.custom_query_range(promql, window.start, window.end, f"{step_s}s"))
+        result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
         unit, factor = _display_unit(query.unit)
         points = _points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
@@ -149,7 +147,7 @@ class MetricsTools:
             return at
         start = at - timedelta(seconds=step_s)
         try:
-            result = self._call(lambda: self.client.custom_query_range(promql, start, at, "60s"))
+            result = self.client.query_range(promql, start, at, "60s")
         except ToolError:
             return at  # the coarse time is still right to within one step
         return next((t for t, v in _points_from_result(result, factor) if (v > level) == up), at)
@@ -166,20 +164,6 @@ class MetricsTools:
 
     def _known_service(self, service: str) -> str:
         return choice_or_error(service, self.known_services(), "service", "Prometheus")
-
-    def _call(self, request: Callable[[], Any]) -> Any:
-        import requests
-        from prometheus_api_client import PrometheusApiClientException
-
-        try:
-            return request()
-        except requests.RequestException as exc:
-            # requests reports a read timeout after retries as a ConnectionError; tell the two apart by text.
-            if isinstance(exc, requests.Timeout) or "timed out" in str(exc):
-                raise ToolError(f"Prometheus at {self.client.url} did not answer in time: {exc}") from exc
-            raise ToolError(f"Prometheus at {self.client.url} is unreachable: {exc}") from exc
-        except PrometheusApiClientException as exc:
-            raise ToolError(f"Prometheus rejected the request: {_backend_text(str(exc))}") from exc
 
 
 _QUERY_METRICS_DOC = """\
@@ -239,10 +223,3 @@ def _check_template(name: str, promql: str) -> None:
     except (KeyError, ValueError) as exc:
         raise ValueError(f"metric {name!r}: PromQL template may use only $label and $service ({exc})") from exc
 
-
-def _backend_text(message: str) -> str:
-    match = re.search(r'"error":\s*"((?:[^"\\]|\\.)*)"', message)
-    status = re.search(r"HTTP Status Code (\d+)", message)
-    if match:
-        return f"HTTP {status.group(1) if status else '?'}: {match.group(1)}"
-    return message[:500]

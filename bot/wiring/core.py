@@ -23,13 +23,13 @@ from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
 from tools.metrics import MetricQuery, MetricsTools
+from tools.prometheusapi import PrometheusAPI
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
     from datetime import datetime
 
     from elasticsearch import Elasticsearch
-    from prometheus_api_client import PrometheusConnect
 
     from bot.engine.types import Question, StepObserver, Trace
     from bot.safety.access import AccessPolicy
@@ -39,21 +39,11 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
 log = logging.getLogger(__name__)
 
 
-def build_prometheus(settings: Settings) -> PrometheusConnect:
+def build_prometheus(settings: Settings) -> PrometheusAPI:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
-    from prometheus_api_client import PrometheusConnect  # and requests, urllib3 (~0.1 s of imports)
-    from urllib3.util.retry import Retry
-
     p = settings.prometheus
-    token = p.bearer_token.get_secret_value()
-    retry = Retry(total=1, read=0, backoff_factor=0.2, status_forcelist=(502, 503, 504), raise_on_status=False)
-    return PrometheusConnect(
-        url=p.url.rstrip("/"),
-        headers={"Authorization": f"Bearer {token}"} if token else None,
-        disable_ssl=not p.verify_tls,
-        retry=retry,
-        timeout=p.timeout_s,
-    )
+    return PrometheusAPI(p.url, timeout_s=p.timeout_s, verify_tls=p.verify_tls,
+                         bearer_token=p.bearer_token.get_secret_value())
 
 
 def build_es(settings: Settings) -> Elasticsearch:
@@ -76,7 +66,7 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
     """query_metrics over the configured catalogue, and list_services (with the topology's downstream services)."""
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
-    client = cast("PrometheusConnect", OnFirstUse(functools.partial(build_prometheus, settings)))
+    client = cast("PrometheusAPI", OnFirstUse(functools.partial(build_prometheus, settings)))
     return MetricsTools(client, catalogue, service_label=p.service_label, max_points=p.max_points,
                         topology=settings.topology, clock=clock)
 

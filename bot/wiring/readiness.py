@@ -42,7 +42,7 @@ def toolset_statuses(settings: Settings, *, timeout_s: float = 30.0) -> list[Too
 
 def _probe_metrics(settings: Settings) -> str:
     p = settings.prometheus
-    services = build_prometheus(settings).get_label_values(label_name=p.service_label)
+    services = build_prometheus(settings).label_values(p.service_label)
     if not services:
         raise CheckWarning(f"Prometheus at {p.url} answers but no series has the label {p.service_label!r}")
     return f"Prometheus at {p.url}: {len(services)} services, {len(p.metrics)} catalogue metrics"

@@ -194,7 +194,8 @@ RSS_STEPS = (  # what a diagnosis loads, in the order it loads it; VmRSS after e
     ("pydantic + pydantic-settings (Settings)", "import pydantic, pydantic_settings"),
     ("bot.wiring + bot.playbook", "import bot.wiring, bot.playbook"),
     ("the intent classifier artifact", "from bot.routing.model import shipped_model; shipped_model()"),
-    ("requests + prometheus_api_client", "import requests, prometheus_api_client"),
+    ("the Prometheus client (+ its HTTP library)",
+     "from bot import wiring; wiring.build_prometheus(wiring.load_settings())"),
     ("numpy (the detectors)", "import numpy"),
     ("tools.changepoints + trends + metrics", "import tools.changepoints, tools.trends, tools.metrics"),
 )
@@ -217,33 +218,51 @@ def _sandbox_env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _rss_steps_mb(cwd: Path) -> list[tuple[str, float]]:
-    """(step, VmRSS in MB after it) in one fresh interpreter, the steps run in order."""
+def _rss_steps_mb(cwd: Path, env: dict[str, str]) -> list[tuple[str, float]]:
+    """(step, VmRSS in MB after it) in one fresh interpreter, the steps run in order (settings from `env`)."""
     script = "import re\nrss = lambda: re.search(r'VmRSS:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
     script += "".join(f"{code}\nprint(rss())\n" for _, code in RSS_STEPS)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=cwd)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                          cwd=cwd)
     return [(name, int(kb) / 1024) for (name, _), kb in zip(RSS_STEPS, done.stdout.split(), strict=True)]
 
 
 def test_peak_rss_of_a_playbook_diagnosis_with_live_backends(tmp_path: Path) -> None:
     print(f"\nload average before: {_load()}")
     env = _sandbox_env(tmp_path)
+    argv = [sys.executable, "-c", PEAK, "diagnose", LIVE_QUESTION]
     try:
         peaks: dict[str, list[float]] = {tree: [] for tree in TREES}
+        one_arena: list[float] = []  # the lever weighed: each tool-call thread may get a glibc malloc arena
         for _ in range(3):  # trees alternate run by run
             for tree, cwd in TREES.items():
-                out, peak_kb = _peak_rss_kb([sys.executable, "-c", PEAK, "diagnose", LIVE_QUESTION], env, cwd)
+                out, peak_kb = _peak_rss_kb(argv, env, cwd)
                 assert "playbook" in out and "Evidence" in out, out  # the model-free path, and it found evidence
                 peaks[tree].append(peak_kb / 1024)
+            one_arena.append(_peak_rss_kb(argv, {**env, "MALLOC_ARENA_MAX": "1"}, ROOT)[1] / 1024)
     finally:
         subprocess.run([sys.executable, "-c", CLI, "sandbox", "down"], env=env, capture_output=True, check=False,
                        cwd=ROOT)
     for tree in TREES:
         print(f"peak RSS of `opsbot diagnose` on the playbook path, live sandbox backends [{tree}]: "
               f"{statistics.median(peaks[tree]):.1f} MB (max {max(peaks[tree]):.1f})")
-    print("resident after each step of what a diagnosis loads (MB, this tree; + = the step's cost):")
-    previous = 0.0
-    for name, mb in _rss_steps_mb(ROOT):
-        print(f"  {name:42} {mb:6.1f}  +{mb - previous:5.1f}")
-        previous = mb
+    print(f"  the same with MALLOC_ARENA_MAX=1 [this]: {statistics.median(one_arena):.1f} MB "
+          f"(max {max(one_arena):.1f})")
+    _print_rss_steps(env, statistics.median(peaks["this"]))
     print(f"load average after: {_load()}")
+
+
+def _print_rss_steps(env: dict[str, str], peak_mb: float) -> None:
+    """The per-step table, one column per tree; the last row is what running adds on top of the imports."""
+    steps = {tree: _rss_steps_mb(cwd, env) for tree, cwd in TREES.items()}
+    print("resident after each step of what a diagnosis loads (MB; + = the step's cost):")
+    print(f"  {'step':44}" + "".join(f"{tree:>16}" for tree in TREES))
+    previous = dict.fromkeys(TREES, 0.0)
+    for index, (name, _) in enumerate(RSS_STEPS):
+        cells = ""
+        for tree in TREES:
+            mb = steps[tree][index][1]
+            cells += f"{mb:8.1f} +{mb - previous[tree]:5.1f}  "
+            previous[tree] = mb
+        print(f"  {name:44}{cells}")
+    print(f"  {'running the diagnosis (peak - imports) [this]':44}{peak_mb:8.1f} +{peak_mb - previous['this']:5.1f}")

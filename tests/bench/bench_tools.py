@@ -50,7 +50,7 @@ def naive_dumps(sandbox: Any, window: tuple[str, str]) -> dict[str, str]:
     prom = wiring.build_prometheus(settings)
     metrics = wiring.build_metrics_tools(settings)
     series = metrics.series("order", "p99_latency", f"{window[0]}/{window[1]}")
-    raw_metrics = prom.custom_query_range(series.promql, series.window.start, series.window.end, f"{series.step_s}s")
+    raw_metrics = prom.query_range(series.promql, series.window.start, series.window.end, f"{series.step_s}s")
     start, end = window
     logs = [
         line

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bot import wiring
 from bot.engine.types import Responder
@@ -31,6 +31,7 @@ from tools.base import Toolbox
 from tools.calculate import calculate_tool
 from tools.deploys import DeployTools
 from tools.logs import LogTools, SqliteLogs
+from tools.prometheusapi import PrometheusAPI
 
 API_TOKEN = "hostile-suite-api-token"
 ALERT_CHANNEL = "CALERTS"
@@ -146,8 +147,8 @@ def build_stack(box: Any, state_dir: Path, llm: ScriptedLLM) -> Stack:
 def recording_toolbox(settings: Any) -> tuple[Toolbox, list[RecordingBackend]]:
     """Every tool as wiring builds it, each backend client wrapped in a RecordingBackend."""
     metrics = wiring.build_metrics_tools(settings)
-    prometheus = RecordingBackend(metrics.client, frozenset({"custom_query_range", "custom_query"}))
-    metrics.client = prometheus
+    prometheus = RecordingBackend(metrics.client, frozenset({"query_range", "label_values"}))
+    metrics.client = cast(PrometheusAPI, prometheus)
     logs_source = RecordingBackend(wiring.build_log_source(settings), frozenset({"search"}))
     logs = LogTools(logs_source, default_limit=settings.logs.default_limit, max_limit=settings.logs.max_limit,
                     redact=redact)  # fmt: skip
@@ -185,6 +186,6 @@ def _window_problems(name: str, times: list[datetime]) -> list[str]:
 
 
 def _services_named(name: str, values: list[Any]) -> list[str]:
-    if name in ("custom_query_range", "custom_query"):
+    if name == "query_range":
         return re.findall(r'service="([^"]*)"', str(values[0]))
     return [v for v in values[:1] if isinstance(v, str)] if name in ("records", "diff", "search") else []

@@ -154,7 +154,7 @@ def test_failing_and_switched_off_toolsets_say_why(sandbox: Any, tmp_path: Path,
     }
     settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
     statuses = {s.name: s for s in wiring.toolset_statuses(settings)}
-    assert statuses["metrics"].state == "fail" and "ConnectionError" in statuses["metrics"].detail
+    assert statuses["metrics"].state == "fail" and "is unreachable" in statuses["metrics"].detail
     assert statuses["logs"].state == "fail" and statuses["logs"].detail.startswith("Loki unreachable")
     assert statuses["deploys"].state == "fail" and "does not exist" in statuses["deploys"].detail
     assert (statuses["kubernetes"].state, statuses["kubernetes"].detail) == (
