@@ -126,6 +126,21 @@ _PATTERNS: dict[str, str] = {
                       r"提交[^，,。?？]{0,6}(变更单|工单)|开(张|个|一个|一张)[^，,。?？]{0,8}(单|工单|jira|ticket)|"
                       r"通知[^，,。?？]{0,10}(组长|值班|指挥官|负责人|dba|on-?call)|升级(成|到) ?(sev|p0)|"
                       r"(关掉|关闭|打开)[^，,。?？]{0,20}(开关|flag)|(开关|flag)[^，,。?？]{0,6}(关掉|关闭|打开)",
+    # an action the writer already took, reported ("scaled X to 12 pods, watching", "已回滚到 2.18.3"): an FYI,
+    # never a request and no symptom, however many change words it holds
+    "done": r"^(fyi,? |fyi: |ok,? |so |just |we |i )?(scaled|restarted|rolled back|reverted|bumped|drained|merged|"
+            r"redeployed|silenced|muted|failed over|bounced|killed|downgraded|flipped|disabled|purged)\b|"
+            r"\b(watching|monitoring|keeping an eye|will monitor|we are monitoring)\b|"
+            r"已经?(扩容|缩容|回滚|重启|合|部署|发布|切|静默|关|降级|rollback)|观察中|持续观察|在观察|"
+            r"(回滚|重启|扩容|缩容|rollback|restart|deploy|merge) ?(了|完|咗)(?!几|多少)",
+    # a change asked for politely anywhere in the message ("can you restart X?", "可以帮我重启 X 吗", "I would like to
+    # request you to failover ..."): the act cue reads only a first word
+    "ask_act": r"\b((can|could|would|will) (you|someone|somebody|u)|please|pls|plz|kindly|request you to|"
+               r"like you to|need you to)( please| pls| kindly| just)?( do the needful and)? (roll ?back|revert|"
+               r"restart|bounce|scale|bump|drain|fail ?over|purge|page|wake|escalate|open|create|file|silence|mute|"
+               r"deploy|rerun|re-run|merge|turn (on|off)|kill|increase|ack|flip|invite|reboot|cordon)\b|"
+               r"(帮我|帮忙|帮手|麻烦|请|唔该|可以|可唔可以)[^，,。?？]{0,8}?(回滚|回退|重启|restart|scale|扩容|缩容|revert|"
+               r"开一张|开张|开个|开返|call|呼|叫醒|调到|调成|切到|切去|merge|合了|发一下|drain|关掉|kill|静默|摘流)",
 }
 
 

@@ -56,13 +56,14 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     """The issue's bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
-    diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out on the train
-    split, 552 lines from two more writers added to it): 240/246 (97.6 %), 3/148 needless (2.0 %) and 0/98 missed;
-    the models before it had 238/246, 4/148 and 2/98, and 235/246, 5/148 and 1/98. The floor leaves a message or two
-    of margin and only catches a regression; tests/bench/bench_intent.py and `opsbot intent train` print the full
-    tables, `opsbot intent cv` the cross-validated ones."""
+    diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out over extra-w1..w7
+    on the train split, 587 lines from two more writers, w6 and w7, added to it): 239/246 (97.2 %), 3/148 needless
+    (2.0 %) and 1/98 missed; the models before it had 240/246, 3/148 and 0/98, then 238/246, 4/148 and 2/98, and
+    235/246, 5/148 and 1/98. The floor leaves a message or two of margin and only catches a regression;
+    tests/bench/bench_intent.py and `opsbot intent train` print the full tables, `opsbot intent cv` the
+    cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
-    assert card.accuracy() >= (238, 246)
+    assert card.accuracy() >= (237, 246)
     assert card.needless_investigations() <= (4, 148) and card.missed_diagnoses() <= (2, 98)
 
 
@@ -70,8 +71,8 @@ def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     """The third held-out split. Its errors are never read and nothing is tuned on it; scored once per retrained
     artifact (161/177, 5/114 needless, 5/63 missed; then 168/177, 4/114, 2/63; then 167/177, 4/114, 1/63; now, with
     the three new writers' lines, 171/177, 3/114 needless and 0/63 missed; with two more writers, Traditional Chinese
-    read as Simplified and lighter cues, 174/177, 0/114 needless and 1/63 missed). A little margin; only catches a
-    regression."""
+    read as Simplified and lighter cues, 174/177, 0/114 needless and 1/63 missed; with w6 and w7 and the done and
+    ask_act cues, the same 174/177, 0/114 and 1/63). A little margin; only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
     assert card.accuracy() >= (172, 177)
     assert card.missed_diagnoses() <= (2, 63) and card.needless_investigations() <= (2, 114)
@@ -91,11 +92,13 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     lead three times, numbers only: 296/338 before this round (the 17 texts already in the corpus since removed),
     301/338 after the first retrain, 311/338 = 295/321 after the second (needless 12/185, missed 8/136); scored once
     after the third (two more writers, options chosen by leave-one-writer-out): 304/321 (94.7 %), needless 7/185
-    (3.8 %), missed 7/136 (5.1 %). This is the honest measure of a new writer, and it is still under the issue's bar
-    on the two costly errors (see the note of issue 12). The floor only catches a regression."""
+    (3.8 %), missed 7/136 (5.1 %); scored once after the fourth (w6 and w7, shift -0.1, the done and ask_act cues):
+    305/321 (95.0 %), needless 4/185 (2.2 %), missed 8/136 (5.9 %). This is the honest measure of a new writer, and
+    missed diagnoses are still over the issue's bar (see the note of issue 12). The floor only catches a
+    regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
-    assert card.accuracy() >= (300, 321)
-    assert card.needless_investigations() <= (9, 185) and card.missed_diagnoses() <= (9, 136)
+    assert card.accuracy() >= (301, 321)
+    assert card.needless_investigations() <= (7, 185) and card.missed_diagnoses() <= (10, 136)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
@@ -219,7 +222,7 @@ def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> No
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
-    assert model.meta["diagnose_shift"] == 0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
+    assert model.meta["diagnose_shift"] == -0.1 and model.meta["c"] == 80.0  # the options cross-validation chose
     assert model.spec.cue_weight == 0.1 and model.spec.simplified  # chosen by leave-one-writer-out
     # ~40k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
     # them to ~0.7 MB)
@@ -270,6 +273,29 @@ def test_a_change_asked_for_mid_message_is_a_cue_of_its_own(text: str, found: bo
     from bot.routing.features import normalised
 
     assert ("request_change" in cues_in(normalised(text))) is found
+
+
+@pytest.mark.parametrize(("text", "cue"), [
+    ("scaled appt-broker to 12 pods, watching", "done"), ("已扩容到 12 个 pod，观察中", "done"),
+    ("restarted appt-broker at 09:12 per runbook, pods healthy now", "done"), ("rollback 咗", "done"),
+    ("可以帮我重启 mrn-matcher 吗？", "ask_act"), ("kindly do the needful and restart the mrn-matcher pods", "ask_act"),
+    ("I would like to request you to failover the redis of wallet-sync", "ask_act"),
+    ("幫手 call 醒 Hiroshi", "ask_act"),
+])
+def test_an_action_reported_as_done_and_one_asked_for_politely_are_cues(text: str, cue: str) -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert cue in cues_in(normalised(text))
+
+
+@pytest.mark.parametrize("text", ["promo-svc-7d9f8c-x2k4q 重启过几次", "pod 重启了几次", "why is checkout slow",
+                                  "Please check and revert.", "restart cart"])
+def test_a_count_a_symptom_or_a_bare_command_is_neither_done_nor_asked_politely(text: str) -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert not {"done", "ask_act"} & set(cues_in(normalised(text)))
 
 
 def test_english_cues_are_read_inside_chinese_text() -> None:
