@@ -99,8 +99,8 @@ def test_the_window_start_is_read_from_a_duration_or_an_iso_interval() -> None:
 
 def _diagnose(box, tmp_path, text: str = ""):
     settings = sandbox_settings(box, tmp_path, toolsets=True)
-    return wiring.build_playbook(settings)(Question(text or box.scenario.question), wiring.build_toolbox(settings),
-                                           now=box.now)
+    tools = wiring.build_toolbox(settings, clock=lambda: box.now)  # the sandbox's clock, as the playbook's
+    return wiring.build_playbook(settings)(Question(text or box.scenario.question), tools, now=box.now)
 
 
 def test_an_incident_older_than_the_window_is_found_with_its_real_start_and_diagnosed(make_sandbox, tmp_path):

@@ -25,7 +25,8 @@ def _diagnose(box, tmp_path, text: str | None = None, steps: list[Step] | None =
     settings = sandbox_settings(box, tmp_path, **overrides)
     playbook = wiring.build_playbook(settings)  # the topology and the catalogue's metric roles bound
     question = Question(text or box.scenario.question)
-    return playbook(question, wiring.build_toolbox(settings), on_step=steps.append if steps is not None else None,
+    return playbook(question, wiring.build_toolbox(settings, clock=lambda: box.now),
+                    on_step=steps.append if steps is not None else None,
                     now=box.now)
 
 

@@ -16,8 +16,8 @@ from tests.eval.harness import sandbox_settings
 
 def _diagnose(box, tmp_path: Path, text: str | None = None, **overrides):
     settings = sandbox_settings(box, tmp_path, **overrides)
-    return wiring.build_playbook(settings)(Question(text or box.scenario.question), wiring.build_toolbox(settings),
-                                           now=box.now)
+    tools = wiring.build_toolbox(settings, clock=lambda: box.now)  # the sandbox's clock, as the playbook's
+    return wiring.build_playbook(settings)(Question(text or box.scenario.question), tools, now=box.now)
 
 
 def test_the_earlier_of_two_deploys_is_blamed_when_its_diff_explains_the_symptom(make_sandbox, tmp_path):
