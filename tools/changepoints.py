@@ -27,8 +27,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate, pairwise
 from statistics import median
-from itertools import accumulate
 
 from tools.dailycurve import daily_design, without_daily
 from tools.segmentation import optimal_breaks
@@ -89,7 +89,7 @@ def noise_sigma(logs: Sequence[float]) -> float:
     """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
     if len(logs) < 3:
         return MIN_NOISE
-    diffs = [b - a for a, b in zip(logs, logs[1:])]
+    diffs = [b - a for a, b in pairwise(logs)]
     centre = median(diffs)
     mad = float(median([abs(d - centre) for d in diffs]))
     return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
