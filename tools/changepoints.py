@@ -24,6 +24,7 @@ restarts are in tools/trends.py.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,7 +83,13 @@ def rolling_median(logs: Sequence[float], half: int) -> list[float]:
     half = min(half, len(logs) - 1)
     n = len(logs)  # mirrored ends: the median still sees only this series' values
     padded = [logs[half - i] for i in range(half)] + list(logs) + [logs[n - 2 - i] for i in range(half)]
-    return [sorted(padded[i : i + 2 * half + 1])[half] for i in range(n)]
+    window, medians = sorted(padded[: 2 * half + 1]), []
+    for i in range(n):  # the window slides one point: drop the oldest, insert the newest, keep it sorted
+        medians.append(window[half])
+        if i + 2 * half + 1 < len(padded):
+            del window[bisect_left(window, padded[i])]
+            insort(window, padded[i + 2 * half + 1])
+    return medians
 
 
 def noise_sigma(logs: Sequence[float]) -> float:

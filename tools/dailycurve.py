@@ -13,6 +13,7 @@ partial pivoting) in plain Python; the columns are well conditioned over 18 h or
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -50,9 +51,9 @@ def without_daily(design: Design | None, logs: Sequence[float], step_at: int) ->
 
 def least_squares(rows: Design, ys: Sequence[float]) -> list[float]:
     """The coefficients minimising sum (y - row . b)^2: the normal equations, by Gaussian elimination."""
-    width = len(rows[0])
-    gram = [[math.fsum(r[i] * r[j] for r in rows) for j in range(width)] for i in range(width)]
-    rhs = [math.fsum(r[i] * y for r, y in zip(rows, ys, strict=True)) for i in range(width)]
+    width, columns = len(rows[0]), list(zip(*rows, strict=True))
+    gram = [[math.fsum(map(operator.mul, columns[i], columns[j])) for j in range(width)] for i in range(width)]
+    rhs = [math.fsum(map(operator.mul, columns[i], ys)) for i in range(width)]
     for col in range(width):
         pivot = max(range(col, width), key=lambda r: abs(gram[r][col]))
         gram[col], gram[pivot] = gram[pivot], gram[col]

@@ -55,6 +55,7 @@ def _last_breaks(centred: list[float], penalty: float, min_size: int) -> list[in
     total_squares = list(accumulate((c * c for c in centred), initial=0.0))[-1]
     margin = _ROUNDING * (total_squares + penalty)
     offset = [0.0] + [float("inf")] * n  # best[s] - squares[s], where best[s] is the least penalised cost of s points
+    shrinking = [1.0 / k for k in range(n, 0, -1)]  # 1 / segment length, for starts in ascending order (a slice)
     last = [0] * (n + 1)
     leaves = [n + 1] * (n + 1)  # the first end for which a start is no longer a candidate
     leaves[1:min_size] = [0] * (min_size - 1)  # no segmentation ends there: fewer than min_size points
@@ -62,9 +63,10 @@ def _last_breaks(centred: list[float], penalty: float, min_size: int) -> list[in
     for end in range(min_size, n + 1):
         while leaves[low] <= end:
             low += 1
-        total = sums[end]
-        fitted = [offset[s] - (total - sums[s]) * (total - sums[s]) * (1.0 / (end - s))
-                  for s in range(low, end - min_size + 1)]  # a full segment must fit after the start
+        total, top = sums[end], end - min_size + 1  # a full segment must fit after the start
+        lengths = shrinking[n - end + low : n - end + top]
+        fitted = [o - (total - c) * (total - c) * r
+                  for o, c, r in zip(offset[low:top], sums[low:top], lengths, strict=True)]
         least = min(fitted)
         first = fitted.index(least)  # the first minimum: the earliest last break among ties
         offset[end] = least + penalty

@@ -89,8 +89,9 @@ def _best_hinge(logs: Sequence[float], starts: range) -> tuple[int, float, float
     best, most, best_slope, best_mean = starts[0], -math.inf, 0.0, 0.0
     for start in starts:
         m = n - 1 - start
-        ramp_mean = m * (m + 1) / 2 / n
-        spread = math.fsum((r - ramp_mean) ** 2 for r in range(1, m + 1)) + (n - m) * ramp_mean * ramp_mean
+        ramp_sum, ramp_squares = m * (m + 1) // 2, m * (m + 1) * (2 * m + 1) // 6  # integers: exact
+        ramp_mean = ramp_sum / n
+        spread = (n * ramp_squares - ramp_sum * ramp_sum) / n  # sum of (ramp - ramp_mean)^2, rounded once
         # sum (ramp - ramp_mean) * centred = sum ramp * centred (the centred logs sum to 0): a sum of tails
         covariance = math.fsum(tails[start + 1 : n]) - ramp_mean * math.fsum(centred_logs)
         slope = covariance / spread
