@@ -15,15 +15,16 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from statistics import median
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
-from tools.changepoints import ChangePoint, Spike, detect_changes, detect_spikes
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.prometheusapi import PrometheusAPI
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
-from tools.trends import detect_sawtooth, detect_trends
+
+if TYPE_CHECKING:  # the detectors load with the first series analysed
+    from tools.changepoints import ChangePoint, Spike
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,9 @@ class MetricsTools:
 
     def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
         """The structured result (points, stats, change points) for the playbook and the observation."""
+        from tools.changepoints import detect_changes, detect_spikes
+        from tools.trends import detect_sawtooth, detect_trends
+
         query = self._catalogued(metric)
         name = self._known_service(service)
         window = window_from_args(range, "", "", self.clock())

@@ -16,13 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import fmean
+from typing import TYPE_CHECKING
 
-from tools.changepoints import MIN_SIDE_POINTS, ChangePoint, Spike
 from tools.timerange import TimeWindow, duration_to_text
-from tools.trends import Sawtooth, Trend
+
+if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
+    from tools.changepoints import ChangePoint, Spike
+    from tools.trends import Sawtooth, Trend
 
 SUMMARY_POINTS = 12
-MIN_DETECTION_POINTS = 2 * MIN_SIDE_POINTS + 1  # fewer points than this and detect_changes does not look
 _BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
 
 
@@ -81,12 +83,19 @@ def render_series(series: MetricSeries) -> str:
     found += [_sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
     if found:
         lines += found
-    elif len(series.points) < MIN_DETECTION_POINTS:
-        lines.append(f"change: not checked (only {len(series.points)} points; detection needs {MIN_DETECTION_POINTS})")
+    elif len(series.points) < (needed := _min_detection_points()):
+        lines.append(f"change: not checked (only {len(series.points)} points; detection needs {needed})")
     else:
         lines.append("change: none detected (no level shift, spike, trend or sawtooth)")
     lines.append(_summary_line(series.points, u, series.step_s, clock))
     return "\n".join(lines)
+
+
+def _min_detection_points() -> int:
+    """Fewer points than this and detect_changes does not look."""
+    from tools.changepoints import MIN_SIDE_POINTS
+
+    return 2 * MIN_SIDE_POINTS + 1
 
 
 def _change_line(change: ChangePoint, unit: str, clock: str) -> str:

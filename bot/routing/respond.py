@@ -16,12 +16,8 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from bot.engine.context import ContextLimits
-from bot.engine.llm import LLM
-from bot.engine.loop import answer_once, run_agent
 from bot.engine.types import (
     Budget,
     Intent,
@@ -32,7 +28,6 @@ from bot.engine.types import (
     internal_error_trace,
     trace_from_answer,
 )
-from bot.playbook.confirmation import confirmation_from_trace
 from bot.routing.attempts import after_attempt, handed_back, shifted_observer, spent_text
 from bot.routing.replies import (
     GREETING_ANSWER,
@@ -43,10 +38,14 @@ from bot.routing.replies import (
     NO_MODEL_NOTE,
     READ_ONLY_ANSWER,
 )
-from bot.safety.grounding import mark_unverified
 from bot.safety.inbound import clean_inbound, has_request_text
-from bot.safety.redact import redact, redact_trace
-from tools.base import Toolbox
+
+if TYPE_CHECKING:  # what a route needs loads when the route first runs: building the Router imports none of it
+    from datetime import datetime
+
+    from bot.engine.context import ContextLimits
+    from bot.engine.llm import LLM
+    from tools.base import Toolbox
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +88,9 @@ class Router:
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
+        from bot.safety.grounding import mark_unverified  # the rules compile with the first question, not at build
+        from bot.safety.redact import redact, redact_trace
+
         started = time.monotonic()
         intent = question.intent or _DEFAULT_INTENT
         # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
@@ -128,6 +130,8 @@ class Router:
     def _diagnose(self, question: Question, on_step: StepObserver | None) -> Trace:
         if self.llm is None:
             return self._run_playbook(question, on_step, note=NO_MODEL_NOTE)
+        from bot.engine.loop import run_agent  # the loop (and its text reader) loads with the first model run
+
         protocol, chosen = self._protocol_for(self.llm.model)
         trace = run_agent(question, self.llm, self.tools, self.budget, protocol=protocol, on_step=on_step,
                           limits=self.limits, tool_timeout_s=self.tool_timeout_s)
@@ -145,6 +149,8 @@ class Router:
 
     def _lookup(self, question: Question, llm: LLM, on_step: StepObserver | None) -> Trace:
         """One cheap answer; a dead model gets the quick lookup, an empty reply the full diagnosis."""
+        from bot.engine.loop import answer_once
+
         timeout_s = self.budget.time_budget_s if self.tool_timeout_s is None else self.tool_timeout_s
         lookup = answer_once(question, llm, self.tools, allow_tool=True, on_step=on_step, tool_timeout_s=timeout_s,
                              llm_timeout_s=self.budget.time_budget_s)
@@ -223,6 +229,8 @@ class Router:
     def _chitchat(self, question: Question, on_step: StepObserver | None) -> Trace:
         if self.llm is None or not has_request_text(question.text):  # an emoji or a mark alone costs no model call
             return trace_from_answer(question, GREETING_ANSWER)
+        from bot.engine.loop import answer_once
+
         trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step,
                             llm_timeout_s=self.budget.time_budget_s)
         if trace.stop_reason is StopReason.FINISH:
@@ -234,5 +242,7 @@ class Router:
 
 def _confirmed(trace: Trace) -> Trace:
     """The trace with what confirms its cause, from the tools' evidence alone (never from the answer's words)."""
+    from bot.playbook.confirmation import confirmation_from_trace  # with the first diagnosis or lookup
+
     confirmed_by = confirmation_from_trace(trace)
     return replace(trace, confirmed_by=confirmed_by) if confirmed_by else trace

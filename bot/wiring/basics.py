@@ -1,24 +1,31 @@
 """Light builders: settings, budgets, the LLM adapter and the intent gate.
 
 Nothing here imports a backend client (Elasticsearch, Prometheus, Slack, waitress), so `opsbot parse` and
-`opsbot classify` start without them; the openai package loads only when a model is configured.
+`opsbot classify` start without them; the openai package loads only when a model is configured. The `*_on_first_use`
+functions stand in for the redaction rules, the intent gate, the playbook and the quick lookup, and import them
+when first called, so building a responder loads none of them (tests/cli/test_startup_imports.py guards it).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from bot.engine.types import Budget, Intent
-from bot.routing.intent import classify
-from bot.routing.model import load_model
 from bot.safety.logfilter import install_noise_filter, install_redaction
 
-if TYPE_CHECKING:  # Settings, the adapter and the context load when used, not for `opsbot classify` by default
+if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when used, not at import
+    from datetime import datetime
+    from pathlib import Path
+
     from bot.config import Settings
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM, ErrorObserver
+    from bot.engine.types import Question, StepObserver, Trace
+    from bot.routing.model import IntentModel
+    from bot.routing.respond import Miss
+    from tools.base import Toolbox
 
 
 def load_settings() -> Settings:
@@ -32,12 +39,13 @@ def install_log_redaction() -> None:
     """Redact secrets from every log record the root logger's handlers write, and cut third-party retry
     chatter to one line per failure (call after logging setup)."""
     install_noise_filter()
-    install_redaction(_redact_on_first_record)
+    install_redaction(redact_on_first_use)
 
 
-def _redact_on_first_record(text: str) -> str:
-    """bot.safety.redact's rules (~20 ms of pattern compiling), imported when the first record is written, so a
-    command that logs nothing (`opsbot classify`) does not pay for them."""
+def redact_on_first_use(text: str) -> str:
+    """bot.safety.redact's rules (~20 ms of pattern compiling), imported when the first text is redacted (a log
+    record written, a tool's observation), so a command that logs nothing (`opsbot classify`) and a build that
+    answers nothing yet do not pay for them."""
     from bot.safety.redact import redact
 
     return redact(text)
@@ -97,14 +105,51 @@ def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[st
     """The intent gate: trivial rules, the learned classifier (settings.intent.model_path or the shipped one),
     then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
     model = llm if llm is not None else build_llm(settings)
-    path = settings.intent.model_path
     return functools.partial(
-        classify, llm=model if settings.intent.use_model else None, unsure_below=settings.intent.unsure_below,
-        model=load_model(path.expanduser()) if path else None,
+        classify_on_first_use, llm=model if settings.intent.use_model else None,
+        unsure_below=settings.intent.unsure_below, model=_retrained_model(settings.intent.model_path),
     )
+
+
+def _retrained_model(path: Path | None) -> IntentModel | None:
+    """A retrained classifier artifact, read (and checked) at build; None: the shipped one, read with the first
+    message."""
+    if path is None:
+        return None
+    from bot.routing.model import load_model
+
+    return load_model(path.expanduser())
 
 
 def build_default_classifier() -> Callable[[str], Intent]:
     """The intent gate build_classifier builds when nothing about the model or the gate is set (the rules and the
     shipped classifier, no model), without loading Settings: `opsbot classify` uses it then (bot/cli/plainenv.py)."""
-    return functools.partial(classify, llm=None, unsure_below=0.6, model=None)
+    return functools.partial(classify_on_first_use, llm=None, unsure_below=0.6, model=None)
+
+
+def classify_on_first_use(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
+                          model: IntentModel | None = None) -> Intent:
+    """bot.routing.intent.classify, imported with the first message routed: the gate's features, artifact reader
+    and patterns are not needed to build a responder."""
+    from bot.routing.intent import classify
+
+    return classify(text, llm, unsure_below=unsure_below, model=model)
+
+
+def playbook_on_first_use(question: Question, tools: Toolbox, *, topology: Mapping[str, Sequence[str]],
+                          metric_roles: Mapping[str, str] | None = None, on_step: StepObserver | None = None,
+                          now: datetime | None = None) -> Trace:
+    """run_playbook, imported with the first diagnosis: building a responder needs neither it nor its detectors."""
+    from bot.playbook.diagnosis import run_playbook
+
+    return run_playbook(question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now)
+
+
+def lookup_on_first_use(question: Question, tools: Toolbox, *, metric_roles: Mapping[str, str],
+                        services: Iterable[str] = (), on_step: StepObserver | None = None,
+                        on_miss: Miss | None = None) -> Trace | None:
+    """answer_lookup, imported with the first quick lookup (it reads the playbook's probes)."""
+    from bot.routing.lookup import answer_lookup
+
+    return answer_lookup(question, tools, metric_roles=metric_roles, services=services, on_step=on_step,
+                         on_miss=on_miss)

@@ -9,12 +9,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.config import Settings
-from bot.engine.llm import LLM
-from bot.playbook.diagnosis import run_playbook
-from bot.routing.lookup import answer_lookup
 from bot.routing.respond import Playbook, Router
-from bot.safety.redact import redact
-from bot.wiring.basics import build_budget, build_classifier, build_context_limits, build_llm
+from bot.wiring.basics import (
+    build_budget,
+    build_classifier,
+    build_context_limits,
+    build_llm,
+    lookup_on_first_use,
+    playbook_on_first_use,
+    redact_on_first_use,
+)
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -31,6 +35,7 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
 
     from elasticsearch import Elasticsearch
 
+    from bot.engine.llm import LLM
     from bot.engine.types import Question, StepObserver, Trace
     from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
@@ -129,7 +134,8 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
     c = settings.logs
     log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
         build_metrics_tools(settings, clock)
-    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact, clock=clock)
+    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use,
+                    clock=clock)
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings), clock=clock)
     return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
@@ -138,7 +144,7 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
 
 def build_toolbox(settings: Settings, clock: Clock = utc_now) -> Toolbox:
     """All tools, with secrets redacted from every observation. Duplicate names fail here, at startup."""
-    return Toolbox(build_tool_specs(settings, clock), redact=redact)
+    return Toolbox(build_tool_specs(settings, clock), redact=redact_on_first_use)
 
 
 def build_store(settings: Settings) -> TraceStore:
@@ -183,7 +189,8 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
     `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
-    bound = functools.partial(run_playbook, topology=settings.topology, metric_roles=_metric_roles(settings))
+    bound = functools.partial(playbook_on_first_use, topology=settings.topology,
+                              metric_roles=_metric_roles(settings))
     if clock is None:
         return bound
 
@@ -219,9 +226,10 @@ def build_responder(
         classify=build_classifier(settings, model),
         playbook=build_playbook(settings, clock),
         # the model-free quick lookup reads the same metric roles as the playbook
-        lookup=functools.partial(answer_lookup, metric_roles=_metric_roles(settings), services=_services(settings)),
+        lookup=functools.partial(lookup_on_first_use, metric_roles=_metric_roles(settings),
+                                 services=_services(settings)),
         protocol="text" if settings.llm.protocol == "text" else "native",
-        limits=build_context_limits(settings),
+        limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,
     )
 

@@ -94,7 +94,14 @@ def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
 
 # Building the responder (what every surface does at start) loads no numeric library, no HTTP client and no
 # metrics exporter: urllib3 comes with the first Prometheus query; numpy never (the detectors are plain Python).
-BUILD_KEPT_OUT = ("numpy", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY)
+# Nor what only answering needs: the engine loop, the LLM adapter and the context (only with a model configured),
+# the playbook, the quick lookup and the series detectors, the redaction and grounding rules, and the intent gate.
+ANSWER_MODULES = ("bot.engine.loop", "bot.engine.llm", "bot.engine.context", "bot.engine.text.parser", "json_repair",
+                  "bot.playbook.diagnosis", "bot.routing.lookup", "bot.playbook.confirmation", "bot.safety.redact",
+                  "bot.safety.grounding", "bot.routing.intent", "bot.routing.model", "tools.changepoints",
+                  "tools.trends")
+BUILD_KEPT_OUT = ("numpy", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY,
+                  *ANSWER_MODULES)
 BUILD = "from bot import wiring\nwiring.build_responder(wiring.load_settings())\n"
 
 
@@ -112,6 +119,16 @@ def _loaded_by_code(code: str, modules: tuple[str, ...], tmp_path: Path) -> list
 
 def test_building_the_responder_loads_no_numeric_or_http_library(tmp_path: Path) -> None:
     assert _loaded_by_code(BUILD, BUILD_KEPT_OUT, tmp_path) == []
+
+
+def test_the_first_question_brings_what_answering_it_needs(tmp_path: Path) -> None:
+    """The probe for the build can fail: the built responder, asked a question with no model (Prometheus down),
+    routes it, runs the playbook, grounds and redacts the answer, and so loads those modules then."""
+    code = ("from bot import wiring\nfrom bot.engine.types import Question\n"
+            "wiring.build_responder(wiring.load_settings())(Question('why is order slow since 15:05?'))\n")
+    loaded = ("bot.routing.intent", "bot.playbook.diagnosis", "bot.playbook.confirmation", "bot.safety.grounding",
+              "bot.safety.redact", "bot.engine.loop")
+    assert _loaded_by_code(code, loaded, tmp_path) == sorted(set(loaded) - {"bot.engine.loop"})  # no model: no loop
 
 
 def test_the_first_metric_query_brings_urllib3_and_analysis_brings_neither_numpy_nor_requests(tmp_path: Path) -> None:
