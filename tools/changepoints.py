@@ -28,17 +28,15 @@ series can show, never "no change"; detect_stop reports where it ended.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate, pairwise
 from statistics import median
-from typing import TYPE_CHECKING
 
 from tools.dailycurve import daily_design, without_daily
 from tools.segmentation import optimal_breaks
-
-if TYPE_CHECKING:  # numpy (~0.1 s, ~18 MB) loads with the first series analysed, not at start-up
-    import numpy as np
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
@@ -63,36 +61,50 @@ class ChangePoint:
         return self.after / self.before if self.before else None
 
 
-def log_values(values: Sequence[float]) -> np.ndarray:
+def log_values(values: Sequence[float]) -> list[float]:
     """log(value + log_shift(values)): ratios become distances, and zeros stay finite."""
-    import numpy as np
-    return np.log(np.asarray(values, dtype=float) + log_shift(values))
+    shift = log_shift(values)
+    return [math.log(float(v) + shift) for v in values]
 
 
 def log_shift(values: Sequence[float]) -> float:
     """What log_values adds before the log: 1 % of the 90th percentile (less any negative minimum)."""
-    import numpy as np
-    raw = np.asarray(values, dtype=float)
-    low = min(0.0, float(raw.min()))
-    top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
+    low = min(0.0, float(min(values)))
+    raised = sorted(float(v) - low for v in values)
+    top = percentile(raised, 0.9) or raised[-1]
     return max(0.01 * top, 1e-12) - low
 
 
-def rolling_median(logs: np.ndarray, half: int) -> np.ndarray:
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, linearly interpolated (numpy's default method, the same arithmetic)."""
+    virtual = len(ordered) * q + (1 + q * (1 - 1 - 1)) - 1
+    below = min(max(math.floor(virtual), 0), len(ordered) - 1)
+    gamma = virtual - below
+    a, b = ordered[below], ordered[min(below + 1, len(ordered) - 1)]
+    return b - (b - a) * (1 - gamma) if gamma >= 0.5 else a + (b - a) * gamma
+
+
+def rolling_median(logs: Sequence[float], half: int) -> list[float]:
     """The median of each point and `half` points either side (mirrored at the ends)."""
-    import numpy as np
     half = min(half, len(logs) - 1)
-    padded = np.pad(logs, half, mode="reflect")  # mirrored ends: the median still sees only this series' values
-    return np.asarray(np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1))
+    n = len(logs)  # mirrored ends: the median still sees only this series' values
+    padded = [logs[half - i] for i in range(half)] + list(logs) + [logs[n - 2 - i] for i in range(half)]
+    window, medians = sorted(padded[: 2 * half + 1]), []
+    for i in range(n):  # the window slides one point: drop the oldest, insert the newest, keep it sorted
+        medians.append(window[half])
+        if i + 2 * half + 1 < len(padded):
+            del window[bisect_left(window, padded[i])]
+            insort(window, padded[i + 2 * half + 1])
+    return medians
 
 
-def noise_sigma(logs: np.ndarray) -> float:
+def noise_sigma(logs: Sequence[float]) -> float:
     """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
-    import numpy as np
     if len(logs) < 3:
         return MIN_NOISE
-    diffs = np.diff(logs)
-    mad = float(np.median(np.abs(diffs - np.median(diffs))))
+    diffs = [b - a for a, b in pairwise(logs)]
+    centre = median(diffs)
+    mad = float(median([abs(d - centre) for d in diffs]))
     return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
 
 
@@ -123,27 +135,35 @@ def detect_changes(
     return [_change(times, values, _earliest_crossing(logs, i, apart)) for i in located]
 
 
-def _best_split(logs: np.ndarray, i: int, reach: int) -> int:
+def _best_split(logs: Sequence[float], i: int, reach: int) -> int:
     """The least-squares single split within `reach` of `i`: a break the segmentation put at the edge of a
     nearby slow segment ties with the true step on its medians, so its place is settled locally."""
-    import numpy as np
     lo, hi = max(0, i - reach), min(len(logs), i + reach)
     part = logs[lo:hi]
     n = len(part)
     if n < 2 * MIN_SIDE_POINTS:
         return i
-    k = np.arange(MIN_SIDE_POINTS, n - MIN_SIDE_POINTS + 1)
-    sums, squares = np.cumsum(part), np.cumsum(part**2)
-    left = squares[k - 1] - sums[k - 1] ** 2 / k
-    right = (squares[-1] - squares[k - 1]) - (sums[-1] - sums[k - 1]) ** 2 / (n - k)
-    return lo + int(k[np.argmin(left + right)])
+    return lo + best_step(part, MIN_SIDE_POINTS, n - MIN_SIDE_POINTS + 1)[0]
 
 
-def _earliest_crossing(logs: np.ndarray, i: int, reach: int) -> int:
+def best_step(part: Sequence[float], first: int, stop: int) -> tuple[int, float]:
+    """(k, sse) of the least-squares split of `part` into [:k] and [k:], over first <= k < stop (the first
+    minimum among ties)."""
+    n = len(part)
+    sums, squares = list(accumulate(part)), list(accumulate(v * v for v in part))
+    best, least = first, math.inf
+    for k in range(first, stop):
+        s, q = sums[k - 1], squares[k - 1]
+        sse = (q - s * s / k) + ((squares[-1] - q) - (sums[-1] - s) * (sums[-1] - s) / (n - k))
+        if sse < least:
+            best, least = k, sse
+    return best, least
+
+
+def _earliest_crossing(logs: Sequence[float], i: int, reach: int) -> int:
     """The first index, at most `reach` before `i`, from which the series is past the midway level for
     MIN_SIDE_POINTS points: least squares splits a ramp (a rate() window) in its middle, an operator wants its start."""
-    import numpy as np
-    before, after = np.median(logs[max(0, i - reach) : i]), np.median(logs[i : i + reach])
+    before, after = median(logs[max(0, i - reach) : i]), median(logs[i : i + reach])
     mid, up = (before + after) / 2, after > before
     for j in range(max(1, i - reach), i):
         if all((v > mid) == up for v in logs[j : j + MIN_SIDE_POINTS]):
@@ -152,14 +172,13 @@ def _earliest_crossing(logs: np.ndarray, i: int, reach: int) -> int:
 
 
 def _shift_score(
-    logs: np.ndarray, values: Sequence[float], i: int, sigma: float, min_ratio: float, floor: float
+    logs: Sequence[float], values: Sequence[float], i: int, sigma: float, min_ratio: float, floor: float
 ) -> float:
     """How many standard errors the medians either side of `i` differ by; 0 when the shift does not count."""
-    import numpy as np
     before, after = logs[max(0, i - SIDE_POINTS) : i], logs[i : i + SIDE_POINTS]
     if len(before) < MIN_SIDE_POINTS or len(after) < MIN_SIDE_POINTS:
         return 0.0
-    shift = abs(float(np.median(after) - np.median(before)))
+    shift = abs(float(median(after) - median(before)))
     se = _MEDIAN_SE * sigma * math.sqrt(1 / len(before) + 1 / len(after))
     raw_before = median(values[max(0, i - SIDE_POINTS) : i])
     raw_after = median(values[i : i + SIDE_POINTS])
@@ -199,7 +218,6 @@ def detect_spikes(
 ) -> list[Spike]:
     """Spikes in time order: runs of at least MIN_SPIKE_POINTS points clearly above the local level,
     peaking at least `min_ratio`x above it, that came back down inside the window."""
-    import numpy as np
     n = len(values)
     if n < MIN_SPIKE_POINTS + 2:
         return []
@@ -208,8 +226,10 @@ def detect_spikes(
     sigma = noise_sigma(logs)
     window = max(MIN_SIDE_POINTS, min(n // 10, 30))
     local = rolling_median(logs, 2 * window)
-    level = np.minimum(local, np.median(logs))  # local for a daily curve; global under a long plateau
-    raised = smooth > level + max(math.log(min_ratio) * 0.6, 2.5 * sigma)
+    overall = median(logs)
+    margin = max(math.log(min_ratio) * 0.6, 2.5 * sigma)
+    raised = [s > min(m, overall) + margin for s, m in zip(smooth, local, strict=True)]  # local for a daily
+    # curve; global under a long plateau
     band = max(math.log(1.3), 3 * sigma / math.sqrt(window))
     found = []
     for first, last in _raised_runs(raised):
@@ -220,11 +240,11 @@ def detect_spikes(
     return sorted(found, key=lambda s: s.start)
 
 
-def _raised_runs(raised: np.ndarray) -> list[tuple[int, int]]:
+def _raised_runs(raised: list[bool]) -> list[tuple[int, int]]:
     """(first, last) index of every run of at least MIN_SPIKE_POINTS raised points, with room on each side."""
     runs: list[tuple[int, int]] = []
     first = None
-    for i, up in enumerate([*raised.tolist(), False]):  # the sentinel closes a run still open at the end
+    for i, up in enumerate([*raised, False]):  # the sentinel closes a run still open at the end
         if up and first is None:
             first = i
         elif not up and first is not None:
@@ -237,16 +257,15 @@ def _raised_runs(raised: np.ndarray) -> list[tuple[int, int]]:
 def _spike(
     times: Sequence[datetime],
     values: Sequence[float],
-    logs: np.ndarray,
+    logs: Sequence[float],
     run: tuple[int, int],
     window: int,
     band: float,
 ) -> Spike | None:
     """The run as a Spike, if the points after it are back near the level before it (else it is a level shift)."""
-    import numpy as np
     first, last = run
     before_logs, after_logs = logs[max(0, first - window) : first], logs[last + 1 : last + 1 + window]
-    if len(after_logs) == 0 or abs(float(np.median(after_logs) - np.median(before_logs))) > band:
+    if len(after_logs) == 0 or abs(float(median(after_logs) - median(before_logs))) > band:
         return None
     before = median(values[max(0, first - window) : first])
     after = median(values[last + 1 : last + 1 + window])

@@ -20,14 +20,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate
 from statistics import median
-from typing import TYPE_CHECKING
 
-from tools.changepoints import log_shift, log_values, noise_sigma
+from tools.changepoints import best_step, log_shift, log_values, noise_sigma
 from tools.dailycurve import daily_design, daily_sse
-
-if TYPE_CHECKING:  # numpy (~0.1 s, ~18 MB) loads with the first series analysed, not at start-up
-    import numpy as np
 
 MIN_TREND_POINTS = 12
 T_TREND = 8.0  # the slope must be this many standard errors from zero
@@ -58,24 +55,23 @@ class Sawtooth:
 
 def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_ratio: float = 1.5) -> list[Trend]:
     """The trend that runs to the window's end, as a one-item list; [] when there is none."""
-    import numpy as np
     n = len(values)
     if n < 2 * MIN_TREND_POINTS:
         return []
     logs = log_values(values)
     sigma = noise_sigma(logs)
     start, level, slope = _best_hinge(logs, range(0, n - MIN_TREND_POINTS, max(1, n // 96)))
-    x = np.arange(n, dtype=float)
     growth = slope * (n - 1 - start)
-    span = x[start:] - start
-    se = sigma / math.sqrt(float(np.sum((span - span.mean()) ** 2)) or 1.0)
-    residual = logs - (level + slope * np.maximum(0.0, x - start))
-    spread = 1.4826 * float(np.median(np.abs(residual - np.median(residual))))
+    span_mean = (n - 1 - start) / 2  # the mean of 0, 1, ..., n - 1 - start
+    se = sigma / math.sqrt(math.fsum((x - span_mean) ** 2 for x in range(n - start)) or 1.0)
+    residual = [y - (level + slope * max(0.0, x - start)) for x, y in enumerate(logs)]
+    centre = median(residual)
+    spread = 1.4826 * float(median([abs(r - centre) for r in residual]))
     if abs(growth) < math.log(min_ratio) or abs(slope) < T_TREND * se or spread > MAX_SPREAD * sigma:
         return []
-    if _step_sse(logs[start:]) < float(np.sum(residual[start:] ** 2)):
+    if _step_sse(logs[start:]) < math.fsum(r * r for r in residual[start:]):
         return []
-    if daily_sse(daily_design(times), logs) <= float(np.sum(residual**2)):
+    if daily_sse(daily_design(times), logs) <= math.fsum(r * r for r in residual):
         return []
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
@@ -83,35 +79,39 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
     return [Trend(times[start], times[-1], math.exp(level) - shift, math.exp(level + growth) - shift, per_hour)]
 
 
-def _best_hinge(logs: np.ndarray, starts: range) -> tuple[int, float, float]:
-    """(start, level, slope) of the least-squares fit flat up to `start`, a line after it, over every start."""
-    import numpy as np
-    x = np.arange(len(logs), dtype=float)
-    ramps = np.maximum(0.0, x[None, :] - np.asarray(starts, dtype=float)[:, None])  # one row per start
-    centred = ramps - ramps.mean(axis=1, keepdims=True)
-    slopes = centred @ (logs - logs.mean()) / np.sum(centred**2, axis=1)
-    explained = slopes**2 * np.sum(centred**2, axis=1)  # the sse falls by this much; the best start explains most
-    best = int(np.argmax(explained))
-    slope = float(slopes[best])
-    return starts[best], float(logs.mean() - slope * ramps[best].mean()), slope
+def _best_hinge(logs: Sequence[float], starts: range) -> tuple[int, float, float]:
+    """(start, level, slope) of the least-squares fit flat up to `start`, a line after it, over every start.
+    A ramp max(0, x - start) over x = 0..n-1 is 0 up to `start`, then 1, 2, ..., m = n - 1 - start."""
+    n = len(logs)
+    mean = math.fsum(logs) / n
+    centred_logs = [y - mean for y in logs]
+    tails = list(accumulate(reversed(centred_logs)))[::-1]  # tails[i] = sum of centred_logs[i:]
+    best, most, best_slope, best_mean = starts[0], -math.inf, 0.0, 0.0
+    for start in starts:
+        m = n - 1 - start
+        ramp_sum, ramp_squares = m * (m + 1) // 2, m * (m + 1) * (2 * m + 1) // 6  # integers: exact
+        ramp_mean = ramp_sum / n
+        spread = (n * ramp_squares - ramp_sum * ramp_sum) / n  # sum of (ramp - ramp_mean)^2, rounded once
+        # sum (ramp - ramp_mean) * centred = sum ramp * centred (the centred logs sum to 0): a sum of tails
+        covariance = math.fsum(tails[start + 1 : n]) - ramp_mean * math.fsum(centred_logs)
+        slope = covariance / spread
+        explained = slope * slope * spread  # the sse falls by this much; the best start explains most
+        if explained > most:
+            best, most, best_slope, best_mean = start, explained, slope, ramp_mean
+    return best, mean - best_slope * best_mean, best_slope
 
 
-def _step_sse(logs: np.ndarray) -> float:
+def _step_sse(logs: Sequence[float]) -> float:
     """The residual sum of squares of the best single step (two flat parts, 3+ points each) over `logs`."""
-    import numpy as np
     n = len(logs)
     if n < 6:
-        return float(np.sum((logs - logs.mean()) ** 2))
-    k = np.arange(3, n - 2)
-    sums, squares = np.cumsum(logs), np.cumsum(logs**2)
-    left = squares[k - 1] - sums[k - 1] ** 2 / k
-    right = (squares[-1] - squares[k - 1]) - (sums[-1] - sums[k - 1]) ** 2 / (n - k)
-    return float(np.min(left + right))
+        mean = math.fsum(logs) / n
+        return math.fsum((v - mean) ** 2 for v in logs)
+    return best_step(logs, 3, n - 2)[1]
 
 
 def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawtooth | None:
     """Repeated climbs that drop back sharply (restarts), or None."""
-    import numpy as np
     n = len(values)
     k = max(3, min(8, n // 36))
     if n < 4 * k:
@@ -120,7 +120,7 @@ def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawto
     sigma = noise_sigma(logs)
     se = 1.2533 * sigma * math.sqrt(2 / k)
     gate = max(math.log(DROP_RATIO), 4 * se)
-    windows = np.median(np.lib.stride_tricks.sliding_window_view(logs, k), axis=1)  # windows[i] = logs[i : i + k]
+    windows = [median(logs[i : i + k]) for i in range(n - k + 1)]
     falls = [(float(windows[i] - windows[i - k]), i) for i in range(k, n - k + 1)]
     drops: list[int] = []
     for fall, i in sorted(falls):
@@ -137,9 +137,8 @@ def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawto
     return Sawtooth(tuple(times[d] for d in drops), low, high)
 
 
-def _climbed(logs: np.ndarray, start: int, end: int, k: int, gate: float) -> bool:
+def _climbed(logs: Sequence[float], start: int, end: int, k: int, gate: float) -> bool:
     """Whether the tooth from `start` to the drop at `end` rose by about as much as the drop."""
-    import numpy as np
     if end - start < 2 * k:
         return False
-    return float(np.median(logs[end - k : end]) - np.median(logs[start : start + k])) > 0.6 * gate
+    return float(median(logs[end - k : end]) - median(logs[start : start + k])) > 0.6 * gate

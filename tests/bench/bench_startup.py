@@ -210,8 +210,8 @@ RSS_STEPS = (  # what a diagnosis loads, in the order it loads it; VmRSS after e
     ("the intent classifier artifact", "from bot.routing.model import shipped_model; shipped_model()"),
     ("the Prometheus client (+ its HTTP library)",
      "from bot import wiring; wiring.build_prometheus(wiring.load_settings())"),
-    ("numpy (the detectors)", "import numpy"),
-    ("tools.changepoints + trends + metrics", "import tools.changepoints, tools.trends, tools.metrics"),
+    ("tools.changepoints + trends + metrics (a tree before s14p: + numpy)",
+     "import tools.changepoints, tools.trends, tools.metrics"),
 )
 
 

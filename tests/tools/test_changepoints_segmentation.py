@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tools.changepoints import _PENALTY, MIN_SIDE_POINTS, log_values, noise_sigma
@@ -24,11 +23,12 @@ from tools.segmentation import optimal_breaks
 TIE = 1e-9  # relative: two penalised costs closer than this are a tie
 
 
-def segment_cost(x: np.ndarray) -> float:
-    return float(((x - x.mean()) ** 2).sum())
+def segment_cost(x: list[float]) -> float:
+    mean = math.fsum(x) / len(x)
+    return math.fsum((v - mean) ** 2 for v in x)
 
 
-def penalised_cost(x: np.ndarray, breaks: list[int], penalty: float) -> float:
+def penalised_cost(x: list[float], breaks: list[int], penalty: float) -> float:
     edges = [0, *breaks, len(x)]
     return sum(segment_cost(x[a:b]) for a, b in pairwise(edges)) + penalty * (len(breaks) + 1)
 
@@ -42,14 +42,14 @@ def every_segmentation(n: int, min_size: int, start: int = 0) -> Iterator[list[i
             yield [b, *rest]
 
 
-def brute_force(x: np.ndarray, penalty: float, min_size: int) -> tuple[float, list[list[int]]]:
+def brute_force(x: list[float], penalty: float, min_size: int) -> tuple[float, list[list[int]]]:
     """The least penalised cost and every segmentation within TIE of it."""
     scored = [(penalised_cost(x, b, penalty), b) for b in every_segmentation(len(x), min_size)]
     least = min(cost for cost, _ in scored)
     return least, [b for cost, b in scored if cost <= least + TIE * max(least, 1.0)]
 
 
-def optimal_partitioning(x: np.ndarray, penalty: float, min_size: int) -> tuple[float, list[int]]:
+def optimal_partitioning(x: list[float], penalty: float, min_size: int) -> tuple[float, list[int]]:
     """Jackson et al.'s recursion without pruning: best[t] = min over s of best[s] + cost(x[s:t]) + penalty."""
     n = len(x)
     best, last = [0.0] + [math.inf] * n, [0] * (n + 1)
@@ -80,7 +80,7 @@ def incident_series(rng: random.Random, n: int) -> list[float]:
     return [v * c * max(0.05, 1 + rng.gauss(0, noise)) for v, c in zip(levels, curve, strict=True)]
 
 
-def detector_input(rng: random.Random, n: int) -> tuple[np.ndarray, float]:
+def detector_input(rng: random.Random, n: int) -> tuple[list[float], float]:
     """The log series and penalty detect_changes segments, or (a third of the time) a penalty from tiny to large."""
     logs = log_values(incident_series(rng, n))
     penalty = _PENALTY * noise_sigma(logs) ** 2 * math.log(n)
@@ -120,42 +120,43 @@ def test_every_segment_is_at_least_min_size_and_optimal(min_size):
 
 def test_exact_tie_takes_the_earliest_break():
     # [0 0 0] + [.5 1 1 1] and [0 0 0 .5] + [1 1 1] cost exactly the same (0.1875, in binary fractions)
-    assert optimal_breaks(np.array([0, 0, 0, 0.5, 1, 1, 1]), 0.01, 3) == [3]
-    assert optimal_breaks(np.array([1, 1, 1, 0.5, 0, 0, 0]), 0.01, 3) == [3]
+    assert optimal_breaks([0, 0, 0, 0.5, 1, 1, 1], 0.01, 3) == [3]
+    assert optimal_breaks([1, 1, 1, 0.5, 0, 0, 0], 0.01, 3) == [3]
 
 
 def test_exact_tie_in_an_earlier_segment_takes_the_earliest_break_there_too():
     tied = [0, 0, 0, 0.5, 1, 1, 1]
-    assert optimal_breaks(np.array([*tied, 8, 8, 8, 8]), 0.01, 3) == [3, 7]
+    assert optimal_breaks([*tied, 8, 8, 8, 8], 0.01, 3) == [3, 7]
 
 
 def test_clean_steps_are_found_where_they_are():
-    values = np.array([1.0] * 40 + [3.0] * 25 + [0.5] * 35)
+    values = [1.0] * 40 + [3.0] * 25 + [0.5] * 35
     assert optimal_breaks(values, 0.5, 3) == [40, 65]
 
 
 def test_large_penalty_or_short_series_gives_no_break():
-    values = np.array([1.0] * 10 + [2.0] * 10)
+    values = [1.0] * 10 + [2.0] * 10
     assert optimal_breaks(values, 100.0, 3) == []
     assert optimal_breaks(values[:5], 0.001, 3) == []
-    assert optimal_breaks(np.array([]), 1.0, 3) == []
+    assert optimal_breaks([], 1.0, 3) == []
 
 
 def test_a_constant_shift_of_the_series_does_not_move_the_breaks():
     rng = random.Random(7)
     logs, penalty = detector_input(rng, 288)
-    assert optimal_breaks(logs, penalty, 3) == optimal_breaks(logs + 1e4, penalty, 3)
+    assert optimal_breaks(logs, penalty, 3) == optimal_breaks([v + 1e4 for v in logs], penalty, 3)
 
 
-def test_detecting_changes_loads_neither_scipy_nor_ruptures():
-    # scipy is installed here (scikit-learn, for `opsbot intent train`); a diagnosis must not load it (~70 MB)
+def test_detecting_changes_loads_neither_numpy_nor_scipy_nor_ruptures():
+    # scipy is installed here (scikit-learn, for `opsbot intent train`); a diagnosis must not load it (~70 MB),
+    # nor numpy (a dev dependency now: ~15-19 MB of a diagnosis' peak)
     script = (
         "import sys\nfrom datetime import UTC, datetime, timedelta\n"
         "from tools.changepoints import detect_changes, detect_spikes\nfrom tools.trends import detect_trends\n"
         "t = [datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=i) for i in range(120)]\n"
         "v = [1.0 + (i % 7) / 50 + (2.0 if i > 60 else 0.0) for i in range(120)]\n"
         "assert detect_changes(t, v)\ndetect_spikes(t, v)\ndetect_trends(t, v)\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'ruptures', 'sklearn')))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'ruptures', 'sklearn')))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])
