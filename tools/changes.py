@@ -107,8 +107,10 @@ class ChangeFinder:
         except ToolError as exc:
             notes.append(f"not run: {metric} of {service} ({exc})")
             return []
-        found = [(c.at, c.ratio) for c in series.changes
-                 if c.ratio and (c.ratio >= SIGNIFICANT or c.ratio <= 1 / SIGNIFICANT)]
+        found = [(c.at, c.ratio) for c in series.changes  # a fall to 0 (ratio 0.0) is the largest fall of all
+                 if c.ratio is not None and (c.ratio >= SIGNIFICANT or c.ratio <= 1 / SIGNIFICANT)]
+        if series.stop is not None:  # no samples since: a service serving nothing has no latency, no error ratio
+            found.append((series.stop.last_at + timedelta(seconds=series.step_s), 0.0))
         return sorted(found)
 
     def _onset(self, service: str, span: str, notes: list[str]) -> tuple[str, datetime, float] | None:

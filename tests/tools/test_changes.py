@@ -10,7 +10,7 @@ from tools.timerange import iso_z
 
 def _find(box, tmp_path, around: str = "", **overrides):
     settings = sandbox_settings(box, tmp_path, **overrides)
-    box_tools = wiring.build_toolbox(settings)
+    box_tools = wiring.build_toolbox(settings, clock=lambda: box.now)  # the sandbox's clock, not the wall's
     service = next(s for s in box.scenario.services if s.name in box.scenario.question.replace("'", " ").split())
     return call_tool(box_tools, "find_changes", {"service": service.name, "around": around or iso_z(box.incident_at)})
 
@@ -21,6 +21,16 @@ def test_the_earlier_deploy_whose_diff_changes_a_setting_ranks_first(make_sandbo
     suspects = result.text.split("suspects, best first:", 1)[1]
     assert suspects.index("profile/v3.3.0") < suspects.index("profile/v3.3.1")
     assert "commandTimeout 2000 → 20" in suspects.split("profile/v3.3.1")[0]
+
+
+def test_a_dependency_that_stopped_serving_has_an_onset_and_its_deploy_is_the_suspect(make_sandbox, tmp_path):
+    box = make_sandbox("dependency-pods-down")
+    settings = sandbox_settings(box, tmp_path)
+    tools = wiring.build_toolbox(settings, clock=lambda: box.now)
+    result = call_tool(tools, "find_changes", {"service": "ranker", "around": iso_z(box.incident_at)})
+    assert result.status == "ok", result.text  # its traffic fell to ~0 and its latency series stopped: a change
+    assert "onset: ranker" in result.text and "(x0.0)" in result.text
+    assert "ranker/v4.3.0" in result.text.split("suspects, best first:", 1)[1].splitlines()[1]
 
 
 def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tmp_path):
