@@ -49,15 +49,15 @@ def entry_service(
     changed = {h.service for h in findings.health.values() if h.changes()}
     called = {d for caller in changed for d in topology.get(caller, ())}
     ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
-    if ranked and not why.endswith("several services"):  # the scan chose the service: say so, the user may mean another
-        known = ", ".join(services[:8]) + (", …" if len(services) > 8 else "")
+    if why.endswith("several services"):
+        return ranked[0] if ranked else services[0]
+    known = ", ".join(services[:8]) + (", …" if len(services) > 8 else "")
+    if ranked:  # the scan chose the service: say so, the user may mean another
         findings.unknowns.append(f"whether this is the service you meant: the question names none I know ({known}), "
                                  f"so this is what a scan found; name one to check it")
-    if ranked:
         return ranked[0]
-    if why.endswith("several services"):
-        return services[0]
-    findings.unknowns.append("no service is named in the question and none shows a change point")
+    findings.unknowns.append(f"the question names no service I know ({known}) and none of them shows a change "
+                             "point; name the service to check it")
     return None
 
 

@@ -135,3 +135,11 @@ def test_a_healthy_service_is_still_no_incident_after_the_wider_look(make_sandbo
     trace = _diagnose(make_sandbox("no-incident"), tmp_path)
     assert "No incident found" in trace.answer and "nor over the last 7d" in trace.answer, trace.answer
     assert "nothing specific" not in trace.answer
+
+
+def test_a_service_the_bot_does_not_know_in_a_quiet_window_is_named_as_unknown(make_sandbox, tmp_path):
+    # found as a new user: a service not in the topology, nothing changed, and the answer said "no service is named"
+    trace = _diagnose(make_sandbox("no-incident"), tmp_path, "zebra-svc has been slow for half an hour, why?")
+    unknowns = trace.answer.split("Still unknown:")[1]
+    assert "the question names no service I know (" in unknowns and "name the service to check it" in unknowns
+    assert "no service is named" not in unknowns
