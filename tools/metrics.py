@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
-from tools.prometheusapi import PrometheusAPI
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
-if TYPE_CHECKING:  # the detectors load with the first series analysed
+if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
     from tools.changepoints import ChangePoint, Spike
+    from tools.prometheusapi import PrometheusAPI
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,8 @@ bearer token, TLS verification (the system's trust store, or SSL_CERT_FILE), the
 NO_PROXY, and the backend's own error text. Every failure is a ToolError whose text the model and the answer
 can use: "did not answer in time", "is unreachable", or "rejected the request: HTTP 400: <Prometheus' error>".
 
-urllib3 loads with the first client built (the wiring builds it on first use), not at start-up.
+Nothing at start-up imports this module: tools/metrics.py names the class for type checking only, and the wiring
+builds the client on its first use (bot/wiring/core.py OnFirstUse), so urllib3 loads with the first query.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
+
+import urllib3
+from urllib3.util.retry import Retry
 
 from tools.base import ToolError
-
-if TYPE_CHECKING:
-    import urllib3
 
 _MAX_ERROR_CHARS = 500
 
@@ -40,9 +42,6 @@ class PrometheusAPI:
         retries: int = 1,
         backoff_s: float = 0.2,
     ) -> None:
-        import urllib3
-        from urllib3.util.retry import Retry
-
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
         self._headers = {"Accept": "application/json"}
@@ -51,7 +50,6 @@ class PrometheusAPI:
         self._retry = Retry(total=retries, read=0, backoff_factor=backoff_s, status_forcelist=(502, 503, 504),
                             raise_on_status=False)
         self._pool = _pool_for(self.url, verify_tls)
-        self._urllib3 = urllib3
 
     def query_range(self, promql: str, start: datetime, end: datetime, step: str) -> list[dict[str, Any]]:
         """The matrix of a range query: one {"metric": labels, "values": [[ts, "value"], ...]} per series."""
@@ -67,10 +65,10 @@ class PrometheusAPI:
 
     def _get(self, path: str, fields: Mapping[str, str]) -> Any:
         """The `data` of one GET; a ToolError with the backend's text on every failure."""
-        exceptions = self._urllib3.exceptions
+        exceptions = urllib3.exceptions
         try:
             response = self._pool.request("GET", self.url + path, fields=dict(fields), headers=self._headers,
-                                          timeout=self._urllib3.Timeout(total=self.timeout_s), retries=self._retry)
+                                          timeout=urllib3.Timeout(total=self.timeout_s), retries=self._retry)
         except exceptions.HTTPError as exc:
             reason = getattr(exc, "reason", None) or exc
             # NewConnectionError (refused, no route) subclasses ConnectTimeoutError in urllib3 2: test it first.
@@ -97,10 +95,6 @@ def data_from_response(status: int, body: bytes) -> Any:
 
 def _pool_for(url: str, verify_tls: bool) -> urllib3.PoolManager:
     """A pool to the URL's host, through the proxy the environment names for it (as requests did)."""
-    from urllib.request import getproxies, proxy_bypass
-
-    import urllib3
-
     parts = urlsplit(url)
     tls: dict[str, Any] = {} if verify_tls else {"cert_reqs": "CERT_NONE", "assert_hostname": False}
     if not verify_tls:

@@ -133,8 +133,9 @@ class ProbeRun:
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
         observation = self.call(thought, "query_metrics", args)
         if not observation:
-            health.readings[metric] = [] if self.steps[-1].status == "no_data" else None
-            if self.steps[-1].status == "no_data":
+            silent = self.steps[-1].status == "no_data"
+            health.readings[metric] = [] if silent else None
+            if silent:
                 health.silent.add(metric)
             return
         points = change_points_from_text(observation, self.window.end)

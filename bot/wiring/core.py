@@ -27,7 +27,6 @@ from tools.deploys import DeploySource, DeployTools
 from tools.gitdeploys import GitDeploys
 from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
 from tools.metrics import MetricQuery, MetricsTools
-from tools.prometheusapi import PrometheusAPI
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
@@ -40,12 +39,15 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
     from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
     from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
+    from tools.prometheusapi import PrometheusAPI
 
 log = logging.getLogger(__name__)
 
 
 def build_prometheus(settings: Settings) -> PrometheusAPI:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
+    from tools.prometheusapi import PrometheusAPI  # and urllib3: built on first use (OnFirstUse below)
+
     p = settings.prometheus
     return PrometheusAPI(p.url, timeout_s=p.timeout_s, verify_tls=p.verify_tls,
                          bearer_token=p.bearer_token.get_secret_value())
