@@ -14,12 +14,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.playbook.diffs import DeployRecord
-from bot.playbook.evidence import NO_SAMPLES, ChangePoint, LogSignature, moment_from_text, spikes_from_text
+from bot.playbook.evidence import (
+    NO_SAMPLES,
+    ChangePoint,
+    LogSignature,
+    moment_from_text,
+    number_from_text,
+    spikes_from_text,
+)
 from tools.configdiff import KeyChange
 from tools.ranking import Reason
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
 COLLAPSE_RATIO = 0.2  # traffic that falls to this fraction of its level (or less) collapsed: it stopped serving
+STRONG_STRENGTH = math.log(2)  # a rise of x2 or more is a strong change; x1.5-2 is weak (noise can do that)
+ERROR_RATIO_FLOOR = 0.005  # an error ratio that stays under 0.5 % of requests is noise a caller does not feel
+# How telling one change of a dependency is (Findings.weight): the walk follows the most telling change first.
+NOT_FELT, WEAK, STRONG, STOPPED = 0, 1, 2, 3
 SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
 # The metric roles a catalogue entry may have (bot/config.py MetricTemplate.role lists the same values).
 GOLDEN_ROLES = ("latency", "errors", "traffic")
@@ -185,15 +196,36 @@ class Findings:
         its latency and errors have nothing left to measure."""
         return point.after == NO_SAMPLES or (self.role_of(metric) == "traffic" and point.ratio <= COLLAPSE_RATIO)
 
+    def weight(self, metric: str, point: ChangePoint) -> int:
+        """How telling one significant change of a dependency is for its callers' trouble: STOPPED when it
+        stopped serving (a series that stopped, traffic collapsed), STRONG for a rise of x2 or more, WEAK for a
+        x1.5-2 rise (noise can do that), NOT_FELT when it got faster or lighter, or when an error ratio stays
+        under ERROR_RATIO_FLOOR either side of the change (0.007 % -> 0.012 % is noise of a near-zero ratio)."""
+        if self.collapsed(metric, point):
+            return STOPPED
+        if point.ratio <= 1 or (self.role_of(metric) == "errors" and _tiny_ratio(point)):
+            return NOT_FELT
+        return STRONG if point.strength >= STRONG_STRENGTH else WEAK
+
+    def felt_weight(self, service: str) -> int:
+        """The most telling change of a service (NOT_FELT when it has none)."""
+        health = self.health.get(service)
+        return max((self.weight(m, p) for m, p in health.changes()), default=NOT_FELT) if health else NOT_FELT
+
     def felt(self, service: str) -> bool:
         """Whether a dependency changed the way its callers feel: slower, more errors, or it stopped serving
-        (a dependency that got faster is not it)."""
-        health = self.health.get(service)
-        return health is not None and any(p.ratio > 1 or self.collapsed(m, p) for m, p in health.changes())
+        (a dependency that got faster, or a near-zero error ratio that wobbled, is not it)."""
+        return self.felt_weight(service) > NOT_FELT
 
     def top_signature(self, service: str) -> LogSignature | None:
         found = self.signatures.get(service) or []
         return found[0] if found else None
+
+
+def _tiny_ratio(point: ChangePoint) -> bool:
+    """Whether a change of a ratio printed in % stays under ERROR_RATIO_FLOOR on both sides."""
+    levels = [number_from_text(side) for side in (point.before, point.after) if side.rstrip().endswith("%")]
+    return len(levels) == 2 and all(v is not None and v / 100 < ERROR_RATIO_FLOOR for v in levels)
 
 
 def describe_change(service: str, metric: str, point: ChangePoint, recovery: Recovery | None = None) -> str:

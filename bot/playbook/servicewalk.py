@@ -2,15 +2,18 @@
 names none (a scan of every service's golden signals, the changed one closest to users first), and the path down
 the dependencies that changed too, to the deepest (the origin). bot/playbook/diagnosis.py checks each of them.
 A dependency changed when it got slower, failed more, or stopped serving: its traffic collapsed or its series
-stopped (no samples), which is how a crashlooping dependency or a consumer that stopped consuming looks.
+stopped (no samples), which is how a crashlooping dependency or a consumer that stopped consuming looks. When
+several changed, the walk follows the most telling change (a stop over a x2 rise over a x1.5-2 wobble; a near-zero
+error ratio that wobbled does not count), the earliest of that kind first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from bot.playbook.evidence import listed_services_from_text, service_from_text
-from bot.playbook.findings import GOLDEN_ROLES, Findings, ServiceHealth
+from bot.playbook.findings import GOLDEN_ROLES, STRONG, Findings, ServiceHealth
 from bot.playbook.probes import ProbeRun
 
 MAX_DOWNSTREAM_DEPTH = 3
@@ -77,23 +80,33 @@ def follow_downstream(
                 changed.append(findings.health[downstream])
         if not changed:
             break
-        current = min(changed, key=lambda h: (h.changes()[0][1].at, -h.strength)).service
+        current = min(changed, key=lambda h: _walk_rank(findings, h)).service
         path.append(current)
     return path
 
 
+def _walk_rank(findings: Findings, health: ServiceHealth) -> tuple[int, datetime, float]:
+    """Which changed dependency to follow (smallest first): the most telling change, then the earliest change of
+    that kind, then the biggest. Noise can move a healthy dependency x1.5 a little before the real origin stops."""
+    weighed = [(findings.weight(metric, point), point.at) for metric, point in health.changes()]
+    top = max(weight for weight, _ in weighed)
+    return -top, min(at for weight, at in weighed if weight == top), -health.strength
+
+
 def _check_dependency(run: ProbeRun, findings: Findings, caller: str, downstream: str) -> bool:
     """Whether `downstream` changed the way `caller` feels it: its latency and errors first; when they show no rise
-    and no stop, its traffic, since a dependency that stopped serving shows mostly there: to ~0, or no samples."""
+    and no stop, or only a weak one, its traffic, since a dependency that stopped serving shows mostly there (to ~0,
+    or no samples) while the few requests it still gets make its latency and errors noisy."""
     health = findings.health.setdefault(downstream, ServiceHealth(downstream))
     for role in DOWNSTREAM_ROLES:
         metric = findings.roles.get(role)
         if metric is not None and metric not in health.readings:
             run.read_metric(f"{caller} calls {downstream}; checking its {metric}.", health, metric)
     traffic = findings.roles.get("traffic")
-    if findings.felt(downstream) or traffic is None or traffic in health.readings:
+    if findings.felt_weight(downstream) >= STRONG or traffic is None or traffic in health.readings:
         return findings.felt(downstream)
-    thought = (f"{downstream}'s latency and errors show no rise; checking its {traffic}: a dependency that stopped "
+    seen = "only a small rise" if findings.felt(downstream) else "no rise"
+    thought = (f"{downstream}'s latency and errors show {seen}; checking its {traffic}: a dependency that stopped "
                f"serving (pods down, a consumer that stopped consuming) shows it as traffic collapsing, while "
                f"{caller} sees the errors.")
     run.read_metric(thought, health, traffic)
