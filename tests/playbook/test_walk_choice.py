@@ -22,8 +22,10 @@ TINY_RATIO_WOBBLE = "min 0.0049% · median 0.0073% · max 0.015% · last 0.012%\
 LATENCY_WOBBLE = "min 11 ms · median 12 ms · max 19 ms · last 18 ms\nchange: 11:20 12.1 ms -> 18.4 ms (x1.5)"
 STOPPED_MS = ("min 150 ms · median 176 ms · max 194 ms · last 184 ms\n"
               "stopped: no samples after 11:29 (last 183 ms), 31m to the window's end: no requests were measured")
-STOPPED_RATIO = STOPPED_MS.replace(" ms", "%").replace("(last 183%)", "(last 0.1%)")
-COLLAPSED_QPS = "min 1 req/s · median 60 req/s · max 72 req/s · last 1.7 req/s\nchange: 11:28 61 req/s -> 1.7 req/s (x0.03)"
+STOPPED_RATIO = ("min 0.08% · median 0.1% · max 0.12% · last 0.1%\n"
+                 "stopped: no samples after 11:29 (last 0.1%), 31m to the window's end: no requests were measured")
+COLLAPSED_QPS = ("min 1 req/s · median 60 req/s · max 72 req/s · last 1.7 req/s\n"
+                 "change: 11:28 61 req/s -> 1.7 req/s (x0.03)")
 # the few requests a dependency still gets once its traffic collapsed: its errors fall to 0, then blip
 BLIPPING_RATIO = ("min 0% · median 0.1% · max 0.39% · last 0%\nchange: 11:30 0.1% -> 0% (to 0)\n"
                   "spike: 11:38 0% -> peak 0.39% at 11:42 (from 0), back to ~0% by 11:47")
