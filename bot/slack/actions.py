@@ -89,8 +89,10 @@ class Actions:
             tell(self.runner.client, body, "That question was already answered or has expired; please ask again.")
 
     def _rerun(self, body: dict[str, Any], action: dict[str, Any], intent: Intent | None = None) -> None:
-        """A new run of the stored question; with `intent` (🔎 Investigate), routed so, and the quick answer it
-        replaces gets a 👎: the gate missed, and `opsbot intent export` offers the message for retraining."""
+        """A new run of the stored question; with `intent` (🔎 Investigate), routed so. Under a plain answer
+        (chit-chat, help, a refusal) the click says the gate missed a diagnosis: that answer gets a 👎, so `opsbot
+        intent export` offers the message for retraining. Under a lookup it may only be the next question ("and
+        why?"), so no vote is cast for the person."""
         trace = self.fetch_trace(action["value"])
         if trace is None:
             tell(self.runner.client, body, "I can't find that run any more; please ask again.")
@@ -98,7 +100,8 @@ class Actions:
         message, user = body.get("message") or {}, body["user"]["id"]
         channel = body["channel"]["id"]
         thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-        if intent is not None and self.record_feedback is not None:
+        missed = intent is not None and trace.intent is not None and trace.intent.route != "lookup"
+        if missed and self.record_feedback is not None:
             try:
                 self.record_feedback(trace.trace_id, user, -1)
             except Exception:  # the investigation matters more than the label

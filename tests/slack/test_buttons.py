@@ -151,11 +151,18 @@ def test_investigate_under_a_quick_answer_runs_the_question_as_a_diagnosis_and_m
     assert surface.votes == [(quick_id, "U2", -1)]  # the quick answer missed: exported for retraining
 
 
-def test_a_lookup_answer_offers_to_investigate_beside_its_controls(make_surface: SurfaceFactory) -> None:
-    _, _, reply = quick_answer(make_surface, "lookup", 0.02, "what is payments-api p99 now?")
+def test_a_lookup_answer_offers_to_investigate_and_the_click_is_not_counted_as_a_miss(
+        make_surface: SurfaceFactory) -> None:
+    surface, responder, reply = quick_answer(make_surface, "lookup", 0.02, "what is payments-api p99 now?")
     assert buttons(reply) == ["🔎 Investigate", "👍", "👎", "Re-run", "Show full trace"]
     styles = [e.get("style") for b in reply["blocks"] if b["type"] == "actions" for e in b["elements"]]
     assert styles.count("primary") == 1 and styles[0] == "primary"
+    wait_until(lambda: len(surface.persisted) == 1, what="the lookup's trace")
+    click(surface, ACTION_INVESTIGATE_ANSWER, surface.persisted[0].trace_id)
+    surface.fake.wait_for("chat.stopStream")
+    wait_until(lambda: len(responder.questions) == 2, what="the diagnosis")
+    assert responder.questions[1].intent is not None and responder.questions[1].intent.route == "diagnose"
+    assert surface.votes == []  # "and why?" after a number is the next question, not a misrouted one
 
 
 def test_plain_answers_to_unlikely_diagnoses_have_no_buttons(make_surface: SurfaceFactory) -> None:
