@@ -6,10 +6,10 @@ Two cheap checks, each one Prometheus query per window shared by every series th
   scraped (the service serves no requests); 0 means Prometheus cannot scrape it (down, or unreachable from
   Prometheus); `up` that ends with the series means the scraping itself stopped; no `up` for the service at all
   (remote-write, federation, a push gateway) says nothing.
-- the raw series of the same metric for every service (`count by (<label>)` of the selector the catalogue
-  template reads): this service's own raw series still reported means collection works for it; every other
-  service's ending at the same step too means a gap in collection is likelier than every service stopping at
-  once; the others still reporting means it is this service.
+- the raw series of the same metric for every service (the last sample's `timestamp()`, `max by (<label>)`, of
+  the selector the catalogue template reads): this service's own raw series still reported means collection
+  works for it; every other service's ending at the same minute too means a gap in collection is likelier than
+  every service stopping at once; the others still reporting means it is this service.
 Neither conclusive: "unknown", never "the service stopped" as fact. Both queries share one lookback (Prometheus'
 staleness), so ends are compared with each other, never with the catalogue query's own last point.
 """
@@ -20,13 +20,14 @@ import logging
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
 
 if TYPE_CHECKING:
+    from tools.changepoints import ChangePoint, Spike
     from tools.prometheusapi import PrometheusAPI
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 GAP = "collection gap"  # the `cause:` words of a stopped: line, read back by the playbook
 SERVICE = "the service"
 UNKNOWN = "unknown"
+TAIL_S = 600  # before a gap, changes this close to the last sample are a rate() window running out of samples
 _SELECTOR_RX = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{[^{}]*\$label\s*=\s*\"\$service\"")
 
 
@@ -44,10 +46,23 @@ class Collection:
     cause: str
     up: str
     others: str
+    tail_left_out: int = 0  # change points in the series' last minutes before a gap, left out (see without_gap_tail)
 
     def describe(self) -> str:
-        """`cause: collection gap (scrape health: up ended with it ...; other services: all 3 others' ... ended ...)`."""
-        return f"cause: {self.cause} (scrape health: {self.up}; other services: {self.others})"
+        """`cause: collection gap (scrape health: up ended with it ...; other services: all 3 others' ...)`."""
+        tail = (f"; {self.tail_left_out} change(s) in its last {TAIL_S // 60} minutes left out: a rate window "
+                "running out of samples, not the service") if self.tail_left_out else ""
+        return f"cause: {self.cause} (scrape health: {self.up}; other services: {self.others}{tail})"
+
+
+def without_gap_tail(last_at: datetime, step_s: int, changes: Sequence[ChangePoint], spikes: Sequence[Spike],
+                     collection: Collection) -> tuple[tuple[ChangePoint, ...], tuple[Spike, ...], Collection]:
+    """Before a gap in collection, a rate() over the last samples falls as its window runs out of them: changes
+    and spikes that start in the series' last TAIL_S (or 3 steps) are that artefact, not the service."""
+    since = last_at - timedelta(seconds=max(TAIL_S, 3 * step_s))
+    kept, spikes_kept = tuple(c for c in changes if c.at < since), tuple(s for s in spikes if s.start < since)
+    left_out = len(changes) - len(kept) + len(spikes) - len(spikes_kept)
+    return kept, spikes_kept, replace(collection, tail_left_out=left_out)
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,7 @@ class CollectionCheck:
               step_s: int) -> Collection:
         """Which stopped: the service, the collection, or unknown (a check that did not run says so)."""
         metric = raw_metric(template)
-        raw = self._ends(f'count by ({self.label}) ({metric}{{{self.label}!=""}})', start, end, step_s) \
+        raw = self._ends(f'max by ({self.label}) (timestamp({metric}{{{self.label}!=""}}))', start, end, step_s) \
             if metric else None
         up = self._ends(f'max by ({self.label}) ({self.up_metric}{{{self.label}!=""}})', start, end, step_s) \
             if self.up_metric else None
@@ -147,13 +162,14 @@ def _others_text(raw: Ends | None, service: str, metric: str | None, step_s: int
         return _still_text(raw, others, metric, own is None), None
     if not others:
         return f"not checked (no other service has {metric})", None
-    tolerance = timedelta(seconds=max(step_s, 120))
-    ended = [name for name, (at, _) in others.items() if abs(at - own[0]) <= tolerance]
+    tolerance = max(step_s, 120)  # the values are the last samples' own timestamps (seconds)
+    ended = [name for name, (_, ts) in others.items() if abs(ts - own[1]) <= tolerance]
+    last = f"its last sample {datetime.fromtimestamp(own[1], tz=UTC):%H:%M}"
     if len(ended) == len(others):
-        return f"all {len(others)} others' {metric} ended at the same minute", 1.0
+        return f"all {len(others)} others' {metric} ended at the same minute ({last})", 1.0
     still = sum(raw.reaches_end(name) for name in others)
-    return (f"{len(ended)} of {len(others)} others' {metric} ended at the same minute, {still} still report it",
-            len(ended) / len(others))
+    return (f"{len(ended)} of {len(others)} others' {metric} ended at the same minute ({last}), {still} still "
+            "report it", len(ended) / len(others))
 
 
 def _still_text(raw: Ends, others: Mapping[str, Any], metric: str, missing: bool) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.collection import CollectionCheck
+from tools.collection import GAP, CollectionCheck, without_gap_tail
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
@@ -136,6 +136,8 @@ class MetricsTools:
         stop = detect_stop(times, values, window.end, step_s)
         collection = None if stop is None else \
             self.collection.check(name, query.promql, stop.last_at, window.start, window.end, step_s)
+        if stop is not None and collection is not None and collection.cause == GAP:
+            changes, spikes, collection = without_gap_tail(stop.last_at, step_s, changes, spikes, collection)
         return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes,
                             trends, sawtooth, stop, collection)
 

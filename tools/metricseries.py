@@ -134,7 +134,7 @@ def _sawtooth_line(saw: Sawtooth, unit: str, clock: str) -> str:
 def _stop_line(stop: Stop, collection: Collection | None, unit: str, clock: str) -> str:
     """`stopped: no samples after 11:20 (last 55.9 ms), 40m to the window's end; cause: collection gap (up: ...;
     other services: ...)`: the service stopped serving, or the collection stopped, or unknown (not checked)."""
-    silent = duration_to_text(int(stop.silent_s))
+    silent = duration_to_text(int(stop.silent_s) // 60 * 60 or int(stop.silent_s))  # whole minutes
     cause = collection.describe() if collection else "cause: unknown (whether collection stopped too was not checked)"
     return f"stopped: no samples after {stop.last_at:{clock}} (last {_value(stop.before, unit)}), {silent} to the " \
            f"window's end; {cause}"

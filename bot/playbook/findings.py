@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.playbook.diffs import DeployRecord
-from bot.playbook.evidence import NO_SAMPLES, ChangePoint, LogSignature, moment_from_text, spikes_from_text
+from bot.playbook.evidence import NO_SAMPLES, ChangePoint, Gap, LogSignature, moment_from_text, spikes_from_text
 from tools.configdiff import KeyChange
 from tools.ranking import Reason
 
@@ -50,6 +50,7 @@ class ServiceHealth:
     readings: dict[str, list[ChangePoint] | None] = field(default_factory=dict)
     recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
     silent: set[str] = field(default_factory=set)  # metrics whose query returned no samples at all in the window
+    gaps: dict[str, Gap] = field(default_factory=dict)  # metrics that stopped with the collection, not the service
 
     def describe(self, metric: str, point: ChangePoint) -> str:
         """One change point of this service in words (a spike says where it came back to)."""
@@ -168,6 +169,7 @@ class Findings:
     pod_service: str = ""  # whose pods those are: the deployed service, else the origin, else the one asked about
     lookback: Lookback | None = None  # the second, wider look when the window was flat (bot/playbook/onset.py)
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
+    after_gap: str = ""  # lines the service logged after a collection gap began (bot/playbook/collectiongap.py)
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""
