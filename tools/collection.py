@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 GAP = "collection gap"  # the `cause:` words of a stopped: line, read back by the playbook
 SERVICE = "the service"
 UNKNOWN = "unknown"
+LOOK_BEFORE_S = 900  # the checks read from this long before the stop (or 5 steps) to the window's end: cheap
 TAIL_S = 600  # before a gap, changes this close to the last sample are a rate() window running out of samples
 _SELECTOR_RX = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{[^{}]*\$label\s*=\s*\"\$service\"")
 
@@ -110,6 +111,7 @@ class CollectionCheck:
               step_s: int) -> Collection:
         """Which stopped: the service, the collection, or unknown (a check that did not run says so)."""
         metric = raw_metric(template)
+        start = max(start, _aligned(stop_at - timedelta(seconds=max(LOOK_BEFORE_S, 5 * step_s)), step_s))
         raw = self._ends(f'max by ({self.label}) (timestamp({metric}{{{self.label}!=""}}))', start, end, step_s) \
             if metric else None
         up = self._ends(f'max by ({self.label}) ({self.up_metric}{{{self.label}!=""}})', start, end, step_s) \
@@ -138,6 +140,12 @@ class CollectionCheck:
             ends = Ends(_last_points(result, self.label), end, step_s)
         self._cache[key] = (self._monotonic(), start, end, ends)
         return ends
+
+
+def _aligned(moment: datetime, step_s: int) -> datetime:
+    """On a multiple of the step, so the series that stopped in one gap share one cached query."""
+    seconds = moment.timestamp()
+    return datetime.fromtimestamp(seconds - seconds % step_s, tz=UTC)
 
 
 def _last_points(result: Sequence[Mapping[str, Any]], label: str) -> dict[str, tuple[datetime, float]]:

@@ -29,6 +29,7 @@ class ChangePoint:
     ratio: float  # after / before; inf when before is 0
     factor: str = ""  # the factor as the tool printed it ("x5.6"); empty when it printed none
     spike: bool = False  # a peak that came and went (before = the median, after = the max), not a level shift
+    cause: str = ""  # of a stop (after = NO_SAMPLES): what its line says stopped ("the service", "unknown"; "" unsaid)
 
     @property
     def strength(self) -> float:
@@ -120,6 +121,8 @@ _STOP_RX = re.compile(rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(l
 _GAP_RX = re.compile(rf";\s*cause:\s*{re.escape(GAP)}\b.*?other services: (?:all (?P<all>\d+)|(?P<some>\d+) of "
                      rf"(?P<of>\d+)) others'(?:.*?its last sample (?P<last>{_WHEN}))?")
 
+_CAUSE_RX = re.compile(r";\s*cause:\s*(the service|unknown)\b")
+
 
 @dataclass(frozen=True)
 class Gap:
@@ -136,8 +139,10 @@ def stops_from_text(observation: str, now: datetime) -> list[ChangePoint]:
     stops = []
     for match in _STOP_RX.finditer(observation):
         at = moment_from_text(match.group("when"), now)
+        cause = _CAUSE_RX.search(match.group("rest"))
         if at is not None and not _GAP_RX.search(match.group("rest")):
-            stops.append(ChangePoint(at, match.group("before").strip(), NO_SAMPLES, 0.0))
+            before = match.group("before").strip()
+            stops.append(ChangePoint(at, before, NO_SAMPLES, 0.0, cause=cause[1] if cause else ""))
     return stops
 
 

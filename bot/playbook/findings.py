@@ -204,8 +204,9 @@ def describe_change(service: str, metric: str, point: ChangePoint, recovery: Rec
     # only the factor the tool printed: a number computed here would be one no observation backs
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
     if point.after == NO_SAMPLES:
+        unsure = " (whether the service or the metrics collection stopped is unknown)" * (point.cause == "unknown")
         return (f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before}), "
-                "so no requests were measured")
+                f"so no requests were measured{unsure}")
     if not point.spike:
         return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
     back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"

@@ -36,7 +36,8 @@ def gap(make_sandbox: Callable[[str], RunningSandbox]) -> RunningSandbox:
 def one_lost(make_sandbox: Callable[[str], RunningSandbox], tmp_path_factory: pytest.TempPathFactory) -> RunningSandbox:
     """The collection-gap scenario, but only checkout's series end (its scrape target lost); the others go on."""
     text = (ROOT / "bot/sandbox/scenarios/collection-gap.toml").read_text(encoding="utf-8")
-    text = text.replace("collection_gap_minutes = 0", 'collection_gap_minutes = 0\ncollection_gap_services = ["checkout"]')
+    lost = 'collection_gap_minutes = 0\ncollection_gap_services = ["checkout"]'
+    text = text.replace("collection_gap_minutes = 0", lost)
     path = tmp_path_factory.mktemp("scenario") / "one-lost.toml"
     path.write_text(text.replace('name = "collection-gap"', 'name = "one-lost"'), encoding="utf-8")
     assert load_scenario(str(path)).collection_gap_services == ("checkout",)
@@ -58,7 +59,8 @@ def test_one_service_whose_series_ended_while_the_others_report_is_the_service(o
     line = _stopped_line(one_lost, "checkout", "qps")
     print(line)
     assert "cause: the service" in line
-    assert "0 of 3 others' http_requests_total ended at the same minute (its last sample" in line and "3 still report it" in line
+    assert "0 of 3 others' http_requests_total ended at the same minute (its last sample" in line
+    assert "3 still report it" in line
 
 
 def test_up_zero_says_prometheus_cannot_scrape_the_service(make_sandbox):
@@ -87,3 +89,29 @@ def test_with_neither_check_able_to_run_the_cause_is_unknown(gap):
     line = next(line for line in str(text).splitlines() if line.startswith("stopped:"))
     assert "cause: unknown" in line and "scrape health: not checked" in line and "other services: not checked" in line
     assert "the service stopped" not in line
+
+
+class RecordingClient:
+    """The real Prometheus client, recording each range query it sends (to count the checks' extra queries)."""
+
+    def __init__(self, client: object) -> None:
+        self.client = client
+        self.sent: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.client, name)
+
+    def query_range(self, promql: str, *args: object) -> object:
+        self.sent.append(promql)
+        return self.client.query_range(promql, *args)  # type: ignore[attr-defined]
+
+
+def test_the_checks_cost_two_queries_shared_by_every_series_that_stopped_in_the_gap(gap):
+    client = RecordingClient(wiring.build_prometheus(tool_settings(prometheus_url=gap.prometheus_url)))
+    catalogue = {"p99": MetricQuery('histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket'
+                                    '{$label="$service"}[5m])))', "s")}
+    tools = MetricsTools(client, catalogue)  # type: ignore[arg-type]
+    lines = [tools.query_metrics(service, "p99", "2h") for service in ("checkout", "payment", "search", "gateway")]
+    assert all("cause: collection gap" in str(text) for text in lines)
+    checks = [q for q in client.sent if "timestamp(" in q or q.startswith("max by (service) (up{")]
+    assert len(checks) == 2, checks  # one up, one raw series, for the four series that stopped
