@@ -27,6 +27,11 @@ def collection_gap(findings: Findings, service: str) -> tuple[str, Gap] | None:
     return min(health.gaps.items(), key=lambda item: item[1].at)
 
 
+def gapped_service(findings: Findings) -> str | None:
+    """After a scan that found no change: the first scanned service whose series stopped with the collection."""
+    return next((name for name in findings.health if collection_gap(findings, name) is not None), None)
+
+
 def check_around_gap(run: ProbeRun, findings: Findings, service: str) -> bool:
     """With a collection gap and no change: the service's deploys and error logs around it, and whether it still
     logs after it. True when there was a gap to check (the other walks are then pointless: nothing has metrics)."""

@@ -63,3 +63,11 @@ def test_a_collection_gap_scenario_is_answered_as_a_gap_not_as_the_service(make_
     assert not trace.complete and "Likely cause" not in headline
     assert "checkout still logs after" in headline  # its logs do not go through Prometheus
     assert not any(s.action == "query_metrics" and s.args.get("range") == "7d" for s in trace.steps)  # no lookback
+
+
+def test_a_gap_found_by_the_scan_when_no_service_is_named_is_still_answered_as_a_gap(make_sandbox, tmp_path):
+    box = make_sandbox("collection-gap")
+    trace = _diagnose(box, tmp_path, text="every dashboard went blank about 20 minutes ago, what is down?")
+    headline = headline_from_answer(trace.answer)
+    assert "metrics are missing for every service from" in headline and "collection" in headline, trace.answer
+    assert not trace.complete
