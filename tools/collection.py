@@ -37,6 +37,7 @@ SERVICE = "the service"
 UNKNOWN = "unknown"
 LOOK_BEFORE_S = 900  # the checks read from this long before the stop (or 5 steps) to the window's end: cheap
 TAIL_S = 600  # before a gap, changes this close to the last sample are a rate() window running out of samples
+_METRIC_NAME_RX = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 _SELECTOR_RX = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{[^{}]*\$label\s*=\s*\"\$service\"")
 
 
@@ -99,6 +100,8 @@ class CollectionCheck:
         ttl_s: float = 120.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        if up_metric and not _METRIC_NAME_RX.match(up_metric):
+            raise ValueError(f"invalid Prometheus metric name {up_metric!r} for the scrape-health check")
         self.client = client
         self.label = service_label
         self.up_metric = up_metric
@@ -120,9 +123,9 @@ class CollectionCheck:
         up_text, up_cause = _up_text(up, service, raw, stop_at, step_s, self.up_metric)
         if share is not None and share >= self.gap_share:
             return Collection(GAP, up_text, others)
-        if share is not None or up_cause == SERVICE or (raw is not None and raw.reaches_end(service)):
+        if share == 0 or up_cause == SERVICE or (raw is not None and raw.reaches_end(service)):
             return Collection(SERVICE, up_text, others)
-        return Collection(UNKNOWN, up_text, others)
+        return Collection(UNKNOWN, up_text, others)  # some others ended with it too: a partial gap, or several stops
 
     def _ends(self, promql: str, start: datetime, end: datetime, step_s: int) -> Ends | None:
         """The query's per-service ends over [start, end], from the cache when a recent fetch covers it."""

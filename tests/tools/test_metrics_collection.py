@@ -115,3 +115,10 @@ def test_the_checks_cost_two_queries_shared_by_every_series_that_stopped_in_the_
     assert all("cause: collection gap" in str(text) for text in lines)
     checks = [q for q in client.sent if "timestamp(" in q or q.startswith("max by (service) (up{")]
     assert len(checks) == 2, checks  # one up, one raw series, for the four series that stopped
+
+
+def test_a_configured_up_metric_that_is_not_a_metric_name_is_refused_at_start_up(gap):
+    client = wiring.build_prometheus(tool_settings(prometheus_url=gap.prometheus_url))
+    with pytest.raises(ValueError, match="invalid Prometheus metric name"):
+        MetricsTools(client, {"qps": MetricQuery('sum(rate(http_requests_total{$label="$service"}[5m]))', "rps")},
+                     up_metric='up{job="x"} or vector(1)')
