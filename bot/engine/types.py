@@ -88,6 +88,9 @@ class Intent:
     confidence: float
     tier: Literal["rules", "classifier", "model", "default"]
     reason: str
+    # the learned classifier's probability that the message asks for an investigation, whichever tier decided
+    # (0.0 when no classifier scored it): a quick answer to a likely diagnosis offers "🔎 Investigate"
+    diagnose_probability: float = 0.0
 
     @property
     def unsure(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from bot.engine.types import Intent, Route
@@ -46,6 +47,11 @@ def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
         return trivial
     active = model or shipped_or_none()
     scores = active.scores(text) if active is not None else None
+    routed = _by_classifier_or_model(text, scores, llm, unsure_below)
+    return replace(routed, diagnose_probability=dict(scores.ranked).get("diagnose", 0.0)) if scores else routed
+
+
+def _by_classifier_or_model(text: str, scores: Scores | None, llm: LLM | None, unsure_below: float) -> Intent:
     if scores is not None and scores.probability >= unsure_below:
         return Intent(cast(Route, scores.route), scores.probability, "classifier", _scores_reason(scores))
     guess = _scores_reason(scores) if scores is not None else "no classifier artifact"

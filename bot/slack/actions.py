@@ -1,5 +1,5 @@
 """The buttons of opsbot's messages: 👍/👎, Re-run and Show full trace on a final answer (with the trace modal's
-Previous / Next), and Investigate / Just answer after an unsure intent.
+Previous / Next), Investigate / Just answer after an unsure intent, and "🔎 Investigate" under a quick answer.
 
 Each one acks at once and hands its work to the runner's quick lane (`runner.defer`), like every listener; the one
 exception is `views.open` for "Show full trace", which must use the trigger_id at once.
@@ -16,7 +16,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.engine.types import Question, Trace
+from bot.engine.types import Intent, Question, Trace
 from bot.safety.access import Admit
 from bot.slack import render
 from bot.slack.notices import ACTION_INVESTIGATE, ACTION_JUST_ANSWER
@@ -25,6 +25,7 @@ from bot.slack.state import Job
 
 log = logging.getLogger(__name__)
 
+INVESTIGATE_CHOSEN = Intent("diagnose", 1.0, "rules", "the user chose Investigate under a quick answer")
 RecordFeedback = Callable[[str, str, int], None]  # (trace_id, user, vote +1/-1)
 FetchTrace = Callable[[str], Trace | None]
 
@@ -45,6 +46,7 @@ class Actions:
         app.action(render.ACTION_RERUN)(self.on_rerun)
         app.action(render.ACTION_SHOW_TRACE)(self.on_show_trace)
         app.action(re.compile(f"^{render.ACTION_TRACE_PAGE}_"))(self.on_trace_page)
+        app.action(render.ACTION_INVESTIGATE_ANSWER)(self.on_investigate)
         app.action(ACTION_INVESTIGATE)(self.on_choice)
         app.action(ACTION_JUST_ANSWER)(self.on_choice)
 
@@ -70,6 +72,11 @@ class Actions:
         ack()
         self.runner.defer(self._rerun, body, action)
 
+    def on_investigate(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
+        """🔎 Investigate under a quick answer: the stored question as a full diagnosis, in the same thread."""
+        ack()
+        self.runner.defer(self._rerun, body, action, INVESTIGATE_CHOSEN)
+
     def on_choice(self, ack: Callable[..., None], body: dict[str, Any], action: dict[str, Any]) -> None:
         """Investigate / Just answer, after an unsure intent."""
         ack()
@@ -81,7 +88,11 @@ class Actions:
         if self.runner.choose(choice_id, investigate, body["user"]["id"], message_ts).outcome == "rejected":
             tell(self.runner.client, body, "That question was already answered or has expired; please ask again.")
 
-    def _rerun(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+    def _rerun(self, body: dict[str, Any], action: dict[str, Any], intent: Intent | None = None) -> None:
+        """A new run of the stored question; with `intent` (🔎 Investigate), routed so. Under a plain answer
+        (chit-chat, help, a refusal) the click says the gate missed a diagnosis: that answer gets a 👎, so `opsbot
+        intent export` offers the message for retraining. Under a lookup it may only be the next question ("and
+        why?"), so no vote is cast for the person."""
         trace = self.fetch_trace(action["value"])
         if trace is None:
             tell(self.runner.client, body, "I can't find that run any more; please ask again.")
@@ -89,7 +100,14 @@ class Actions:
         message, user = body.get("message") or {}, body["user"]["id"]
         channel = body["channel"]["id"]
         thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-        question = Question(text=trace.question, user=user, channel=channel, thread_ts=thread_ts, source="slack")
+        missed = intent is not None and trace.intent is not None and trace.intent.route != "lookup"
+        if missed and self.record_feedback is not None:
+            try:
+                self.record_feedback(trace.trace_id, user, -1)
+            except Exception:  # the investigation matters more than the label
+                log.exception("recording the missed route failed trace_id=%s", trace.trace_id)
+        question = Question(text=trace.question, user=user, channel=channel, thread_ts=thread_ts, source="slack",
+                            intent=intent)
         job = Job(question, channel, thread_ts, "", user, str((body.get("team") or {}).get("id", "")))
         self.runner.submit(job, admit=self.admit)
 

@@ -5,7 +5,8 @@ confirmed by …" only when the trace carries a confirmation from the tools' evi
 bot/playbook/confirmation.py); the answer's own words never make one. Never a ✅ on a guess. Then the cause in a
 sentence or two, at most five evidence bullets that are findings (not queries) with times read against the deploy,
 and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind "Show full
-trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no buttons, no footer. Every message
+trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no footer, and no buttons but
+"🔎 Investigate" when the message may have asked for a diagnosis (offers_investigation). Every message
 has a short `text` fallback for notifications and screen readers.
 """
 
@@ -23,6 +24,7 @@ from bot.slack.render import (
     MAX_TEXT_CHARS,
     context,
     controls,
+    investigate_controls,
     meta_line,
     mrkdwn_escape,
     section,
@@ -47,12 +49,30 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
 _EVIDENCE_ORDER = ("change", "deploy", "diff", "logs")
 _PLAYBOOK_NOTE = "deterministic playbook"
+# A quick answer to a message the classifier gave at least one chance in ten of asking for an investigation offers
+# one. Chosen by that reading, not tuned on any split; the blind splits measure what it catches (issue 12's note).
+OFFER_INVESTIGATE_ABOVE = 0.1
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?(?![\w])")
 
 
 def is_plain(trace: Trace) -> bool:
     """Help, chit-chat and the read-only answer to a request to act: plain text."""
     return trace.intent is not None and trace.intent.route in ("help", "chitchat", "act")
+
+
+def offers_investigation(trace: Trace) -> bool:
+    """Whether a quick answer carries "🔎 Investigate": a missed diagnosis is then one click from the real one.
+
+    Every lookup answered on the quick lane (a one-fact answer invites "and why?"), and a plain answer (chit-chat,
+    help, a refusal to act) when the classifier gave the message at least OFFER_INVESTIGATE_ABOVE of being a
+    diagnosis. Never when a person or a rule chose the route (the choice buttons, an escalation: tier "rules").
+    """
+    intent = trace.intent
+    if intent is None or intent.tier == "rules" or intent.route == "diagnose":
+        return False
+    if intent.route == "lookup":
+        return trace.protocol == "single" or not trace.steps
+    return intent.diagnose_probability >= OFFER_INVESTIGATE_ABOVE
 
 
 def is_guess(trace: Trace) -> bool:
@@ -77,7 +97,8 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
     """The final message: plain for help and chit-chat; else kind + cause, evidence, next step, footer, controls."""
     answer = slack_markdown(trace.answer.strip()) or "_No answer was produced._"
     if is_plain(trace):
-        return [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
+        plain = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
+        return [*plain, investigate_controls(trace.trace_id)] if offers_investigation(trace) else plain
     findings = _findings(trace)
     if trace.protocol == "single" or not trace.steps:  # a quick lookup: its answer is the message
         blocks = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… ({_more(trace)})")}]
@@ -89,7 +110,7 @@ def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
         if body:
             blocks.append(section(body))
     blocks.append(context(*_footer(trace)))
-    blocks.append(controls(trace.trace_id))
+    blocks.append(controls(trace.trace_id, investigate=offers_investigation(trace)))
     return blocks
 
 

@@ -29,6 +29,7 @@ ACTION_VOTE_UP = "opsbot_vote_up"
 ACTION_VOTE_DOWN = "opsbot_vote_down"
 ACTION_RERUN = "opsbot_rerun"
 ACTION_SHOW_TRACE = "opsbot_show_trace"
+ACTION_INVESTIGATE_ANSWER = "opsbot_investigate_answer"  # "🔎 Investigate" under a quick answer
 ACTION_TRACE_PAGE = "opsbot_trace_page"  # + "_0" / "_1": Previous / Next in the trace modal
 
 _TITLES = {"query_metrics": "Metrics", "query_deploy_records": "Deploys", "query_deploy_diff": "Diff",
@@ -205,19 +206,25 @@ def _page_controls(trace_id: str, page: int, count: int) -> dict[str, Any]:
     }
 
 
-def controls(trace_id: str) -> dict[str, Any]:
-    def button(text: str, action_id: str, style: str = "") -> dict[str, Any]:
-        element = {"type": "button", "text": {"type": "plain_text", "text": text}, "action_id": action_id}
-        return element | {"value": trace_id[:2_000]} | ({"style": style} if style else {})
+def controls(trace_id: str, *, investigate: bool = False) -> dict[str, Any]:
+    """The final answer's buttons; `investigate` adds "🔎 Investigate" (a quick answer that may have missed one)."""
+    offer = [_button("🔎 Investigate", ACTION_INVESTIGATE_ANSWER, trace_id, "primary")] if investigate else []
+    elements = [  # one primary button: the offer to investigate when there is one, else Re-run
+        *offer,
+        _button("👍", ACTION_VOTE_UP, trace_id),
+        _button("👎", ACTION_VOTE_DOWN, trace_id),
+        _button("Re-run", ACTION_RERUN, trace_id, "" if investigate else "primary"),
+        _button("Show full trace", ACTION_SHOW_TRACE, trace_id),
+    ]
+    return {"type": "actions", "block_id": "opsbot_controls", "elements": elements}
 
-    return {
-        "type": "actions",
-        "block_id": "opsbot_controls",
-        "elements": [
-            button("👍", ACTION_VOTE_UP),
-            button("👎", ACTION_VOTE_DOWN),
-            button("Re-run", ACTION_RERUN, "primary"),
-            button("Show full trace", ACTION_SHOW_TRACE),
-        ],
-    }
 
+def investigate_controls(trace_id: str) -> dict[str, Any]:
+    """The one button under a plain answer (chit-chat, help, a refusal) to a message that may want a diagnosis."""
+    button = _button("🔎 Investigate", ACTION_INVESTIGATE_ANSWER, trace_id)
+    return {"type": "actions", "block_id": "opsbot_controls", "elements": [button]}
+
+
+def _button(text: str, action_id: str, trace_id: str, style: str = "") -> dict[str, Any]:
+    element = {"type": "button", "text": {"type": "plain_text", "text": text}, "action_id": action_id}
+    return element | {"value": trace_id[:2_000]} | ({"style": style} if style else {})

@@ -108,6 +108,19 @@ def test_no_model_and_an_unsure_classifier_say_so() -> None:
     assert "no model configured" in intent.reason and "classifier unsure" in intent.reason
 
 
+
+def test_every_classified_intent_carries_the_classifiers_diagnose_probability(scripted_llm: ScriptedLLM) -> None:
+    sure = classify("checkout p99 doubled since the 14:10 deploy, why?")
+    assert sure.tier == "classifier" and sure.route == "diagnose"
+    assert sure.diagnose_probability == pytest.approx(sure.confidence)
+    unsure = classify("and what about payment?", model=UNSURE_MODEL)
+    assert unsure.diagnose_probability == pytest.approx(1 / len(ROUTES))  # the default tier keeps it too
+    scripted_llm.script({"content": json.dumps({"route": "chitchat", "confidence": 0.9, "reason": "small talk"})})
+    asked = classify("and what about payment?", scripted_openai_llm(scripted_llm), model=UNSURE_MODEL)
+    assert asked.tier == "model" and asked.diagnose_probability == pytest.approx(1 / len(ROUTES))
+    assert classify("👍").diagnose_probability == 0.0  # the rules' trivial cases: no classifier scored it
+
+
 @pytest.fixture
 def no_llm_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)  # no developer .env

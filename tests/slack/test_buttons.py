@@ -1,12 +1,22 @@
-"""The final message's controls: 👍/👎 stored with the trace, Re-run from the stored run, the full-trace modal."""
+"""The final message's controls: 👍/👎 stored with the trace, Re-run from the stored run, the full-trace modal, and
+"🔎 Investigate" under a quick answer that may have missed a diagnosis."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from bot.engine.types import Question, StopReason, Totals, Trace
-from bot.slack.render import ACTION_RERUN, ACTION_SHOW_TRACE, ACTION_VOTE_DOWN, ACTION_VOTE_UP, MAX_MODAL_BLOCKS
+from bot.engine.types import Intent, Question, Route, StepObserver, StopReason, Totals, Trace, trace_from_answer
+from bot.slack.render import (
+    ACTION_INVESTIGATE_ANSWER,
+    ACTION_RERUN,
+    ACTION_SHOW_TRACE,
+    ACTION_VOTE_DOWN,
+    ACTION_VOTE_UP,
+    MAX_MODAL_BLOCKS,
+)
 from tests.fakes.slack import ScriptedResponder, event_body, mention_event, post_event, post_interaction
 from tests.slack.conftest import Surface, SurfaceFactory, wait_until
 
@@ -91,3 +101,77 @@ def test_alert_diagnosis_is_posted_as_an_anchor_with_the_answer_in_its_thread(ma
     assert "thread_ts" not in anchor and "OrderP99High" in anchor["text"] and "<!here>" not in anchor["text"]
     assert final["thread_ts"] == anchor_response["ts"] and "pool size" in json.dumps(final["blocks"])
     assert surface.runner.recent_trace("alert1") is trace
+
+
+class QuickResponder(ScriptedResponder):
+    """The quick lane's answers as the Router gives them: a lookup is one step, plain routes none; the trace keeps
+    the intent the gate chose. Anything routed to diagnose is the scripted diagnosis."""
+
+    def __call__(self, question: Question, on_step: StepObserver | None) -> Trace:
+        intent = question.intent
+        if intent is None or intent.route == "diagnose":
+            return super().__call__(question, on_step)
+        with self._lock:
+            self.questions.append(question)
+        return replace(trace_from_answer(question, f"{intent.route} answer"), intent=intent)
+
+
+def routed_as(route: Route, diagnose_probability: float) -> Callable[[str], Intent]:
+    return lambda text: Intent(route, 0.8, "classifier", "test gate", diagnose_probability=diagnose_probability)
+
+
+def quick_answer(make_surface: SurfaceFactory, route: Route, diagnose_probability: float,
+                 text: str) -> tuple[Surface, QuickResponder, dict[str, Any]]:
+    responder = QuickResponder()
+    surface = make_surface(responder, classify=routed_as(route, diagnose_probability))
+    post_event(surface.events_url, event_body(mention_event(text, ts="1699999999.000100")))
+    [reply] = surface.fake.wait_for("chat.postMessage", where=lambda p: p.get("thread_ts") == "1699999999.000100")
+    return surface, responder, reply
+
+
+def buttons(message: dict[str, Any]) -> list[str]:
+    return [e["text"]["text"] for b in message.get("blocks", []) if b["type"] == "actions" for e in b["elements"]]
+
+
+def test_investigate_under_a_quick_answer_runs_the_question_as_a_diagnosis_and_marks_the_miss(
+        make_surface: SurfaceFactory) -> None:
+    text = "payments-api p99 looks off since 14:10"
+    surface, responder, reply = quick_answer(make_surface, "chitchat", 0.35, text)
+    assert buttons(reply) == ["🔎 Investigate"]  # a likely diagnosis answered as chat: one click away
+    wait_until(lambda: len(surface.persisted) == 1, what="the quick answer's trace")
+    quick_id = surface.persisted[0].trace_id
+    click(surface, ACTION_INVESTIGATE_ANSWER, quick_id)
+    surface.fake.wait_for("chat.stopStream")
+    wait_until(lambda: len(surface.persisted) == 2, what="the diagnosis' trace")
+    asked, investigated = responder.questions
+    assert asked.intent is not None and asked.intent.route == "chitchat"
+    assert investigated.text == text and investigated.thread_ts == "1699999999.000100"
+    assert investigated.intent is not None and investigated.intent.route == "diagnose"
+    assert "chose Investigate" in investigated.intent.reason
+    assert surface.votes == [(quick_id, "U2", -1)]  # the quick answer missed: exported for retraining
+
+
+def test_a_lookup_answer_offers_to_investigate_and_the_click_is_not_counted_as_a_miss(
+        make_surface: SurfaceFactory) -> None:
+    surface, responder, reply = quick_answer(make_surface, "lookup", 0.02, "what is payments-api p99 now?")
+    assert buttons(reply) == ["🔎 Investigate", "👍", "👎", "Re-run", "Show full trace"]
+    styles = [e.get("style") for b in reply["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert styles.count("primary") == 1 and styles[0] == "primary"
+    wait_until(lambda: len(surface.persisted) == 1, what="the lookup's trace")
+    click(surface, ACTION_INVESTIGATE_ANSWER, surface.persisted[0].trace_id)
+    surface.fake.wait_for("chat.stopStream")
+    wait_until(lambda: len(responder.questions) == 2, what="the diagnosis")
+    assert responder.questions[1].intent is not None and responder.questions[1].intent.route == "diagnose"
+    assert surface.votes == []  # "and why?" after a number is the next question, not a misrouted one
+
+
+def test_plain_answers_to_unlikely_diagnoses_have_no_buttons(make_surface: SurfaceFactory) -> None:
+    _, _, reply = quick_answer(make_surface, "chitchat", 0.03, "thanks, that helped")
+    assert buttons(reply) == [] and [b["type"] for b in reply["blocks"]] == ["markdown"]
+
+
+def test_investigate_on_an_expired_run_says_so_and_runs_nothing(make_surface: SurfaceFactory) -> None:
+    surface = make_surface()
+    click(surface, ACTION_INVESTIGATE_ANSWER, "no-such-trace")
+    [reply] = surface.fake.wait_for("chat.postEphemeral")
+    assert "can't find" in reply["text"] and surface.submissions == [] and surface.votes == []

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from bot.engine.types import Intent, Step, StopReason, Totals, Trace
-from bot.slack.answer import trace_to_blocks, trace_to_text
+from bot.slack.answer import OFFER_INVESTIGATE_ABOVE, trace_to_blocks, trace_to_text
 from bot.slack.render import (
+    ACTION_INVESTIGATE_ANSWER,
     ACTION_RERUN,
     ACTION_SHOW_TRACE,
     ACTION_VOTE_DOWN,
@@ -128,3 +129,29 @@ def test_short_trace_fits_one_page_without_navigation() -> None:
     modal = trace_to_modal(make_trace(steps=3))
     assert not [b for b in modal["blocks"] if b["type"] == "actions"]
     assert "maximumPoolSize" in all_text(modal["blocks"])
+
+
+def _quick(route: str, tier: str, diagnose_probability: float, *, steps: int = 0, protocol: str = "single") -> Trace:
+    intent = Intent(route, 0.9, tier, "test", diagnose_probability=diagnose_probability)  # type: ignore[arg-type]
+    trace = make_trace(steps=steps, answer=f"{route} answer")
+    return Trace(**{**trace.__dict__, "intent": intent, "protocol": protocol})
+
+
+def _buttons(blocks: list[dict]) -> list[str]:
+    return [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+def test_the_offer_to_investigate_follows_who_chose_the_route_and_how_likely_a_diagnosis_was() -> None:
+    assert _buttons(trace_to_blocks(_quick("lookup", "classifier", 0.0)))[0] == ACTION_INVESTIGATE_ANSWER
+    assert _buttons(trace_to_blocks(_quick("chitchat", "classifier", OFFER_INVESTIGATE_ABOVE))) == [
+        ACTION_INVESTIGATE_ANSWER]
+    assert _buttons(trace_to_blocks(_quick("act", "model", 0.4))) == [ACTION_INVESTIGATE_ANSWER]
+    assert _buttons(trace_to_blocks(_quick("chitchat", "classifier", OFFER_INVESTIGATE_ABOVE / 2))) == []
+    # a person chose "Just answer", or a rule routed it: no second-guessing
+    assert ACTION_INVESTIGATE_ANSWER not in _buttons(trace_to_blocks(_quick("lookup", "rules", 0.9)))
+    assert _buttons(trace_to_blocks(_quick("help", "rules", 0.9))) == []
+    # a lookup the Router escalated to the full diagnosis already investigated
+    escalated = _quick("lookup", "classifier", 0.3, steps=3, protocol="playbook")
+    assert ACTION_INVESTIGATE_ANSWER not in _buttons(trace_to_blocks(escalated))
+    assert ACTION_INVESTIGATE_ANSWER not in _buttons(trace_to_blocks(_quick("diagnose", "classifier", 0.9, steps=2,
+                                                                            protocol="native")))
