@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.playbook.moments import moment_from_question as moment_from_question  # read here by the playbook
-from tools.collection import GAP
 from tools.timerange import CLOCK_PATTERN
 
 
@@ -116,6 +115,7 @@ _SPIKE_RX = re.compile(
 
 
 NO_SAMPLES = "no samples"  # what a ChangePoint read from a `stopped:` line went to
+GAP = "collection gap"  # a `stopped:` line's `cause:` when the collection stopped (tools/collection.py prints it)
 _STOP_RX = re.compile(rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(last (?P<before>{_VALUE})\)"
                       r"(?P<rest>.*)$", re.MULTILINE)
 _GAP_RX = re.compile(rf";\s*cause:\s*{re.escape(GAP)}\b.*?other services: (?:all (?P<all>\d+)|(?P<some>\d+) of "

@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 
 from bot.eval import fact_named
 from bot.eval.scoring import headline_from_answer
+from bot.playbook import evidence
 from bot.playbook.evidence import NO_SAMPLES, gaps_from_text, stops_from_text
 from bot.playbook.findings import Findings, ServiceHealth
 from bot.playbook.verdict import conclusion_from_findings
 from tests.playbook.test_playbook import _diagnose
+from tools import collection
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 HEAD = "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end; "
@@ -24,6 +26,7 @@ UNKNOWN = HEAD + "cause: unknown (scrape health: not checked (no up series for i
 
 
 def test_a_gap_is_read_as_a_gap_from_the_last_raw_sample_never_as_a_stop_of_the_service():
+    assert evidence.GAP == collection.GAP  # the playbook reads the words the tool prints
     assert stops_from_text(GAP, NOW) == []
     [gap] = gaps_from_text(GAP, NOW)
     assert gap.at == datetime(2026, 12, 1, 11, 20, tzinfo=UTC) and gap.services == "every service"
