@@ -38,7 +38,7 @@ class TrainOptions:
     c: float = 80.0  # inverse L2 strength
     balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
     seed: int = 12
-    min_weight: float = 0.1  # prune buckets whose largest |weight| is below this (keeps the artifact < 1 MB)
+    min_weight: float = 0.1  # prune buckets whose largest |weight| is below this (keeps the artifact ~1 MB)
     renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
     diagnose_weight: float = 1.5  # on top of `balanced`: a missed diagnosis costs more than a needless one
     # the decision threshold: added to diagnose's bias (log-odds), so it trades missed diagnoses for needless ones
