@@ -73,24 +73,28 @@ def cv_command(
     diagnose_weight: Annotated[float, WEIGHT_OPTION] = _CHOSEN.diagnose_weight,
     diagnose_shift: Annotated[float, SHIFT_OPTION] = _CHOSEN.diagnose_shift,
     leave_out: Annotated[
-        list[str] | None, typer.Option(metavar="KIND", help="also score each KIND (e.g. a writer, extra-w1) by a "
-                                       "model trained on every other train line")
+        list[str] | None, typer.Option(metavar="KIND", help="also score each KIND (e.g. a writer, extra-w1; "
+                                       "a,b for both at once) by a model trained on every other train line")
     ] = None,
 ) -> None:
     """Cross-validate the options on the train split only (no held-out message is read): the scorecard of every
     train message as predicted by the fold's model that did not learn from it. Choose options with this."""
-    from bot.routing.scorecard import scorecard_to_text
+    from bot.routing.scorecard import leave_out_summary, scorecard_to_text
     from bot.routing.training import cross_validate, leave_kind_out
 
     train = [e for e in load_corpus(corpus) if e.split == "train"]
     options = replace(_CHOSEN, c=c, diagnose_weight=diagnose_weight, diagnose_shift=diagnose_shift)
     typer.echo(f"{folds}-fold cross-validation on {len(train)} train messages, no LLM:")
     typer.echo(scorecard_to_text(cross_validate(train, options, folds)))
+    cards = []
     for kind in leave_out or []:
         card = leave_kind_out(train, kind, options)
         typer.echo(f"kind {kind!r} ({len(card.examples)} lines) by a model trained on the other "
                    f"{len(train) - len(card.examples)}, no LLM:")
         typer.echo(scorecard_to_text(card))
+        cards.append(card)
+    if len(cards) > 1:
+        typer.echo(leave_out_summary(cards))
 
 
 def _labelled(path: Path, accept_suggestions: bool) -> list[Example]:

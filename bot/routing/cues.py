@@ -53,8 +53,8 @@ _PATTERNS: dict[str, str] = {
               r"发布|上线|升级|迁移|变更|改动|切换",
     "after_change": r"\b(after|since|following|post)\b[^.?!]{0,30}\b(deploy\w*|release\w*|rollout|upgrade\w*|push|"
                     r"change|migration|canary|build|version|hotfix)|(发布|上线|升级|变更|改动|发版|迁移|推送)(之后|以后|后)",
-    "would_help": r"\b(would|will|does|do|should|could|is)\b[^.?!]{0,40}\b(fix|help|solve|resolve|make .{0,20} go away|"
-                  r"need to|worth|safe to)\b|before i (roll|restart|scale)|"
+    "would_help": r"\b(would|will|does|do|should|could|is)\b(?:[^.?!]|\.(?=\d)){0,40}\b(fix|help|solve|resolve|"
+                  r"make .{0,20} go away|need to|worth|safe to)\b|before i (roll|restart|scale)|"
                   r"能解决|有用吗|有没有用|管用|能让.{0,20}吗|(需要|要不要|该不该|是否要)(回滚|重启|扩容)|之前.{0,10}确认",
     "value": r"\b(what('s| is| was| are)|how (many|much|high)|current\w*|now|show|list|count|give me|which|when|"
              r"number of|atm|right now|"
@@ -84,13 +84,16 @@ _PATTERNS: dict[str, str] = {
     "ack": r"^(ack|ok|okay|got it|gotcha|roger|noted|on it|will do|sounds good|k|cool|sure|fine|lgtm|\+0|agreed|"
            r"brb|yep|yes|no|nope|alright|i'?ll)\b|^(好的|好嘞|收到|了解|明白|嗯|行|知道了|好|没问题|稍等|马上回来|同意|"
            r"是的|不是|对|我来|我自己)",
-    "fyi": r"\b(fyi|heads up|status update|update:|just so you know|resolved|mitigated|false (alarm|positive)|"
-           r"never ?mind|all good|closed|finished|done|i rolled back|we'?re good|back to (normal|baseline)|"
-           r"recovered|gone|all green|ignore|update|fine now|looks? (fine|healthy|good)|closing( the)? incident|"
-           r"back (under|below|to)|stopped after)\b|全绿|事故关闭|关掉了|没事了|看着正常|已经正常|"
-           r"同步|通知一下|提醒|已恢复|止血|恢复了|好了|没了|忽略|"
-           r"更新:|已经恢复|已解决|停了|关闭|"
-           r"误报|算了|正常了|已经解决|已经把|已关闭|已经完成|完成了|进展",
+    # an announcement ("fyi", "heads up", "同步一下"): said of a fixed problem and of a live one alike
+    "fyi": r"\b(fyi|heads up|status update|update:|just so you know|^update|update (on|from))\b|"
+           r"同步|通知一下|提醒|更新:|进展",
+    # the problem is over (or never was): what makes an announcement small talk rather than a symptom report
+    "resolved": r"\b(resolved|mitigated|false (alarm|positive)|never ?mind|all good|closed|finished|done|i rolled back|"
+                r"we'?re good|back to (normal|baseline)|recovered|gone|all green|ignore|fine now|"
+                r"looks? (fine|healthy|good)|closing( the)? incident|back (under|below|to)|stopped after)\b|"
+                r"全绿|事故关闭|关掉了|没事了|看着正常|"
+                r"已经正常|已恢复|止血|恢复了|好了|没了|忽略|已经恢复|已解决|停了|关闭|误报|算了|正常了|已经解决|已经把|"
+                r"已关闭|已经完成|完成了",
     "help": r"\b(help|^usage|commands?|manual|examples?|how (do|can|should) i|what can you|what should i|"
             r"your (commands|tools|answers)|how does opsbot|what is opsbot|what are you|who are you|do you (have|"
             r"support|need|speak|understand|keep)|can you (also|read|investigate services)|how long does|"
@@ -131,7 +134,9 @@ _PATTERNS: dict[str, str] = {
     "done": r"^(fyi,? |fyi: |ok,? |so |just |we |i )?(scaled|restarted|rolled back|reverted|bumped|drained|merged|"
             r"redeployed|silenced|muted|failed over|bounced|killed|downgraded|flipped|disabled|purged)\b|"
             r"\b(watching|monitoring|keeping an eye|will monitor|we are monitoring)\b|"
-            r"已经?(扩容|缩容|回滚|重启|合|部署|发布|切|静默|关|降级|rollback)|观察中|持续观察|在观察|"
+            # "已经重启十几次了" is a count of restarts, a symptom
+            r"已经?(扩容|缩容|回滚|重启|合|部署|发布|切|静默|关|降级|rollback)(?! ?[一两二三四五六七八九十几0]+ ?次)|"
+            r"观察中|持续观察|在观察|"
             r"(回滚|重启|扩容|缩容|rollback|restart|deploy|merge) ?(了|完|咗)(?!几|多少)",
     # a change asked for politely anywhere in the message ("can you restart X?", "可以帮我重启 X 吗", "I would like to
     # request you to failover ..."): the act cue reads only a first word
@@ -141,6 +146,26 @@ _PATTERNS: dict[str, str] = {
                r"deploy|rerun|re-run|merge|turn (on|off)|kill|increase|ack|flip|invite|reboot|cordon)\b|"
                r"(帮我|帮忙|帮手|麻烦|请|唔该|可以|可唔可以)[^，,。?？]{0,8}?(回滚|回退|重启|restart|scale|扩容|缩容|revert|"
                r"开一张|开张|开个|开返|call|呼|叫醒|调到|调成|切到|切去|merge|合了|发一下|drain|关掉|kill|静默|摘流)",
+    # a value the writer observed, stated with its unit ("p99 is 9s", "4,312 today", "平时 2w，现在 8w", "重启十几次"):
+    # a lookup asks for a value, a symptom report states one
+    "measured": r"(?<![\w.:/-])0+(?:[.,]0+)*\s?(?:ms|s|secs?|seconds|%|x|k|w|gb|mb|times|req/s|rps|qps)(?![\w])|"
+                r"(?<![\w.:/-])0+(?:[.,]0+)*\s?(?:秒|毫秒|倍|万|千|次|条)|"
+                r"(?:两|[二三四五六七八九十百千][一两二三四五六七八九十百千万几]*|一[十百千万][一二三四五六七八九十百千万几]*)"
+                r"(?:秒|倍|次|条)",
+    # the value set against what is normal ("usually under 50", "平时 2w", "vs yesterday"): an anomaly, not a reading
+    "baseline": r"\b(usually|normally|normal is|on average|baseline|vs\.?|versus|compared (to|with)|than (usual|normal|"
+                r"yesterday|last week|before)|used to (be|take)|typically (under|below|around|about|0))\b|"
+                r"平时|平常|往常|正常(是|情况|值|水平|只有)|以往|之前(都|只|是|才)|比平时|比昨天|比上周|同比|环比|"
+                r"一般(是|在|只有|才|都)",
+    # a named service, host or cluster ("coin-wallet", "gift-svc", "订单服务"): a question about our systems, not about
+    # a technology in general
+    "entity": r"(?<![\w/.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/.-])|\b\w+(svc|service|api|cluster)\b|服务|集群|节点",
+    # a specific moment or a recurrence ("overnight", "since 20:00", "again", "昨天", "刚才", "又"): the state of our
+    # systems, not a question in general
+    "anchor": r"\b(today|tonight|yesterday|overnight|this (morning|afternoon|evening|week)|last (night|week|friday|"
+              r"monday|tuesday|wednesday|thursday|saturday|sunday)|since|ago|just now|again|every (hour|day|night|"
+              r"minute)|on the hour|0:00|0 ?(am|pm))\b|今天|今晚|今早|昨天|昨晚|凌晨|刚才|刚刚|上周|这周|本周|又|"
+              r"每小时|整点|0:00|0 ?点",
 }
 
 

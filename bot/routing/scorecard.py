@@ -78,6 +78,17 @@ def scorecard_to_text(card: Scorecard, routes: Sequence[str] = ROUTES) -> str:
     return "\n".join(lines)
 
 
+def leave_out_summary(cards: Sequence[Scorecard]) -> str:
+    """One line over several leave-one-kind-out scorecards: the mean of their accuracies (each writer counts once)
+    and the pooled needless and missed rates (each message counts once), the numbers options are chosen by."""
+    mean = sum(hits / total for hits, total in (c.accuracy() for c in cards)) / len(cards)
+    needless = [sum(n) for n in zip(*(c.needless_investigations() for c in cards), strict=True)]
+    missed = [sum(m) for m in zip(*(c.missed_diagnoses() for c in cards), strict=True)]
+    return (f"left out {len(cards)} kinds: mean accuracy {mean:.2%}, pooled needless {needless[0]}/{needless[1]} "
+            f"({needless[0] / max(needless[1], 1):.2%}), pooled missed {missed[0]}/{missed[1]} "
+            f"({missed[0] / max(missed[1], 1):.2%})")
+
+
 def _field_is(name: str, value: str) -> Callable[[Example], bool]:
     return lambda example: getattr(example, name) == value
 

@@ -3,7 +3,7 @@
 Training needs the `[train]` extra (scikit-learn, numpy, scipy); serving never imports them. Reproducible: the
 features are deterministic, the solver (newton-cg) is deterministic, and the exported artifact carries no timestamp,
 so the same corpus and options give the same bytes. Every option is chosen on the train split only (`opsbot intent
-cv`): by the mean of `leave_kind_out` over the independent writers (extra-w1..w7), the proxy for a writer the model
+cv`): by the mean of `leave_kind_out` over the independent writers (extra-w1..w9), the proxy for a writer the model
 has never read, and by its needless-investigation rate, which must not rise; never on a held-out split.
 """
 
@@ -26,20 +26,25 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TrainOptions:
-    """The knobs, chosen on the train split only: mean leave-one-writer-out (`leave_kind_out`) over extra-w1..w7 and
-    its needless rate. With 4,064 train lines (mean / needless / missed): the options before, 94.77 / 4.43 % /
-    2.97 %; diagnose_shift 0.2 -> -0.1 with the done and ask_act cues, 95.00 / 3.72 % / 3.34 %. C (40, 160),
-    diagnose_weight (1.0, 2.0) move it under 0.2 points, a cue weight of 0.05 or 0.2 costs 0.5 to 1.2; min_weight
-    0.1 (0.07 before) keeps the artifact under 1 MB for 0.06 points."""
+    """The knobs, chosen on the train split only: mean leave-one-writer-out (`leave_kind_out`) over the independent
+    writers and its needless rate. With 4,064 train lines, over extra-w1..w7 (mean / needless / missed): the options
+    before, 94.77 / 4.43 % / 2.97 %; diagnose_shift 0.2 -> -0.1 with the done and ask_act cues, 95.00 / 3.72 % /
+    3.34 %. C (40, 160), diagnose_weight (1.0, 2.0) move it under 0.2 points; min_weight 0.1 (0.07 before) keeps the
+    artifact under 1 MB for 0.06 points. With 4,637 lines, over extra-w1..w9 (w8 and w9 left out together: they share
+    message skeletons): 95.47 / 3.21 % / 3.16 % before; the measured, baseline, entity and anchor cues and the fyi cue
+    split from a resolved one, 95.72 / 3.28 % / 2.44 %, and diagnose_shift -0.1 -> -0.2 with them, 95.83 / 2.93 % /
+    2.44 %. A cue weight of 0.15 costs 0.65 points (0.05 and 0.2 cost 0.5 to 1.2 before). With 5,233 lines
+    (extra-b2/b3: two writers of a channel's natural mix), leaving both out is flat in the shift: needless + missed
+    8 + 11 of 328 + 268 at -0.2, 10 + 10 at 0.1 and 0.25, 12 + 7 at 0.4; -0.2 is kept."""
 
     c: float = 80.0  # inverse L2 strength
     balanced: bool = True  # weight routes inversely to their frequency: act and help are the small ones
     seed: int = 12
-    min_weight: float = 0.1  # prune buckets whose largest |weight| is below this (keeps the artifact < 1 MB)
+    min_weight: float = 0.1  # prune buckets whose largest |weight| is below this (keeps the artifact ~1 MB)
     renamed_copies: int = 1  # per message naming a corpus service, copies with made-up names (augmentation.py)
     diagnose_weight: float = 1.5  # on top of `balanced`: a missed diagnosis costs more than a needless one
     # the decision threshold: added to diagnose's bias (log-odds), so it trades missed diagnoses for needless ones
-    diagnose_shift: float = -0.1
+    diagnose_shift: float = -0.2
     spec: FeatureSpec = field(default_factory=FeatureSpec)
 
 
@@ -119,8 +124,10 @@ def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: in
 
 
 def leave_kind_out(examples: Sequence[Example], kind: str, options: TrainOptions) -> Scorecard:
-    """Train on every example but those of `kind` (e.g. one writer's lines) and score those: the proxy for a writer
-    the model has never read."""
-    model = train_model([e for e in examples if e.kind != kind], options)
-    rows = tuple(e for e in examples if e.kind == kind)
+    """Train on every example but those of `kind` (e.g. one writer's lines; "extra-w8,extra-w9" leaves out both,
+    for two writers who shared their message skeletons) and score those: the proxy for a writer the model has never
+    read."""
+    kinds = set(kind.split(","))
+    model = train_model([e for e in examples if e.kind not in kinds], options)
+    rows = tuple(e for e in examples if e.kind in kinds)
     return Scorecard(rows, tuple(model.scores(e.text).route for e in rows))

@@ -56,10 +56,11 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     """The issue's bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
-    diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out over extra-w1..w7
-    on the train split, 587 lines from two more writers, w6 and w7, added to it): 239/246 (97.2 %), 3/148 needless
-    (2.0 %) and 1/98 missed; the models before it had 240/246, 3/148 and 0/98, then 238/246, 4/148 and 2/98, and
-    235/246, 5/148 and 1/98. The floor leaves a message or two of margin and only catches a regression;
+    diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out over extra-w1..w9
+    on the train split, 573 lines from two more writers, w8 and w9, added to it, the measured, baseline, entity and
+    anchor cues and shift -0.2): 240/246 (97.6 %), 3/148 needless (2.0 %) and 1/98 missed; the models before it had
+    239/246, 3/148 and 1/98, then 240/246, 3/148 and 0/98, then 238/246, 4/148 and 2/98, and 235/246, 5/148 and
+    1/98. The floor leaves a message or two of margin and only catches a regression;
     tests/bench/bench_intent.py and `opsbot intent train` print the full tables, `opsbot intent cv` the
     cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
@@ -72,10 +73,11 @@ def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     artifact (161/177, 5/114 needless, 5/63 missed; then 168/177, 4/114, 2/63; then 167/177, 4/114, 1/63; now, with
     the three new writers' lines, 171/177, 3/114 needless and 0/63 missed; with two more writers, Traditional Chinese
     read as Simplified and lighter cues, 174/177, 0/114 needless and 1/63 missed; with w6 and w7 and the done and
-    ask_act cues, the same 174/177, 0/114 and 1/63). A little margin; only catches a regression."""
+    ask_act cues, the same 174/177, 0/114 and 1/63; with w8 and w9, the measured, baseline, entity and anchor cues and
+    shift -0.2, 173/177, 0/114 needless and 2/63 missed). A little margin; only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
-    assert card.accuracy() >= (172, 177)
-    assert card.missed_diagnoses() <= (2, 63) and card.needless_investigations() <= (2, 114)
+    assert card.accuracy() >= (171, 177)
+    assert card.missed_diagnoses() <= (3, 63) and card.needless_investigations() <= (2, 114)
 
 
 def test_the_fresh_split_was_folded_into_training() -> None:
@@ -93,12 +95,13 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     301/338 after the first retrain, 311/338 = 295/321 after the second (needless 12/185, missed 8/136); scored once
     after the third (two more writers, options chosen by leave-one-writer-out): 304/321 (94.7 %), needless 7/185
     (3.8 %), missed 7/136 (5.1 %); scored once after the fourth (w6 and w7, shift -0.1, the done and ask_act cues):
-    305/321 (95.0 %), needless 4/185 (2.2 %), missed 8/136 (5.9 %). This is the honest measure of a new writer, and
-    missed diagnoses are still over the issue's bar (see the note of issue 12). The floor only catches a
-    regression."""
+    305/321 (95.0 %), needless 4/185 (2.2 %), missed 8/136 (5.9 %); scored once after the fifth (w8 and w9, the
+    measured, baseline, entity and anchor cues, the fyi cue split from a resolved one, shift -0.2): 309/321 (96.3 %),
+    needless 3/185 (1.6 %), missed 7/136 (5.1 %). This is the honest measure of a new writer, and missed diagnoses are
+    still over the issue's bar (see the note of issue 12). The floor only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
-    assert card.accuracy() >= (301, 321)
-    assert card.needless_investigations() <= (7, 185) and card.missed_diagnoses() <= (10, 136)
+    assert card.accuracy() >= (305, 321)
+    assert card.needless_investigations() <= (6, 185) and card.missed_diagnoses() <= (9, 136)
 
 
 SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
@@ -186,6 +189,37 @@ def test_intent_cv_scores_a_left_out_kind_by_a_model_that_never_read_it(tmp_path
     assert "kind 'w9' (2 lines) by a model trained on the other 8" in result.output
 
 
+def test_intent_cv_sums_up_several_left_out_kinds_as_the_mean_and_the_pooled_rates(tmp_path: Path) -> None:
+    from bot.routing.scorecard import leave_out_summary
+    from bot.routing.training import TrainOptions, leave_kind_out
+
+    writers = {"why is order slow": "w8", "hi": "w8", "order p99 now?": "w9", "restart order": "w9"}
+    train = [replace(e, kind=writers.get(e.text, "")) for e in SMALL if e.split == "train"]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train),
+                      encoding="utf-8")
+    result = CliRunner().invoke(app, ["intent", "cv", "--corpus", str(corpus), "--folds", "2", "--leave-out", "w8",
+                                      "--leave-out", "w9"])
+    assert result.exit_code == 0, result.output
+    cards = [leave_kind_out(train, kind, TrainOptions()) for kind in ("w8", "w9")]
+    summary = leave_out_summary(cards)
+    assert summary.startswith("left out 2 kinds: mean accuracy ")
+    assert "needless " in summary and "/3 (" in summary and "/1 (" in summary  # 3 other messages, 1 diagnosis
+    assert summary in result.output.splitlines()
+    both = leave_kind_out(train, "w8,w9", TrainOptions())  # two writers who shared skeletons, left out together
+    assert {e.text for e in both.examples} == set(writers)
+
+
+def test_leave_out_summary_weighs_each_kind_once_and_pools_each_message_once() -> None:
+    from bot.routing.scorecard import Scorecard, leave_out_summary
+
+    one = Scorecard((Example("x", "diagnose"), Example("y", "lookup")), ("lookup", "lookup"))
+    two = Scorecard(tuple(Example(t, r) for t, r in [("a", "diagnose"), ("b", "lookup"), ("c", "act"), ("d", "act")]),
+                    ("diagnose", "diagnose", "act", "act"))
+    assert leave_out_summary([one, two]) == ("left out 2 kinds: mean accuracy 62.50%, pooled needless 1/4 (25.00%), "
+                                             "pooled missed 1/2 (50.00%)")
+
+
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
     model = IntentModel(ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0],
                         {9: [0.5, 0.0, 0.0, 0.0, 0.0], 7: [1.0, 0.0, 0.0, 0.0, -1.0]})
@@ -222,11 +256,11 @@ def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> No
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
-    assert model.meta["diagnose_shift"] == -0.1 and model.meta["c"] == 80.0  # the options cross-validation chose
+    assert model.meta["diagnose_shift"] == -0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
     assert model.spec.cue_weight == 0.1 and model.spec.simplified  # chosen by leave-one-writer-out
-    # ~40k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
-    # them to ~0.7 MB)
-    assert SHIPPED.stat().st_size < 1_000_000
+    # ~43k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
+    # them to ~0.75 MB); it grows with the corpus (1.04 MB at 5,233 training lines)
+    assert SHIPPED.stat().st_size < 1_200_000
 
 
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -296,6 +330,36 @@ def test_a_count_a_symptom_or_a_bare_command_is_neither_done_nor_asked_politely(
     from bot.routing.features import normalised
 
     assert not {"done", "ask_act"} & set(cues_in(normalised(text)))
+
+
+@pytest.mark.parametrize(("text", "cue"), [
+    ("p99 on railbridge went from 180ms to 2.3s", "measured"), ("risk-engine 的 p99 飙到 1.2s 了", "measured"),
+    ("recon-batch 已经重启十几次了", "measured"), ("why'd matchmaker restart 14 times overnight", "measured"),
+    ("settle-svc 写入 TPS 掉到平时的一半", "baseline"), ("mismatch count is 4,312 today, usually under 50", "baseline"),
+    ("why are coin-wallet balances taking forever to update", "entity"), ("订单服务挂了", "entity"),
+    ("item-center 又挂了", "anchor"), ("why did gacha-svc autoscale to 80 pods at 4am", "anchor"),
+    ("500s on seatmap since the 14:10 deploy", "anchor"),
+])
+def test_a_stated_value_a_baseline_a_named_service_and_a_moment_are_cues(text: str, cue: str) -> None:
+    """What sets a symptom report apart from a lookup or a general question: it states the value it saw (a lookup asks
+    for one), sets it against what is normal, names one of our services, at a moment."""
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert cue in cues_in(normalised(text))
+
+
+@pytest.mark.parametrize(("text", "cue"), [
+    ("scale hotel-avail to 12 replicas", "measured"), ("v3.12.0 went out at 14:05", "measured"),
+    ("what is the p99 of cart", "measured"), ("why is exactly-once delivery so hard in kafka", "anchor"),
+    ("一般来说 kafka 分区数怎么设", "baseline"), ("已重启 20 次", "done"),
+    ("why are coin-wallet balances taking forever to update", "fyi"), ("已经重启十几次了", "done"),
+])
+def test_a_bare_count_a_version_a_general_question_or_a_restart_count_are_not_those_cues(text: str, cue: str) -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert cue not in cues_in(normalised(text))
 
 
 def test_english_cues_are_read_inside_chinese_text() -> None:
