@@ -108,6 +108,11 @@ class PrometheusSettings(BaseModel):
     bearer_token: SecretStr = SecretStr("")
     service_label: str = "service"
     max_points: int = 288
+    # A series that stopped: Prometheus' own scrape-health metric, read per service ("" = do not read it)...
+    up_metric: str = "up"
+    # ...and the share of the other services whose series of the same metric ended at the same step that makes
+    # it a gap in collection rather than this service stopping.
+    collection_gap_share: float = Field(default=0.8, gt=0.0, le=1.0)
     metrics: dict[str, MetricTemplate] = Field(default_factory=default_metric_catalogue)
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
+from tools.collection import GAP, CollectionCheck, without_gap_tail
 from tools.metricseries import MetricQuery, MetricSeries, MetricStats, render_series
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
@@ -58,6 +59,8 @@ class MetricsTools:
         clock: Clock = utc_now,
         topology: Mapping[str, Sequence[str]] | None = None,
         max_services: int = 200,
+        up_metric: str = "up",
+        gap_share: float = 0.8,
     ) -> None:
         if not _LABEL_NAME.match(service_label):
             raise ValueError(f"invalid Prometheus label name {service_label!r}")
@@ -73,6 +76,7 @@ class MetricsTools:
         self.topology = {name: list(downstream) for name, downstream in (topology or {}).items()}
         self.max_services = max_services
         self._services = CachedNames(lambda: client.label_values(service_label), services_ttl_s)
+        self.collection = CollectionCheck(client, service_label, up_metric=up_metric, gap_share=gap_share)
 
     def specs(self) -> list[ToolSpec]:
         """query_metrics (its description lists this catalogue) and list_services."""
@@ -130,8 +134,12 @@ class MetricsTools:
         spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
         trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
         stop = detect_stop(times, values, window.end, step_s)
+        collection = None if stop is None else \
+            self.collection.check(name, query.promql, stop.last_at, window.start, window.end, step_s)
+        if stop is not None and collection is not None and collection.cause == GAP:
+            changes, spikes, collection = without_gap_tail(stop.last_at, step_s, changes, spikes, collection)
         return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes,
-                            trends, sawtooth, stop)
+                            trends, sawtooth, stop, collection)
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
         """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
@@ -179,8 +187,8 @@ Legal values:
 - service: a Prometheus label value (list_services lists them)
 - range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
 Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
-"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since: no requests) lines; \
-12 averaged points of at most {max_points}."""
+"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since; cause: the service, \
+a collection gap or unknown) lines; 12 averaged points of at most {max_points}."""
 
 
 _LIST_SERVICES_DOC = """\

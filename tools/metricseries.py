@@ -5,8 +5,9 @@ The playbook reads `MetricSeries` directly; the model reads `render_series()`: P
 `spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
 `trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the window's end,
 `sawtooth: N drops (restarts?) HH:MM–HH:MM, high -> low (xN)` for repeated climbs that drop back,
-`stopped: no samples after HH:MM (last V), D to the window's end` for a series that ended early (a service
-that serves no requests has no latency and no error ratio: "no samples", never "no change"),
+`stopped: no samples after HH:MM (last V), D to the window's end; cause: C (up: ...; other services: ...)` for a
+series that ended early (a service that serves no requests has no latency and no error ratio: "no samples", never
+"no change"; C says whether the service stopped, the collection did, or it is unknown: tools/collection.py),
 and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and
 when there were too few points to look it says that instead (`change: not checked`).
 """
@@ -24,6 +25,7 @@ from tools.timerange import TimeWindow, duration_to_text
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
     from tools.changepoints import ChangePoint, Spike, Stop
+    from tools.collection import Collection
     from tools.trends import Sawtooth, Trend
 
 SUMMARY_POINTS = 12
@@ -65,6 +67,7 @@ class MetricSeries:
     trends: tuple[Trend, ...] = ()
     sawtooth: Sawtooth | None = None
     stop: Stop | None = None
+    collection: Collection | None = None  # whether the stop is the service's or the collection's (tools/collection.py)
 
 
 def render_series(series: MetricSeries) -> str:
@@ -84,7 +87,7 @@ def render_series(series: MetricSeries) -> str:
     found += [_spike_line(spike, u, clock) for spike in series.spikes]
     found += [_trend_line(trend, u, clock) for trend in series.trends]
     found += [_sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
-    found += [_stop_line(series.stop, u, clock)] if series.stop else []
+    found += [_stop_line(series.stop, series.collection, u, clock)] if series.stop else []
     if found:
         lines += found
     elif len(series.points) < (needed := _min_detection_points()):
@@ -128,11 +131,13 @@ def _sawtooth_line(saw: Sawtooth, unit: str, clock: str) -> str:
     return f"sawtooth: {len(saw.drops)} drops (restarts?) {span}, {levels}"
 
 
-def _stop_line(stop: Stop, unit: str, clock: str) -> str:
-    """`stopped: no samples after 11:20 (last 55.9 ms), 40m to the window's end: no requests measured, or ...`."""
-    silent = duration_to_text(int(stop.silent_s))
-    return (f"stopped: no samples after {stop.last_at:{clock}} (last {_value(stop.before, unit)}), {silent} to the "
-            "window's end: no requests were measured (no latency, a 0/0 ratio), or the series is gone")
+def _stop_line(stop: Stop, collection: Collection | None, unit: str, clock: str) -> str:
+    """`stopped: no samples after 11:20 (last 55.9 ms), 40m to the window's end; cause: collection gap (up: ...;
+    other services: ...)`: the service stopped serving, or the collection stopped, or unknown (not checked)."""
+    silent = duration_to_text(int(stop.silent_s) // 60 * 60 or int(stop.silent_s))  # whole minutes
+    cause = collection.describe() if collection else "cause: unknown (whether collection stopped too was not checked)"
+    return f"stopped: no samples after {stop.last_at:{clock}} (last {_value(stop.before, unit)}), {silent} to the " \
+           f"window's end; {cause}"
 
 
 def _factor(ratio: float | None) -> str:

@@ -2,8 +2,8 @@
 
 The tools print findings in stable line forms (tools/metrics.py, logs.py, deploys.py), so a deterministic
 filter keeps what a diagnosis cites and drops what it was read from:
-- metrics: the `min · median · max · last` line, `change:`, `spike:`, `trend:` and `sawtooth:` lines (the PromQL
-  and the series go);
+- metrics: the `min · median · max · last` line, `change:`, `spike:`, `trend:`, `sawtooth:` and `stopped:` lines
+  (the PromQL and the series go);
 - logs: the `matched N lines · by level` counts and the top error signatures with their counts and times, plus
   one example line each (its concrete values); stack frames and the newest raw lines go;
 - deploys: one line per deploy record (time, service/version, author, summary), and per commit of a git log
@@ -23,6 +23,7 @@ _STATS = re.compile(r"^min \S.* · median ")
 _CHANGE = re.compile(r"^change: ")
 _SPIKE = re.compile(r"^spike: ")  # a peak that came and went: what a recovered incident leaves
 _TREND = re.compile(r"^(trend|sawtooth): ")  # a climb still going (a leak), or climbs that drop back (restarts)
+_STOP = re.compile(r"^stopped: ")  # a series that ended, and whether the service or the collection stopped
 _COUNTS = re.compile(r"^matched [\d,]+ lines")
 _SIGNATURE = re.compile(r"^\d+\. [\d,]+x ")
 _SUSPECT = re.compile(r"^\d+\. .+? \(score [\d.]+\): ")  # find_changes' ranked suspects, best first
@@ -39,11 +40,11 @@ _DOC_FILE = re.compile(r"(^|/)(CHANGELOG|CHANGES|HISTORY|README)[^/]*$|\.(md|rst
 _SETTING = re.compile(r"^(?P<sign>[-+]) (?P<key>[\w.\-\[\]\"']+)\s*[:=]\s*(?P<value>.*)$")
 _STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
 _EVIDENCE = (
-    _STATS, _CHANGE, _SPIKE, _TREND, _COUNTS, _SIGNATURE, _SUSPECT, _DEPLOY, _GIT_COMMIT, _DIFF_HEADER, _STATUS
+    _STATS, _CHANGE, _SPIKE, _TREND, _STOP, _COUNTS, _SIGNATURE, _SUSPECT, _DEPLOY, _GIT_COMMIT, _DIFF_HEADER, _STATUS
 )
 # What a one-line gist prefers, in order: the finding itself before the context around it.
 _GIST_ORDER = (
-    _SUSPECT, _SPIKE, _CHANGE, _TREND, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _GIT_COMMIT, _STATUS, _COUNTS, _STATS
+    _SUSPECT, _SPIKE, _CHANGE, _TREND, _STOP, _DIFF_CHANGE, _SIGNATURE, _DEPLOY, _GIT_COMMIT, _STATUS, _COUNTS, _STATS
 )
 _VARYING = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8,}|\d+(?:[.,:]\d+)*", re.IGNORECASE)  # numbers, ids, hex, times
 _MIN_FOLD = 3  # fold a group from this many lines: two alike lines are cheaper kept than summarised

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
+from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
@@ -122,11 +123,9 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     if len(named) > 1:  # "stock fails, warehouse-api says it is fine": the one whose metrics changed is asked about
         target = entry_service(run, findings, named, topology, why="The question names several services")
     else:
-        target = named[0] if named else entry_service(run, findings, services, topology)
-    if target is None:
-        return
-    findings.service = target
-    _survey(run, findings, target)
+        target = named[0] if named else entry_service(run, findings, services, topology) or gapped_service(findings)
+    if target is None or _surveyed_gap(run, findings, target):
+        return  # after a gap in collection no service has metrics: there is no change to walk down or to rank
     look_further_back(run, findings, target)  # when flat: the trouble may be older than the window, or constant
     first = findings.first_change(target)
     if first is not None:
@@ -162,6 +161,13 @@ def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[st
         check_logs(run, findings, sibling, origin_first, why=why)
         if sibling in findings.signatures:
             findings.neighbours.append(sibling)
+
+
+def _surveyed_gap(run: ProbeRun, findings: Findings, target: str) -> bool:
+    """Survey the asked service; True when its series stopped with the collection (then checked around the gap)."""
+    findings.service = target
+    _survey(run, findings, target)
+    return check_around_gap(run, findings, target)
 
 
 def _survey(run: ProbeRun, findings: Findings, service: str) -> None:

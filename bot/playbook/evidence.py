@@ -28,6 +28,7 @@ class ChangePoint:
     ratio: float  # after / before; inf when before is 0
     factor: str = ""  # the factor as the tool printed it ("x5.6"); empty when it printed none
     spike: bool = False  # a peak that came and went (before = the median, after = the max), not a level shift
+    cause: str = ""  # of a stop (after = NO_SAMPLES): what its line says stopped ("the service", "unknown"; "" unsaid)
 
     @property
     def strength(self) -> float:
@@ -114,19 +115,47 @@ _SPIKE_RX = re.compile(
 
 
 NO_SAMPLES = "no samples"  # what a ChangePoint read from a `stopped:` line went to
-_STOP_RX = re.compile(rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(last (?P<before>{_VALUE})\)",
-                      re.MULTILINE)
+GAP = "collection gap"  # a `stopped:` line's `cause:` when the collection stopped (tools/collection.py prints it)
+_STOP_RX = re.compile(rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(last (?P<before>{_VALUE})\)"
+                      r"(?P<rest>.*)$", re.MULTILINE)
+_GAP_RX = re.compile(rf";\s*cause:\s*{re.escape(GAP)}\b.*?other services: (?:all (?P<all>\d+)|(?P<some>\d+) of "
+                     rf"(?P<of>\d+)) others'(?:.*?its last sample (?P<last>{_WHEN}))?")
+
+_CAUSE_RX = re.compile(r";\s*cause:\s*(the service|unknown)\b")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A series that stopped when the collection did (`cause: collection gap`): not a change of the service."""
+
+    at: datetime  # the last raw sample before the gap (the series' own last point when not printed)
+    services: str  # whose series ended with it: "every service", or "4 of 5 services"
 
 
 def stops_from_text(observation: str, now: datetime) -> list[ChangePoint]:
     """A `stopped:` line (the series had samples, then none to the window's end) as a ChangePoint to NO_SAMPLES
-    with ratio 0: the biggest change a series can show, never "no change"."""
+    with ratio 0: the biggest change a series can show, never "no change". A gap in collection is no change of
+    the service (see gaps_from_text); a stop of unknown cause still counts, so it is never dropped unchecked."""
     stops = []
     for match in _STOP_RX.finditer(observation):
         at = moment_from_text(match.group("when"), now)
-        if at is not None:
-            stops.append(ChangePoint(at, match.group("before").strip(), NO_SAMPLES, 0.0))
+        cause = _CAUSE_RX.search(match.group("rest"))
+        if at is not None and not _GAP_RX.search(match.group("rest")):
+            before = match.group("before").strip()
+            stops.append(ChangePoint(at, before, NO_SAMPLES, 0.0, cause=cause[1] if cause else ""))
     return stops
+
+
+def gaps_from_text(observation: str, now: datetime) -> list[Gap]:
+    """The `stopped:` lines whose cause is a gap in collection, with whose series ended with them."""
+    gaps = []
+    for match in _STOP_RX.finditer(observation):
+        gap = _GAP_RX.search(match.group("rest"))
+        at = moment_from_text((gap and gap.group("last")) or match.group("when"), now)
+        if at is not None and gap:
+            every, some, of = gap.group("all"), gap.group("some"), gap.group("of")
+            gaps.append(Gap(at, "every service" if every else f"{int(some) + 1} of {int(of) + 1} services"))
+    return gaps
 
 
 def spikes_from_text(observation: str, now: datetime) -> list[ChangePoint]:

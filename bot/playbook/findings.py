@@ -17,6 +17,7 @@ from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import (
     NO_SAMPLES,
     ChangePoint,
+    Gap,
     LogSignature,
     moment_from_text,
     number_from_text,
@@ -61,6 +62,7 @@ class ServiceHealth:
     readings: dict[str, list[ChangePoint] | None] = field(default_factory=dict)
     recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
     silent: set[str] = field(default_factory=set)  # metrics whose query returned no samples at all in the window
+    gaps: dict[str, Gap] = field(default_factory=dict)  # metrics that stopped with the collection, not the service
 
     def describe(self, metric: str, point: ChangePoint) -> str:
         """One change point of this service in words (a spike says where it came back to)."""
@@ -179,6 +181,7 @@ class Findings:
     pod_service: str = ""  # whose pods those are: the deployed service, else the origin, else the one asked about
     lookback: Lookback | None = None  # the second, wider look when the window was flat (bot/playbook/onset.py)
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
+    after_gap: str = ""  # lines the service logged after a collection gap began (bot/playbook/collectiongap.py)
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""
@@ -234,8 +237,9 @@ def describe_change(service: str, metric: str, point: ChangePoint, recovery: Rec
     # only the factor the tool printed: a number computed here would be one no observation backs
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
     if point.after == NO_SAMPLES:
+        unsure = " (whether the service or the metrics collection stopped is unknown)" * (point.cause == "unknown")
         return (f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before}), "
-                "so no requests were measured")
+                f"so no requests were measured{unsure}")
     if not point.spike:
         return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
     back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"

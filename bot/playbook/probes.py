@@ -19,6 +19,7 @@ from bot.playbook.diffs import deploys_from_text
 from bot.playbook.evidence import (
     LogSignature,
     change_points_from_text,
+    gaps_from_text,
     log_lines_from_text,
     signatures_from_text,
     stops_from_text,
@@ -140,6 +141,7 @@ class ProbeRun:
             return
         points = change_points_from_text(observation, self.window.end)
         points = sorted([*points, *stops_from_text(observation, self.window.end)], key=lambda p: p.at)
+        health.gaps.update((metric, gap) for gap in gaps_from_text(observation, self.window.end)[:1])
         excursion = excursion_from_text(observation, self.window.end, points)
         if excursion is None:
             health.readings[metric] = points
@@ -155,15 +157,18 @@ def iso_from_moment(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def check_deploys(run: ProbeRun, findings: Findings, service: str, first: tuple[str, datetime]) -> None:
-    """Deploys in the hour before the first change point, then the diff of the nearest one."""
+def check_deploys(
+    run: ProbeRun, findings: Findings, service: str, first: tuple[str, datetime], *, what: str = "changed"
+) -> None:
+    """Deploys in the hour before the first change point (or what else happened then), then the diff of the nearest
+    one."""
     if "query_deploy_records" not in run.tools:
         findings.unknowns.append("no deploy tool is configured, so recent changes were not checked")
         return
     metric, at = first
     start, end = at - timedelta(minutes=DEPLOYS_BEFORE_MINUTES), at + timedelta(minutes=DEPLOYS_AFTER_MINUTES)
     thought = (
-        f"{service} {metric} changed at {at:%H:%M} UTC; checking {service}'s deploys in the "
+        f"{service} {metric} {what} at {at:%H:%M} UTC; checking {service}'s deploys in the "
         f"{DEPLOYS_BEFORE_MINUTES} min before it."
     )
     args = {"service": service, "start": iso_from_moment(start), "end": iso_from_moment(end)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
+from bot.playbook.collectiongap import gap_evidence, gap_headline
 from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
@@ -59,7 +60,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     health = findings.health.get(service)
     changes = health.changes() if health else []
     if not changes:
-        return flat_headline(findings), False
+        return gap_headline(findings) or flat_headline(findings), False
     symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
@@ -194,7 +195,9 @@ def _evidence_lines(findings: Findings) -> list[str]:
                              "measured, or there is no such series): not checked for a change")
             elif (point := health.changed(metric)) is not None:
                 lines.append(health.describe(metric, point))
-        readable = [m for m, points in health.readings.items() if points is not None and m not in health.silent]
+        lines += gap_evidence(health)
+        readable = [m for m, points in health.readings.items()
+                    if points is not None and m not in health.silent and m not in health.gaps]
         if readable and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(readable)}")
     lines += lookback_evidence(findings)

@@ -24,7 +24,7 @@ from bot.sandbox.deployrepo import DeployRecord, build_deploy_repo
 from bot.sandbox.logdocs import iso_z, log_docs, write_jsonl
 from bot.sandbox.openmetrics import write_openmetrics
 from bot.sandbox.scenario import Scenario
-from bot.sandbox.signals import signals_from_scenario
+from bot.sandbox.signals import ServiceSignals, signals_from_scenario
 from tools.logs import SqliteLogs
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
     clock = time.perf_counter()
     signals = signals_from_scenario(scenario, start, int((end - start).total_seconds() // 60), now)
     om_path = workdir / "metrics.om"
-    write_openmetrics(signals, om_path)
+    write_openmetrics(collected(scenario, signals, now), om_path)
     docs = log_docs(scenario, signals, now)
     write_jsonl(docs, workdir / "logs.jsonl")
     timings["generate"] = time.perf_counter() - clock
@@ -109,6 +109,15 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
         logs_db=workdir / "logs.db", git_repo=workdir / "deploys", deploys_jsonl=workdir / "deploys.jsonl",
         deploys=tuple(records), timings_s=timings, cluster_json=cluster,
     )
+
+
+def collected(scenario: Scenario, signals: list[ServiceSignals], now: datetime) -> list[ServiceSignals]:
+    """What Prometheus holds: every signal, or none from the scenario's collection gap on (the logs go on)."""
+    if scenario.collection_gap_minutes is None:
+        return signals
+    gap_at = scenario.incident_at(now) + timedelta(minutes=scenario.collection_gap_minutes)
+    lost = set(scenario.collection_gap_services) or {sig.service for sig in signals}
+    return [sig.until(gap_at) if sig.service in lost else sig for sig in signals]
 
 
 def deploy_event(record: DeployRecord) -> dict[str, Any]:

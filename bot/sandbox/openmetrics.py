@@ -60,6 +60,7 @@ def _families(signals: list[ServiceSignals]) -> Iterator[tuple[str, str, Iterato
     yield "kube_pod_container_status_restarts", "counter", (
         _lines("kube_pod_container_status_restarts_total", _labels(sig), sig, sig.restarts) for sig in signals
     )
+    yield "up", "gauge", (_lines("up", _labels(sig), sig, sig.up) for sig in signals if sig.up)
 
 
 def _labels(sig: ServiceSignals, **extra: str) -> str:

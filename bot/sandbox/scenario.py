@@ -125,6 +125,8 @@ class Scenario:
     daily_amplitude: float | None = None  # the daily curve's amplitude (None: 0.25 on traffic and CPU only)
     kubernetes: Cluster | None = None  # the [kubernetes] block: the sandbox then serves a Kubernetes API
     runbooks: tuple[Runbook, ...] = ()  # besides the shared ones in bot/sandbox/runbooks
+    collection_gap_minutes: int | None = None  # from here Prometheus holds no sample of any series (not scraping)
+    collection_gap_services: tuple[str, ...] = ()  # ...of these services' series only (their targets lost); () = all
 
     @property
     def topology(self) -> dict[str, list[str]]:
@@ -212,6 +214,8 @@ def scenario_from_dict(data: dict[str, Any]) -> Scenario:
         daily_amplitude=data.get("daily_amplitude"),
         kubernetes=cluster_from_dict(data.get("kubernetes")),
         runbooks=tuple(Runbook(**r) for r in data.get("runbooks", ())),
+        collection_gap_minutes=data.get("collection_gap_minutes"),
+        collection_gap_services=tuple(data.get("collection_gap_services", ())),
     )
     _validate(scenario)
     return scenario
@@ -225,6 +229,8 @@ def _validate(scenario: Scenario) -> None:
     for item in items:
         if item.service not in names:
             problems.append(f"{type(item).__name__.lower()} names unknown service {item.service!r}")
+    problems += [f"collection gap names unknown service {n!r}" for n in scenario.collection_gap_services
+                 if n not in names]
     problems += [f"effect metric {e.metric!r} not in {METRICS}" for e in scenario.timeline if e.metric not in METRICS]
     problems += [f"effect shape {e.shape!r} not in {SHAPES}" for e in scenario.timeline if e.shape not in SHAPES]
     problems += [f"log level {p.level!r}" for p in scenario.logs if p.level not in ("ERROR", "WARN", "INFO", "DEBUG")]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.sandbox.cluster import crashloop_restarts
@@ -35,6 +35,13 @@ class ServiceSignals:
     start: datetime
     values: dict[str, list[float]]
     restarts: list[int]  # cumulative container restarts at each minute
+    up: list[int] = field(default_factory=list)  # Prometheus' `up` for its targets: 0 while none can be scraped
+
+    def until(self, moment: datetime) -> ServiceSignals:
+        """The same signals with no minute from `moment` on (Prometheus stopped collecting then)."""
+        n = max(0, min(self.minutes, int((moment - self.start).total_seconds() // 60)))
+        values = {metric: series[:n] for metric, series in self.values.items()}
+        return ServiceSignals(self.service, self.start, values, self.restarts[:n], self.up[:n])
 
     @property
     def minutes(self) -> int:
@@ -72,7 +79,15 @@ def _service_signals(scenario: Scenario, svc: Service, start: datetime, rels: li
                 restarts = [r + w for r, w in zip(restarts, wraps, strict=True)]
         values[metric] = [min(v, 1.0) for v in series] if metric == "error_ratio" else series
     restarts = [r + c for r, c in zip(restarts, _crashloops(scenario, svc.name, rels), strict=True)]
-    return ServiceSignals(svc.name, start, values, restarts)
+    return ServiceSignals(svc.name, start, values, restarts, _up(scenario, svc.name, rels))
+
+
+def _up(scenario: Scenario, service: str, rels: list[int]) -> list[int]:
+    """1 while Prometheus can scrape the service; 0 once every one of its pods crashloops (nothing answers)."""
+    groups = scenario.kubernetes.pods if scenario.kubernetes else ()
+    down = [g.crashloop_minutes for g in groups if g.service == service and g.crashloop_minutes is not None
+            and g.hit() == g.replicas]
+    return [0 if down and rel >= down[0] else 1 for rel in rels]
 
 
 def _crashloops(scenario: Scenario, service: str, rels: list[int]) -> list[int]:

@@ -75,7 +75,8 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
     client = cast("PrometheusAPI", OnFirstUse(functools.partial(build_prometheus, settings)))
     return MetricsTools(client, catalogue, service_label=p.service_label, max_points=p.max_points,
-                        topology=settings.topology, clock=clock)
+                        topology=settings.topology, clock=clock, up_metric=p.up_metric,
+                        gap_share=p.collection_gap_share)
 
 
 class OnFirstUse:

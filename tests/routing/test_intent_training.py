@@ -258,9 +258,9 @@ def test_shipped_artifact_is_small_and_loads() -> None:
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
     assert model.meta["diagnose_shift"] == -0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
     assert model.spec.cue_weight == 0.1 and model.spec.simplified  # chosen by leave-one-writer-out
-    # ~40k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
-    # them to ~0.7 MB)
-    assert SHIPPED.stat().st_size < 1_000_000
+    # ~43k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
+    # them to ~0.75 MB); it grows with the corpus (1.04 MB at 5,233 training lines)
+    assert SHIPPED.stat().st_size < 1_200_000
 
 
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
