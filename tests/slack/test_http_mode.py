@@ -60,7 +60,7 @@ def test_diagnose_command_acks_and_threads_under_an_anchor(make_surface: Surface
     [anchor] = surface.fake.calls_to("chat.postMessage")
     assert "thread_ts" not in anchor and "Diagnosis requested by <@U1>" in anchor["text"]
     [start] = surface.fake.calls_to("chat.startStream")
-    anchor_ts = surface.fake.calls_to("reactions.add")[0]["timestamp"]
+    anchor_ts = surface.fake.wait_for("reactions.add")[0]["timestamp"]  # 👀 runs beside the diagnosis: may land last
     assert start["thread_ts"] == anchor_ts
     assert CAUSE in stream_text(stop)
 

@@ -140,10 +140,10 @@ def test_the_queued_notice_counts_the_workers_of_every_replica(
         for n in range(3):
             _mention(one if n == 0 else two, n, f"16999999{n}9.000100")
         wait_until(lambda: _health(one).get("workers_busy") == 1 and _health(two).get("workers_busy") == 2,
-                   timeout_s=60, what="all three workers of the two replicas busy")
+                   timeout_s=120, what="all three workers of the two replicas busy")  # two processes, a loaded box
         _mention(one, 3, "1699999939.000100")
         wait_until(lambda: any("⏳" in str(c.get("text")) for c in fake_slack.calls_to("chat.postMessage")),
-                   timeout_s=30, what="the fourth mention's queued notice")
+                   timeout_s=60, what="the fourth mention's queued notice")
         [notice] = [c for c in fake_slack.calls_to("chat.postMessage") if "⏳" in str(c.get("text"))]
         assert notice["thread_ts"] == "1699999939.000100"
         assert "You're next in line: all 3 diagnosis workers are busy" in notice["text"]  # not "the worker"
