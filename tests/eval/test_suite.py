@@ -28,10 +28,9 @@ DEFAULT = "hikari-pool"
 PLAYBOOK_MIN_HITS = 33
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
-# 6/6 since the intent gate diagnoses causal deploy questions (flag-env-wrong-time), 7/7 with crashloop-renamed-flag
-# in the last run; that one depends on the clock (its thumbnailer signal is faint: it missed in 3 of 4 runs), so the
-# floor stays 5.
-HELDOUT_MIN_HITS = 5
+# 11/11 at each of 8 run clocks (00:05 … 21:00) once the walk weighs changes (crashloop-renamed-flag and
+# session-store-bind-localhost had depended on the clock), so the floor is 9: two misses still pass.
+HELDOUT_MIN_HITS = 9
 # ScriptedLLM replays over the held-out scenarios (tests/fixtures/replays/heldout/): written after the scenarios,
 # like the suite's. The floor is what they score today minus one; the table is printed either way.
 HELDOUT_REPLAY_MIN_HITS = 5
