@@ -134,10 +134,11 @@ class MetricsTools:
         spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
         trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
         stop = detect_stop(times, values, window.end, step_s)
-        collection = None if stop is None else \
-            self.collection.check(name, query.promql, stop.last_at, window.start, window.end, step_s)
-        if stop is not None and collection is not None and collection.cause == GAP:
-            changes, spikes, collection = without_gap_tail(stop.last_at, step_s, changes, spikes, collection)
+        collection = None
+        if stop is not None:
+            collection = self.collection.check(name, query.promql, stop.last_at, window.start, window.end, step_s)
+            if collection.cause == GAP:
+                changes, spikes, collection = without_gap_tail(stop.last_at, step_s, changes, spikes, collection)
         return MetricSeries(name, metric, promql, unit, window, step_s, points, stats, changes, len(result), spikes,
                             trends, sawtooth, stop, collection)
 
