@@ -49,7 +49,9 @@ class AgentSettings(BaseModel):
     max_args_chars: int = 2_000
     parallel_tools: bool = False
     max_observation_chars: int = 2_500
-    keep_recent_steps: int = 0  # 0: every step a line, the newest with its result in full (bot/engine/memory.py)
+    keep_recent_steps: int = (
+        0  # 0: every step a line, the newest with its result in full (bot/engine/history/memory.py)
+    )
     tool_timeout_s: float = 20.0
     max_concurrent_llm_calls: int = 8  # across Slack, the API and the webhook; 0 = no limit
 
@@ -333,8 +335,14 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The standard OPENAI_* variables rank below every OPSBOT_ source; the config file below every variable.
         config_file = ConfigFileSource(settings_cls, init_settings)
-        return (init_settings, env_settings, dotenv_settings, OpenAIEnvSource(settings_cls), config_file,
-                file_secret_settings)
+        return (
+            init_settings,
+            env_settings,
+            dotenv_settings,
+            OpenAIEnvSource(settings_cls),
+            config_file,
+            file_secret_settings,
+        )
 
 
 class OpenAIEnvSource(PydanticBaseSettingsSource):

@@ -47,7 +47,7 @@ def seed(scenario_name: str, sandbox_dir: Path, es_url: str, prometheus_url: str
         scenario=scenario_name, now=data.now, incident_at=data.incident_at, prometheus_url=prometheus_url,
         prometheus_pid=0, logs_db=data.logs_db, git_repo=data.git_repo, topology=data.topology,
         env_path=sandbox_dir / "opsbot.env", data_end=data.data_end, es_url=es_url,
-    )  # fmt: skip
+    )
     base = {name: t.model_dump() for name, t in default_metric_catalogue().items()}
     return write_env_file(info, base)
 
@@ -64,7 +64,7 @@ def main() -> int:
     wait_for_elasticsearch(args.es_url, args.wait_s)
     env_path = seed(args.scenario, args.dir, args.es_url, args.prometheus_url)
     log.info("sandbox %s ready at %s (clock %s); settings in %s", args.scenario, args.dir,
-             datetime.now(UTC).strftime("%H:%M UTC"), env_path)  # fmt: skip
+             datetime.now(UTC).strftime("%H:%M UTC"), env_path)
     return 0
 
 

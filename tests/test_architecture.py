@@ -24,7 +24,7 @@ BOLT = ("slack_bolt", "slack_sdk")
 # Pure functions over plain data in tools/ (no backend, no client): the playbook shares them with the tools that
 # the model calls, so find_changes and the playbook rank suspects, read diffs and read time windows by one set of
 # rules (tools.timerange may raise the interface's ToolError).
-SHARED_RULES = ("tools.ranking", "tools.configdiff", "tools.timerange")
+SHARED_RULES = ("tools.analysis.ranking", "tools.analysis.configdiff", "tools.timerange")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -83,37 +83,77 @@ class Rule:
 
 RULES = (
     Rule("config is a leaf", ("bot/config.py",), PACKAGES),
-    Rule("only wiring and cli read Settings", PACKAGES, ("bot.config",),
-         exempt=("bot.wiring", "bot.cli", "bot.config")),
+    Rule(
+        "only wiring and cli read Settings", PACKAGES, ("bot.config",), exempt=("bot.wiring", "bot.cli", "bot.config")
+    ),
     Rule("only cli builds through wiring", PACKAGES, ("bot.wiring", "bot.cli"), exempt=("bot.wiring", "bot.cli")),
     Rule("tools never import bot", ("tools",), ("bot",)),
-    Rule("engine knows tools through their interface", ("bot/engine", "bot/routing"), ("tools",),
-         allowed=("tools.base",)),
-    Rule("the playbook knows tools through their interface and the shared rules", ("bot/playbook",), ("tools",),
-         allowed=("tools.base", *SHARED_RULES)),
-    *(Rule(f"the shared rules touch no backend: {m}", (f"{m.replace('.', '/')}.py",), ("tools", "bot"),
-           allowed=("tools.base", *SHARED_RULES)) for m in SHARED_RULES),
-    Rule("engine, playbook and routing never touch a surface or a store",
-         ("bot/engine", "bot/playbook", "bot/routing"), (*BOLT, "bot.slack", "bot.http", "bot.store", "bot.telemetry")),
+    Rule(
+        "engine knows tools through their interface", ("bot/engine", "bot/routing"), ("tools",), allowed=("tools.base",)
+    ),
+    Rule(
+        "the playbook knows tools through their interface and the shared rules",
+        ("bot/playbook",),
+        ("tools",),
+        allowed=("tools.base", *SHARED_RULES),
+    ),
+    *(
+        Rule(
+            f"the shared rules touch no backend: {m}",
+            (f"{m.replace('.', '/')}.py",),
+            ("tools", "bot"),
+            allowed=("tools.base", *SHARED_RULES),
+        )
+        for m in SHARED_RULES
+    ),
+    Rule(
+        "engine, playbook and routing never touch a surface or a store",
+        ("bot/engine", "bot/playbook", "bot/routing"),
+        (*BOLT, "bot.slack", "bot.http", "bot.store", "bot.http.telemetry"),
+    ),
     Rule("the engine is the bottom layer", ("bot/engine",), ("bot.playbook", "bot.routing", "bot.safety")),
     Rule("the text reader is pure", ("bot/engine/text",), ("bot", "openai"), allowed=("bot.engine.text",)),
-    Rule("the playbook is model-free", ("bot/playbook",),
-         ("openai", "bot.engine.llm", "bot.engine.loop", "bot.engine.protocol", "bot.routing")),
-    Rule("safety is plain text rules", ("bot/safety",), ("bot", "tools", "openai", *BOLT),
-         allowed=("bot.safety", "bot.engine.types")),
-    Rule("slack gets the agent as a callable", ("bot/slack",),
-         ("tools", "openai", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing", "bot.http")),
-    Rule("http gets slack as a callable", ("bot/http",),
-         ("tools", "openai", *BOLT, "bot.slack", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing"),
-         exempt=("bot.http.server",)),
+    Rule(
+        "the playbook is model-free",
+        ("bot/playbook",),
+        ("openai", "bot.engine.llm", "bot.engine.loop", "bot.engine.protocol", "bot.routing"),
+    ),
+    Rule(
+        "safety is plain text rules",
+        ("bot/safety",),
+        ("bot", "tools", "openai", *BOLT),
+        allowed=("bot.safety", "bot.engine.types"),
+    ),
+    Rule(
+        "slack gets the agent as a callable",
+        ("bot/slack",),
+        ("tools", "openai", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing", "bot.http"),
+    ),
+    Rule(
+        "http gets slack as a callable",
+        ("bot/http",),
+        ("tools", "openai", *BOLT, "bot.slack", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing"),
+        exempt=("bot.http.server",),
+    ),
     Rule("the router needs no Bolt until Slack is mounted", ("bot/http/server.py",), ("bot.slack", "slack_sdk")),
-    Rule("the MCP server knows tools through their interface", ("bot/mcpserver",),
-         ("tools", "openai", *BOLT, "bot.slack", "bot.http", "bot.engine", "bot.playbook", "bot.routing"),
-         allowed=("tools.base",)),
-    Rule("stores keep traces, nothing more", ("bot/store",), ("bot", "tools", "openai", *BOLT),
-         allowed=("bot.store", "bot.engine.types", "bot.safety.redact")),
-    Rule("the Redis consumer group knows no job", ("bot/durable",), ("bot", "tools", "openai", *BOLT),
-         allowed=("bot.durable",)),
+    Rule(
+        "the MCP server knows tools through their interface",
+        ("bot/mcpserver",),
+        ("tools", "openai", *BOLT, "bot.slack", "bot.http", "bot.engine", "bot.playbook", "bot.routing"),
+        allowed=("tools.base",),
+    ),
+    Rule(
+        "stores keep traces, nothing more",
+        ("bot/store",),
+        ("bot", "tools", "openai", *BOLT),
+        allowed=("bot.store", "bot.engine.types", "bot.safety.redact"),
+    ),
+    Rule(
+        "the Redis consumer group knows no job",
+        ("bot/durable",),
+        ("bot", "tools", "openai", *BOLT),
+        allowed=("bot.durable",),
+    ),
 )
 
 

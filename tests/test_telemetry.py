@@ -5,7 +5,7 @@ from slack_bolt import App, BoltRequest
 from slack_sdk import WebClient
 
 from bot.engine.types import Intent, Question, Step, StepObserver, StopReason, Totals, Trace
-from bot.telemetry import Telemetry
+from bot.http.telemetry import Telemetry
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
 
 
@@ -14,10 +14,12 @@ def sample(t: Telemetry, name: str, **labels: str) -> float:
 
 
 def steps() -> tuple[Step, ...]:
-    return (Step(1, "", "query_logs", {}, "boom", "error", 5, 100, 10),
-            Step(2, "", "query_logs", {}, "x" * 9000, "refused", 5, 0, 0),
-            Step(3, "", "", {}, "bad format", "format_error", 5, 50, 5),
-            Step(4, "", "finish", {}, "", "ok", 5, 40, 20))  # fmt: skip
+    return (
+        Step(1, "", "query_logs", {}, "boom", "error", 5, 100, 10),
+        Step(2, "", "query_logs", {}, "x" * 9000, "refused", 5, 0, 0),
+        Step(3, "", "", {}, "bad format", "format_error", 5, 50, 5),
+        Step(4, "", "finish", {}, "", "ok", 5, 40, 20),
+    )
 
 
 def test_step_observer_counts_tool_calls_errors_tokens_and_gates() -> None:
@@ -33,8 +35,17 @@ def test_step_observer_counts_tool_calls_errors_tokens_and_gates() -> None:
 
 def test_instrumented_responder_counts_each_run_once() -> None:
     t = Telemetry()
-    trace = Trace("t1", "q", "native", steps(), "partial", False, StopReason.MAX_STEPS,
-                  Totals(4, 290, 45, 12_000), intent=Intent("diagnose", 1, "rules", ""))  # fmt: skip
+    trace = Trace(
+        "t1",
+        "q",
+        "native",
+        steps(),
+        "partial",
+        False,
+        StopReason.MAX_STEPS,
+        Totals(4, 290, 45, 12_000),
+        intent=Intent("diagnose", 1, "rules", ""),
+    )
     seen: list[int] = []
 
     def responder(question: Question, on_step: StepObserver | None) -> Trace:

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 ToolStatus = Literal["ok", "error", "no_data", "refused"]
 
 
-
 class ToolError(Exception):
     """An error the model can fix. Its message is shown to the model verbatim, so make it actionable."""
 
@@ -114,8 +113,9 @@ class Toolbox:
         return len(self._specs)
 
 
-def _run_bounded(func: Callable[..., ToolResult | str], kwargs: dict[str, Any], timeout_s: float | None
-                 ) -> ToolResult | str:  # fmt: skip
+def _run_bounded(
+    func: Callable[..., ToolResult | str], kwargs: dict[str, Any], timeout_s: float | None
+) -> ToolResult | str:
     """Run one tool call in a daemon thread of its own, so a hung backend costs the loop at most its timeout.
 
     Not a module-level ThreadPoolExecutor: at interpreter exit concurrent.futures refuses new work ("cannot

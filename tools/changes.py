@@ -13,14 +13,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
-from tools import ranking
+from tools.analysis import ranking
+from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
+from tools.analysis.ranking import Reason
 from tools.base import ToolError, ToolResult, ToolSpec, tool
-from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
-from tools.deploys import DeploySource
-from tools.logmodel import LogQuery, LogSource
-from tools.logs import cluster_signatures
-from tools.metrics import MetricsTools
-from tools.ranking import Reason
+from tools.deploys.query import DeploySource
+from tools.logs.model import LogQuery, LogSource
+from tools.logs.query import cluster_signatures
+from tools.metrics.query import MetricsTools
 from tools.timerange import instant_from_text, iso_z, utc_now
 
 AROUND = timedelta(hours=2)
@@ -40,7 +40,7 @@ Returns the onset, the lookback, then the suspects best first, each with its sco
 path, what its diff changed, a log signature naming it); checks that could not run are listed as not run."""
 
 
-_Suspect = tuple[str, list[Reason]]  # what, and the evidence for and against it (scored in tools/ranking.py)
+_Suspect = tuple[str, list[Reason]]  # what, and the evidence for and against it (scored in tools/analysis/ranking.py)
 
 
 def _moment(around: str, now: datetime) -> datetime | None:
@@ -59,8 +59,13 @@ class ChangeFinder:
     """find_changes over the metric tools, a deploy source and a log source, with the topology and metric roles."""
 
     def __init__(
-        self, metrics: MetricsTools, deploys: DeploySource, logs: LogSource | None,
-        topology: Mapping[str, Sequence[str]], roles: Mapping[str, str], clock: Callable[[], datetime] = utc_now,
+        self,
+        metrics: MetricsTools,
+        deploys: DeploySource,
+        logs: LogSource | None,
+        topology: Mapping[str, Sequence[str]],
+        roles: Mapping[str, str],
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.metrics, self.deploys, self.logs = metrics, deploys, logs
         self.topology = {k: list(v) for k, v in topology.items()}
@@ -74,16 +79,27 @@ class ChangeFinder:
         """Run find_changes (the description shown to the model is _DOC)."""
         now = self.clock()
         said = _moment(around, now)
-        start, end = ((said - AROUND, min(now, said + AROUND)) if said else (now - timedelta(hours=6), now))
+        start, end = (said - AROUND, min(now, said + AROUND)) if said else (now - timedelta(hours=6), now)
         span = f"{iso_z(start)}/{iso_z(end)}"
         notes: list[str] = []
         onset = self._onset(service, span, notes)
         if onset is None and notes:  # a signal that could not be read is not a signal without a change
-            return ToolResult("error", "\n".join([f"could not find the onset: {service}'s golden signals over {span} "
-                                                  "were not all read, so nothing is ranked", *notes]))
+            return ToolResult(
+                "error",
+                "\n".join(
+                    [
+                        f"could not find the onset: {service}'s golden signals over {span} "
+                        "were not all read, so nothing is ranked",
+                        *notes,
+                    ]
+                ),
+            )
         if onset is None:
-            return ToolResult("no_data", f"no change point in {service}'s golden signals over {span}; "
-                                         "nothing to rank (is the incident over, or elsewhere?)")
+            return ToolResult(
+                "no_data",
+                f"no change point in {service}'s golden signals over {span}; "
+                "nothing to rank (is the incident over, or elsewhere?)",
+            )
         metric, at, ratio = onset
         lookback = ranking.lookback_for(self._changed(service, ("memory", "restarts"), span, notes))
         head = [f"onset: {service} {metric} changed at {at:%Y-%m-%d %H:%M} UTC (x{ratio:.1f})"]
@@ -95,11 +111,19 @@ class ChangeFinder:
         suspects = self._deploy_suspects(service, at, lookback, span, [(t, t) for _, t in new_logs], notes)
         suspects += self._surge_suspects(service, at, span, notes)
         best = sorted(suspects, key=lambda s: -ranking.score_of(s[1]))[:MAX_SUSPECTS]
-        lines = [f"{i}. {what} (score {ranking.score_of(why)}): {'; '.join(r.text for r in why)}"
-                 for i, (what, why) in enumerate(best, 1)]
-        return "\n".join([*head, "suspects, best first:", *(lines or ["(none found in the lookback)"]),
-                          *(f"new log signature in {name} after the onset: {text}" for name, text in new_logs),
-                          *notes])
+        lines = [
+            f"{i}. {what} (score {ranking.score_of(why)}): {'; '.join(r.text for r in why)}"
+            for i, (what, why) in enumerate(best, 1)
+        ]
+        return "\n".join(
+            [
+                *head,
+                "suspects, best first:",
+                *(lines or ["(none found in the lookback)"]),
+                *(f"new log signature in {name} after the onset: {text}" for name, text in new_logs),
+                *notes,
+            ]
+        )
 
     def _series_changes(self, service: str, metric: str, span: str, notes: list[str]) -> list[tuple[datetime, float]]:
         try:
@@ -107,15 +131,22 @@ class ChangeFinder:
         except ToolError as exc:
             notes.append(f"not run: {metric} of {service} ({exc})")
             return []
-        found = [(c.at, c.ratio) for c in series.changes  # a fall to 0 (ratio 0.0) is the largest fall of all
-                 if c.ratio is not None and (c.ratio >= SIGNIFICANT or c.ratio <= 1 / SIGNIFICANT)]
+        found = [
+            (c.at, c.ratio)
+            for c in series.changes  # a fall to 0 (ratio 0.0) is the largest fall of all
+            if c.ratio is not None and (c.ratio >= SIGNIFICANT or c.ratio <= 1 / SIGNIFICANT)
+        ]
         if series.stop is not None:  # no samples since: a service serving nothing has no latency, no error ratio
             found.append((series.stop.last_at + timedelta(seconds=series.step_s), 0.0))
         return sorted(found)
 
     def _onset(self, service: str, span: str, notes: list[str]) -> tuple[str, datetime, float] | None:
-        found = [(at, ratio, metric) for role in ("latency", "errors", "traffic") if (metric := self.roles.get(role))
-                 for at, ratio in self._series_changes(service, metric, span, notes)]
+        found = [
+            (at, ratio, metric)
+            for role in ("latency", "errors", "traffic")
+            if (metric := self.roles.get(role))
+            for at, ratio in self._series_changes(service, metric, span, notes)
+        ]
         if not found:
             return None
         at, ratio, metric = min(found)
@@ -124,8 +155,15 @@ class ChangeFinder:
     def _changed(self, service: str, roles: Sequence[str], span: str, notes: list[str]) -> bool:
         return any(self._series_changes(service, m, span, notes) for r in roles if (m := self.roles.get(r)))
 
-    def _deploy_suspects(self, service: str, at: datetime, lookback: timedelta, span: str,
-                         signatures: Sequence[tuple[str, str]], notes: list[str]) -> list[_Suspect]:
+    def _deploy_suspects(
+        self,
+        service: str,
+        at: datetime,
+        lookback: timedelta,
+        span: str,
+        signatures: Sequence[tuple[str, str]],
+        notes: list[str],
+    ) -> list[_Suspect]:
         near = ranking.neighbourhood(self.topology, service)
         try:
             records = self.deploys.records(None, at - lookback, at)
@@ -136,8 +174,12 @@ class ChangeFinder:
         for record in ranking.deploys_to_read(records, near, service, at, lookback):
             changed = record.service == service or self._changed(record.service, ("latency", "errors"), span, notes)
             why = ranking.deploy_reasons(record, service, at, changed)
-            suspects.append((f"deploy {record.service}/{record.version} at {record.at:%H:%M}",
-                             why + self._diff_reasons(record.service, record.version, signatures)))
+            suspects.append(
+                (
+                    f"deploy {record.service}/{record.version} at {record.at:%H:%M}",
+                    why + self._diff_reasons(record.service, record.version, signatures),
+                )
+            )
         return suspects
 
     def _diff_reasons(self, service: str, version: str, signatures: Sequence[tuple[str, str]]) -> list[Reason]:
@@ -155,12 +197,22 @@ class ChangeFinder:
             if not traffic or not any(self._series_changes(dependency, m, span, notes) for m in signals):
                 continue
             for caller in ranking.other_callers(self.topology, dependency, service):
-                surge = next(((w, r) for w, r in self._series_changes(caller, traffic, span, notes)
-                              if ranking.is_surge(r, w, at)), None)
+                surge = next(
+                    (
+                        (w, r)
+                        for w, r in self._series_changes(caller, traffic, span, notes)
+                        if ranking.is_surge(r, w, at)
+                    ),
+                    None,
+                )
                 if surge is not None:
                     change = f"{caller} {traffic} went x{surge[1]:.1f} at {surge[0]:%H:%M} UTC"
-                    found.append((f"traffic surge in {caller} (x{surge[1]:.1f} at {surge[0]:%H:%M})",
-                                  ranking.surge_reasons(caller, dependency, service, change)))
+                    found.append(
+                        (
+                            f"traffic surge in {caller} (x{surge[1]:.1f} at {surge[0]:%H:%M})",
+                            ranking.surge_reasons(caller, dependency, service, change),
+                        )
+                    )
         return found
 
     def _new_signatures(self, service: str, at: datetime, notes: list[str]) -> list[tuple[str, str]]:
@@ -171,10 +223,12 @@ class ChangeFinder:
         found = []
         for name in ranking.neighbourhood(self.topology, service)[:SIGNATURE_SERVICES]:
             try:
-                before = self.logs.search(LogQuery(name, at - timedelta(hours=1), at, levels=(), limit=1,
-                                                   cluster_levels=("ERROR", "WARN")))
-                after = self.logs.search(LogQuery(name, at, at + timedelta(minutes=30), levels=(), limit=1,
-                                                  cluster_levels=("ERROR", "WARN")))
+                before = self.logs.search(
+                    LogQuery(name, at - timedelta(hours=1), at, levels=(), limit=1, cluster_levels=("ERROR", "WARN"))
+                )
+                after = self.logs.search(
+                    LogQuery(name, at, at + timedelta(minutes=30), levels=(), limit=1, cluster_levels=("ERROR", "WARN"))
+                )
             except Exception as exc:
                 notes.append(f"not run: logs of {name} ({type(exc).__name__}: {exc})")
                 continue

@@ -42,7 +42,8 @@ def _setup(
     if ctx.meta.get(HELP_ONLY):  # `opsbot diagnose --help`: the command only prints its help, nothing to set up
         return
     plain = ctx.invoked_subcommand in NEEDS_NO_SETTINGS or (
-        ctx.invoked_subcommand in NEEDS_NO_SETTINGS_BY_DEFAULT and gate_is_default())
+        ctx.invoked_subcommand in NEEDS_NO_SETTINGS_BY_DEFAULT and gate_is_default()
+    )
     name = log_level_name() if plain else _settings_log_level()
     level = logging.DEBUG if verbose else getattr(logging, name.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")

@@ -35,26 +35,47 @@ class Entry:
 
 # In the order `opsbot --help` lists them.
 TABLE: dict[str, Entry] = {
-    "parse": Entry("bot.cli.inspection:parse_command", "Show how opsbot reads a raw model output from stdin: the "
-                   "action, the final answer, or the format error."),
-    "diagnose": Entry("bot.cli.diagnosis:diagnose_command", "Answer one question as Slack would: each step as it "
-                      "completes, then the answer (stored, see `traces`)."),
-    "demo": Entry("bot.cli.diagnosis:demo_command", "Bring the incident sandbox up if needed and diagnose its "
-                  "incident live, step by step."),
-    "eval": Entry("bot.cli.evaluation:eval_command", "Diagnose every sandbox scenario through the full path and "
-                  "score it; the run is kept in the trace store."),
-    "classify": Entry("bot.cli.inspection:classify_command", "Show how the intent gate routes a message: route, "
-                      "probability (confidence), tier (rules/classifier/model/default) and reason."),
-    "serve": Entry("bot.cli.service:serve_command", "Serve Slack (Socket Mode when OPSBOT_SLACK__APP_TOKEN is set, "
-                   "else HTTP at /slack/events), the API, /livez."),
-    "doctor": Entry("bot.cli.service:doctor_command", "Check the settings and probe each backend (Prometheus, "
-                    "Elasticsearch, git, the LLM, Redis, Slack)."),
-    "toolsets": Entry("bot.cli.toolsets:toolsets_command", "Check every toolset (metrics, logs, deploys, kubernetes, "
-                      "runbooks, each MCP server): ok / warn / fail / off."),
-    "mcp": Entry("bot.cli.toolsets:mcp_command", "Serve opsbot's read-only incident tools over MCP on stdin/stdout "
-                 "(for an IDE assistant); logs go to stderr."),
-    "intent": Entry("bot.cli.intent:app", "Train (and cross-validate) the intent classifier; export 👎-voted messages "
-                    "for labelling."),
+    "parse": Entry(
+        "bot.cli.inspection:parse_command",
+        "Show how opsbot reads a raw model output from stdin: the action, the final answer, or the format error.",
+    ),
+    "diagnose": Entry(
+        "bot.cli.diagnosis:diagnose_command",
+        "Answer one question as Slack would: each step as it completes, then the answer (stored, see `traces`).",
+    ),
+    "demo": Entry(
+        "bot.cli.diagnosis:demo_command",
+        "Bring the incident sandbox up if needed and diagnose its incident live, step by step.",
+    ),
+    "eval": Entry(
+        "bot.cli.evaluation:eval_command",
+        "Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store.",
+    ),
+    "classify": Entry(
+        "bot.cli.inspection:classify_command",
+        "Show how the intent gate routes a message: route, "
+        "probability (confidence), tier (rules/classifier/model/default) and reason.",
+    ),
+    "serve": Entry(
+        "bot.cli.service:serve_command",
+        "Serve Slack (Socket Mode when OPSBOT_SLACK__APP_TOKEN is set, else HTTP at /slack/events), the API, /livez.",
+    ),
+    "doctor": Entry(
+        "bot.cli.service:doctor_command",
+        "Check the settings and probe each backend (Prometheus, Elasticsearch, git, the LLM, Redis, Slack).",
+    ),
+    "toolsets": Entry(
+        "bot.cli.toolsets:toolsets_command",
+        "Check every toolset (metrics, logs, deploys, kubernetes, runbooks, each MCP server): ok / warn / fail / off.",
+    ),
+    "mcp": Entry(
+        "bot.cli.toolsets:mcp_command",
+        "Serve opsbot's read-only incident tools over MCP on stdin/stdout (for an IDE assistant); logs go to stderr.",
+    ),
+    "intent": Entry(
+        "bot.cli.intent:app",
+        "Train (and cross-validate) the intent classifier; export 👎-voted messages for labelling.",
+    ),
     "traces": Entry("bot.cli.traces:app", "Read stored diagnoses: list, show, search, stats."),
     "sandbox": Entry("bot.cli.sandbox:app", "Local incident sandbox: Prometheus, SQLite logs, git deploys."),
 }
@@ -87,8 +108,11 @@ class TextParam(RuntimeParam):
     def _coerce_value(self, value: Any, param: _TyperParameter, ctx: _click.Context) -> Any:
         if self.annotation in (str, bool) and isinstance(value, self.annotation):
             return value
-        if isinstance(value, (list, tuple)) and self.annotation == list[str] and all(
-                isinstance(item, str) for item in value):
+        if (
+            isinstance(value, (list, tuple))
+            and self.annotation == list[str]
+            and all(isinstance(item, str) for item in value)
+        ):
             return list(value)
         return build_runtime_param(param.type_descriptor)._coerce_value(value, param=param, ctx=ctx)  # typer's way
 
@@ -96,8 +120,11 @@ class TextParam(RuntimeParam):
 def pass_text_through(params: list[_click.Parameter]) -> list[_click.Parameter]:
     """Give every str, bool and list[str] parameter among `params` a TextParam (once)."""
     for param in params:
-        if isinstance(param, _TyperParameter) and param._runtime_param is None and (
-                param.type_descriptor.annotation in (str, bool, list[str])):
+        if (
+            isinstance(param, _TyperParameter)
+            and param._runtime_param is None
+            and (param.type_descriptor.annotation in (str, bool, list[str]))
+        ):
             param._runtime_param = TextParam(param.type_descriptor.parameter_info, param.type_descriptor.annotation)
     return params
 
@@ -134,7 +161,14 @@ class LazyGroup(TyperGroup):
     def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, make_default_short_help(TABLE[name].summary, limit) if name in TABLE
-                 else self.commands[name].get_short_help_str(limit)) for name in names]
+        rows = [
+            (
+                name,
+                make_default_short_help(TABLE[name].summary, limit)
+                if name in TABLE
+                else self.commands[name].get_short_help_str(limit),
+            )
+            for name in names
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)

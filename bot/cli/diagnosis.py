@@ -43,8 +43,11 @@ def diagnose_command(
     except Exception as exc:
         log.warning("trace %s not stored: %s", trace.trace_id, exc)
     # no control character of the model's or a log line's reaches the terminal (ESC sequences could rewrite it)
-    typer.echo(json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2, allow_nan=False) if as_json
-               else visible_text(trace_summary(trace)))
+    typer.echo(
+        json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2, allow_nan=False)
+        if as_json
+        else visible_text(trace_summary(trace))
+    )
 
 
 def demo_command(
@@ -82,8 +85,10 @@ def _run_demo(settings: Settings, scenario: str) -> tuple[Settings, Trace]:
     info = wiring.bring_up_sandbox(settings, scenario)
     settings = wiring.sandbox_overrides(settings, info)
     question = load_scenario(info.scenario).question
-    typer.echo(f"sandbox {info.scenario}: {'already running' if info.already_running else 'started'}, "
-               f"Prometheus {info.prometheus_url}")
+    typer.echo(
+        f"sandbox {info.scenario}: {'already running' if info.already_running else 'started'}, "
+        f"Prometheus {info.prometheus_url}"
+    )
     typer.echo(mode_line(settings))
     typer.echo(f"\nQuestion: {question}\n")
     return settings, wiring.build_responder(settings)(Question(question, source="cli"), step_printer(sys.stdout))

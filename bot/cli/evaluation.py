@@ -47,8 +47,13 @@ def eval_command(
         list[str] | None, typer.Option("--expect", metavar="FACT", help="with --from-trace: facts the headline names")
     ] = None,
     at: Annotated[
-        str, typer.Option("--at", metavar="TIME", help="run as if the UTC clock read TIME: HH:MM (its last "
-                          "occurrence) or ISO 8601; e.g. 00:05 puts every incident window across midnight")
+        str,
+        typer.Option(
+            "--at",
+            metavar="TIME",
+            help="run as if the UTC clock read TIME: HH:MM (its last "
+            "occurrence) or ISO 8601; e.g. 00:05 puts every incident window across midnight",
+        ),
     ] = "",
 ) -> None:
     """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store.
@@ -68,14 +73,17 @@ def eval_command(
     cases = _eval_cases(refs)
     mode = "model" if settings.llm.configured else "playbook"
     if model and mode == "playbook":
-        typer.echo(f"eval: --model {model} given, but no LLM is configured (or --playbook): measuring the playbook.",
-                   err=True)
+        typer.echo(
+            f"eval: --model {model} given, but no LLM is configured (or --playbook): measuring the playbook.", err=True
+        )
     typer.echo(f"eval: {len(cases)} scenarios ({scenario_set}), {mode}. {mode_line(settings)}", err=True)
     run_clock = _run_clock(at)
     if run_clock is not None:
         typer.echo(f"eval: run clock {run_clock:%Y-%m-%d %H:%M} UTC (--at {at})", err=True)
     report = run_eval(
-        cases, wiring.build_eval_diagnoser(settings, run_clock), mode=mode,
+        cases,
+        wiring.build_eval_diagnoser(settings, run_clock),
+        mode=mode,
         model=settings.llm.model if mode == "model" else "",
         on_result=lambda r: typer.echo(f"  {r.scenario}: {'hit' if r.hit else 'MISS'} ({r.wall_s:.1f} s)", err=True),
         scenario_set=scenario_set,
@@ -109,8 +117,9 @@ def _run_clock(text: str) -> datetime | None:
             return at if at <= now else at - timedelta(days=1)
         at = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError as exc:
-        raise typer.BadParameter(f"{text!r} is not a time; use HH:MM (UTC) or ISO 8601 like 2026-11-28T00:05Z",
-                                 param_hint="--at") from exc
+        raise typer.BadParameter(
+            f"{text!r} is not a time; use HH:MM (UTC) or ISO 8601 like 2026-11-28T00:05Z", param_hint="--at"
+        ) from exc
     at = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(UTC).replace(second=0, microsecond=0)
     if at > now:
         raise typer.BadParameter(f"{text} is in the future: a sandbox can only hold data up to now", param_hint="--at")
@@ -156,8 +165,11 @@ def replay_trace_command(settings: Settings, trace_id: str, expect: list[str], a
     summary = replay_summary(recorded, replayed)
     if expect:
         result = score_trace(EvalCase(f"trace-{trace_id[:8]}", recorded.question, tuple(expect)), replayed, 0.0)
-        summary["score"] = {"headline_hit": result.hit, "evidence_hit": result.evidence_hit,
-                            "missing_from_headline": list(result.missing)}
+        summary["score"] = {
+            "headline_hit": result.hit,
+            "evidence_hit": result.evidence_hit,
+            "missing_from_headline": list(result.missing),
+        }
     try:
         store.save(replayed)
     except Exception as exc:  # the comparison is still printed
@@ -166,15 +178,23 @@ def replay_trace_command(settings: Settings, trace_id: str, expect: list[str], a
 
 
 def _replay_text(summary: dict[str, Any]) -> str:
-    lines = [f"replay of trace {summary['trace_id']}: {summary['question']}",
-             f"recorded ({', '.join(summary['recorded']['tools']) or 'no tools'}):", summary["recorded"]["answer"], "",
-             f"replayed as {summary['replayed']['trace_id']} "
-             f"({', '.join(summary['replayed']['tools']) or 'no tools'}):",
-             summary["replayed"]["answer"]]
+    lines = [
+        f"replay of trace {summary['trace_id']}: {summary['question']}",
+        f"recorded ({', '.join(summary['recorded']['tools']) or 'no tools'}):",
+        summary["recorded"]["answer"],
+        "",
+        f"replayed as {summary['replayed']['trace_id']} ({', '.join(summary['replayed']['tools']) or 'no tools'}):",
+        summary["replayed"]["answer"],
+    ]
     if "score" in summary:
         score = summary["score"]
-        lines.append(f"headline hit: {'yes' if score['headline_hit'] else 'NO'} · evidence hit: "
-                     f"{'yes' if score['evidence_hit'] else 'NO'}" + (
-                         f" · missing from the headline: {', '.join(score['missing_from_headline'])}"
-                         if score["missing_from_headline"] else ""))
+        lines.append(
+            f"headline hit: {'yes' if score['headline_hit'] else 'NO'} · evidence hit: "
+            f"{'yes' if score['evidence_hit'] else 'NO'}"
+            + (
+                f" · missing from the headline: {', '.join(score['missing_from_headline'])}"
+                if score["missing_from_headline"]
+                else ""
+            )
+        )
     return "\n".join(lines)

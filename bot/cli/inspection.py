@@ -60,8 +60,11 @@ def classify_command(
         if not line.strip():
             continue
         message = _json_string(line)
-        result = intent_to_dict(classifier(message)) if message is not None else {
-            "error": f"input line {number} is not a JSON string"}
+        result = (
+            intent_to_dict(classifier(message))
+            if message is not None
+            else {"error": f"input line {number} is not a JSON string"}
+        )
         typer.echo(json.dumps(result, ensure_ascii=False))
 
 

@@ -14,8 +14,10 @@ import typer
 from bot.routing.scorecard import Example, load_corpus
 from bot.routing.training import TrainOptions
 
-app = typer.Typer(no_args_is_help=True,
-                  help="Train (and cross-validate) the intent classifier; export 👎-voted messages for labelling.")
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Train (and cross-validate) the intent classifier; export 👎-voted messages for labelling.",
+)
 _CHOSEN = TrainOptions()  # the options chosen by cross-validation (bot/routing/training.py)
 C_OPTION = typer.Option("--c", help="inverse L2 regularisation strength")
 WEIGHT_OPTION = typer.Option(help="extra class weight of diagnose (a missed diagnosis costs more)")
@@ -51,8 +53,10 @@ def train_command(
     train = [e for e in examples if e.split == "train"]
     splits = sorted({e.split for e in examples} - {"train"})
     held = {split: [e for e in examples if e.split == split] for split in splits}
-    typer.echo(f"corpus: {len(examples)} messages, {len(train)} to train, held out: "
-               + (", ".join(f"{split} {len(rows)}" for split, rows in held.items()) or "none"))
+    typer.echo(
+        f"corpus: {len(examples)} messages, {len(train)} to train, held out: "
+        + (", ".join(f"{split} {len(rows)}" for split, rows in held.items()) or "none")
+    )
     options = replace(_CHOSEN, c=c, seed=seed, diagnose_weight=diagnose_weight, diagnose_shift=diagnose_shift)
     model = train_model(train, options)
     target = out or Path(__file__).resolve().parents[1] / "routing" / "model" / DEFAULT_ARTIFACT
@@ -73,8 +77,12 @@ def cv_command(
     diagnose_weight: Annotated[float, WEIGHT_OPTION] = _CHOSEN.diagnose_weight,
     diagnose_shift: Annotated[float, SHIFT_OPTION] = _CHOSEN.diagnose_shift,
     leave_out: Annotated[
-        list[str] | None, typer.Option(metavar="KIND", help="also score each KIND (e.g. a writer, extra-w1; "
-                                       "a,b for both at once) by a model trained on every other train line")
+        list[str] | None,
+        typer.Option(
+            metavar="KIND",
+            help="also score each KIND (e.g. a writer, extra-w1; "
+            "a,b for both at once) by a model trained on every other train line",
+        ),
     ] = None,
 ) -> None:
     """Cross-validate the options on the train split only (no held-out message is read): the scorecard of every
@@ -89,8 +97,10 @@ def cv_command(
     cards = []
     for kind in leave_out or []:
         card = leave_kind_out(train, kind, options)
-        typer.echo(f"kind {kind!r} ({len(card.examples)} lines) by a model trained on the other "
-                   f"{len(train) - len(card.examples)}, no LLM:")
+        typer.echo(
+            f"kind {kind!r} ({len(card.examples)} lines) by a model trained on the other "
+            f"{len(train) - len(card.examples)}, no LLM:"
+        )
         typer.echo(scorecard_to_text(card))
         cards.append(card)
     if len(cards) > 1:
@@ -104,8 +114,7 @@ def _labelled(path: Path, accept_suggestions: bool) -> list[Example]:
 
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [row for line in lines if (row := labelled_line(line, accept_suggestions=accept_suggestions))]
-    return [Example(text=r["text"], route=r["route"], lang=r.get("lang", "en"), kind=r.get("kind", ""))
-            for r in rows]
+    return [Example(text=r["text"], route=r["route"], lang=r.get("lang", "en"), kind=r.get("kind", "")) for r in rows]
 
 
 @app.command("export")
@@ -133,4 +142,3 @@ def export_command(
     else:
         out.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
         typer.echo(f"wrote {len(lines)} examples to {out}", err=True)
-

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.sandbox.backends import BackendError
-from bot.sandbox.osmem import local_search_status, read_local_search
 from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
+from bot.sandbox.standins.osmem import local_search_status, read_local_search
 
 if TYPE_CHECKING:
     from bot.sandbox.control import SandboxInfo
@@ -84,13 +84,20 @@ def scenarios_command() -> None:
 def _echo_sandbox(info: SandboxInfo) -> None:
     typer.echo(f"  scenario    {info.scenario} (incident {info.incident_at:%Y-%m-%d %H:%M} UTC)")
     typer.echo(f"  prometheus  {info.prometheus_url} (pid {info.prometheus_pid}, data until {info.data_end:%H:%M} UTC)")
-    logs = info.es_url + " (logs-sandbox)" if info.es_url else f"{info.loki_url} (Loki stand-in, pid {info.loki_pid})" \
-        if info.loki_url else info.logs_db
+    logs = (
+        info.es_url + " (logs-sandbox)"
+        if info.es_url
+        else f"{info.loki_url} (Loki stand-in, pid {info.loki_pid})"
+        if info.loki_url
+        else info.logs_db
+    )
     typer.echo(f"  logs        {logs}")
     typer.echo(f"  deploys     {info.es_url + ' (deploys)' if info.es_url else info.git_repo}")
     if info.kubeconfig:
-        typer.echo(f"  kubernetes  namespace {info.kube_namespace}, kubeconfig {info.kubeconfig} "
-                   f"(API stand-in pid {info.kubeapi_pid})")
+        typer.echo(
+            f"  kubernetes  namespace {info.kube_namespace}, kubeconfig {info.kubeconfig} "
+            f"(API stand-in pid {info.kubeapi_pid})"
+        )
     if info.runbooks_dir:
         typer.echo(f"  runbooks    {info.runbooks_dir}")
     typer.echo(f"  env file    {info.env_path}")

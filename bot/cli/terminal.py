@@ -63,5 +63,7 @@ def mode_line(settings: Settings) -> str:
     """Who answers: the configured LLM and where it runs, or the deterministic playbook and how to change that."""
     if settings.llm.configured:
         return f"LLM: {settings.llm.model} at {settings.llm.base_url or 'api.openai.com'}"
-    return ("No LLM configured (set OPENAI_API_KEY or OPSBOT_LLM__BASE_URL to use one): the deterministic "
-            "playbook diagnoses, without a model.")
+    return (
+        "No LLM configured (set OPENAI_API_KEY or OPSBOT_LLM__BASE_URL to use one): the deterministic "
+        "playbook diagnoses, without a model."
+    )

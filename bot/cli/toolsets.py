@@ -23,8 +23,11 @@ def toolsets_command(
 
     statuses = wiring.toolset_statuses(wiring.load_settings())
     for status in statuses:
-        line = json.dumps(asdict(status)) if as_json else (
-            f"{_MARKS[status.state]} {status.name:<14} {status.state:<5} {status.detail}")
+        line = (
+            json.dumps(asdict(status))
+            if as_json
+            else (f"{_MARKS[status.state]} {status.name:<14} {status.state:<5} {status.detail}")
+        )
         typer.echo(line)
     if any(s.state == "fail" for s in statuses):
         raise typer.Exit(1)

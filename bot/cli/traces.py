@@ -89,8 +89,7 @@ def _states(traces: list[Trace]) -> dict[str, str]:
         try:
             statuses = wiring.job_statuses(wiring.load_settings(), partial)
         except Exception as exc:  # honest: "partial" means not checked here, never "interrupted"
-            typer.echo(f"job status not checked (Redis: {type(exc).__name__}); partial runs show as partial",
-                       err=True)
+            typer.echo(f"job status not checked (Redis: {type(exc).__name__}); partial runs show as partial", err=True)
     return {t.trace_id: state_of(t, statuses.get(t.trace_id, "")) for t in traces}
 
 

@@ -1,6 +1,6 @@
 """One Redis stream with one consumer group: the mechanics every durable job queue of opsbot shares.
 
-The API's and webhook's jobs (bot/http/jobstream.py) and the Slack diagnoses (bot/slack/slackstream.py) each
+The API's and webhook's jobs (bot/http/jobstream.py) and the Slack diagnoses (bot/slack/jobs/slackstream.py) each
 keep their own stream and their own payload; what a job *is* is theirs. What is here is only the group:
 
 - `next_message`: a message whose consumer went quiet for `claim_idle_s` (its replica died) first, through
@@ -67,8 +67,9 @@ class ConsumerGroup:
 
     def next_message(self, consumer: str, block_ms: int = 1000) -> Message | None:
         """A message whose worker died (idle past claim_idle_s) first, else a new one (blocking up to block_ms)."""
-        _, claimed, *_ = self._redis.xautoclaim(self.stream, self.group, consumer, self.claim_idle_ms,
-                                                start_id="0-0", count=1)  # fmt: skip
+        _, claimed, *_ = self._redis.xautoclaim(
+            self.stream, self.group, consumer, self.claim_idle_ms, start_id="0-0", count=1
+        )
         if not claimed:
             read = self._redis.xreadgroup(self.group, consumer, {self.stream: ">"}, count=1, block=block_ms)
             claimed = read[0][1] if read else []

@@ -1,5 +1,5 @@
 """The one worker pool over a ConsumerGroup: the API's jobs (bot/http/jobstream.py) and Slack's
-(bot/slack/slackstream.py) both run on it; what a job *is* stays theirs (the `handle` callback).
+(bot/slack/jobs/slackstream.py) both run on it; what a job *is* stays theirs (the `handle` callback).
 
 - `workers` threads each ask the group for a message only when free (so what a replica has not started stays
   in the stream for the others), hand it to `handle`, then ack it. When `handle` raises (e.g. Redis went away
@@ -34,8 +34,17 @@ Handle = Callable[[Message], None]
 class StreamWorkers:
     """`workers` threads (0: this replica only adds jobs) and a heartbeat over `group`, named `name`."""
 
-    def __init__(self, group: ConsumerGroup, replica: str, *, name: str, workers: int, handle: Handle,
-                 on_beat: Callable[[], None] | None = None, capacity: Capacity | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        group: ConsumerGroup,
+        replica: str,
+        *,
+        name: str,
+        workers: int,
+        handle: Handle,
+        on_beat: Callable[[], None] | None = None,
+        capacity: Capacity | None = None,
+    ) -> None:
         self._group, self._replica, self._name, self._handle = group, replica, name, handle
         self._workers = max(workers, 0)
         self._on_beat = on_beat or (lambda: None)
@@ -58,8 +67,12 @@ class StreamWorkers:
         """Start the workers and the heartbeat (idempotent)."""
         if self._threads:
             return
-        self._threads = [threading.Thread(target=self._work, args=(f"{self._replica}-{self._name}-{n}",),
-                                          name=f"{self._name}-{n}", daemon=True) for n in range(self._workers)]
+        self._threads = [
+            threading.Thread(
+                target=self._work, args=(f"{self._replica}-{self._name}-{n}",), name=f"{self._name}-{n}", daemon=True
+            )
+            for n in range(self._workers)
+        ]
         self._threads.append(threading.Thread(target=self._heartbeat, name=f"{self._name}-heartbeat", daemon=True))
         for thread in self._threads:
             thread.start()
@@ -109,8 +122,9 @@ class StreamWorkers:
                 self._on_beat()
                 self._register()
                 if beats % REAP_EVERY == 0:
-                    self._group.reap_idle_consumers(REAP_AFTER_CLAIMS * self._group.claim_idle_ms / 1000,
-                                                    keep_prefix=self._replica)  # fmt: skip
+                    self._group.reap_idle_consumers(
+                        REAP_AFTER_CLAIMS * self._group.claim_idle_ms / 1000, keep_prefix=self._replica
+                    )
             except Exception:
                 log.exception("%s heartbeat failed", self._name)
             beats += 1
@@ -118,8 +132,10 @@ class StreamWorkers:
     def _register(self) -> None:
         if self._capacity is not None and not self._stopped.is_set():
             workers = 0 if self._closing.is_set() else self._workers
-            self._quietly(lambda: self._capacity.register(workers, self.active) if self._capacity else None,
-                          "registering this replica's capacity")  # fmt: skip
+            self._quietly(
+                lambda: self._capacity.register(workers, self.active) if self._capacity else None,
+                "registering this replica's capacity",
+            )
 
     @staticmethod
     def _quietly(action: Callable[[], object], what: str) -> None:

@@ -56,13 +56,18 @@ def conclude(run: Run, llm: LLM, reason: StopReason, budget: Budget, limits: Con
     system = load_prompt("conclude", reason=f"{STOP_TEXT[reason]} ({detail})")
     messages = [
         {"role": "system", "content": system},
-        {"role": "user", "content": f"{question_text(run.question)}\n\n{OBSERVATIONS_HEADING}\n\n"
-                                    f"{steps_as_text(run.steps, limits)}"},
+        {
+            "role": "user",
+            "content": f"{question_text(run.question)}\n\n{OBSERVATIONS_HEADING}\n\n{steps_as_text(run.steps, limits)}",
+        },
     ]
     try:  # budgeted too: the time left (a short grace when the time budget is what stopped it), the tokens left
-        reply = llm.complete(messages, role="main", timeout_s=run.time_left_s(budget, at_least_s=CONCLUSION_GRACE_S),
-                             max_tokens=max(CONCLUSION_MIN_TOKENS, min(CONCLUSION_MAX_TOKENS,
-                                                                       budget.token_budget - run.tokens_used)))
+        reply = llm.complete(
+            messages,
+            role="main",
+            timeout_s=run.time_left_s(budget, at_least_s=CONCLUSION_GRACE_S),
+            max_tokens=max(CONCLUSION_MIN_TOKENS, min(CONCLUSION_MAX_TOKENS, budget.token_budget - run.tokens_used)),
+        )
     except Exception as exc:  # LLMUnavailable or a broken adapter: either way, answer from what we have
         log.warning("forced conclusion failed (trace_id=%s): %s", run.trace_id, exc)
         run.notes.append(f"LLM unavailable for the conclusion: {exc}")

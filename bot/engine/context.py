@@ -2,8 +2,8 @@
 
 Three levers keep the prompt small as a run grows: the newest observation is cut when long (head and tail
 kept, with a marker saying how much went); older kept observations are re-sent as a digest of their evidence
-lines (bot/engine/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
-one line each with the step's Thought, compressed, and its key finding (bot/engine/memory.py). By default no
+lines (bot/engine/history/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
+one line each with the step's Thought, compressed, and its key finding (bot/engine/history/memory.py). By default no
 exchange is kept verbatim: the request is the system prompt and one user message (the question, the older steps
 as lines, the newest step with its result in full), so no tool-call message is re-sent. Tool output is
 untrusted (logs can contain anything), so observations are fenced and the prompts say they are data. All of this
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.engine.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
-from bot.engine.memory import GIST_CHARS, fence_observation, newest_step_text, old_steps_text, plain_value
-from bot.engine.payloads import text_from_payload
+from bot.engine.history.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
+from bot.engine.history.memory import GIST_CHARS, fence_observation, newest_step_text, old_steps_text, plain_value
+from bot.engine.history.payloads import text_from_payload
 from bot.engine.types import Budget, Question, Step
 from tools.base import Toolbox
 
@@ -176,7 +176,8 @@ def _lean_schema(entry: dict[str, Any]) -> dict[str, Any]:
     if isinstance(parameters.get("properties"), dict):
         parameters["properties"] = {
             name: {k: v for k, v in prop.items() if not (k == "default" and v in ("", None))}
-            if isinstance(prop, dict) else prop
+            if isinstance(prop, dict)
+            else prop
             for name, prop in parameters["properties"].items()
         }
     return {**entry, "function": {**entry["function"], "parameters": parameters}}
@@ -233,8 +234,13 @@ def render_messages(
     user message: the question, every older step as a line, and the newest step with its result in full."""
     recent = _recent_exchanges(exchanges, limits.keep_recent_steps)
     if exchanges and not recent:  # none verbatim: every step a line, the newest result in full below them
-        return _with_note([{"role": "system", "content": system},
-                           {"role": "user", "content": _inline_text(question, exchanges, limits)}], note)
+        return _with_note(
+            [
+                {"role": "system", "content": system},
+                {"role": "user", "content": _inline_text(question, exchanges, limits)},
+            ],
+            note,
+        )
     old_steps = [step for exchange in exchanges[: len(exchanges) - len(recent)] for step in exchange.steps]
     opening = question_text(question)
     if old_steps:
@@ -243,8 +249,10 @@ def render_messages(
     for position, exchange in enumerate(recent):
         age = len(recent) - 1 - position
         digest = age > 0 and limits.digest_read_observations
-        messages += [exchange.assistant,
-                     *(answer.to_message(observation_cap(limits, age), digest=digest) for answer in exchange.answers)]
+        messages += [
+            exchange.assistant,
+            *(answer.to_message(observation_cap(limits, age), digest=digest) for answer in exchange.answers),
+        ]
     return _with_note(messages, note)
 
 
@@ -286,4 +294,3 @@ def steps_as_text(steps: Sequence[Step], limits: ContextLimits) -> str:
         observation = truncate_observation(readable_observation(step.observation), limits.max_observation_chars)
         blocks.append(f"{head}{thought}\nStatus: {step.status}\n{fence_observation(observation)}")
     return "\n\n".join(blocks) or "(no step ran)"
-

@@ -14,8 +14,20 @@ from typing import Any
 from bot.engine.types import Budget, Step, StopReason
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|m|min|mins|h|hr|hrs|d|w)$", re.IGNORECASE)
-_UNIT_S = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "m": 60, "min": 60, "mins": 60, "h": 3600, "hr": 3600,
-           "hrs": 3600, "d": 86_400, "w": 604_800}
+_UNIT_S = {
+    "ms": 0.001,
+    "s": 1,
+    "sec": 1,
+    "secs": 1,
+    "m": 60,
+    "min": 60,
+    "mins": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "d": 86_400,
+    "w": 604_800,
+}
 # Single identifiers ("ERROR", "p99_latency", "order") are enum-like: their case carries no meaning.
 # Free text such as a log query keeps its case, since it can matter to the backend.
 _ENUM_LIKE = re.compile(r"^[A-Za-z_][\w.\-]*$")
@@ -32,9 +44,7 @@ STOP_TEXT = {
 }
 
 
-def gate_before_call(
-    steps: Sequence[Step], budget: Budget, *, elapsed_s: float, tokens_used: int
-) -> StopReason | None:
+def gate_before_call(steps: Sequence[Step], budget: Budget, *, elapsed_s: float, tokens_used: int) -> StopReason | None:
     """The gate that forbids another model call, if any: steps, then time, then tokens."""
     if len(steps) >= budget.max_steps:
         return StopReason.MAX_STEPS
@@ -57,8 +67,9 @@ def gate_after_step(steps: Sequence[Step], budget: Budget) -> StopReason | None:
     return StopReason.FORMAT_ERRORS if streak >= budget.max_format_errors else None
 
 
-def repeated_step(name: str, args: Mapping[str, Any], steps: Sequence[Step],
-                  defaults: Mapping[str, Any] | None = None) -> Step | None:
+def repeated_step(
+    name: str, args: Mapping[str, Any], steps: Sequence[Step], defaults: Mapping[str, Any] | None = None
+) -> Step | None:
     """The earlier step this call repeats, if running it again would tell the model nothing new.
 
     A repeat of a call that succeeded is always pointless. A call that failed (say, a timeout) may be retried

@@ -151,12 +151,23 @@ class OpenAILLM:
         except (LLMUnavailable, ValueError, TypeError, AttributeError) as exc:
             self._report("bad_body")
             raise LLMUnavailable(f"{where}: unreadable response body ({exc})") from exc
-        log.debug("llm reply model=%s finish=%s content=%r calls=%s", model, reply.finish_reason, reply.content,
-                  reply.tool_calls)
+        log.debug(
+            "llm reply model=%s finish=%s content=%r calls=%s",
+            model,
+            reply.finish_reason,
+            reply.content,
+            reply.tool_calls,
+        )
         return reply
 
-    def _request(self, model: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
-                 stop: Sequence[str] | None, max_tokens: int) -> dict[str, Any]:
+    def _request(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
+        stop: Sequence[str] | None,
+        max_tokens: int,
+    ) -> dict[str, Any]:
         """The request body. `tool_choice` goes with tools: llama.cpp's server drops the tools without it."""
         request: dict[str, Any] = {
             "model": model,
@@ -193,7 +204,10 @@ class OpenAILLM:
             log.warning("the LLM error observer failed kind=%s", kind, exc_info=True)
 
     def _reply_from_response(
-        self, response: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
+        self,
+        response: Any,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
         max_tokens: int,
     ) -> LLMReply:
         if not getattr(response, "choices", None):

@@ -28,10 +28,12 @@ class LimitedLLM:
         self.inner = llm
         self.model = llm.model
         self.cheap_model = getattr(llm, "cheap_model", llm.model)
-        self.endpoint = getattr(llm, "endpoint", "")  # named in notes about the model (issue 17)
+        self.endpoint = getattr(llm, "endpoint", "")  # named in notes about the model
         self.max_calls = max(max_calls, 1)
-        self._slots = {"main": threading.BoundedSemaphore(self.max_calls),
-                       "cheap": threading.BoundedSemaphore(self.max_calls)}
+        self._slots = {
+            "main": threading.BoundedSemaphore(self.max_calls),
+            "cheap": threading.BoundedSemaphore(self.max_calls),
+        }
         self._lock = threading.Lock()
         self._in_flight = 0
         self.peak_in_flight = 0
@@ -62,8 +64,9 @@ class LimitedLLM:
                 self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
             try:
                 left_s = None if timeout_s is None else max(1.0, timeout_s - waited_s)
-                return self.inner.complete(messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens,
-                                           timeout_s=left_s)
+                return self.inner.complete(
+                    messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens, timeout_s=left_s
+                )
             finally:
                 with self._lock:
                     self._in_flight -= 1

@@ -55,7 +55,12 @@ def run_agent(
 
 
 def _take_turn(
-    run: Run, proto: ReactProtocol, llm: LLM, tools: Toolbox, budget: Budget, limits: ContextLimits,
+    run: Run,
+    proto: ReactProtocol,
+    llm: LLM,
+    tools: Toolbox,
+    budget: Budget,
+    limits: ContextLimits,
     tool_timeout_s: float | None,
 ) -> StopReason | None:
     """One model call and what follows from it; returns the stop reason if this turn ends the run."""
@@ -63,8 +68,9 @@ def _take_turn(
     request = proto.request(run.question, run.exchanges, tools, budget, limits)
     run.llm_calls += 1
     try:
-        reply = llm.complete(request.messages, tools=request.tools, stop=request.stop,
-                             timeout_s=run.time_left_s(budget))
+        reply = llm.complete(
+            request.messages, tools=request.tools, stop=request.stop, timeout_s=run.time_left_s(budget)
+        )
     except Exception as exc:  # LLMUnavailable, or an adapter bug: either way the model is out of reach
         log.warning("LLM unavailable at call %d (trace_id=%s): %s", run.llm_calls, run.trace_id, exc)
         run.notes.append(f"LLM unavailable at call {run.llm_calls}: {exc}")
@@ -81,8 +87,15 @@ def _take_turn(
     if isinstance(decision, Finish):
         decision = Unreadable(decision.thought, "Format error: the final answer is empty. Write it after Final Answer:")
     if isinstance(decision, Unreadable):
-        step = _step(run.next_index, thought=decision.thought, action="", reply=reply, elapsed_ms=llm_ms,
-                     observation=with_raw_reply(decision.message, reply.content), status="format_error")
+        step = _step(
+            run.next_index,
+            thought=decision.thought,
+            action="",
+            reply=reply,
+            elapsed_ms=llm_ms,
+            observation=with_raw_reply(decision.message, reply.content),
+            status="format_error",
+        )
         run.add([step], proto.exchange(reply, decision, (), [step]))
         return gate_after_step(run.steps, budget)
     executed = execute_calls(decision.calls, run.steps, tools, budget, _tool_timeout(run, budget, tool_timeout_s))
@@ -94,14 +107,28 @@ def _take_turn(
 def _switch_to_text(run: Run, llm: LLM, reply: LLMReply, llm_ms: int) -> StopReason | None:
     """Tools offered, prose back at step 1: say so, keep the reply as a step, go on in the text protocol."""
     endpoint = getattr(llm, "endpoint", "") or "the endpoint"
-    note = (f"{TOOLS_IGNORED_NOTE} ({llm.model} at {endpoint} answered step 1 in prose without calling one); "
-            "this run went on in the text protocol.")
+    note = (
+        f"{TOOLS_IGNORED_NOTE} ({llm.model} at {endpoint} answered step 1 in prose without calling one); "
+        "this run went on in the text protocol."
+    )
     log.warning("%s trace_id=%s", note, run.trace_id)
     run.notes.append(note)
     run.protocol = "text"
-    run.add([_step(run.next_index, thought="", action="", reply=reply, elapsed_ms=llm_ms, status="format_error",
-                   observation=with_raw_reply("The server ignored the tools: switched to the text protocol.",
-                                              reply.content))])
+    run.add(
+        [
+            _step(
+                run.next_index,
+                thought="",
+                action="",
+                reply=reply,
+                elapsed_ms=llm_ms,
+                status="format_error",
+                observation=with_raw_reply(
+                    "The server ignored the tools: switched to the text protocol.", reply.content
+                ),
+            )
+        ]
+    )
     return None
 
 
@@ -125,20 +152,41 @@ def _tool_steps(first_index: int, decision: Act, executed: Executed, reply: LLMR
     for offset, outcome in enumerate(executed.stepped):
         tool_ms = executed.elapsed_ms.get(outcome.call.call_id, 0)
         first = offset == 0  # the reply's thought, tokens and model time belong to the first call it made
-        step = _step(first_index + offset, thought=decision.thought if first else "", action=outcome.call.name,
-                     reply=reply if first else None, elapsed_ms=(llm_ms if first else 0) + tool_ms,
-                     observation=outcome.result.text, status=outcome.result.status, call=outcome.call)
+        step = _step(
+            first_index + offset,
+            thought=decision.thought if first else "",
+            action=outcome.call.name,
+            reply=reply if first else None,
+            elapsed_ms=(llm_ms if first else 0) + tool_ms,
+            observation=outcome.result.text,
+            status=outcome.result.status,
+            call=outcome.call,
+        )
         steps.append(step)
     return steps
 
 
-def _step(index: int, *, thought: str, action: str, reply: LLMReply | None, elapsed_ms: int, observation: str = "",
-          status: str = "ok", call: ToolCall | None = None) -> Step:
+def _step(
+    index: int,
+    *,
+    thought: str,
+    action: str,
+    reply: LLMReply | None,
+    elapsed_ms: int,
+    observation: str = "",
+    status: str = "ok",
+    call: ToolCall | None = None,
+) -> Step:
     return Step(
-        index=index, thought=thought, action=action, args=dict(call.args) if call else {}, observation=observation,
+        index=index,
+        thought=thought,
+        action=action,
+        args=dict(call.args) if call else {},
+        observation=observation,
         status=status,  # type: ignore[arg-type]  # ToolResult statuses are a subset of StepStatus
         elapsed_ms=elapsed_ms,
-        prompt_tokens=reply.prompt_tokens if reply else 0, completion_tokens=reply.completion_tokens if reply else 0,
+        prompt_tokens=reply.prompt_tokens if reply else 0,
+        completion_tokens=reply.completion_tokens if reply else 0,
     )
 
 
@@ -149,14 +197,22 @@ def _tool_timeout(run: Run, budget: Budget, tool_timeout_s: float | None) -> flo
 
 
 def answer_once(
-    question: Question, llm: LLM, tools: Toolbox, *, allow_tool: bool = False, on_step: StepObserver | None = None,
-    tool_timeout_s: float = 20.0, llm_timeout_s: float | None = None,
+    question: Question,
+    llm: LLM,
+    tools: Toolbox,
+    *,
+    allow_tool: bool = False,
+    on_step: StepObserver | None = None,
+    tool_timeout_s: float = 20.0,
+    llm_timeout_s: float | None = None,
 ) -> Trace:
     """One cheap answer (protocol "single"): lookups, chit-chat; with `allow_tool`, at most one tool call first."""
     run = Run(question, "single", getattr(llm, "cheap_model", llm.model), on_step)
     rule = _ONE_TOOL_RULE if allow_tool and len(tools) else "Answer directly; no tools are available for this."
-    messages = [{"role": "system", "content": load_prompt("answer_once", tool_rule=rule)},
-                {"role": "user", "content": question_text(question)}]
+    messages = [
+        {"role": "system", "content": load_prompt("answer_once", tool_rule=rule)},
+        {"role": "user", "content": question_text(question)},
+    ]
     try:
         started = time.monotonic()
         specs = tool_schemas(tools) if allow_tool and len(tools) else None
@@ -170,15 +226,26 @@ def answer_once(
         run.notes.append(f"LLM unavailable: {exc}")
         preface = f"The LLM was unavailable: {exc}."
         label = partial_label(StopReason.LLM_UNAVAILABLE, "")
-        return run.trace(f"{label}\n\n{answer_from_observations(run.steps, preface)}", StopReason.LLM_UNAVAILABLE,
-                         complete=False)
+        return run.trace(
+            f"{label}\n\n{answer_from_observations(run.steps, preface)}", StopReason.LLM_UNAVAILABLE, complete=False
+        )
     thought, answer = split_final(reply.content)
     elapsed_ms = int((time.monotonic() - started) * 1000)
     unusable = _unusable_single(reply, answer, str(messages[0]["content"]))
     if unusable:  # cut off, echoed or empty: never shown; the caller falls back (canned reply, full diagnosis)
-        run.add([_step(run.next_index, thought="", action="", reply=reply, elapsed_ms=elapsed_ms,
-                       observation=with_raw_reply(f"Not an answer: {unusable}.", reply.content),
-                       status="format_error")])
+        run.add(
+            [
+                _step(
+                    run.next_index,
+                    thought="",
+                    action="",
+                    reply=reply,
+                    elapsed_ms=elapsed_ms,
+                    observation=with_raw_reply(f"Not an answer: {unusable}.", reply.content),
+                    status="format_error",
+                )
+            ]
+        )
         run.notes.append(f"unusable single answer: {unusable}")
         why = unusable.split(" (")[0]  # the echo itself stays in the note, never in the answer
         return run.trace(partial_label(StopReason.FORMAT_ERRORS, why), StopReason.FORMAT_ERRORS, complete=False)
@@ -202,8 +269,9 @@ _ONE_TOOL_RULE = (
 )
 
 
-def _with_lookup(run: Run, reply: LLMReply, tools: Toolbox, messages: list[dict[str, str]], started: float,
-                 tool_timeout_s: float) -> list[dict[str, str]]:
+def _with_lookup(
+    run: Run, reply: LLMReply, tools: Toolbox, messages: list[dict[str, str]], started: float, tool_timeout_s: float
+) -> list[dict[str, str]]:
     """Run the first requested call; the follow-up request carries its result as text (no tool messages)."""
     call = reply.tool_calls[0]
     call = ToolCall(call.name, call.args, call.call_id or "lookup")

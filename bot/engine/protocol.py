@@ -112,8 +112,9 @@ class NativeProtocol:
             return Unreadable("", "Format error: the reply was empty. Call one tool, or give your Final Answer.")
         return Finish(*split_final(content))
 
-    def exchange(self, reply: LLMReply, decision: Act | Unreadable, outcomes: Sequence[Outcome],
-                 steps: Sequence[Step]) -> Exchange:
+    def exchange(
+        self, reply: LLMReply, decision: Act | Unreadable, outcomes: Sequence[Outcome], steps: Sequence[Step]
+    ) -> Exchange:
         """The assistant message with its calls, and one tool message per call id (run or not)."""
         calls = decision.calls
         # "" rather than null: llama.cpp's server answers HTTP 500 to `"content": null` next to tool calls
@@ -152,8 +153,11 @@ class TextProtocol:
         try:
             parsed = parse_reply(reply.content, tools.names)
         except Exception as exc:  # a parser bug must cost one step, not the run
-            return Unreadable("", f"Format error: the reply could not be read ({exc}). Reply in exactly this "
-                                  f"format:\n\n{EXPECTED_FORMAT}")
+            return Unreadable(
+                "",
+                f"Format error: the reply could not be read ({exc}). Reply in exactly this "
+                f"format:\n\n{EXPECTED_FORMAT}",
+            )
         if isinstance(parsed, ParsedFinal):
             return Finish(parsed.thought, parsed.answer)
         if isinstance(parsed, ParsedAction):
@@ -161,8 +165,9 @@ class TextProtocol:
             return Act(parsed.thought, (call,), parsed.ignored_actions)
         return Unreadable(parsed.thought, parsed.message)
 
-    def exchange(self, reply: LLMReply, decision: Act | Unreadable, outcomes: Sequence[Outcome],
-                 steps: Sequence[Step]) -> Exchange:
+    def exchange(
+        self, reply: LLMReply, decision: Act | Unreadable, outcomes: Sequence[Outcome], steps: Sequence[Step]
+    ) -> Exchange:
         """Replay the step in canonical form (it teaches the format), the observation as the user's turn."""
         if isinstance(decision, Unreadable):
             raw = reply.content.strip()[:_RAW_REPLY_CHARS] or "(empty reply)"
@@ -211,8 +216,7 @@ def _steps_in(exchanges: Sequence[Exchange]) -> int:
 
 
 def _call_to_openai(call: ToolCall) -> dict[str, Any]:
-    arguments = call.args.get(UNPARSED_ARGS_KEY) or json.dumps(dict(call.args), ensure_ascii=False,
-                                                                separators=(",", ":"))
+    arguments = call.args.get(UNPARSED_ARGS_KEY) or json.dumps(
+        dict(call.args), ensure_ascii=False, separators=(",", ":")
+    )
     return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
-
-

@@ -63,7 +63,11 @@ class Run:
             self.steps.append(step)
             log.info(
                 "step trace_id=%s step=%d tool=%s status=%s ms=%d tokens=%d",
-                self.trace_id, step.index, step.action or "-", step.status, step.elapsed_ms,
+                self.trace_id,
+                step.index,
+                step.action or "-",
+                step.status,
+                step.elapsed_ms,
                 step.prompt_tokens + step.completion_tokens,
             )
             self._notify(step)
@@ -89,7 +93,13 @@ class Run:
         )
         log.info(
             "run trace_id=%s protocol=%s stop=%s complete=%s steps=%d ms=%d tokens=%d",
-            self.trace_id, self.protocol, stop_reason.value, complete, totals.steps, totals.elapsed_ms, totals.tokens,
+            self.trace_id,
+            self.protocol,
+            stop_reason.value,
+            complete,
+            totals.steps,
+            totals.elapsed_ms,
+            totals.tokens,
         )
         return Trace(
             trace_id=self.trace_id,

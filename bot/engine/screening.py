@@ -26,13 +26,17 @@ def screened(decision: Decision, reply: LLMReply, system_prompt: str, tools: Too
     if isinstance(decision, Act) and decision.calls:
         name = decision.calls[0].name
         if name not in tools.names and is_placeholder_name(name):
-            message = (f"Format error: {name!r} is a placeholder, not a tool. Name one of the valid tools: "
-                       f"{', '.join(tools.names)}.")
+            message = (
+                f"Format error: {name!r} is a placeholder, not a tool. Name one of the valid tools: "
+                f"{', '.join(tools.names)}."
+            )
             return Unreadable(decision.thought, message, decision.calls)
     echoed = echoed_text(reply.content, (system_prompt,))
     if echoed:
-        message = (f"Format error: your reply repeats the instructions ({echoed!r}) instead of following them. "
-                   f"Write your own step in exactly this format:\n\n{EXPECTED_FORMAT}")
+        message = (
+            f"Format error: your reply repeats the instructions ({echoed!r}) instead of following them. "
+            f"Write your own step in exactly this format:\n\n{EXPECTED_FORMAT}"
+        )
         return _with_cut_off_hint(Unreadable("", message, _calls_of(decision)), reply)
     if isinstance(decision, Finish) and reply.finish_reason == "length":
         message = "Format error: the reply ended at the token limit, so it is not a finished answer."

@@ -136,6 +136,7 @@ def handed_back(trace: Trace) -> str:
     """Why a quick_only answer handed its question back for the full diagnosis ("" when it answered it)."""
     return next((n.removeprefix(HANDED_BACK) for n in trace.notes if n.startswith(HANDED_BACK)), "")
 
+
 Responder = Callable[[Question, StepObserver | None], Trace]  # what every surface calls: question in, trace out
 
 INTERNAL_ERROR_ANSWER = (
@@ -175,12 +176,19 @@ def trace_from_answer(
     )
 
 
-def internal_error_trace(question: Question, exc: BaseException, *, intent: Intent | None = None,
-                         elapsed_ms: int = 0) -> Trace:
+def internal_error_trace(
+    question: Question, exc: BaseException, *, intent: Intent | None = None, elapsed_ms: int = 0
+) -> Trace:
     """The answer when something nobody anticipated broke: labelled partial; the details go to the log."""
     # no stop reason fits an internal error: complete=False and the note label it
-    return trace_from_answer(question, INTERNAL_ERROR_ANSWER, complete=False, intent=intent, elapsed_ms=elapsed_ms,
-                             notes=(f"internal error: {type(exc).__name__}",))
+    return trace_from_answer(
+        question,
+        INTERNAL_ERROR_ANSWER,
+        complete=False,
+        intent=intent,
+        elapsed_ms=elapsed_ms,
+        notes=(f"internal error: {type(exc).__name__}",),
+    )
 
 
 def trace_to_dict(trace: Trace) -> dict[str, Any]:

@@ -26,5 +26,10 @@ def case_from_scenario(scenario: Scenario, source: str = "") -> EvalCase:
     """The scenario's own `expect_incident = false` marks the "nothing is wrong" case (a log-only incident is one).
 
     `source` is where the scenario was read from when that is not its bundled name (held-out, a team's file)."""
-    return EvalCase(scenario.name, scenario.question, scenario.must_name, no_incident=not scenario.expect_incident,
-                    source=source if source != scenario.name else "")
+    return EvalCase(
+        scenario.name,
+        scenario.question,
+        scenario.must_name,
+        no_incident=not scenario.expect_incident,
+        source=source if source != scenario.name else "",
+    )

@@ -37,8 +37,11 @@ def recorded_toolbox(trace: Trace, specs: Sequence[ToolSpec]) -> Toolbox:
             if step is None:
                 step = next((s for s in steps if s.action == name and s.index not in used), None)
             if step is None:
-                return ToolResult("no_data", f"{name}: this call was not recorded in trace {trace.trace_id}, so "
-                                             "there is nothing to replay for it.")
+                return ToolResult(
+                    "no_data",
+                    f"{name}: this call was not recorded in trace {trace.trace_id}, so "
+                    "there is nothing to replay for it.",
+                )
             used.add(step.index)
             status = step.status if step.status in ("ok", "no_data") else "error"
             return ToolResult(status, step.observation)
@@ -53,8 +56,16 @@ def replay_summary(recorded: Trace, replayed: Trace) -> dict[str, Any]:
     return {
         "trace_id": recorded.trace_id,
         "question": recorded.question,
-        "recorded": {"answer": recorded.answer, "complete": recorded.complete,
-                     "tools": [s.action for s in _recorded_steps(recorded)]},
-        "replayed": {"trace_id": replayed.trace_id, "answer": replayed.answer, "complete": replayed.complete,
-                     "protocol": replayed.protocol, "tools": [s.action for s in _recorded_steps(replayed)]},
+        "recorded": {
+            "answer": recorded.answer,
+            "complete": recorded.complete,
+            "tools": [s.action for s in _recorded_steps(recorded)],
+        },
+        "replayed": {
+            "trace_id": replayed.trace_id,
+            "answer": replayed.answer,
+            "complete": replayed.complete,
+            "protocol": replayed.protocol,
+            "tools": [s.action for s in _recorded_steps(replayed)],
+        },
     }

@@ -69,28 +69,49 @@ def _totals(results: Sequence[CaseResult]) -> dict[str, Any]:
     }
 
 
-_COLUMNS = ("scenario", "headline", "evidence",
-            "steps", "stop", "tokens in/out", "wall s", "fmt err", "tool err (fixed)", "unverified")
+_COLUMNS = (
+    "scenario",
+    "headline",
+    "evidence",
+    "steps",
+    "stop",
+    "tokens in/out",
+    "wall s",
+    "fmt err",
+    "tool err (fixed)",
+    "unverified",
+)
 
 
 def report_to_table(report: EvalReport) -> str:
     """A fixed-width table, one row per scenario plus the total, then the misses explained."""
     rows = [_row(r) for r in report.results]
     t = _totals(report.results)
-    rows.append((
-        "TOTAL", f"{t['hits']}/{t['scenarios']}", f"{t['evidence_hits']}/{t['scenarios']}", str(t["steps"]), "",
-        f"{t['prompt_tokens']}/{t['completion_tokens']}",
-        f"{t['wall_s']:.1f}", f"{t['format_error_rate']:.0%}",
-        f"{t['tool_error_rate']:.0%} ({t['tool_errors_corrected']}/{t['tool_errors']})", str(t["unverified"]),
-    ))
+    rows.append(
+        (
+            "TOTAL",
+            f"{t['hits']}/{t['scenarios']}",
+            f"{t['evidence_hits']}/{t['scenarios']}",
+            str(t["steps"]),
+            "",
+            f"{t['prompt_tokens']}/{t['completion_tokens']}",
+            f"{t['wall_s']:.1f}",
+            f"{t['format_error_rate']:.0%}",
+            f"{t['tool_error_rate']:.0%} ({t['tool_errors_corrected']}/{t['tool_errors']})",
+            str(t["unverified"]),
+        )
+    )
     widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(_COLUMNS)]
-    lines = [f"eval {report.mode}{' ' + report.model if report.model else ''} · {report.scenario_set} · "
-             f"run {report.run_id[:8]} · headline = the named cause (strict), evidence = anywhere in the answer"]
+    lines = [
+        f"eval {report.mode}{' ' + report.model if report.model else ''} · {report.scenario_set} · "
+        f"run {report.run_id[:8]} · headline = the named cause (strict), evidence = anywhere in the answer"
+    ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in (_COLUMNS, *rows)]
     for r in report.results:
         if not r.hit:
-            why = r.error or (f"headline misses: {', '.join(r.missing)}" if r.missing
-                              else "did not say there is no incident")
+            why = r.error or (
+                f"headline misses: {', '.join(r.missing)}" if r.missing else "did not say there is no incident"
+            )
             lines.append(f"miss {r.scenario}: {why}")
         if r.unverified:
             lines.append(f"unverified in {r.scenario}: {', '.join(r.unverified)}")
@@ -99,16 +120,25 @@ def report_to_table(report: EvalReport) -> str:
 
 def _row(r: CaseResult) -> tuple[str, ...]:
     return (
-        r.scenario, "yes" if r.hit else "NO", "yes" if r.evidence_hit else "NO", str(r.steps), r.stop_reason,
-        f"{r.prompt_tokens}/{r.completion_tokens}", f"{r.wall_s:.1f}", f"{r.format_error_rate:.0%}",
-        f"{r.tool_error_rate:.0%} ({r.tool_errors_corrected}/{r.tool_errors})", str(len(r.unverified)),
+        r.scenario,
+        "yes" if r.hit else "NO",
+        "yes" if r.evidence_hit else "NO",
+        str(r.steps),
+        r.stop_reason,
+        f"{r.prompt_tokens}/{r.completion_tokens}",
+        f"{r.wall_s:.1f}",
+        f"{r.format_error_rate:.0%}",
+        f"{r.tool_error_rate:.0%} ({r.tool_errors_corrected}/{r.tool_errors})",
+        str(len(r.unverified)),
     )
 
 
 def runs_to_table(runs: Sequence[Mapping[str, Any]]) -> str:
     """Stored eval runs, newest first, one line each: the history `opsbot eval --history` compares."""
-    lines = [f"{'run':<10} {'started':<20} {'mode':<9} {'set':<8} {'model':<24} {'hits':>7} {'steps':>6} "
-             f"{'tokens':>9} {'unverified':>10}"]
+    lines = [
+        f"{'run':<10} {'started':<20} {'mode':<9} {'set':<8} {'model':<24} {'hits':>7} {'steps':>6} "
+        f"{'tokens':>9} {'unverified':>10}"
+    ]
     for run in runs:
         t = run.get("totals", {})
         hits = f"{t.get('hits', 0)}/{t.get('scenarios', 0)}"

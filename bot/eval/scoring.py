@@ -97,7 +97,8 @@ def corrected_tool_errors(trace: Trace) -> int:
     return sum(
         1
         for step, following in itertools.pairwise(steps)
-        if step.status in _TOOL_ERROR_STATUSES and following.action == step.action
+        if step.status in _TOOL_ERROR_STATUSES
+        and following.action == step.action
         and following.status in ("ok", "no_data")
     )
 
@@ -137,7 +138,21 @@ def score_trace(case: EvalCase, trace: Trace, wall_s: float) -> CaseResult:
 def failed_result(case: EvalCase, error: str, wall_s: float) -> CaseResult:
     """The result of a run that raised instead of answering: a miss with every fact missing and the error kept."""
     return CaseResult(
-        scenario=case.name, hit=False, missing=case.must_name, route="", protocol="", steps=0, stop_reason="error",
-        complete=False, prompt_tokens=0, completion_tokens=0, wall_s=round(wall_s, 2), format_errors=0,
-        tool_calls=0, tool_errors=0, tool_errors_corrected=0, unverified=(), error=error,
+        scenario=case.name,
+        hit=False,
+        missing=case.must_name,
+        route="",
+        protocol="",
+        steps=0,
+        stop_reason="error",
+        complete=False,
+        prompt_tokens=0,
+        completion_tokens=0,
+        wall_s=round(wall_s, 2),
+        format_errors=0,
+        tool_calls=0,
+        tool_errors=0,
+        tool_errors_corrected=0,
+        unverified=(),
+        error=error,
     )

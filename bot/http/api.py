@@ -20,11 +20,11 @@ from pydantic import ValidationError
 from bot.engine.types import Question, Trace, trace_to_dict
 from bot.http.alerts import AlertDedupe, AlertGroup, dedupe_key, question_from_alerts
 from bot.http.dispatch import Dispatch, JobFailed, QueueFull
+from bot.http.telemetry import Telemetry
 from bot.http.wsgi import StartResponse, WSGIApp, json_response
 from bot.safety.access import RATE_LIMITED, Admit
 from bot.safety.inbound import clean_inbound, has_request_text
 from bot.store.base import TraceStore, is_partial
-from bot.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,18 @@ class AlertRoute:
 class Api:
     """The WSGI app. Build it with `api_app(...)`; mount it on /api/ and /metrics."""
 
-    def __init__(self, dispatcher: Dispatch, store: TraceStore, telemetry: Telemetry, *, api_token: str,
-                 admit: Admit, alerts: AlertRoute, sync_wait_s: float = 30.0, max_concurrent: int = 4) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatch,
+        store: TraceStore,
+        telemetry: Telemetry,
+        *,
+        api_token: str,
+        admit: Admit,
+        alerts: AlertRoute,
+        sync_wait_s: float = 30.0,
+        max_concurrent: int = 4,
+    ) -> None:
         self._dispatcher, self._store, self._telemetry = dispatcher, store, telemetry
         # /api/ may hold at most this many HTTP threads at once: the rest stay free for Slack and health checks
         self._slots = threading.BoundedSemaphore(max(max_concurrent, 1))
@@ -155,8 +165,11 @@ class Api:
             partial = {"steps": trace_to_dict(trace)["steps"]} if trace is not None else {}
             return 202, {"trace_id": trace_id, "status": status, **partial}
         if trace is not None:  # stored step by step, and no replica runs it any more
-            return 200, {**trace_to_dict(trace), "status": "interrupted",
-                         "error": "interrupted before it finished: re-run? (the steps it took are kept)"}  # fmt: skip
+            return 200, {
+                **trace_to_dict(trace),
+                "status": "interrupted",
+                "error": "interrupted before it finished: re-run? (the steps it took are kept)",
+            }
         raise BadRequest(404, f"unknown id: no trace {trace_id!r}")
 
     def _alertmanager(self, body: dict[str, Any]) -> Reply:
@@ -182,8 +195,9 @@ class Api:
             route.dedupe.forget(key)  # a later re-notification may run once the limit allows
             self._telemetry.observe_alert("refused")
             return 200, {"status": "refused", "reason": refusal}
-        question = Question(question_from_alerts(group, route.service_label), user=user, channel=route.channel,
-                            source="alertmanager")  # fmt: skip
+        question = Question(
+            question_from_alerts(group, route.service_label), user=user, channel=route.channel, source="alertmanager"
+        )
         post = route.post
         then = (lambda trace: post(route.channel, question, trace)) if post and route.channel else None
         try:
@@ -224,8 +238,25 @@ def _read_json(environ: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def api_app(dispatcher: Dispatch, store: TraceStore, telemetry: Telemetry, *, api_token: str, admit: Admit,
-            alerts: AlertRoute, sync_wait_s: float = 30.0, max_concurrent: int = 4) -> WSGIApp:  # fmt: skip
+def api_app(
+    dispatcher: Dispatch,
+    store: TraceStore,
+    telemetry: Telemetry,
+    *,
+    api_token: str,
+    admit: Admit,
+    alerts: AlertRoute,
+    sync_wait_s: float = 30.0,
+    max_concurrent: int = 4,
+) -> WSGIApp:
     """The WSGI app for /api/* and /metrics (see the module docstring)."""
-    return Api(dispatcher, store, telemetry, api_token=api_token, admit=admit, alerts=alerts, sync_wait_s=sync_wait_s,
-               max_concurrent=max_concurrent)
+    return Api(
+        dispatcher,
+        store,
+        telemetry,
+        api_token=api_token,
+        admit=admit,
+        alerts=alerts,
+        sync_wait_s=sync_wait_s,
+        max_concurrent=max_concurrent,
+    )

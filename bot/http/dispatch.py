@@ -74,12 +74,12 @@ class Execution:
 
     def accept(self, trace_id: str, question: Question) -> None:
         # a fresh stub: a re-run after a crash starts over rather than append to the dead run's steps
-        store_quietly("record accepted job",
-                      lambda: self._store.save(partial_with_step(None, trace_id, question.text, None)))
+        store_quietly(
+            "record accepted job", lambda: self._store.save(partial_with_step(None, trace_id, question.text, None))
+        )
 
     def run(self, trace_id: str, question: Question) -> Trace:
-        trace = replace(self._responder(question, step_keeper(self._store, trace_id, question.text)),
-                        trace_id=trace_id)
+        trace = replace(self._responder(question, step_keeper(self._store, trace_id, question.text)), trace_id=trace_id)
         store_quietly("store trace", lambda: self._store.save(trace))
         return trace
 
@@ -91,8 +91,9 @@ class Execution:
         kept = self._store.get(trace_id)
         if kept is not None and not question.text:
             question = replace(question, text=kept.question)
-        unrun = trace_from_answer(question, answer, complete=False, stop_reason=StopReason.INTERRUPTED,
-                                  notes=("interrupted",))
+        unrun = trace_from_answer(
+            question, answer, complete=False, stop_reason=StopReason.INTERRUPTED, notes=("interrupted",)
+        )
         trace = replace(unrun, trace_id=trace_id, steps=kept.steps if kept is not None else ())
         store_quietly("store trace", lambda: self._store.save(trace))
         return trace
@@ -108,9 +109,16 @@ class Execution:
 class Dispatcher:
     """Runs diagnoses on `workers` threads of its own with at most `queue_size` waiting; ids are assigned up front."""
 
-    def __init__(self, responder: Responder, store: TraceStore, *, workers: int = 2, queue_size: int = 16,
-                 on_queue_depth: Callable[[int], None] | None = None,
-                 also_running: Callable[[str], bool] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        responder: Responder,
+        store: TraceStore,
+        *,
+        workers: int = 2,
+        queue_size: int = 16,
+        on_queue_depth: Callable[[int], None] | None = None,
+        also_running: Callable[[str], bool] | None = None,
+    ) -> None:
         self._execution = Execution(responder, store)
         self._also_running = also_running or (lambda trace_id: False)  # e.g. this process's Slack runs
         self._queue_size = queue_size
@@ -121,8 +129,9 @@ class Dispatcher:
         self._failures: OrderedDict[str, str] = OrderedDict()
         self._on_queue_depth = on_queue_depth or (lambda depth: None)
         self._closing = threading.Event()
-        self._threads = [threading.Thread(target=self._work, name=f"diagnose-{n}", daemon=True)
-                         for n in range(max(workers, 1))]  # fmt: skip
+        self._threads = [
+            threading.Thread(target=self._work, name=f"diagnose-{n}", daemon=True) for n in range(max(workers, 1))
+        ]
         for thread in self._threads:
             thread.start()
 

@@ -37,9 +37,19 @@ POLL_S = 0.2
 class StreamDispatcher:
     """The Dispatch seam over Redis (see the module docstring). `client` is a ready `redis.Redis`."""
 
-    def __init__(self, client: Any, responder: Responder, store: TraceStore, *, prefix: str = "opsbot",
-                 workers: int = 2, queue_size: int = 16, claim_idle_s: float = 30.0, max_attempts: int = 2,
-                 deliver: Deliver | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        client: Any,
+        responder: Responder,
+        store: TraceStore,
+        *,
+        prefix: str = "opsbot",
+        workers: int = 2,
+        queue_size: int = 16,
+        claim_idle_s: float = 30.0,
+        max_attempts: int = 2,
+        deliver: Deliver | None = None,
+    ) -> None:
         self._redis = client
         self._execution = Execution(responder, store)
         self._prefix, self._queue_size, self._max_attempts = prefix, queue_size, max_attempts
@@ -57,8 +67,15 @@ class StreamDispatcher:
         trace_id = new_trace_id()
         self._execution.accept(trace_id, question)
         pipe = self._redis.pipeline()
-        pipe.hset(self._job(trace_id), mapping={"question": json.dumps(asdict(question)), "status": "queued",
-                                                "deliver": "1" if then is not None else "", "attempts": 0})
+        pipe.hset(
+            self._job(trace_id),
+            mapping={
+                "question": json.dumps(asdict(question)),
+                "status": "queued",
+                "deliver": "1" if then is not None else "",
+                "attempts": 0,
+            },
+        )
         pipe.expire(self._job(trace_id), STATUS_TTL_S)
         self._group.add({"trace_id": trace_id}, pipe)
         pipe.execute()
@@ -97,8 +114,9 @@ class StreamDispatcher:
         deadline stays pending there and another replica claims it once its heartbeat has stopped."""
         left = [m.fields.get("trace_id", "") for m in self._pool.close(drain_s)]
         if left:
-            log.warning("stopping with %d diagnoses running; another replica re-runs them: %s", len(left),
-                        ",".join(left))
+            log.warning(
+                "stopping with %d diagnoses running; another replica re-runs them: %s", len(left), ",".join(left)
+            )
 
     def shutdown(self, wait: bool = True) -> None:
         self.close(30.0 if wait else 0.0)
@@ -163,7 +181,11 @@ def job_statuses_from_redis(client: Any, trace_ids: list[str], *, prefix: str = 
 
 def question_from_json(raw: str | bytes) -> Question:
     data = json.loads(raw)
-    return Question(text=str(data["text"]), user=str(data.get("user", "")), channel=str(data.get("channel", "")),
-                    thread_ts=str(data.get("thread_ts", "")), source=str(data.get("source", "api")),
-                    history=tuple(str(h) for h in data.get("history", ())))  # fmt: skip
-
+    return Question(
+        text=str(data["text"]),
+        user=str(data.get("user", "")),
+        channel=str(data.get("channel", "")),
+        thread_ts=str(data.get("thread_ts", "")),
+        source=str(data.get("source", "api")),
+        history=tuple(str(h) for h in data.get("history", ())),
+    )

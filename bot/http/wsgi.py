@@ -12,14 +12,17 @@ StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
-def json_response(start_response: StartResponse, status: int, body: Mapping[str, Any],
-                  extra_headers: Sequence[tuple[str, str]] = ()) -> list[bytes]:
+def json_response(
+    start_response: StartResponse, status: int, body: Mapping[str, Any], extra_headers: Sequence[tuple[str, str]] = ()
+) -> list[bytes]:
     """Answer a WSGI request with a JSON body and the status's standard reason phrase."""
     payload = json_bytes(body)  # strict JSON, mentions inert, valid UTF-8 (bot.safety.outbound)
     try:
         reason = HTTPStatus(status).phrase
     except ValueError:
         reason = "Error"
-    start_response(f"{status} {reason}", [("Content-Type", "application/json"),
-                                          ("Content-Length", str(len(payload))), *extra_headers])
+    start_response(
+        f"{status} {reason}",
+        [("Content-Type", "application/json"), ("Content-Length", str(len(payload))), *extra_headers],
+    )
     return [payload]

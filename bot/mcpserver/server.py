@@ -23,8 +23,12 @@ log = logging.getLogger(__name__)
 def build_mcp_server(toolbox: Toolbox, *, timeout_s: float = 20.0, max_args_chars: int = 2_000) -> Server[Any]:
     """A Server whose tools are the toolbox's specs, each answered by call_tool on a worker thread."""
     listed = [
-        types.Tool(name=spec.name, description=spec.description, input_schema=spec.parameters,
-                   annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False))
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=spec.parameters,
+            annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False),
+        )
         for spec in toolbox
     ]
 
@@ -34,15 +38,21 @@ def build_mcp_server(toolbox: Toolbox, *, timeout_s: float = 20.0, max_args_char
     async def answer(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         result: ToolResult = await anyio.to_thread.run_sync(
-            lambda: call_tool(toolbox, params.name, arguments, max_args_chars=max_args_chars, timeout_s=timeout_s))
+            lambda: call_tool(toolbox, params.name, arguments, max_args_chars=max_args_chars, timeout_s=timeout_s)
+        )
         log.info("mcp tool %s: %s", params.name, result.status)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             is_error=result.status in ("error", "refused"),
         )
 
-    return Server("opsbot", version="1", on_list_tools=list_tools, on_call_tool=answer,
-                  instructions="opsbot's read-only incident tools: metrics, logs, deploys and more.")
+    return Server(
+        "opsbot",
+        version="1",
+        on_list_tools=list_tools,
+        on_call_tool=answer,
+        instructions="opsbot's read-only incident tools: metrics, logs, deploys and more.",
+    )
 
 
 def serve_stdio(server: Server[Any]) -> None:

@@ -1,6 +1,7 @@
 """A gap in metrics collection: the asked service's series stopped when (nearly) every other service's did.
 
-query_metrics says so on its `stopped:` line (`cause: collection gap`, tools/collection.py). That is no change of
+query_metrics says so on its `stopped:` line (`cause: collection gap`,
+tools/metrics/collection.py). That is no change of
 the service: Prometheus restarted or lost its targets, a remote-write or federation lag, a partition. An SRE says
 the metrics are missing for everything from HH:MM, checks what still can be checked (the service's deploys and
 logs around that minute, and whether it still logs after it), and calls the conclusion partial.
@@ -42,16 +43,24 @@ def check_around_gap(run: ProbeRun, findings: Findings, service: str) -> bool:
     check_deploys(run, findings, service, (metric, gap.at), what="stopped being collected")
     check_logs(run, findings, service, (metric, gap.at))
     if "query_logs" in run.tools:
-        thought = (f"{service}'s metrics stopped at {gap.at:%H:%M} with {gap.services}'s: a gap in collection. Its "
-                   "logs do not go through Prometheus; do they go on after that minute?")
-        args = {"service": service, "start": iso_from_moment(gap.at), "end": iso_from_moment(run.window.end),
-                "limit": 3}
+        thought = (
+            f"{service}'s metrics stopped at {gap.at:%H:%M} with {gap.services}'s: a gap in collection. Its "
+            "logs do not go through Prometheus; do they go on after that minute?"
+        )
+        args = {
+            "service": service,
+            "start": iso_from_moment(gap.at),
+            "end": iso_from_moment(run.window.end),
+            "limit": 3,
+        }
         observation = run.call(thought, "query_logs", args)
         if not run.failed():
             match = _MATCHED_RX.search(observation)
             findings.after_gap = match.group("count") if match else "0"
-    findings.unknowns.append(f"what any metric did after {gap.at:%H:%M} UTC: none was collected; check Prometheus "
-                             "itself (its targets page, whether it restarted, remote-write or federation lag)")
+    findings.unknowns.append(
+        f"what any metric did after {gap.at:%H:%M} UTC: none was collected; check Prometheus "
+        "itself (its targets page, whether it restarted, remote-write or federation lag)"
+    )
     return True
 
 
@@ -62,17 +71,21 @@ def gap_headline(findings: Findings) -> str | None:
     if found is None:
         return None
     gap = found[1]
-    return (f"No conclusion (partial): metrics are missing for {gap.services} from {gap.at:%H:%M} UTC, a gap in "
-            f"metrics collection (Prometheus stopped scraping or lost its targets, a remote-write lag, a partition), "
-            f"not a change in {service}. Without metrics after {gap.at:%H:%M}, what could still be checked: "
-            f"{_logs_after(findings, gap.at)}; {_errors_around(findings)}; {_deploys_around(findings)}.")
+    return (
+        f"No conclusion (partial): metrics are missing for {gap.services} from {gap.at:%H:%M} UTC, a gap in "
+        f"metrics collection (Prometheus stopped scraping or lost its targets, a remote-write lag, a partition), "
+        f"not a change in {service}. Without metrics after {gap.at:%H:%M}, what could still be checked: "
+        f"{_logs_after(findings, gap.at)}; {_errors_around(findings)}; {_deploys_around(findings)}."
+    )
 
 
 def gap_evidence(health: ServiceHealth) -> list[str]:
     """One line per metric whose series stopped with the collection."""
-    return [f"{health.service} {metric}: no samples after {gap.at:%H:%M} UTC, like {gap.services} (a gap in "
-            "collection, not a change of the service): not checked after that minute"
-            for metric, gap in health.gaps.items()]
+    return [
+        f"{health.service} {metric}: no samples after {gap.at:%H:%M} UTC, like {gap.services} (a gap in "
+        "collection, not a change of the service): not checked after that minute"
+        for metric, gap in health.gaps.items()
+    ]
 
 
 def _logs_after(findings: Findings, at: datetime) -> str:
@@ -94,8 +107,10 @@ def _errors_around(findings: Findings) -> str:
 def _deploys_around(findings: Findings) -> str:
     if (deploy := findings.deploy) is not None:
         when = f" at {deploy.at:%H:%M}" if deploy.at else ""
-        return (f"deploy {deploy.service} {deploy.version}{when} came before it; with no metrics after it, whether "
-                "it changed anything is not known")
+        return (
+            f"deploy {deploy.service} {deploy.version}{when} came before it; with no metrics after it, whether "
+            "it changed anything is not known"
+        )
     if findings.deploys_checked:
         return "no deploy in the hour before it"
     return "deploys (not checked)"

@@ -27,15 +27,17 @@ SPIKE_SLACK_MINUTES = 2  # change points are pinned to a minute or two: a spike 
 BEFORE_DEPLOY_MINUTES = 10  # a log window must start this long before the deploy to show a signature was absent
 
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z"
-_RECORD = re.compile(rf"^(?P<at>{_ISO}) (?P<service>[\w.-]+)/(?P<version>\S+) (?:\(from (?P<previous>\S+)\) )?by ",
-                     re.MULTILINE)
+_RECORD = re.compile(
+    rf"^(?P<at>{_ISO}) (?P<service>[\w.-]+)/(?P<version>\S+) (?:\(from (?P<previous>\S+)\) )?by ", re.MULTILINE
+)
 _DIFF_HEAD = re.compile(rf"^deploy (?P<service>[\w.-]+)/(?P<version>\S+) at (?P<at>{_ISO})")
 _WINDOW = re.compile(r"^\S+ of (?P<service>[\w.-]+), (?P<day>\d{4}-\d\d-\d\d) (?P<hhmm>\d\d:\d\d) →", re.MULTILINE)
 _STAMP = CLOCK_PATTERN  # HH:MM[:SS], or MM-DD HH:MM[:SS] when the tool's window spans two days
 _SIGNATURE = re.compile(rf"^\s*\d+[.)]\s+\d[\d,]*\s*[x×]\s+(?P<text>\S.*?)\s+first (?P<first>{_STAMP})\b")
 _EXAMPLE = re.compile(rf"^\s+example:\s+{_STAMP}\s+(?P<level>[A-Z]+)\s+(?P<line>.+)$")
-_SPIKE = re.compile(rf"^\s*spike:\s*(?P<start>{_STAMP})\b.*,\s*back to (?P<level>\S.*?) by (?P<back>{_STAMP})\s*$",
-                    re.MULTILINE)
+_SPIKE = re.compile(
+    rf"^\s*spike:\s*(?P<start>{_STAMP})\b.*,\s*back to (?P<level>\S.*?) by (?P<back>{_STAMP})\s*$", re.MULTILINE
+)
 _ERRORISH = ("ERROR", "FATAL", "CRITICAL", "WARN", "WARNING")
 _IMAGE_KEYS = ("newTag", "tag", "image", "version")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+")
@@ -85,8 +87,12 @@ def _position(text: str, version: str) -> int:
 
 
 def _by_logs(steps: Sequence[Step], deploy: Deploy) -> str:
-    changes = [c for step in steps if step.action == "query_deploy_diff" and _diff_of(step, deploy)
-               for c in key_changes_from_diff(step.observation)]
+    changes = [
+        c
+        for step in steps
+        if step.action == "query_deploy_diff" and _diff_of(step, deploy)
+        for c in key_changes_from_diff(step.observation)
+    ]
     for line in _log_lines(steps):
         if not _only_after(line, deploy.at):
             continue
@@ -99,14 +105,19 @@ def _by_logs(steps: Sequence[Step], deploy: Deploy) -> str:
 
 
 def _by_rollback(steps: Sequence[Step], deploy: Deploy, deploys: Sequence[Deploy]) -> str:
-    rollbacks = [d for d in deploys if d.service == deploy.service and d.at > deploy.at and deploy.previous
-                 and d.version == deploy.previous]
+    rollbacks = [
+        d
+        for d in deploys
+        if d.service == deploy.service and d.at > deploy.at and deploy.previous and d.version == deploy.previous
+    ]
     for rollback in sorted(rollbacks, key=lambda d: d.at):
         for metric, start, level, back in _recoveries(steps, deploy.service):
             began_after_deploy = start >= deploy.at - timedelta(minutes=SPIKE_SLACK_MINUTES)
             if began_after_deploy and start < rollback.at <= back <= rollback.at + timedelta(minutes=RECOVERY_MINUTES):
-                return (f"the rollback to {rollback.version} at {rollback.at:%H:%M} UTC: {deploy.service} {metric} "
-                        f"back to {level} by {back:%H:%M} UTC")
+                return (
+                    f"the rollback to {rollback.version} at {rollback.at:%H:%M} UTC: {deploy.service} {metric} "
+                    f"back to {level} by {back:%H:%M} UTC"
+                )
     return ""
 
 
@@ -231,4 +242,4 @@ def _quote(text: str, needle: str, max_chars: int = 90) -> str:
     if found < 0 or end <= max_chars - 1:
         return text[: max_chars - 1] + "…"
     start = min(end + 20, len(text)) - (max_chars - 1)
-    return "…" + text[start: start + max_chars - 1]
+    return "…" + text[start : start + max_chars - 1]

@@ -51,8 +51,7 @@ def window_from_question(text: str, now: datetime) -> Window:
         return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
     start = moment - timedelta(hours=WINDOW_AROUND_HOURS)
     end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS))
-    return Window(f"{iso_from_moment(start)}/{iso_from_moment(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC",
-                  end)
+    return Window(f"{iso_from_moment(start)}/{iso_from_moment(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC", end)
 
 
 def run_playbook(
@@ -99,9 +98,18 @@ def _trace_from_run(
         tool_calls=len(tool_steps),
         tool_errors=sum(s.status in ("error", "refused") for s in tool_steps),
     )
-    return Trace(trace_id=run.trace_id, question=question.text, protocol="playbook", steps=tuple(run.steps),
-                 answer=answer, complete=complete, stop_reason=StopReason.FINISH, totals=totals,
-                 started_at=started_at.isoformat(timespec="seconds"), model="")
+    return Trace(
+        trace_id=run.trace_id,
+        question=question.text,
+        protocol="playbook",
+        steps=tuple(run.steps),
+        answer=answer,
+        complete=complete,
+        stop_reason=StopReason.FINISH,
+        totals=totals,
+        started_at=started_at.isoformat(timespec="seconds"),
+        model="",
+    )
 
 
 def usable_roles(tools: Toolbox, metric_roles: Mapping[str, str]) -> dict[str, str]:
@@ -156,8 +164,10 @@ def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[st
         health = findings.health.get(sibling)
         if sibling in findings.signatures or (health is not None and health.changes()):
             continue
-        why = (f"{sibling} sits beside {findings.origin} and its metrics look steady, but it may have logged "
-               f"what set this off (a flush, a failover, a reload). ")
+        why = (
+            f"{sibling} sits beside {findings.origin} and its metrics look steady, but it may have logged "
+            f"what set this off (a flush, a failover, a reload). "
+        )
         check_logs(run, findings, sibling, origin_first, why=why)
         if sibling in findings.signatures:
             findings.neighbours.append(sibling)

@@ -1,6 +1,6 @@
 """Reading deploys out of tool observations: deploy records, and what a deploy's diff changed.
 
-What a diff changed (config keys, risky statements) is read in tools/configdiff.py, which find_changes
+What a diff changed (config keys, risky statements) is read in tools/analysis/configdiff.py, which find_changes
 shares. Lenient on purpose, like bot/playbook/evidence.py.
 """
 
@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 
 from bot.playbook.evidence import ISO_TIME_RX, moment_from_text
 
-# Re-exported: what a diff changed is read in tools/configdiff.py now; code that reads it from here keeps working.
-from tools.configdiff import ABSENT, KeyChange, key_changes_from_diff, risky_lines_from_diff
+# Re-exported: what a diff changed is read in tools/analysis/configdiff.py now; code that reads it from here
+# keeps working.
+from tools.analysis.configdiff import ABSENT, KeyChange, key_changes_from_diff, risky_lines_from_diff
 
-__all__ = ["ABSENT", "DeployRecord", "KeyChange", "deploys_from_text", "key_changes_from_diff",
-           "risky_lines_from_diff"]
+__all__ = ["ABSENT", "DeployRecord", "KeyChange", "deploys_from_text", "key_changes_from_diff", "risky_lines_from_diff"]
 
 
 @dataclass(frozen=True)

@@ -115,11 +115,18 @@ _SPIKE_RX = re.compile(
 
 
 NO_SAMPLES = "no samples"  # what a ChangePoint read from a `stopped:` line went to
-GAP = "collection gap"  # a `stopped:` line's `cause:` when the collection stopped (tools/collection.py prints it)
-_STOP_RX = re.compile(rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(last (?P<before>{_VALUE})\)"
-                      r"(?P<rest>.*)$", re.MULTILINE)
-_GAP_RX = re.compile(rf";\s*cause:\s*{re.escape(GAP)}\b.*?other services: (?:all (?P<all>\d+)|(?P<some>\d+) of "
-                     rf"(?P<of>\d+)) others'(?:.*?its last sample (?P<last>{_WHEN}))?")
+GAP = (
+    "collection gap"  # a `stopped:` line's `cause:` when the collection stopped (tools/metrics/collection.py prints it)
+)
+_STOP_RX = re.compile(
+    rf"^\s*stopped:\s*no samples after (?P<when>{_WHEN})\s*\(last (?P<before>{_VALUE})\)"
+    r"(?P<rest>.*)$",
+    re.MULTILINE,
+)
+_GAP_RX = re.compile(
+    rf";\s*cause:\s*{re.escape(GAP)}\b.*?other services: (?:all (?P<all>\d+)|(?P<some>\d+) of "
+    rf"(?P<of>\d+)) others'(?:.*?its last sample (?P<last>{_WHEN}))?"
+)
 
 _CAUSE_RX = re.compile(r";\s*cause:\s*(the service|unknown)\b")
 

@@ -23,8 +23,8 @@ from bot.playbook.evidence import (
     number_from_text,
     spikes_from_text,
 )
-from tools.configdiff import KeyChange
-from tools.ranking import Reason
+from tools.analysis.configdiff import KeyChange
+from tools.analysis.ranking import Reason
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
 COLLAPSE_RATIO = 0.2  # traffic that falls to this fraction of its level (or less) collapsed: it stopped serving
@@ -146,7 +146,7 @@ class Suspect:
     risky_lines: list[str] = field(default_factory=list)
 
     def add(self, reasons: Sequence[Reason]) -> None:
-        """Weigh the evidence (scored in tools/ranking.py, which find_changes shares)."""
+        """Weigh the evidence (scored in tools/analysis/ranking.py, which find_changes shares)."""
         for reason in reasons:
             self.score += reason.points
             self.why.append(reason.text)
@@ -238,12 +238,14 @@ def describe_change(service: str, metric: str, point: ChangePoint, recovery: Rec
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
     if point.after == NO_SAMPLES:
         unsure = " (whether the service or the metrics collection stopped is unknown)" * (point.cause == "unknown")
-        return (f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before}), "
-                f"so no requests were measured{unsure}")
+        return (
+            f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before}), "
+            f"so no requests were measured{unsure}"
+        )
     if not point.spike:
         return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
     back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"
-    return (f"{service} {label} spiked at {point.at:%H:%M} UTC from {point.before} (its level before the spike) "
-            f"to a peak of {point.after}{factor}{back}")
-
-
+    return (
+        f"{service} {label} spiked at {point.at:%H:%M} UTC from {point.before} (its level before the spike) "
+        f"to a peak of {point.after}{factor}{back}"
+    )

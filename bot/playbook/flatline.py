@@ -23,9 +23,11 @@ def flat_headline(findings: Findings) -> str:
     reach = f", nor over {lookback.label}{_back_to(lookback.data_from)}" if lookback else ""
     heavy = heavy_signature(findings)
     if heavy is not None:
-        return (f"No change found in {service}'s metrics over {findings.window_label}{reach}, but {service} logs "
-                f"{heavy.count:,}x {heavy.quoted}: the problem is older than the metrics or constant across them, "
-                "so when it started and what changed then are not known.")
+        return (
+            f"No change found in {service}'s metrics over {findings.window_label}{reach}, but {service} logs "
+            f"{heavy.count:,}x {heavy.quoted}: the problem is older than the metrics or constant across them, "
+            "so when it started and what changed then are not known."
+        )
     scope = f"{service}'s metrics show no" if service else "no service shows a"  # not "no service shows no"
     aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
     return f"No incident found: {scope} significant change over {findings.window_label}{reach}.{aside}"
@@ -59,8 +61,10 @@ def open_questions(findings: Findings) -> list[str]:
     if health is not None and health.changes():
         lines.append("what caused the change: no deploy, downstream change or error cluster checked here explains it")
     elif heavy is not None:
-        lines.append(f"when {service}'s {heavy.count:,} errors began: they run through the whole window read, so "
-                     "no deploy could be matched to their start")
+        lines.append(
+            f"when {service}'s {heavy.count:,} errors began: they run through the whole window read, so "
+            "no deploy could be matched to their start"
+        )
     elif service:
         lines.append(f"anything {service}'s metrics do not measure (one endpoint, one customer, the client side)")
     return lines or ["the cause: the checks above did not find one"]

@@ -13,8 +13,23 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
-                 "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "half an": 0.5}
+_WORD_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "ten": 10,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "forty-five": 45,
+    "half an": 0.5,
+}
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_NUMBER = "[零一二两三四五六七八九十]+"
 _EN_AGO_RX = re.compile(
@@ -32,8 +47,18 @@ _CN_CLOCK_RX = re.compile(
 )
 # the Traditional forms of the characters these patterns use (半小時前, 兩個鐘頭前, 3點半, 夜裡, 淩晨)
 _SIMPLIFIED = str.maketrans("時鐘頭個點兩裡淩", "时钟头个点两里凌")
-_DAYS = (("前天", 2), ("昨", 1), ("yesterday", 1), ("last night", 1), ("今", 0), ("today", 0), ("this morning", 0),
-         ("this afternoon", 0), ("this evening", 0), ("tonight", 0))
+_DAYS = (
+    ("前天", 2),
+    ("昨", 1),
+    ("yesterday", 1),
+    ("last night", 1),
+    ("今", 0),
+    ("today", 0),
+    ("this morning", 0),
+    ("this afternoon", 0),
+    ("this evening", 0),
+    ("tonight", 0),
+)
 _PARTS = (  # (words, the hour a vague mention reads as); checked in order, the first found wins
     (("凌晨",), 3),
     (("早上", "早晨", "今早", "上午", "this morning", "in the morning"), 9),

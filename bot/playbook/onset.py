@@ -48,8 +48,10 @@ def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
     observations = []
     for role in (*GOLDEN_ROLES, *SATURATION_ROLES):
         if (metric := findings.roles.get(role)) is not None:
-            thought = (f"{service}'s {metric} shows no change over {narrow.label}; a problem that began earlier is "
-                       f"flat there too, so looking back over {run.window.label} at a coarse step.")
+            thought = (
+                f"{service}'s {metric} shows no change over {narrow.label}; a problem that began earlier is "
+                f"flat there too, so looking back over {run.window.label} at a coarse step."
+            )
             run.read_metric(thought, wide, metric)
             observations.append(run.steps[-1].observation)
     found = ongoing_shift(wide, narrow_start)
@@ -67,8 +69,10 @@ def onset_text(service: str, metric: str, point: ChangePoint, now_level: str, na
     """ "Started yesterday at 15:05 UTC, before the last 24h, and still going on: order p99 latency at 1,180 ms
     since, vs 200 ms before." The day as a word or as the tools print it (11-28): "30 h ago" or a year-long date
     would be a claim no observation backs."""
-    return (f"Started {day_of(point.at, narrow.end)} at {point.at:%H:%M} UTC, before {narrow.label}, and still going "
-            f"on: {service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before.")
+    return (
+        f"Started {day_of(point.at, narrow.end)} at {point.at:%H:%M} UTC, before {narrow.label}, and still going "
+        f"on: {service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before."
+    )
 
 
 def day_of(moment: datetime, now: datetime) -> str:
@@ -114,8 +118,11 @@ def saturation_at_onset(findings: Findings, target: str, first: tuple[str, datet
     health = findings.health.get(target)
     if first is None or health is None:
         return None
-    moments = [p.at for m, p in health.changes() if findings.role_of(m) in SATURATION_ROLES
-               and p.at - first[1] <= timedelta(minutes=SAME_ONSET_MINUTES)]
+    moments = [
+        p.at
+        for m, p in health.changes()
+        if findings.role_of(m) in SATURATION_ROLES and p.at - first[1] <= timedelta(minutes=SAME_ONSET_MINUTES)
+    ]
     return min(moments, default=None)
 
 

@@ -25,8 +25,8 @@ from bot.playbook.evidence import (
     stops_from_text,
 )
 from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
+from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
 from tools.base import Toolbox, call_tool
-from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +102,14 @@ class ProbeRun:
             self.timed_out.add(name)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
-        log.info("playbook trace_id=%s step=%d tool=%s status=%s ms=%d", self.trace_id, step.index, name,
-                 result.status, elapsed_ms)
+        log.info(
+            "playbook trace_id=%s step=%d tool=%s status=%s ms=%d",
+            self.trace_id,
+            step.index,
+            name,
+            result.status,
+            elapsed_ms,
+        )
         self._emit(step)
         if result.status in ("error", "refused") and not result.text.startswith(_NOT_A_BACKEND_FAILURE):
             self._record_failure(name, args, result.text)
@@ -203,14 +209,20 @@ def check_logs(
     where = f"over {run.window.label}"
     if first is not None:
         at = first[1]
-        window = {"start": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES)),
-                  "end": iso_from_moment(at + timedelta(minutes=LOGS_AROUND_MINUTES))}
+        window = {
+            "start": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES)),
+            "end": iso_from_moment(at + timedelta(minutes=LOGS_AROUND_MINUTES)),
+        }
         where = f"in the {LOGS_AROUND_MINUTES} min around {at:%H:%M}"
     for level in ("ERROR", "WARN"):
-        thought = why + (f"Looking for {service}'s error clusters {where}." if level == "ERROR"
-                         else f"{service} logged no errors {where}; its warnings may still name the cause.")
-        found = signatures_from_text(run.call(thought, "query_logs", {"service": service, "level": level, **window}),
-                                     level)
+        thought = why + (
+            f"Looking for {service}'s error clusters {where}."
+            if level == "ERROR"
+            else f"{service} logged no errors {where}; its warnings may still name the cause."
+        )
+        found = signatures_from_text(
+            run.call(thought, "query_logs", {"service": service, "level": level, **window}), level
+        )
         if found:
             findings.signatures[service] = _new_first(run, service, level, found, first)
             findings.log_levels[service] = level
@@ -226,10 +238,16 @@ def _new_first(
     if first is None or len(found) < 2:
         return found
     at = first[1]
-    thought = (f"Comparing with {service}'s {level} signatures in the hour before {at:%H:%M}: a signature that was "
-               "already there is background, not the cause.")
-    args = {"service": service, "level": level, "start": iso_from_moment(at - timedelta(minutes=90)),
-            "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES))}
+    thought = (
+        f"Comparing with {service}'s {level} signatures in the hour before {at:%H:%M}: a signature that was "
+        "already there is background, not the cause."
+    )
+    args = {
+        "service": service,
+        "level": level,
+        "start": iso_from_moment(at - timedelta(minutes=90)),
+        "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES)),
+    }
     before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args), level)}
     return [s for s in found if s.text not in before] + [s for s in found if s.text in before]
 
@@ -239,8 +257,15 @@ def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -
     if "query_logs" not in run.tools:
         return
     start, end = at - timedelta(minutes=ONSET_MINUTES), at + timedelta(minutes=2)
-    thought = (f"{service} saturated at {at:%H:%M} with no deploy before it; looking for a job, batch or cron "
-               f"that started in the {ONSET_MINUTES} min before.")
-    args = {"service": service, "query": ONSET_QUERY, "start": iso_from_moment(start), "end": iso_from_moment(end),
-            "limit": 20}
+    thought = (
+        f"{service} saturated at {at:%H:%M} with no deploy before it; looking for a job, batch or cron "
+        f"that started in the {ONSET_MINUTES} min before."
+    )
+    args = {
+        "service": service,
+        "query": ONSET_QUERY,
+        "start": iso_from_moment(start),
+        "end": iso_from_moment(end),
+        "limit": 20,
+    }
     findings.onset_lines = log_lines_from_text(run.call(thought, "query_logs", args))[:3]

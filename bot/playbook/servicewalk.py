@@ -31,7 +31,10 @@ def known_services(run: ProbeRun, text: str, topology: Mapping[str, Sequence[str
 
 
 def entry_service(
-    run: ProbeRun, findings: Findings, services: Sequence[str], topology: Mapping[str, Sequence[str]],
+    run: ProbeRun,
+    findings: Findings,
+    services: Sequence[str],
+    topology: Mapping[str, Sequence[str]],
     why: str = "The question names no service",
 ) -> str | None:
     """No service named: scan the services' golden signals; start from the changed one closest to users.
@@ -42,8 +45,10 @@ def entry_service(
     called_at_all = {d for ds in topology.values() for d in ds}
     scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
     if len(scanned) < len(services) and not why.endswith("several services"):
-        findings.unknowns.append(f"no service was named, so {len(scanned)} of {len(services)} services were "
-                                 "scanned (the ones nothing else calls first); name the service to check another")
+        findings.unknowns.append(
+            f"no service was named, so {len(scanned)} of {len(services)} services were "
+            "scanned (the ones nothing else calls first); name the service to check another"
+        )
     metrics = [findings.roles[role] for role in GOLDEN_ROLES if role in findings.roles]
     for service in scanned:
         health = findings.health.setdefault(service, ServiceHealth(service))
@@ -56,11 +61,15 @@ def entry_service(
         return ranked[0] if ranked else services[0]
     known = ", ".join(services[:8]) + (", …" if len(services) > 8 else "")
     if ranked:  # the scan chose the service: say so, the user may mean another
-        findings.unknowns.append(f"whether this is the service you meant: the question names none I know ({known}), "
-                                 f"so this is what a scan found; name one to check it")
+        findings.unknowns.append(
+            f"whether this is the service you meant: the question names none I know ({known}), "
+            f"so this is what a scan found; name one to check it"
+        )
         return ranked[0]
-    findings.unknowns.append(f"the question names no service I know ({known}) and none of them shows a change "
-                             "point; name the service to check it")
+    findings.unknowns.append(
+        f"the question names no service I know ({known}) and none of them shows a change "
+        "point; name the service to check it"
+    )
     return None
 
 
@@ -106,8 +115,10 @@ def _check_dependency(run: ProbeRun, findings: Findings, caller: str, downstream
     if findings.felt_weight(downstream) >= STRONG or traffic is None or traffic in health.readings:
         return findings.felt(downstream)
     seen = "only a small rise" if findings.felt(downstream) else "no rise"
-    thought = (f"{downstream}'s latency and errors show {seen}; checking its {traffic}: a dependency that stopped "
-               f"serving (pods down, a consumer that stopped consuming) shows it as traffic collapsing, while "
-               f"{caller} sees the errors.")
+    thought = (
+        f"{downstream}'s latency and errors show {seen}; checking its {traffic}: a dependency that stopped "
+        f"serving (pods down, a consumer that stopped consuming) shows it as traffic collapsing, while "
+        f"{caller} sees the errors."
+    )
     run.read_metric(thought, health, traffic)
     return findings.felt(downstream)

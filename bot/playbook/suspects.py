@@ -3,7 +3,7 @@
 Where it looks: the deploys of the asked service and of every service within two hops of it in the topology,
 both directions (callees, callers, and the other callers of a dependency that degraded), and the traffic of
 those other callers (a batch job or a bulk sender hammering what the asked service shares with them).
-How far back, and how each suspect is scored, is tools/ranking.py: the same rules find_changes (the model's
+How far back, and how each suspect is scored, is tools/analysis/ranking.py: the same rules find_changes (the model's
 tool) uses. This module makes the tool calls (through call_tool, as Steps) and reads their observations.
 """
 
@@ -13,12 +13,12 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
-import tools.ranking as ranking
+import tools.analysis.ranking as ranking
 from bot.playbook.diffs import DeployRecord, deploys_from_text
 from bot.playbook.evidence import change_points_from_text
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from bot.playbook.probes import ProbeRun, iso_from_moment
-from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
+from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
 
 
 def lookback_for(findings: Findings, service: str) -> timedelta:
@@ -44,14 +44,21 @@ def _deploy_suspects(
     run: ProbeRun, findings: Findings, target: str, near: list[str], onset: datetime, lookback: timedelta
 ) -> list[Suspect]:
     start = onset - lookback
-    thought = (f"What changed: every deploy of {target} and of the {len(near) - 1} services within two hops of it "
-               f"(callers and callees) in the {ranking.lookback_words(lookback)} before the onset at "
-               f"{onset:%H:%M} UTC.")
-    observation = run.call(thought, "query_deploy_records",
-                           {"service": "*", "start": iso_from_moment(start), "end": iso_from_moment(onset)})
+    thought = (
+        f"What changed: every deploy of {target} and of the {len(near) - 1} services within two hops of it "
+        f"(callers and callees) in the {ranking.lookback_words(lookback)} before the onset at "
+        f"{onset:%H:%M} UTC."
+    )
+    observation = run.call(
+        thought,
+        "query_deploy_records",
+        {"service": "*", "start": iso_from_moment(start), "end": iso_from_moment(onset)},
+    )
     records = [d for svc in near for d in _service_deploys(observation, svc, onset)]
-    return [_score_deploy(run, findings, target, d, onset)
-            for d in ranking.deploys_to_read(records, near, target, onset, lookback)]
+    return [
+        _score_deploy(run, findings, target, d, onset)
+        for d in ranking.deploys_to_read(records, near, target, onset, lookback)
+    ]
 
 
 def _service_deploys(observation: str, service: str, end: datetime) -> list[DeployRecord]:
@@ -63,8 +70,11 @@ def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: Deploy
     suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
     health = findings.health.get(deploy.service)
     suspect.add(ranking.deploy_reasons(deploy, target, onset, health is not None and bool(health.changes())))
-    diff = run.call(f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.",
-                    "query_deploy_diff", {"version": deploy.version, "service": deploy.service})
+    diff = run.call(
+        f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.",
+        "query_deploy_diff",
+        {"version": deploy.version, "service": deploy.service},
+    )
     suspect.key_changes, suspect.risky_lines = key_changes_from_diff(diff), risky_lines_from_diff(diff)
     # matched on the template, cited as the concrete example (it can be checked against the logs)
     signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]
@@ -94,10 +104,13 @@ def _surge(
 ) -> Suspect | None:
     health = findings.health.setdefault(caller, ServiceHealth(caller))
     if traffic not in health.readings:
-        thought = (f"{dependency} degraded and {caller} calls it too; checking {caller}'s {traffic} for a surge "
-                   "(a batch job or a bulk sender) at the onset.")
-        observation = run.call(thought, "query_metrics", {"service": caller, "metric": traffic,
-                                                          "range": run.window.range_arg})
+        thought = (
+            f"{dependency} degraded and {caller} calls it too; checking {caller}'s {traffic} for a surge "
+            "(a batch job or a bulk sender) at the onset."
+        )
+        observation = run.call(
+            thought, "query_metrics", {"service": caller, "metric": traffic, "range": run.window.range_arg}
+        )
         health.readings[traffic] = change_points_from_text(observation, run.window.end) if observation else None
     point = health.changed(traffic)
     if point is None or not ranking.is_surge(point.ratio, point.at, onset):

@@ -22,8 +22,10 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
     service = findings.deploy.service if findings.deploy else findings.origin or findings.service
     if "query_pods" not in run.tools or not service:
         return
-    thought = (f"Reading {service}'s pods: restarts, CrashLoopBackOff or an OOMKilled termination "
-               "would explain a change the metrics only show the effect of.")
+    thought = (
+        f"Reading {service}'s pods: restarts, CrashLoopBackOff or an OOMKilled termination "
+        "would explain a change the metrics only show the effect of."
+    )
     observation = run.call(thought, "query_pods", {"namespace": "", "service": service})
     if run.steps[-1].status != "ok":
         return
@@ -45,8 +47,9 @@ def check_runbooks(run: ProbeRun, findings: Findings, question: str) -> None:
         return
     # the runbook of the service that was changed (its deploy) or that the question is about, not the origin's
     service = findings.deploy.service if findings.deploy else findings.service
-    signature = findings.top_signature(service) or (findings.top_signature(findings.origin) if findings.origin
-                                                    else None)
+    signature = findings.top_signature(service) or (
+        findings.top_signature(findings.origin) if findings.origin else None
+    )
     keys = [c.key.rsplit(".", 1)[-1] for c in findings.key_changes if not c.key.endswith("newTag")][:3]
     words = [*(s.split()[0] for s in findings.pod_states), *keys]
     if signature is not None:

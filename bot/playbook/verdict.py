@@ -17,7 +17,7 @@ from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
-from tools.configdiff import ABSENT
+from tools.analysis.configdiff import ABSENT
 
 MIN_SUSPECT_SCORE = 4  # a suspect weaker than this does not override the fixed ranking below
 SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drives CPU, CPU and memory restarts
@@ -34,8 +34,10 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
         headline = f"{findings.time_note} {headline}"
     if findings.failed_backends:  # an answer resting on a check that could not run is partial, and says why
         backends = " and ".join(findings.failed_backends)
-        headline = (f"{headline} Partial: {backends} could not be read, so some checks did not run "
-                    "(listed under Still unknown); this rests on the checks that did.")
+        headline = (
+            f"{headline} Partial: {backends} could not be read, so some checks did not run "
+            "(listed under Still unknown); this rests on the checks that did."
+        )
         complete = False
     evidence = _evidence_lines(findings)
     unknowns = _unknown_lines(findings, complete)
@@ -52,8 +54,11 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     service = findings.service
     if not any(role in findings.roles for role in GOLDEN_ROLES):
         roles = ", ".join(GOLDEN_ROLES)
-        return (f"No conclusion: no metric in the catalogue has the role {roles}, so the playbook had no "
-                "golden signal to check.", False)
+        return (
+            f"No conclusion: no metric in the catalogue has the role {roles}, so the playbook had no "
+            "golden signal to check.",
+            False,
+        )
     if not any(points is not None for h in findings.health.values() for points in h.readings.values()):
         whose = f"{service}'s" if service else "the services'"
         return f"No conclusion: {whose} metrics could not be read, so the playbook cannot tell what changed.", False
@@ -137,7 +142,8 @@ def _origin_cause(findings: Findings) -> str:
         error += f"; {findings.service} logs: {own.quoted} ({own.count:,} lines)"
     meanwhile = "".join(
         f"; meanwhile {n} (steady metrics) logged: {sig.quoted}"
-        for n in findings.neighbours[:2] if (sig := findings.top_signature(n))
+        for n in findings.neighbours[:2]
+        if (sig := findings.top_signature(n))
     )
     checked = findings.deploys_checked
     if not checked:
@@ -191,19 +197,26 @@ def _evidence_lines(findings: Findings) -> list[str]:
             if points is None:
                 lines.append(f"{service} {metric}: could not be read (see the step's observation)")
             elif metric in health.silent:
-                lines.append(f"{service} {metric}: no samples in {findings.window_label} (no requests were "
-                             "measured, or there is no such series): not checked for a change")
+                lines.append(
+                    f"{service} {metric}: no samples in {findings.window_label} (no requests were "
+                    "measured, or there is no such series): not checked for a change"
+                )
             elif (point := health.changed(metric)) is not None:
                 lines.append(health.describe(metric, point))
         lines += gap_evidence(health)
-        readable = [m for m, points in health.readings.items()
-                    if points is not None and m not in health.silent and m not in health.gaps]
+        readable = [
+            m
+            for m, points in health.readings.items()
+            if points is not None and m not in health.silent and m not in health.gaps
+        ]
         if readable and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(readable)}")
     lines += lookback_evidence(findings)
     lines.extend(_deploy_evidence(findings))
-    lines.extend(f"suspect {rank}: {s.what}, score {s.score} ({'; '.join(s.why)})"
-                 for rank, s in enumerate(findings.suspects[:4], start=1))
+    lines.extend(
+        f"suspect {rank}: {s.what}, score {s.score} ({'; '.join(s.why)})"
+        for rank, s in enumerate(findings.suspects[:4], start=1)
+    )
     lines.extend(f"at the onset, {findings.service} logged: {line}" for line in findings.onset_lines)
     for service, signatures in findings.signatures.items():
         lines.extend(
@@ -219,8 +232,10 @@ def _evidence_lines(findings: Findings) -> list[str]:
 
 
 def _deploy_evidence(findings: Findings) -> list[str]:
-    lines = [f"deploy {d.service} {d.version} came after the change, so it is not the cause: {d.line}"
-             for d in findings.late_deploys]
+    lines = [
+        f"deploy {d.service} {d.version} came after the change, so it is not the cause: {d.line}"
+        for d in findings.late_deploys
+    ]
     if findings.deploy is None:
         return lines + [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
     lines.append(f"deploy: {findings.deploy.line}")
@@ -237,8 +252,10 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     lines = list(findings.unknowns)
     lines += [f"not checked: {check}" for check in findings.failed_checks]
     if findings.unconfigured:
-        lines.append(f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "
-                     "(set `role` on a metric catalogue entry so the playbook reads it)")
+        lines.append(
+            f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "
+            "(set `role` on a metric catalogue entry so the playbook reads it)"
+        )
     if findings.deploy is not None:
         lines.append("whether reverting the deploy restores the metrics (not verified by the playbook)")
     if complete:
@@ -246,4 +263,3 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     else:
         lines += open_questions(findings)
     return lines
-

@@ -16,10 +16,15 @@ def after_attempt(attempt: Trace, fallback: Trace) -> Trace:
     shift = len(attempt.steps)
     steps = (*attempt.steps, *(replace(step, index=step.index + shift) for step in fallback.steps))
     a, f = attempt.totals, fallback.totals
-    totals = Totals(steps=len(steps), prompt_tokens=a.prompt_tokens + f.prompt_tokens,
-                    completion_tokens=a.completion_tokens + f.completion_tokens, elapsed_ms=a.elapsed_ms + f.elapsed_ms,
-                    tool_calls=a.tool_calls + f.tool_calls, tool_errors=a.tool_errors + f.tool_errors,
-                    format_errors=a.format_errors + f.format_errors)
+    totals = Totals(
+        steps=len(steps),
+        prompt_tokens=a.prompt_tokens + f.prompt_tokens,
+        completion_tokens=a.completion_tokens + f.completion_tokens,
+        elapsed_ms=a.elapsed_ms + f.elapsed_ms,
+        tool_calls=a.tool_calls + f.tool_calls,
+        tool_errors=a.tool_errors + f.tool_errors,
+        format_errors=a.format_errors + f.format_errors,
+    )
     return replace(fallback, steps=steps, totals=totals)
 
 

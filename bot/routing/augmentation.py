@@ -18,20 +18,100 @@ from dataclasses import replace
 from bot.routing.scorecard import Example
 
 CORPUS_SERVICES = (
-    "order", "orders", "payment", "payments", "checkout", "cart", "search", "auth", "inventory", "gateway",
-    "billing", "shipping", "ledger", "notification", "notifications", "recommendation", "user-profile", "kafka",
-    "redis", "api-gateway", "mysql", "postgres",
-)  # fmt: skip
+    "order",
+    "orders",
+    "payment",
+    "payments",
+    "checkout",
+    "cart",
+    "search",
+    "auth",
+    "inventory",
+    "gateway",
+    "billing",
+    "shipping",
+    "ledger",
+    "notification",
+    "notifications",
+    "recommendation",
+    "user-profile",
+    "kafka",
+    "redis",
+    "api-gateway",
+    "mysql",
+    "postgres",
+)
 MADE_UP_SERVICES = (
-    "wallet", "media", "geo", "tickets", "loyalty", "subscriptions", "invoices", "accounts", "sessions", "feeds",
-    "ads", "messaging", "maps", "rates", "vault", "uploader", "scheduler", "webhooks", "ledger-sync", "quotes-api",
-    "trips", "coupons", "returns", "reviews", "stock-sync", "tax", "kyc", "chat", "routing-svc", "assets",
-)  # fmt: skip
-_SYLLABLES = ("ka", "ve", "lo", "mi", "tar", "zen", "bro", "qui", "dal", "nor", "pex", "sol", "tri", "vu", "gam",
-              "ori", "fen", "hal", "jit", "mos", "rek", "sy", "ton", "wy", "xa", "bel", "cor", "dun", "elm", "ify")
+    "wallet",
+    "media",
+    "geo",
+    "tickets",
+    "loyalty",
+    "subscriptions",
+    "invoices",
+    "accounts",
+    "sessions",
+    "feeds",
+    "ads",
+    "messaging",
+    "maps",
+    "rates",
+    "vault",
+    "uploader",
+    "scheduler",
+    "webhooks",
+    "ledger-sync",
+    "quotes-api",
+    "trips",
+    "coupons",
+    "returns",
+    "reviews",
+    "stock-sync",
+    "tax",
+    "kyc",
+    "chat",
+    "routing-svc",
+    "assets",
+)
+_SYLLABLES = (
+    "ka",
+    "ve",
+    "lo",
+    "mi",
+    "tar",
+    "zen",
+    "bro",
+    "qui",
+    "dal",
+    "nor",
+    "pex",
+    "sol",
+    "tri",
+    "vu",
+    "gam",
+    "ori",
+    "fen",
+    "hal",
+    "jit",
+    "mos",
+    "rek",
+    "sy",
+    "ton",
+    "wy",
+    "xa",
+    "bel",
+    "cor",
+    "dun",
+    "elm",
+    "ify",
+)
 _SUFFIXES = ("", "", "", "-api", "-svc", "-service", "-worker", "-gw", "-v2", "-sync", "-core", "-proxy", "-db")
-_NAMES = re.compile(r"(?<![A-Za-z0-9_-])(" + "|".join(sorted(map(re.escape, CORPUS_SERVICES), key=len, reverse=True))
-                    + r")(?![A-Za-z0-9_-])", re.IGNORECASE)
+_NAMES = re.compile(
+    r"(?<![A-Za-z0-9_-])("
+    + "|".join(sorted(map(re.escape, CORPUS_SERVICES), key=len, reverse=True))
+    + r")(?![A-Za-z0-9_-])",
+    re.IGNORECASE,
+)
 
 
 def made_up_name(rng: random.Random, pool: Sequence[str] = MADE_UP_SERVICES) -> str:
@@ -42,8 +122,9 @@ def made_up_name(rng: random.Random, pool: Sequence[str] = MADE_UP_SERVICES) -> 
     return stem + rng.choice(_SUFFIXES)
 
 
-def renamed_copies(examples: Sequence[Example], copies: int, seed: int,
-                   pool: Sequence[str] = MADE_UP_SERVICES) -> list[Example]:
+def renamed_copies(
+    examples: Sequence[Example], copies: int, seed: int, pool: Sequence[str] = MADE_UP_SERVICES
+) -> list[Example]:
     """`copies` renamed copies of every example that names a corpus service (the others have nothing to swap)."""
     rng = random.Random(seed)
     out = []

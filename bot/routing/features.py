@@ -1,7 +1,7 @@
 """Message text -> hashed sparse features for the intent classifier. Pure Python: training and serving share it.
 
 Text is first made plain the way Slack delivers it: user and channel mentions, links, code blocks and HTML
-escapes (&amp; &lt; &gt;) become plain words, in line with bot/slack/events.py's cleaning (which has already
+escapes (&amp; &lt; &gt;) become plain words, in line with bot/slack/intake/events.py's cleaning (which has already
 stripped the bot's own mention and neutralised broadcasts). Features are character n-grams (1-4, which also
 read Chinese without a word segmenter) and word unigrams and bigrams, hashed with CRC-32 (stable across
 processes, unlike `hash()`) into a fixed number of buckets, binary and L2-normalised; plus the domain cues of
@@ -51,15 +51,25 @@ class FeatureSpec:
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
 
     def to_dict(self) -> dict[str, int | bool | float]:
-        return {"buckets": self.buckets, "char_min": self.char_min, "char_max": self.char_max,
-                "word_bigrams": self.word_bigrams, "cue_weight": self.cue_weight, "simplified": self.simplified}
+        return {
+            "buckets": self.buckets,
+            "char_min": self.char_min,
+            "char_max": self.char_max,
+            "word_bigrams": self.word_bigrams,
+            "cue_weight": self.cue_weight,
+            "simplified": self.simplified,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> FeatureSpec:
-        return cls(buckets=int(str(data["buckets"])), char_min=int(str(data["char_min"])),
-                   char_max=int(str(data["char_max"])), word_bigrams=bool(data["word_bigrams"]),
-                   cue_weight=float(str(data.get("cue_weight", 0.0))),
-                   simplified=bool(data.get("simplified", False)))
+        return cls(
+            buckets=int(str(data["buckets"])),
+            char_min=int(str(data["char_min"])),
+            char_max=int(str(data["char_max"])),
+            word_bigrams=bool(data["word_bigrams"]),
+            cue_weight=float(str(data.get("cue_weight", 0.0))),
+            simplified=bool(data.get("simplified", False)),
+        )
 
 
 def plain_from_slack(text: str) -> str:
@@ -105,4 +115,4 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
 
 def _char_grams(norm: str, low: int, high: int) -> set[str]:
     padded = f" {norm} "
-    return {f"c:{padded[i:i + n]}" for n in range(low, high + 1) for i in range(len(padded) - n + 1)}
+    return {f"c:{padded[i : i + n]}" for n in range(low, high + 1) for i in range(len(padded) - n + 1)}

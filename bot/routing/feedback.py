@@ -34,10 +34,18 @@ def review_line_from_trace(trace: Trace, model: IntentModel | None) -> dict[str,
     intent = trace.intent
     routed_as = intent.route if intent else ""
     lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in trace.question) else "en"
-    return {"text": trace.question, "route": "", "lang": lang, "kind": REVIEW_KIND, "split": "train",
-            "routed_as": routed_as, "tier": intent.tier if intent else "",
-            "probability": round(intent.confidence, 3) if intent else None,
-            "suggested_route": suggested_route(trace.question, routed_as, model), "trace_id": trace.trace_id}
+    return {
+        "text": trace.question,
+        "route": "",
+        "lang": lang,
+        "kind": REVIEW_KIND,
+        "split": "train",
+        "routed_as": routed_as,
+        "tier": intent.tier if intent else "",
+        "probability": round(intent.confidence, 3) if intent else None,
+        "suggested_route": suggested_route(trace.question, routed_as, model),
+        "trace_id": trace.trace_id,
+    }
 
 
 def labelled_line(line: Mapping[str, Any], *, accept_suggestions: bool) -> dict[str, Any] | None:

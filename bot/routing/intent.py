@@ -38,8 +38,9 @@ def cjk_spaced(text: str) -> str:
     return _CJK.sub(lambda m: f" {m[0]} ", text)
 
 
-def classify(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
-             model: IntentModel | None = None) -> Intent:
+def classify(
+    text: str, llm: LLM | None = None, *, unsure_below: float = 0.6, model: IntentModel | None = None
+) -> Intent:
     """Route a message: rules for the trivial cases, then the learned classifier, the cheap model only when the
     classifier's probability is below `unsure_below`; when neither is sure, tier "default" says so."""
     trivial = _by_rules(plain_from_slack(text))

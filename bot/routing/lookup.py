@@ -45,7 +45,7 @@ ASKED_WORDS: dict[str, re.Pattern[str]] = {
 _WEAK_TRAFFIC = re.compile(r"\brequests?\b|请求", _I)
 _STATS = re.compile(r"^min (?P<min>.+?) · median (?P<median>.+?) · max (?P<max>.+?) · last (?P<last>.+)$")
 _DEPLOY_LINE = re.compile(r"^(?P<at>\d{4}-\d{2}-\d{2}T\S+) (?P<release>\S+/\S+)")
-_NO_MODEL_LINE = "_Answered from this one query, without a model. Ask \"why …\" for a full diagnosis._"
+_NO_MODEL_LINE = '_Answered from this one query, without a model. Ask "why …" for a full diagnosis._'
 
 Miss = Callable[[str], None]
 
@@ -84,11 +84,23 @@ def answer_lookup(
     observation = run.call(thought, ask.tool, ask.args)
     step = run.steps[-1]
     answer, complete = _answer(ask, step.status, observation or step.observation)
-    totals = Totals(steps=len(run.steps), elapsed_ms=int((time.monotonic() - started) * 1000),
-                    tool_calls=len(run.steps), tool_errors=sum(s.status in ("error", "refused") for s in run.steps))
-    return Trace(trace_id=run.trace_id, question=question.text, protocol="single", steps=tuple(run.steps),
-                 answer=f"{answer}\n{_NO_MODEL_LINE}", complete=complete, stop_reason=StopReason.FINISH,
-                 totals=totals, started_at=started_at.isoformat(timespec="seconds"))
+    totals = Totals(
+        steps=len(run.steps),
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+        tool_calls=len(run.steps),
+        tool_errors=sum(s.status in ("error", "refused") for s in run.steps),
+    )
+    return Trace(
+        trace_id=run.trace_id,
+        question=question.text,
+        protocol="single",
+        steps=tuple(run.steps),
+        answer=f"{answer}\n{_NO_MODEL_LINE}",
+        complete=complete,
+        stop_reason=StopReason.FINISH,
+        totals=totals,
+        started_at=started_at.isoformat(timespec="seconds"),
+    )
 
 
 def asked_from_text(text: str) -> list[str]:
@@ -96,7 +108,6 @@ def asked_from_text(text: str) -> list[str]:
     spaced = cjk_spaced(text)
     asked = [name for name, pattern in ASKED_WORDS.items() if pattern.search(spaced)]
     return asked or (["traffic"] if _WEAK_TRAFFIC.search(spaced) else [])
-
 
 
 def _asked(text: str, miss: Miss) -> str | None:
@@ -107,8 +118,9 @@ def _asked(text: str, miss: Miss) -> str | None:
     return None
 
 
-def _resolve(run: ProbeRun, text: str, asked: str, services: list[str], roles: Mapping[str, str],
-             miss: Miss) -> _Ask | None:
+def _resolve(
+    run: ProbeRun, text: str, asked: str, services: list[str], roles: Mapping[str, str], miss: Miss
+) -> _Ask | None:
     tool = "query_deploy_records" if asked == DEPLOYS else "query_metrics"
     if tool not in run.tools:
         miss(f"no {tool} tool is configured")
@@ -119,16 +131,24 @@ def _resolve(run: ProbeRun, text: str, asked: str, services: list[str], roles: M
     named, known = _named_services(run, text, services)
     if len(named) != 1:
         shown = ", ".join(known[:MAX_KNOWN_SHOWN]) + (", …" if len(known) > MAX_KNOWN_SHOWN else "")
-        miss(f"it names more than one service ({', '.join(named)})" if named
-             else f"it names no known service; known: {shown or 'none'}")
+        miss(
+            f"it names more than one service ({', '.join(named)})"
+            if named
+            else f"it names no known service; known: {shown or 'none'}"
+        )
         return None
     service = named[0]
     if asked == DEPLOYS:
-        return _Ask(service, tool, {"service": service, "range": DEPLOY_RANGE},
-                    f"{service}'s deploys of the last 7 days")
+        return _Ask(
+            service, tool, {"service": service, "range": DEPLOY_RANGE}, f"{service}'s deploys of the last 7 days"
+        )
     metric = roles[asked]
-    return _Ask(service, tool, {"service": service, "metric": metric, "range": METRIC_RANGE},
-                f"{service}'s {metric} over the last hour")
+    return _Ask(
+        service,
+        tool,
+        {"service": service, "metric": metric, "range": METRIC_RANGE},
+        f"{service}'s {metric} over the last hour",
+    )
 
 
 def _named_services(run: ProbeRun, text: str, services: list[str]) -> tuple[list[str], list[str]]:
@@ -163,8 +183,10 @@ def _metric_answer(ask: _Ask, lines: list[str]) -> str:
     if stats is None:
         return "\n".join([f"No samples of {ask.what}.", *_quoted(lines[:1] + lines[2:])])
     key = [line for line in lines if line.startswith(("min ", "change:", "spike:", "note:"))]
-    lead = f"{ask.service}'s {ask.args['metric']} is {stats['last']} (the last sample; median {stats['median']}, " \
-           f"max {stats['max']} over the last hour)."
+    lead = (
+        f"{ask.service}'s {ask.args['metric']} is {stats['last']} (the last sample; median {stats['median']}, "
+        f"max {stats['max']} over the last hour)."
+    )
     return "\n".join([lead, *_quoted(lines[:1] + key)])
 
 

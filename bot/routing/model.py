@@ -31,6 +31,8 @@ READS_VERSIONS = (1, 2)
 DEFAULT_ARTIFACT = "intent-v2.bin"
 GZIP_MAGIC = b"\x1f\x8b"
 SHIPPED = Path(__file__).with_name("model") / DEFAULT_ARTIFACT  # package data (pyproject.toml ships model/*)
+
+
 @dataclass(frozen=True)
 class Scores:
     """Route probabilities for one message, best first."""
@@ -54,8 +56,15 @@ class IntentModel:
     """Linear softmax over routes. Weights sit in one flat float array, a row per bucket, in the order of the
     sorted `buckets` array."""
 
-    def __init__(self, routes: Sequence[str], spec: FeatureSpec, bias: Sequence[float],
-                 weights: Mapping[int, Sequence[float]], *, meta: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        routes: Sequence[str],
+        spec: FeatureSpec,
+        bias: Sequence[float],
+        weights: Mapping[int, Sequence[float]],
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
         self.routes = tuple(routes)
         self.spec = spec
         self.bias = tuple(bias)
@@ -88,8 +97,14 @@ class IntentModel:
 
     def to_bytes(self) -> bytes:
         """The artifact: the JSON header line, then the buckets and the float32 weights."""
-        header = {"version": ARTIFACT_VERSION, "routes": list(self.routes), "features": self.spec.to_dict(),
-                  "bias": [round(b, 6) for b in self.bias], "meta": self.meta, "buckets": len(self._buckets)}
+        header = {
+            "version": ARTIFACT_VERSION,
+            "routes": list(self.routes),
+            "features": self.spec.to_dict(),
+            "bias": [round(b, 6) for b in self.bias],
+            "meta": self.meta,
+            "buckets": len(self._buckets),
+        }
         line = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no raw newline
         return line + b"\n" + _little_endian(self._buckets) + _little_endian(array("f", self._flat))
 
@@ -104,8 +119,8 @@ class IntentModel:
         if version == 1:
             return _from_v1(header)
         count = int(header["buckets"])
-        buckets = _from_little_endian("I", memoryview(body)[:count * 4])
-        flat = _from_little_endian("f", memoryview(body)[count * 4:])
+        buckets = _from_little_endian("I", memoryview(body)[: count * 4])
+        flat = _from_little_endian("f", memoryview(body)[count * 4 :])
         return cls._from_arrays(header, buckets, flat)
 
     @classmethod

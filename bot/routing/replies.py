@@ -6,15 +6,15 @@ from __future__ import annotations
 HELP_ANSWER = (
     "I'm opsbot. I investigate production incidents with read-only queries over metrics (Prometheus), logs and "
     "deploy records, and I show every step I take.\n"
-    "- Ask why something broke: \"why is order p99 high since 15:05?\" / \"order 服务 P99 飙升，帮我排查一下\"\n"
-    "- Ask for one number: \"what is the p99 of order now?\" / \"当前 order 的 QPS 是多少\"\n"
-    "- Follow up in the same thread: \"and what about payment?\"\n"
+    '- Ask why something broke: "why is order p99 high since 15:05?" / "order 服务 P99 飙升，帮我排查一下"\n'
+    '- Ask for one number: "what is the p99 of order now?" / "当前 order 的 QPS 是多少"\n'
+    '- Follow up in the same thread: "and what about payment?"\n'
     "When a budget stops me early I say so and label the answer partial."
 )
 READ_ONLY_ANSWER = (
     "I'm read-only: I can't roll back, restart, scale, page anyone or open tickets, so I did nothing. "
     "I can investigate first and show you the evidence for that decision: ask me, e.g. "
-    "\"why is payment failing since the deploy?\"\n"
+    '"why is payment failing since the deploy?"\n'
     "我只有只读权限：不能回滚、重启、扩容、呼人或建工单。可以先问我「payment 为什么发布后报错」，我来排查并给出证据。"
 )
 GREETING_ANSWER = "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`."

@@ -56,15 +56,17 @@ Miss = Callable[[str], None]
 class Playbook(Protocol):
     """The model-free diagnosis, with its topology and metric roles already bound."""
 
-    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
-                 now: datetime | None = None) -> Trace: ...
+    def __call__(
+        self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None, now: datetime | None = None
+    ) -> Trace: ...
 
 
 class Lookup(Protocol):
     """The model-free quick lookup: one query, or None (and `on_miss` says why) when it can't tell what to read."""
 
-    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
-                 on_miss: Miss | None = None) -> Trace | None: ...
+    def __call__(
+        self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None, on_miss: Miss | None = None
+    ) -> Trace | None: ...
 
 
 _DEFAULT_INTENT = Intent("diagnose", 0.0, "default", "classifier failed; defaulting to diagnose")
@@ -95,20 +97,27 @@ class Router:
         intent = question.intent or _DEFAULT_INTENT
         # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
         # and nothing a user pasted (a key, a password) is sent to the model
-        question = replace(question, text=redact(clean_inbound(question.text)),
-                           history=tuple(redact(h) for h in question.history))
+        question = replace(
+            question, text=redact(clean_inbound(question.text)), history=tuple(redact(h) for h in question.history)
+        )
         try:
             intent = question.intent or self.classify(question.text)
-            log.info("intent route=%s tier=%s confidence=%.2f reason=%s", intent.route, intent.tier,
-                     intent.confidence, intent.reason)
+            log.info(
+                "intent route=%s tier=%s confidence=%.2f reason=%s",
+                intent.route,
+                intent.tier,
+                intent.confidence,
+                intent.reason,
+            )
             trace = replace(self._answer(question, intent, on_step), intent=intent)
             if intent.route in ("diagnose", "lookup"):
                 trace = mark_unverified(_confirmed(trace))
             return redact_trace(trace)
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
-            return internal_error_trace(question, exc, intent=intent,
-                                        elapsed_ms=int((time.monotonic() - started) * 1000))
+            return internal_error_trace(
+                question, exc, intent=intent, elapsed_ms=int((time.monotonic() - started) * 1000)
+            )
 
     def _answer(self, question: Question, intent: Intent, on_step: StepObserver | None) -> Trace:
         if intent.route == "help":
@@ -123,8 +132,9 @@ class Router:
             return self._quick_lookup(question, on_step)
         trace = self._diagnose(question, on_step)
         if question.escalated:  # a quick answer handed this back: say why, as the inline fallback does
-            return replace(trace, answer=f"_{question.escalated}_\n{trace.answer}",
-                           notes=(question.escalated, *trace.notes))
+            return replace(
+                trace, answer=f"_{question.escalated}_\n{trace.answer}", notes=(question.escalated, *trace.notes)
+            )
         return trace
 
     def _diagnose(self, question: Question, on_step: StepObserver | None) -> Trace:
@@ -133,8 +143,16 @@ class Router:
         from bot.engine.loop import run_agent  # the loop (and its text reader) loads with the first model run
 
         protocol, chosen = self._protocol_for(self.llm.model)
-        trace = run_agent(question, self.llm, self.tools, self.budget, protocol=protocol, on_step=on_step,
-                          limits=self.limits, tool_timeout_s=self.tool_timeout_s)
+        trace = run_agent(
+            question,
+            self.llm,
+            self.tools,
+            self.budget,
+            protocol=protocol,
+            on_step=on_step,
+            limits=self.limits,
+            tool_timeout_s=self.tool_timeout_s,
+        )
         if trace.protocol == "text" and protocol == "native":  # the server ignored the tools: text from now on
             self._text_models.add(self.llm.model)
         if chosen:
@@ -152,8 +170,15 @@ class Router:
         from bot.engine.loop import answer_once
 
         timeout_s = self.budget.time_budget_s if self.tool_timeout_s is None else self.tool_timeout_s
-        lookup = answer_once(question, llm, self.tools, allow_tool=True, on_step=on_step, tool_timeout_s=timeout_s,
-                             llm_timeout_s=self.budget.time_budget_s)
+        lookup = answer_once(
+            question,
+            llm,
+            self.tools,
+            allow_tool=True,
+            on_step=on_step,
+            tool_timeout_s=timeout_s,
+            llm_timeout_s=self.budget.time_budget_s,
+        )
         if lookup.stop_reason is StopReason.LLM_UNAVAILABLE and lookup.totals.tool_calls == 0:
             return self._quick_lookup(question, on_step, down=lookup)
         if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
@@ -178,12 +203,17 @@ class Router:
         shift = len(down.steps) if down is not None else 0
         quick = self.lookup(question, self.tools, on_step=shifted_observer(on_step, shift), on_miss=misses.append)
         if quick is not None and down is not None:
-            return replace(after_attempt(down, quick), answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
-                           notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes))
+            return replace(
+                after_attempt(down, quick),
+                answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
+                notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes),
+            )
         if quick is not None:
             return quick
-        why = (f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), "
-               "so the full diagnosis ran instead.")
+        why = (
+            f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), "
+            "so the full diagnosis ran instead."
+        )
         if question.quick_only:
             return handed_back(question, down, why)
         log.info("quick lookup missed, running the full diagnosis: %s", why)
@@ -209,20 +239,27 @@ class Router:
             return trace
         observer = shifted_observer(on_step, len(trace.steps))
         fallback = after_attempt(trace, self._run_playbook(question, observer, note=note))
-        return replace(fallback, notes=(
-            *fallback.notes, *trace.notes, f"model attempt before the playbook: {spent_text(trace.totals)}"))
+        return replace(
+            fallback,
+            notes=(*fallback.notes, *trace.notes, f"model attempt before the playbook: {spent_text(trace.totals)}"),
+        )
 
     def _unusable_note(self, trace: Trace) -> str:
         model = self.llm.model if self.llm is not None else trace.model
         endpoint = getattr(self.llm, "endpoint", "") or "its endpoint"
-        return (f"The model {model} at {endpoint} produced nothing usable ({trace.totals.format_errors} unreadable "
-                "replies), so this is the deterministic playbook's diagnosis (no model involved).")
+        return (
+            f"The model {model} at {endpoint} produced nothing usable ({trace.totals.format_errors} unreadable "
+            "replies), so this is the deterministic playbook's diagnosis (no model involved)."
+        )
 
     def _run_playbook(self, question: Question, on_step: StepObserver | None, *, note: str) -> Trace:
         if self.playbook is None:
             return trace_from_answer(
-                question, f"{note.split(',')[0]}, and no playbook is available: I can't diagnose.",
-                complete=False, stop_reason=StopReason.LLM_UNAVAILABLE)
+                question,
+                f"{note.split(',')[0]}, and no playbook is available: I can't diagnose.",
+                complete=False,
+                stop_reason=StopReason.LLM_UNAVAILABLE,
+            )
         trace = self.playbook(question, self.tools, on_step=on_step)
         return replace(trace, answer=f"_{note}_\n\n{trace.answer}", notes=(*trace.notes, note))
 
@@ -231,13 +268,15 @@ class Router:
             return trace_from_answer(question, GREETING_ANSWER)
         from bot.engine.loop import answer_once
 
-        trace = answer_once(question, self.llm, self.tools, allow_tool=False, on_step=on_step,
-                            llm_timeout_s=self.budget.time_budget_s)
+        trace = answer_once(
+            question, self.llm, self.tools, allow_tool=False, on_step=on_step, llm_timeout_s=self.budget.time_budget_s
+        )
         if trace.stop_reason is StopReason.FINISH:
             return trace
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
-        return replace(after_attempt(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)),
-                       model=trace.model)
+        return replace(
+            after_attempt(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)), model=trace.model
+        )
 
 
 def _confirmed(trace: Trace) -> Trace:

@@ -84,9 +84,11 @@ def leave_out_summary(cards: Sequence[Scorecard]) -> str:
     mean = sum(hits / total for hits, total in (c.accuracy() for c in cards)) / len(cards)
     needless = [sum(n) for n in zip(*(c.needless_investigations() for c in cards), strict=True)]
     missed = [sum(m) for m in zip(*(c.missed_diagnoses() for c in cards), strict=True)]
-    return (f"left out {len(cards)} kinds: mean accuracy {mean:.2%}, pooled needless {needless[0]}/{needless[1]} "
-            f"({needless[0] / max(needless[1], 1):.2%}), pooled missed {missed[0]}/{missed[1]} "
-            f"({missed[0] / max(missed[1], 1):.2%})")
+    return (
+        f"left out {len(cards)} kinds: mean accuracy {mean:.2%}, pooled needless {needless[0]}/{needless[1]} "
+        f"({needless[0] / max(needless[1], 1):.2%}), pooled missed {missed[0]}/{missed[1]} "
+        f"({missed[0] / max(missed[1], 1):.2%})"
+    )
 
 
 def _field_is(name: str, value: str) -> Callable[[Example], bool]:
@@ -108,5 +110,10 @@ def load_corpus(path: Path | None = None) -> list[Example]:
 
 
 def _example_from_dict(data: dict[str, str]) -> Example:
-    return Example(text=data["text"], route=data["route"], lang=data.get("lang", "en"), kind=data.get("kind", ""),
-                   split=data.get("split", "train"))
+    return Example(
+        text=data["text"],
+        route=data["route"],
+        lang=data.get("lang", "en"),
+        kind=data.get("kind", ""),
+        split=data.get("split", "train"),
+    )

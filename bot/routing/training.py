@@ -48,8 +48,9 @@ class TrainOptions:
     spec: FeatureSpec = field(default_factory=FeatureSpec)
 
 
-def train_model(examples: Sequence[Example], options: TrainOptions = TrainOptions(),
-                routes: Sequence[str] = ROUTES) -> IntentModel:
+def train_model(
+    examples: Sequence[Example], options: TrainOptions = TrainOptions(), routes: Sequence[str] = ROUTES
+) -> IntentModel:
     """Fit on `examples` (their split is ignored: pass the ones to learn from) and export a pure-Python model."""
     from sklearn.linear_model import LogisticRegression
 
@@ -57,8 +58,13 @@ def train_model(examples: Sequence[Example], options: TrainOptions = TrainOption
     usable = [e for e in examples if features_from_text(e.text, options.spec)]
     matrix, columns = _matrix([e.text for e in usable], options.spec)
     labels = [routes.index(e.route) for e in usable]
-    fitted = LogisticRegression(C=options.c, solver="newton-cg", max_iter=1000, random_state=options.seed,
-                                class_weight=_class_weights(labels, routes, options))
+    fitted = LogisticRegression(
+        C=options.c,
+        solver="newton-cg",
+        max_iter=1000,
+        random_state=options.seed,
+        class_weight=_class_weights(labels, routes, options),
+    )
     fitted.fit(matrix, labels)
     order = [list(fitted.classes_).index(k) for k in range(len(routes))]
     coef = fitted.coef_[order]
@@ -69,8 +75,10 @@ def train_model(examples: Sequence[Example], options: TrainOptions = TrainOption
             weights[bucket] = row
     meta = _meta(usable, options)
     log.info("trained intent model on %d examples, %d of %d buckets kept", len(usable), len(weights), len(columns))
-    bias = [float(fitted.intercept_[k]) + (options.diagnose_shift if route == "diagnose" else 0.0)
-            for k, route in zip(order, routes, strict=True)]
+    bias = [
+        float(fitted.intercept_[k]) + (options.diagnose_shift if route == "diagnose" else 0.0)
+        for k, route in zip(order, routes, strict=True)
+    ]
     return IntentModel(routes, options.spec, bias, weights, meta=meta)
 
 
@@ -102,9 +110,16 @@ def _matrix(texts: Sequence[str], spec: FeatureSpec) -> tuple[Any, list[int]]:
 
 def _meta(examples: Sequence[Example], options: TrainOptions) -> dict[str, Any]:
     digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in examples).encode("utf-8")).hexdigest()
-    return {"trained_on": len(examples), "corpus_sha256": digest[:16], "c": options.c, "balanced": options.balanced,
-            "seed": options.seed, "renamed_copies": options.renamed_copies,
-            "diagnose_weight": options.diagnose_weight, "diagnose_shift": options.diagnose_shift}
+    return {
+        "trained_on": len(examples),
+        "corpus_sha256": digest[:16],
+        "c": options.c,
+        "balanced": options.balanced,
+        "seed": options.seed,
+        "renamed_copies": options.renamed_copies,
+        "diagnose_weight": options.diagnose_weight,
+        "diagnose_shift": options.diagnose_shift,
+    }
 
 
 def cross_validate(examples: Sequence[Example], options: TrainOptions, folds: int = 5) -> Scorecard:

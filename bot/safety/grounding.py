@@ -218,8 +218,11 @@ def _same_at_precision(claimed: float, seen: float, decimals: int) -> bool:
 def _model_text(answer: str) -> str:
     """The answer without opsbot's own lines: the "Partial answer: ... (33,120 tokens used of 32,000)" label,
     italic notes ("_The LLM was unavailable ..._") and a previous "unverified:" line. Their numbers are opsbot's."""
-    lines = [line for line in _without_unverified_line(answer).split("\n")
-             if not line.startswith(_OWN_LINE_PREFIXES) and not _is_italic_note(line.strip())]
+    lines = [
+        line
+        for line in _without_unverified_line(answer).split("\n")
+        if not line.startswith(_OWN_LINE_PREFIXES) and not _is_italic_note(line.strip())
+    ]
     return "\n".join(lines)
 
 

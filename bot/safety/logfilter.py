@@ -60,8 +60,11 @@ class LibraryNoiseFilter(logging.Filter):
             return True
         message = record.getMessage()
         streak = _FAILED_TIMES.search(message)
-        if record.levelno < logging.WARNING or message.lower().startswith("retrying") or (streak and
-                                                                                          streak.group(1) != "1"):
+        if (
+            record.levelno < logging.WARNING
+            or message.lower().startswith("retrying")
+            or (streak and streak.group(1) != "1")
+        ):
             return False
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         return True

@@ -22,13 +22,21 @@ import requests
 from bot.sandbox.backends import BackendError, free_port, pid_alive, port_in_use, start_prometheus, stop_pid
 from bot.sandbox.data import SandboxData, build_sandbox
 from bot.sandbox.esindex import ingest_elasticsearch
-from bot.sandbox.kubeapi import write_kubeconfig
 from bot.sandbox.scenario import load_scenario
-from bot.sandbox.standins import is_our_standin, start_standin
+from bot.sandbox.standins.kubeapi import write_kubeconfig
+from bot.sandbox.standins.launch import is_our_standin, start_standin
 from bot.sandbox.state import SANDBOX_METRIC_TEMPLATES, SandboxInfo, read_state, write_env_file, write_state
 
-__all__ = ["SANDBOX_METRIC_TEMPLATES", "SandboxInfo", "ensure_sandbox", "read_state", "sandbox_down",
-           "sandbox_status", "sandbox_up", "write_state"]
+__all__ = [
+    "SANDBOX_METRIC_TEMPLATES",
+    "SandboxInfo",
+    "ensure_sandbox",
+    "read_state",
+    "sandbox_down",
+    "sandbox_status",
+    "sandbox_up",
+    "write_state",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +62,13 @@ def ensure_sandbox(
 ) -> SandboxInfo:
     """Bring the sandbox up if it is not running (healthy, same scenario, fresh data); return where it is."""
     return sandbox_up(
-        options.dir, scenario or options.scenario, options.prometheus_port,
-        es_url=es_url, es_client_factory=es_client_factory, base_metrics=base_metrics, loki=loki,
+        options.dir,
+        scenario or options.scenario,
+        options.prometheus_port,
+        es_url=es_url,
+        es_client_factory=es_client_factory,
+        base_metrics=base_metrics,
+        loki=loki,
     )
 
 
@@ -90,10 +103,19 @@ def sandbox_up(
             raise ValueError("es_url given without an es_client_factory")
         ingest_elasticsearch(es_client_factory(es_url), data)
     info = SandboxInfo(
-        scenario=scenario, now=data.now, incident_at=data.incident_at, prometheus_url=proc.url,
-        prometheus_pid=proc.pid, logs_db=data.logs_db, git_repo=data.git_repo, topology=data.topology,
-        env_path=sandbox_dir / "opsbot.env", data_end=data.data_end, es_url=es_url,
-        runbooks_dir=str(data.runbooks_dir), **_standins(data, loki),
+        scenario=scenario,
+        now=data.now,
+        incident_at=data.incident_at,
+        prometheus_url=proc.url,
+        prometheus_pid=proc.pid,
+        logs_db=data.logs_db,
+        git_repo=data.git_repo,
+        topology=data.topology,
+        env_path=sandbox_dir / "opsbot.env",
+        data_end=data.data_end,
+        es_url=es_url,
+        runbooks_dir=str(data.runbooks_dir),
+        **_standins(data, loki),
     )
     write_state(sandbox_dir, info)
     write_env_file(info, base_metrics)
@@ -141,8 +163,11 @@ def sandbox_status(sandbox_dir: Path) -> tuple[SandboxInfo | None, str]:
         return current, f"stopped (Prometheus pid {current.prometheus_pid} is gone)"
     if not _ready(current.prometheus_url):
         return current, f"unhealthy ({current.prometheus_url}/-/ready does not answer)"
-    gone = [name for name, pid in (("Kubernetes API", current.kubeapi_pid), ("Loki", current.loki_pid))
-            if pid and not is_our_standin(pid, sandbox_dir)]
+    gone = [
+        name
+        for name, pid in (("Kubernetes API", current.kubeapi_pid), ("Loki", current.loki_pid))
+        if pid and not is_our_standin(pid, sandbox_dir)
+    ]
     if gone:
         return current, f"stopped ({' and '.join(gone)} stand-in is gone)"
     if current.data_end - datetime.now(UTC) < MIN_FUTURE:
@@ -152,8 +177,11 @@ def sandbox_status(sandbox_dir: Path) -> tuple[SandboxInfo | None, str]:
 
 def _reusable(current: SandboxInfo, scenario: str, port: int, es_url: str, loki: bool) -> bool:
     return (
-        current.scenario == scenario and current.prometheus_url.endswith(f":{port}") and current.es_url == es_url
-        and bool(current.loki_url) == loki and sandbox_status(current.env_path.parent)[1] == "running"
+        current.scenario == scenario
+        and current.prometheus_url.endswith(f":{port}")
+        and current.es_url == es_url
+        and bool(current.loki_url) == loki
+        and sandbox_status(current.env_path.parent)[1] == "running"
     )
 
 

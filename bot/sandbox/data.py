@@ -1,11 +1,11 @@
 """Build every data set of a scenario in one folder: OpenMetrics + TSDB blocks, log documents, a deploy repo.
 
-    <workdir>/metrics.om        OpenMetrics text (kept for inspection)
-    <workdir>/prometheus/data   TSDB blocks written by promtool, served by start_prometheus
-    <workdir>/logs.jsonl        log documents; <workdir>/logs.db the SQLite FTS5 store built from them
-    <workdir>/deploys           the git deploy repository (runbooks in deploys/runbooks); deploys.jsonl the same
-                                deploys as ES events
-    <workdir>/cluster.json      the Kubernetes API objects, when the scenario has a [kubernetes] block
+<workdir>/metrics.om        OpenMetrics text (kept for inspection)
+<workdir>/prometheus/data   TSDB blocks written by promtool, served by start_prometheus
+<workdir>/logs.jsonl        log documents; <workdir>/logs.db the SQLite FTS5 store built from them
+<workdir>/deploys           the git deploy repository (runbooks in deploys/runbooks); deploys.jsonl the same
+                            deploys as ES events
+<workdir>/cluster.json      the Kubernetes API objects, when the scenario has a [kubernetes] block
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.sandbox.backends import backfill
-from bot.sandbox.cluster import write_cluster
+from bot.sandbox.clusterapi import write_cluster
 from bot.sandbox.deployrepo import DeployRecord, build_deploy_repo
 from bot.sandbox.logdocs import iso_z, log_docs, write_jsonl
 from bot.sandbox.openmetrics import write_openmetrics
 from bot.sandbox.scenario import Scenario
 from bot.sandbox.signals import ServiceSignals, signals_from_scenario
-from tools.logs import SqliteLogs
+from tools.logs.query import SqliteLogs
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +101,29 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
     clock = time.perf_counter()
     ingest_sqlite(workdir / "logs.jsonl", workdir / "logs.db")
     timings["sqlite"] = time.perf_counter() - clock
-    log.info("sandbox %s built in %s: %d log docs, %d deploys; timings %s", scenario.name, workdir, len(docs),
-             len(records), {k: round(v, 2) for k, v in timings.items()})
+    log.info(
+        "sandbox %s built in %s: %d log docs, %d deploys; timings %s",
+        scenario.name,
+        workdir,
+        len(docs),
+        len(records),
+        {k: round(v, 2) for k, v in timings.items()},
+    )
     return SandboxData(
-        scenario=scenario, now=now, workdir=workdir, data_start=start, data_end=end, openmetrics_path=om_path,
-        prometheus_data=workdir / "prometheus" / "data", logs_jsonl=workdir / "logs.jsonl",
-        logs_db=workdir / "logs.db", git_repo=workdir / "deploys", deploys_jsonl=workdir / "deploys.jsonl",
-        deploys=tuple(records), timings_s=timings, cluster_json=cluster,
+        scenario=scenario,
+        now=now,
+        workdir=workdir,
+        data_start=start,
+        data_end=end,
+        openmetrics_path=om_path,
+        prometheus_data=workdir / "prometheus" / "data",
+        logs_jsonl=workdir / "logs.jsonl",
+        logs_db=workdir / "logs.db",
+        git_repo=workdir / "deploys",
+        deploys_jsonl=workdir / "deploys.jsonl",
+        deploys=tuple(records),
+        timings_s=timings,
+        cluster_json=cluster,
     )
 
 
@@ -129,7 +145,7 @@ def deploy_event(record: DeployRecord) -> dict[str, Any]:
 
 
 def ingest_sqlite(jsonl: Path, db: Path) -> None:
-    """Load the log documents into the SQLite FTS5 store that tools/logs.py reads."""
+    """Load the log documents into the SQLite FTS5 store that tools/logs/query.py reads."""
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)
     SqliteLogs(db).ingest_jsonl(jsonl)

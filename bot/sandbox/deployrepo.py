@@ -121,7 +121,7 @@ def _default_files(svc: Service) -> dict[str, str]:
             f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc.name}\nspec:\n  replicas: 3\n"
             f"  template:\n    spec:\n      containers:\n        - name: {svc.name}\n"
             f"          image: registry.example.internal/{svc.name}\n"
-            f"          resources:\n            limits:\n              cpu: \"2\"\n              memory: 2Gi\n"
+            f'          resources:\n            limits:\n              cpu: "2"\n              memory: 2Gi\n'
         ),
         "kustomization.yaml": _kustomization(svc.name, "v0.0.0"),
         "CHANGELOG.md": f"# {svc.name} changelog\n",
@@ -147,8 +147,9 @@ def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: st
     tag = f"{svc.name}/{deploy.version}"
     _git(repo, "tag", "-a", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at)
     diff = _git(repo, "diff", f"{svc.name}/{previous}", tag, "--", f"services/{svc.name}") if previous else ""
-    return DeployRecord(svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff,
-                        deploy.red_herring)
+    return DeployRecord(
+        svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff, deploy.red_herring
+    )
 
 
 def _apply(folder: Path, change: FileChange, deploy: Deploy) -> None:
@@ -171,10 +172,19 @@ def _git(repo: Path, *args: str, author: str = "platform-team", at: datetime | N
     if at is not None:
         stamp = at.isoformat()
         env |= {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
-    identity = ["-c", f"user.name={author}", "-c", f"user.email={author}@example.com", "-c", "tag.gpgSign=false",
-                "-c", "commit.gpgSign=false"]
-    done = subprocess.run(["git", "-C", str(repo), *identity, *args], env=env, capture_output=True, text=True,
-                          check=False)
+    identity = [
+        "-c",
+        f"user.name={author}",
+        "-c",
+        f"user.email={author}@example.com",
+        "-c",
+        "tag.gpgSign=false",
+        "-c",
+        "commit.gpgSign=false",
+    ]
+    done = subprocess.run(
+        ["git", "-C", str(repo), *identity, *args], env=env, capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args[:2])} failed: {done.stderr.strip()}")
     return done.stdout

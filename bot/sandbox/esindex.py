@@ -23,14 +23,30 @@ DEPLOYS_INDEX = "deploys"
 _KEYWORD: dict[str, Any] = {"type": "keyword"}
 _TEXT: dict[str, Any] = {"type": "text"}
 MAPPINGS: dict[str, dict[str, Any]] = {
-    LOGS_INDEX: {"properties": {
-        "@timestamp": {"type": "date"}, "service": _KEYWORD, "level": _KEYWORD, "logger": _KEYWORD,
-        "host": _KEYWORD, "trace_id": _KEYWORD, "message": _TEXT, "stack_trace": _TEXT,
-    }},
-    DEPLOYS_INDEX: {"properties": {
-        "@timestamp": {"type": "date"}, "service": _KEYWORD, "version": _KEYWORD, "previous_version": _KEYWORD,
-        "author": _KEYWORD, "commit": _KEYWORD, "summary": _TEXT, "diff": _TEXT,
-    }},
+    LOGS_INDEX: {
+        "properties": {
+            "@timestamp": {"type": "date"},
+            "service": _KEYWORD,
+            "level": _KEYWORD,
+            "logger": _KEYWORD,
+            "host": _KEYWORD,
+            "trace_id": _KEYWORD,
+            "message": _TEXT,
+            "stack_trace": _TEXT,
+        }
+    },
+    DEPLOYS_INDEX: {
+        "properties": {
+            "@timestamp": {"type": "date"},
+            "service": _KEYWORD,
+            "version": _KEYWORD,
+            "previous_version": _KEYWORD,
+            "author": _KEYWORD,
+            "commit": _KEYWORD,
+            "summary": _TEXT,
+            "diff": _TEXT,
+        }
+    },
 }
 
 

@@ -32,7 +32,7 @@ _BACKGROUND = {
     "gateway": ("gateway.access", "$method /api/$route -> $status ($ms ms) upstream=$route"),
     "database": ("postgres", "duration: $ms ms  statement: SELECT * FROM $svc_table WHERE id = $n"),
     "cache": ("redis", "GET $svc:item:$id served in $ms ms"),
-    "dns": ("coredns", "[INFO] 10.4.$n.17:53 - $n \"A IN $route.svc.cluster.local. udp\" NOERROR qr,aa,rd $ms ms"),
+    "dns": ("coredns", '[INFO] 10.4.$n.17:53 - $n "A IN $route.svc.cluster.local. udp" NOERROR qr,aa,rd $ms ms'),
 }
 
 
@@ -79,8 +79,10 @@ def _background_doc(
     median_s = median_s_from_p99_ms(sig.at("p99_ms", minute))
     failed = rng.random() < sig.at("error_ratio", minute)
     values = {
-        "svc": svc.name, "svc_table": svc.name.replace("-db", "").replace("-", "_"),
-        "method": rng.choice(("GET", "GET", "GET", "POST")), "status": "503" if failed else "200",
+        "svc": svc.name,
+        "svc_table": svc.name.replace("-db", "").replace("-", "_"),
+        "method": rng.choice(("GET", "GET", "GET", "POST")),
+        "status": "503" if failed else "200",
         "route": rng.choice(svc.downstream or (svc.name,)),
         "ms": str(round(1000 * median_s * math.exp(rng.gauss(0, SIGMA)))),
     }

@@ -14,8 +14,31 @@ from pathlib import Path
 from bot.sandbox.signals import ServiceSignals
 
 # Fine buckets around typical web latencies keep histogram_quantile's linear interpolation within a few %.
-BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0, 1.25, 1.5,
-             2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0)
+BUCKETS_S = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    1.25,
+    1.5,
+    2.0,
+    2.5,
+    3.0,
+    4.0,
+    5.0,
+    7.5,
+    10.0,
+)
 SIGMA = 0.6  # log-normal shape; p99 = median * exp(2.326 * SIGMA) ~ 4 x median
 _Z99 = 2.3263
 NOT_FOUND_RATIO = 0.005
@@ -49,16 +72,30 @@ def write_openmetrics(signals: list[ServiceSignals], path: Path) -> int:
 def _families(signals: list[ServiceSignals]) -> Iterator[tuple[str, str, Iterator[list[str]]]]:
     yield "http_requests", "counter", (s for sig in signals for s in _request_series(sig))
     yield "http_request_duration_seconds", "histogram", (s for sig in signals for s in _histogram_series(sig))
-    yield "process_cpu_seconds", "counter", (
-        _lines("process_cpu_seconds_total", _labels(sig), sig, _cumulative([c * 60 for c in sig.values["cpu_cores"]]))
-        for sig in signals
+    yield (
+        "process_cpu_seconds",
+        "counter",
+        (
+            _lines(
+                "process_cpu_seconds_total", _labels(sig), sig, _cumulative([c * 60 for c in sig.values["cpu_cores"]])
+            )
+            for sig in signals
+        ),
     )
-    yield "process_resident_memory_bytes", "gauge", (
-        _lines("process_resident_memory_bytes", _labels(sig), sig, [round(m * 2**20) for m in sig.values["memory_mb"]])
-        for sig in signals
+    yield (
+        "process_resident_memory_bytes",
+        "gauge",
+        (
+            _lines(
+                "process_resident_memory_bytes", _labels(sig), sig, [round(m * 2**20) for m in sig.values["memory_mb"]]
+            )
+            for sig in signals
+        ),
     )
-    yield "kube_pod_container_status_restarts", "counter", (
-        _lines("kube_pod_container_status_restarts_total", _labels(sig), sig, sig.restarts) for sig in signals
+    yield (
+        "kube_pod_container_status_restarts",
+        "counter",
+        (_lines("kube_pod_container_status_restarts_total", _labels(sig), sig, sig.restarts) for sig in signals),
     )
     yield "up", "gauge", (_lines("up", _labels(sig), sig, sig.up) for sig in signals if sig.up)
 

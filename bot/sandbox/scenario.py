@@ -223,14 +223,19 @@ def scenario_from_dict(data: dict[str, Any]) -> Scenario:
 
 def _validate(scenario: Scenario) -> None:
     names = {s.name for s in scenario.services}
-    problems = [f"downstream {d!r} of {s.name} is not a service" for s in scenario.services for d in s.downstream
-                if d not in names]
+    problems = [
+        f"downstream {d!r} of {s.name} is not a service"
+        for s in scenario.services
+        for d in s.downstream
+        if d not in names
+    ]
     items: tuple[Effect | Deploy | LogPattern, ...] = (*scenario.timeline, *scenario.deploys, *scenario.logs)
     for item in items:
         if item.service not in names:
             problems.append(f"{type(item).__name__.lower()} names unknown service {item.service!r}")
-    problems += [f"collection gap names unknown service {n!r}" for n in scenario.collection_gap_services
-                 if n not in names]
+    problems += [
+        f"collection gap names unknown service {n!r}" for n in scenario.collection_gap_services if n not in names
+    ]
     problems += [f"effect metric {e.metric!r} not in {METRICS}" for e in scenario.timeline if e.metric not in METRICS]
     problems += [f"effect shape {e.shape!r} not in {SHAPES}" for e in scenario.timeline if e.shape not in SHAPES]
     problems += [f"log level {p.level!r}" for p in scenario.logs if p.level not in ("ERROR", "WARN", "INFO", "DEBUG")]
@@ -240,8 +245,11 @@ def _validate(scenario: Scenario) -> None:
             problems.append(f"{key} {value!r} is not in [0, 1)")
     if scenario.kubernetes is not None:
         problems += cluster_problems(scenario.kubernetes, {s.name: s.kind for s in scenario.services})
-    problems += [f"runbook file {r.file!r} is not a plain *.md name" for r in scenario.runbooks
-                 if not re.fullmatch(r"[\w.-]+\.md", r.file)]
+    problems += [
+        f"runbook file {r.file!r} is not a plain *.md name"
+        for r in scenario.runbooks
+        if not re.fullmatch(r"[\w.-]+\.md", r.file)
+    ]
     incident_time(scenario.incident, datetime(2026, 1, 2, 12, 0))
     if problems:
         raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))

@@ -85,8 +85,11 @@ def _service_signals(scenario: Scenario, svc: Service, start: datetime, rels: li
 def _up(scenario: Scenario, service: str, rels: list[int]) -> list[int]:
     """1 while Prometheus can scrape the service; 0 once every one of its pods crashloops (nothing answers)."""
     groups = scenario.kubernetes.pods if scenario.kubernetes else ()
-    down = [g.crashloop_minutes for g in groups if g.service == service and g.crashloop_minutes is not None
-            and g.hit() == g.replicas]
+    down = [
+        g.crashloop_minutes
+        for g in groups
+        if g.service == service and g.crashloop_minutes is not None and g.hit() == g.replicas
+    ]
     return [0 if down and rel >= down[0] else 1 for rel in rels]
 
 

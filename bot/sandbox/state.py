@@ -32,7 +32,6 @@ SANDBOX_METRIC_TEMPLATES: dict[str, dict[str, str]] = {
 }
 
 
-
 @dataclass(frozen=True)
 class SandboxInfo:
     """A running sandbox and the settings that point opsbot at it."""
@@ -72,8 +71,11 @@ class SandboxInfo:
         if self.runbooks_dir:
             values |= {"OPSBOT_RUNBOOKS__ENABLED": "true", "OPSBOT_RUNBOOKS__PATH": self.runbooks_dir}
         if self.kubeconfig:
-            values |= {"OPSBOT_KUBERNETES__ENABLED": "true", "OPSBOT_KUBERNETES__KUBECONFIG": self.kubeconfig,
-                       "OPSBOT_KUBERNETES__NAMESPACES": json.dumps([self.kube_namespace])}
+            values |= {
+                "OPSBOT_KUBERNETES__ENABLED": "true",
+                "OPSBOT_KUBERNETES__KUBECONFIG": self.kubeconfig,
+                "OPSBOT_KUBERNETES__NAMESPACES": json.dumps([self.kube_namespace]),
+            }
         if self.loki_url:
             values["OPSBOT_LOKI__URL"] = self.loki_url
         if self.es_url:
@@ -94,8 +96,10 @@ def write_env_file(info: SandboxInfo, base_metrics: Mapping[str, Mapping[str, An
 
 
 def write_state(sandbox_dir: Path, info: SandboxInfo) -> None:
-    state = {k: (str(v) if isinstance(v, Path) else v.isoformat() if isinstance(v, datetime) else v)
-             for k, v in asdict(info).items()}
+    state = {
+        k: (str(v) if isinstance(v, Path) else v.isoformat() if isinstance(v, datetime) else v)
+        for k, v in asdict(info).items()
+    }
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     (sandbox_dir / "state.json").write_text(json.dumps(state, indent=2))
 

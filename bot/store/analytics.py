@@ -110,9 +110,7 @@ def stats_from_elastic(
 ) -> TraceStats:
     """TraceStats from the response of elastic_stats_query plus the sorted durations and (up, down) votes."""
     aggs = body["aggregations"]
-    tools = [
-        ToolStat(b["key"], b["doc_count"], b["errors"]["doc_count"]) for b in aggs["calls"]["tool"]["buckets"]
-    ]
+    tools = [ToolStat(b["key"], b["doc_count"], b["errors"]["doc_count"]) for b in aggs["calls"]["tool"]["buckets"]]
     tools.sort(key=lambda t: (-t.calls, t.tool))
     return TraceStats(
         runs=int(body["hits"]["total"]["value"]),

@@ -104,11 +104,24 @@ def partial_with_step(existing: Trace | None, trace_id: str, question: str, step
     """The partial trace after one more step (or the stub of an accepted run when `step` is None)."""
     steps = (*(existing.steps if existing is not None else ()), *((step,) if step is not None else ()))
     started = existing.started_at if existing is not None else datetime.now(UTC).isoformat(timespec="seconds")
-    totals = Totals(steps=len(steps), prompt_tokens=sum(s.prompt_tokens for s in steps),
-                    completion_tokens=sum(s.completion_tokens for s in steps),
-                    elapsed_ms=sum(s.elapsed_ms for s in steps))  # fmt: skip
-    return Trace(trace_id=trace_id, question=question, protocol="single", steps=steps, answer="", complete=False,
-                 stop_reason=StopReason.INTERRUPTED, totals=totals, started_at=started, notes=(PARTIAL_NOTE,))
+    totals = Totals(
+        steps=len(steps),
+        prompt_tokens=sum(s.prompt_tokens for s in steps),
+        completion_tokens=sum(s.completion_tokens for s in steps),
+        elapsed_ms=sum(s.elapsed_ms for s in steps),
+    )
+    return Trace(
+        trace_id=trace_id,
+        question=question,
+        protocol="single",
+        steps=steps,
+        answer="",
+        complete=False,
+        stop_reason=StopReason.INTERRUPTED,
+        totals=totals,
+        started_at=started,
+        notes=(PARTIAL_NOTE,),
+    )
 
 
 def interrupted_from_partial(kept: Trace, answer: str) -> Trace:

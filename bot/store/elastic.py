@@ -42,19 +42,37 @@ TRACE_MAPPING: dict[str, Any] = {
     "dynamic": "strict",
     "_meta": {"opsbot_mapping_version": MAPPING_VERSION},
     "properties": {
-        "trace_id": _KEYWORD, "started_at": _DATE, "question": _TEXT, "answer": _TEXT, "observations": _TEXT,
-        "protocol": _KEYWORD, "stop_reason": _KEYWORD, "complete": {"type": "boolean"}, "intent": _KEYWORD,
-        "model": _KEYWORD, "steps": {"type": "integer"}, "prompt_tokens": _LONG, "completion_tokens": _LONG,
-        "tokens": _LONG, "elapsed_ms": _LONG,
+        "trace_id": _KEYWORD,
+        "started_at": _DATE,
+        "question": _TEXT,
+        "answer": _TEXT,
+        "observations": _TEXT,
+        "protocol": _KEYWORD,
+        "stop_reason": _KEYWORD,
+        "complete": {"type": "boolean"},
+        "intent": _KEYWORD,
+        "model": _KEYWORD,
+        "steps": {"type": "integer"},
+        "prompt_tokens": _LONG,
+        "completion_tokens": _LONG,
+        "tokens": _LONG,
+        "elapsed_ms": _LONG,
         "calls": {"type": "nested", "properties": {"step": {"type": "integer"}, "tool": _KEYWORD, "status": _KEYWORD}},
         "doc": {"type": "object", "enabled": False},
     },
-}  # fmt: skip
+}
 FEEDBACK_MAPPING: dict[str, Any] = {
     "dynamic": "strict",
-    "properties": {"trace_id": _KEYWORD, "user": _KEYWORD, "vote": {"type": "integer"}, "at": _DATE,
-                   # the intent gate's choice when the vote was cast (added later: put into older indices on start)
-                   "routed_as": _KEYWORD, "tier": _KEYWORD, "probability": {"type": "float"}},
+    "properties": {
+        "trace_id": _KEYWORD,
+        "user": _KEYWORD,
+        "vote": {"type": "integer"},
+        "at": _DATE,
+        # the intent gate's choice when the vote was cast (added later: put into older indices on start)
+        "routed_as": _KEYWORD,
+        "tier": _KEYWORD,
+        "probability": {"type": "float"},
+    },
 }
 EVAL_MAPPING: dict[str, Any] = {
     "dynamic": "strict",
@@ -66,15 +84,24 @@ def trace_to_document(trace: Trace) -> dict[str, Any]:
     """The indexed form of one (already redacted) trace."""
     t = trace.totals
     return {
-        "trace_id": trace.trace_id, "started_at": iso_utc(started_at_of(trace)), "question": trace.question,
-        "answer": trace.answer, "observations": observations_of(trace), "protocol": trace.protocol,
-        "stop_reason": trace.stop_reason.value, "complete": trace.complete,
-        "intent": trace.intent.route if trace.intent else None, "model": trace.model, "steps": len(trace.steps),
-        "prompt_tokens": t.prompt_tokens, "completion_tokens": t.completion_tokens, "tokens": t.tokens,
+        "trace_id": trace.trace_id,
+        "started_at": iso_utc(started_at_of(trace)),
+        "question": trace.question,
+        "answer": trace.answer,
+        "observations": observations_of(trace),
+        "protocol": trace.protocol,
+        "stop_reason": trace.stop_reason.value,
+        "complete": trace.complete,
+        "intent": trace.intent.route if trace.intent else None,
+        "model": trace.model,
+        "steps": len(trace.steps),
+        "prompt_tokens": t.prompt_tokens,
+        "completion_tokens": t.completion_tokens,
+        "tokens": t.tokens,
         "elapsed_ms": t.elapsed_ms,
         "calls": [{"step": c.step, "tool": c.tool, "status": c.status} for c in tool_calls_of(trace)],
         "doc": trace_to_dict(trace),
-    }  # fmt: skip
+    }
 
 
 class ElasticsearchTraceStore:
@@ -110,8 +137,12 @@ class ElasticsearchTraceStore:
         self.save(partial_with_step(existing, trace_id, question, step))
 
     def delete_older_than(self, cutoff: datetime) -> int:
-        resp = self._es.delete_by_query(index=self.index, query={"range": {"started_at": {"lt": iso_utc(cutoff)}}},
-                                        refresh=True, conflicts="proceed")  # fmt: skip
+        resp = self._es.delete_by_query(
+            index=self.index,
+            query={"range": {"started_at": {"lt": iso_utc(cutoff)}}},
+            refresh=True,
+            conflicts="proceed",
+        )
         return int(resp.get("deleted", 0))
 
     def get(self, trace_id: str) -> Trace | None:
@@ -139,8 +170,12 @@ class ElasticsearchTraceStore:
 
     def record_feedback(self, trace_id: str, user: str, vote: int) -> None:
         """One vote per user and trace (the document id), so a second vote replaces the first."""
-        doc: dict[str, Any] = {"trace_id": trace_id, "user": user, "vote": check_vote(vote),
-                               "at": iso_utc(datetime.now(UTC))}
+        doc: dict[str, Any] = {
+            "trace_id": trace_id,
+            "user": user,
+            "vote": check_vote(vote),
+            "at": iso_utc(datetime.now(UTC)),
+        }
         intent = (trace := self.get(trace_id)) and trace.intent
         if intent:  # the gate's choice as it is now: the 👎 stays a labelled example whatever happens to the trace
             doc |= {"routed_as": intent.route, "tier": intent.tier, "probability": intent.confidence}
@@ -149,8 +184,13 @@ class ElasticsearchTraceStore:
     def downvoted(self, limit: int = 500, *, since: datetime | None = None) -> TraceList:
         """Traces with a 👎 since `since`, most recent vote first (votes are read first, then their traces)."""
         query = {"bool": {"filter": [{"term": {"vote": -1}}, since_query(since, "at")]}}
-        votes = self._es.search(index=self._feedback, query=query, size=limit * 4, sort=[{"at": "desc"}],
-                                source_includes=["trace_id", "routed_as", "tier", "probability"])["hits"]["hits"]
+        votes = self._es.search(
+            index=self._feedback,
+            query=query,
+            size=limit * 4,
+            sort=[{"at": "desc"}],
+            source_includes=["trace_id", "routed_as", "tier", "probability"],
+        )["hits"]["hits"]
         latest: dict[str, dict[str, Any]] = {}
         for hit in votes:  # newest first: the first vote seen per trace is its latest
             latest.setdefault(hit["_source"]["trace_id"], hit["_source"])
@@ -158,19 +198,27 @@ class ElasticsearchTraceStore:
         if not ids:
             return []
         found = {t.trace_id: t for t in self._traces({"terms": {"trace_id": ids}}, len(ids))}
-        return [with_voted_intent(found[i], latest[i].get("routed_as"), latest[i].get("tier"),
-                                  latest[i].get("probability")) for i in ids if i in found]
+        return [
+            with_voted_intent(found[i], latest[i].get("routed_as"), latest[i].get("tier"), latest[i].get("probability"))
+            for i in ids
+            if i in found
+        ]
 
     def stats(self, *, since: datetime | None = None, long_run_steps: int = 6) -> TraceStats:
         body = self._es.search(index=self.index, **elastic_stats_query(since, long_run_steps)).body
         durations = self._es.search(
-            index=self.index, query=since_query(since, "started_at"), size=MAX_DURATIONS,
-            source_includes=["elapsed_ms"], sort=[{"elapsed_ms": "asc"}],
-        )["hits"]["hits"]  # fmt: skip
+            index=self.index,
+            query=since_query(since, "started_at"),
+            size=MAX_DURATIONS,
+            source_includes=["elapsed_ms"],
+            sort=[{"elapsed_ms": "asc"}],
+        )["hits"]["hits"]
         votes = self._es.search(
-            index=self._feedback, size=0, query=since_query(since, "at"),
+            index=self._feedback,
+            size=0,
+            query=since_query(since, "at"),
             aggs={"up": {"filter": {"term": {"vote": 1}}}, "down": {"filter": {"term": {"vote": -1}}}},
-        )["aggregations"]  # fmt: skip
+        )["aggregations"]
         return stats_from_elastic(
             body,
             [int(h["_source"]["elapsed_ms"]) for h in durations],

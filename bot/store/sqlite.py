@@ -114,7 +114,8 @@ class SqliteTraceStore:
                 version = self._conn.execute("PRAGMA user_version").fetchone()[0]
                 if version > SCHEMA_VERSION:
                     raise RuntimeError(
-                        f"{self.path} has schema version {version}; this opsbot knows up to {SCHEMA_VERSION}")
+                        f"{self.path} has schema version {version}; this opsbot knows up to {SCHEMA_VERSION}"
+                    )
                 for migration in _MIGRATIONS[version:]:
                     for statement in migration.split(";"):
                         if statement.strip():
@@ -132,11 +133,21 @@ class SqliteTraceStore:
         trace = self._redact(trace)
         t, started = trace.totals, started_at_of(trace)
         row = (
-            trace.trace_id, started.timestamp(), trace.question, trace.answer, trace.protocol,
-            trace.stop_reason.value, int(trace.complete), trace.intent.route if trace.intent else None,
-            trace.model, len(trace.steps), t.prompt_tokens, t.completion_tokens, t.elapsed_ms,
+            trace.trace_id,
+            started.timestamp(),
+            trace.question,
+            trace.answer,
+            trace.protocol,
+            trace.stop_reason.value,
+            int(trace.complete),
+            trace.intent.route if trace.intent else None,
+            trace.model,
+            len(trace.steps),
+            t.prompt_tokens,
+            t.completion_tokens,
+            t.elapsed_ms,
             json.dumps(trace_to_dict(trace), ensure_ascii=False),
-        )  # fmt: skip
+        )
         calls = [(trace.trace_id, c.step, c.tool, c.status) for c in tool_calls_of(trace)]
         with self._lock, self._conn:
             self._conn.execute("BEGIN IMMEDIATE")

@@ -106,8 +106,10 @@ def build_classifier(settings: Settings, llm: LLM | None = None) -> Callable[[st
     then the cheap model when the classifier is unsure, settings.intent.use_model and an LLM is configured."""
     model = llm if llm is not None else build_llm(settings)
     return functools.partial(
-        classify_on_first_use, llm=model if settings.intent.use_model else None,
-        unsure_below=settings.intent.unsure_below, model=_retrained_model(settings.intent.model_path),
+        classify_on_first_use,
+        llm=model if settings.intent.use_model else None,
+        unsure_below=settings.intent.unsure_below,
+        model=_retrained_model(settings.intent.model_path),
     )
 
 
@@ -127,8 +129,9 @@ def build_default_classifier() -> Callable[[str], Intent]:
     return functools.partial(classify_on_first_use, llm=None, unsure_below=0.6, model=None)
 
 
-def classify_on_first_use(text: str, llm: LLM | None = None, *, unsure_below: float = 0.6,
-                          model: IntentModel | None = None) -> Intent:
+def classify_on_first_use(
+    text: str, llm: LLM | None = None, *, unsure_below: float = 0.6, model: IntentModel | None = None
+) -> Intent:
     """bot.routing.intent.classify, imported with the first message routed: the gate's features, artifact reader
     and patterns are not needed to build a responder."""
     from bot.routing.intent import classify
@@ -136,20 +139,33 @@ def classify_on_first_use(text: str, llm: LLM | None = None, *, unsure_below: fl
     return classify(text, llm, unsure_below=unsure_below, model=model)
 
 
-def playbook_on_first_use(question: Question, tools: Toolbox, *, topology: Mapping[str, Sequence[str]],
-                          metric_roles: Mapping[str, str] | None = None, on_step: StepObserver | None = None,
-                          now: datetime | None = None) -> Trace:
+def playbook_on_first_use(
+    question: Question,
+    tools: Toolbox,
+    *,
+    topology: Mapping[str, Sequence[str]],
+    metric_roles: Mapping[str, str] | None = None,
+    on_step: StepObserver | None = None,
+    now: datetime | None = None,
+) -> Trace:
     """run_playbook, imported with the first diagnosis: building a responder needs neither it nor its detectors."""
     from bot.playbook.diagnosis import run_playbook
 
     return run_playbook(question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now)
 
 
-def lookup_on_first_use(question: Question, tools: Toolbox, *, metric_roles: Mapping[str, str],
-                        services: Iterable[str] = (), on_step: StepObserver | None = None,
-                        on_miss: Miss | None = None) -> Trace | None:
+def lookup_on_first_use(
+    question: Question,
+    tools: Toolbox,
+    *,
+    metric_roles: Mapping[str, str],
+    services: Iterable[str] = (),
+    on_step: StepObserver | None = None,
+    on_miss: Miss | None = None,
+) -> Trace | None:
     """answer_lookup, imported with the first quick lookup (it reads the playbook's probes)."""
     from bot.routing.lookup import answer_lookup
 
-    return answer_lookup(question, tools, metric_roles=metric_roles, services=services, on_step=on_step,
-                         on_miss=on_miss)
+    return answer_lookup(
+        question, tools, metric_roles=metric_roles, services=services, on_step=on_step, on_miss=on_miss
+    )

@@ -1,4 +1,5 @@
-"""Core builders: settings, budgets, the LLM, tools and their clients, the store, telemetry, access, the responder."""
+"""Core builders: the backends' clients, the tools and their sources, the store, telemetry, Redis, access, the
+playbook and the responder. Settings, budgets, the LLM and the classifier are built in bot/wiring/basics.py."""
 
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optio
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
-from tools.deploys import DeploySource, DeployTools
-from tools.gitdeploys import GitDeploys
-from tools.logs import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
-from tools.metrics import MetricQuery, MetricsTools
+from tools.deploys.git import GitDeploys
+from tools.deploys.query import DeploySource, DeployTools
+from tools.logs.query import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
+from tools.metrics.query import MetricQuery, MetricsTools
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
@@ -36,21 +37,22 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
 
     from bot.engine.llm import LLM
     from bot.engine.types import Question, StepObserver, Trace
+    from bot.http.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
     from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
-    from bot.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
-    from tools.prometheusapi import PrometheusAPI
+    from tools.metrics.prometheus import PrometheusAPI
 
 log = logging.getLogger(__name__)
 
 
 def build_prometheus(settings: Settings) -> PrometheusAPI:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
-    from tools.prometheusapi import PrometheusAPI  # and urllib3: built on first use (OnFirstUse below)
+    from tools.metrics.prometheus import PrometheusAPI  # and urllib3: built on first use (OnFirstUse below)
 
     p = settings.prometheus
-    return PrometheusAPI(p.url, timeout_s=p.timeout_s, verify_tls=p.verify_tls,
-                         bearer_token=p.bearer_token.get_secret_value())
+    return PrometheusAPI(
+        p.url, timeout_s=p.timeout_s, verify_tls=p.verify_tls, bearer_token=p.bearer_token.get_secret_value()
+    )
 
 
 def build_es(settings: Settings) -> Elasticsearch:
@@ -74,9 +76,16 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
     client = cast("PrometheusAPI", OnFirstUse(functools.partial(build_prometheus, settings)))
-    return MetricsTools(client, catalogue, service_label=p.service_label, max_points=p.max_points,
-                        topology=settings.topology, clock=clock, up_metric=p.up_metric,
-                        gap_share=p.collection_gap_share)
+    return MetricsTools(
+        client,
+        catalogue,
+        service_label=p.service_label,
+        max_points=p.max_points,
+        topology=settings.topology,
+        clock=clock,
+        up_metric=p.up_metric,
+        gap_share=p.collection_gap_share,
+    )
 
 
 class OnFirstUse:
@@ -121,12 +130,17 @@ def build_deploy_source(settings: Settings) -> DeploySource:
         return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
     if d.backend == "kubernetes":
         return build_kubernetes_deploys(settings)
-    from tools.deployindex import DeployFields, ElasticsearchDeploys
+    from tools.deploys.elastic import DeployFields, ElasticsearchDeploys
 
     fields = DeployFields(
-        timestamp=d.timestamp_field, service=d.service_field, version=d.version_field,
-        previous_version=d.previous_version_field, author=d.author_field, commit=d.commit_field,
-        summary=d.summary_field, diff=d.diff_field,
+        timestamp=d.timestamp_field,
+        service=d.service_field,
+        version=d.version_field,
+        previous_version=d.previous_version_field,
+        author=d.author_field,
+        commit=d.commit_field,
+        summary=d.summary_field,
+        diff=d.diff_field,
     )
     return ElasticsearchDeploys(build_es(settings), d.index, fields)
 
@@ -135,14 +149,24 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
     """Every tool the model may call, in the order the catalogue lists them. `clock` is their "now" (a replay or a
     sandbox run at a fixed time passes its own)."""
     c = settings.logs
-    log_source, deploy_source, metrics = build_log_source(settings), build_deploy_source(settings), \
-        build_metrics_tools(settings, clock)
-    logs = LogTools(log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use,
-                    clock=clock)
+    log_source, deploy_source, metrics = (
+        build_log_source(settings),
+        build_deploy_source(settings),
+        build_metrics_tools(settings, clock),
+    )
+    logs = LogTools(
+        log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use, clock=clock
+    )
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings), clock=clock)
-    return [*metrics.specs(), *logs.specs(), *deploys.specs(), *changes.specs(), calculate_tool(),
-            *optional_tool_specs(settings)]
+    return [
+        *metrics.specs(),
+        *logs.specs(),
+        *deploys.specs(),
+        *changes.specs(),
+        calculate_tool(),
+        *optional_tool_specs(settings),
+    ]
 
 
 def build_toolbox(settings: Settings, clock: Clock = utc_now) -> Toolbox:
@@ -164,7 +188,7 @@ def build_store(settings: Settings) -> TraceStore:
 
 def build_telemetry(settings: Settings) -> Telemetry:
     """opsbot's own metrics registry; build one per process and share it with every surface."""
-    from bot.telemetry import Telemetry
+    from bot.http.telemetry import Telemetry
 
     return Telemetry()
 
@@ -192,13 +216,13 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
     `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
-    bound = functools.partial(playbook_on_first_use, topology=settings.topology,
-                              metric_roles=_metric_roles(settings))
+    bound = functools.partial(playbook_on_first_use, topology=settings.topology, metric_roles=_metric_roles(settings))
     if clock is None:
         return bound
 
-    def at_clock(question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
-                 now: datetime | None = None) -> Trace:
+    def at_clock(
+        question: Question, tools: Toolbox, *, on_step: StepObserver | None = None, now: datetime | None = None
+    ) -> Trace:
         return bound(question, tools, on_step=on_step, now=now or clock())
 
     return at_clock
@@ -209,8 +233,13 @@ def _metric_roles(settings: Settings) -> dict[str, str]:
     roles: dict[str, str] = {}
     for name, metric in settings.prometheus.metrics.items():
         if metric.role and metric.role in roles:
-            log.warning("metric %r has role %r, already taken by %r; the playbook reads %r", name, metric.role,
-                        roles[metric.role], roles[metric.role])
+            log.warning(
+                "metric %r has role %r, already taken by %r; the playbook reads %r",
+                name,
+                metric.role,
+                roles[metric.role],
+                roles[metric.role],
+            )
         elif metric.role:
             roles[metric.role] = name
     return roles
@@ -229,8 +258,9 @@ def build_responder(
         classify=build_classifier(settings, model),
         playbook=build_playbook(settings, clock),
         # the model-free quick lookup reads the same metric roles as the playbook
-        lookup=functools.partial(lookup_on_first_use, metric_roles=_metric_roles(settings),
-                                 services=_services(settings)),
+        lookup=functools.partial(
+            lookup_on_first_use, metric_roles=_metric_roles(settings), services=_services(settings)
+        ),
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,

@@ -52,16 +52,25 @@ def run_checks(settings: Settings, checks: Sequence[Check] | None = None) -> lis
 
 
 def default_checks() -> list[Check]:
-    return [check_prometheus, check_elasticsearch, check_logs, check_deploys, check_llm, check_redis, check_slack,
-            check_optional_toolsets]
+    return [
+        check_prometheus,
+        check_elasticsearch,
+        check_logs,
+        check_deploys,
+        check_llm,
+        check_redis,
+        check_slack,
+        check_optional_toolsets,
+    ]
 
 
 def check_prometheus(settings: Settings) -> CheckResult:
     url = settings.prometheus.url.rstrip("/")
     body = _get_json(f"{url}/api/v1/status/buildinfo")
     if isinstance(body, str):
-        return CheckResult("prometheus", "warn" if body.startswith("unreachable") else "fail",
-                           f"OPSBOT_PROMETHEUS__URL={url}: {body}")  # fmt: skip
+        return CheckResult(
+            "prometheus", "warn" if body.startswith("unreachable") else "fail", f"OPSBOT_PROMETHEUS__URL={url}: {body}"
+        )
     version = (body.get("data") or {}).get("version") if body.get("status") == "success" else None
     if not version:
         return CheckResult("prometheus", "fail", f"OPSBOT_PROMETHEUS__URL={url} answers, but not like Prometheus")
@@ -69,8 +78,15 @@ def check_prometheus(settings: Settings) -> CheckResult:
 
 
 def check_elasticsearch(settings: Settings) -> CheckResult:
-    used = [name for name, backend in (("logs", settings.logs.backend), ("deploys", settings.deploys.backend),
-                                       ("store", settings.store.backend)) if backend == "elasticsearch"]  # fmt: skip
+    used = [
+        name
+        for name, backend in (
+            ("logs", settings.logs.backend),
+            ("deploys", settings.deploys.backend),
+            ("store", settings.store.backend),
+        )
+        if backend == "elasticsearch"
+    ]
     url = settings.elasticsearch.url.rstrip("/")
     if not used:
         return CheckResult("elasticsearch", "ok", "not used")
@@ -78,14 +94,21 @@ def check_elasticsearch(settings: Settings) -> CheckResult:
         return CheckResult("elasticsearch", "fail", f"OPSBOT_ELASTICSEARCH__URL is empty but {', '.join(used)} use it")
     body = _get_json(url, auth=_es_auth(settings))
     if isinstance(body, str):
-        return CheckResult("elasticsearch", "warn" if body.startswith("unreachable") else "fail",
-                           f"OPSBOT_ELASTICSEARCH__URL={url}: {body}")  # fmt: skip
+        return CheckResult(
+            "elasticsearch",
+            "warn" if body.startswith("unreachable") else "fail",
+            f"OPSBOT_ELASTICSEARCH__URL={url}: {body}",
+        )
     number = (body.get("version") or {}).get("number")
     if not number:
-        return CheckResult("elasticsearch", "fail",
-                           f"OPSBOT_ELASTICSEARCH__URL={url} answers, but not like Elasticsearch")
-    return CheckResult("elasticsearch", "ok", f"{(body.get('version') or {}).get('distribution', 'Elasticsearch')} "
-                                              f"{number} at {url} (for {', '.join(used)})")  # fmt: skip
+        return CheckResult(
+            "elasticsearch", "fail", f"OPSBOT_ELASTICSEARCH__URL={url} answers, but not like Elasticsearch"
+        )
+    return CheckResult(
+        "elasticsearch",
+        "ok",
+        f"{(body.get('version') or {}).get('distribution', 'Elasticsearch')} {number} at {url} (for {', '.join(used)})",
+    )
 
 
 def check_logs(settings: Settings) -> CheckResult:
@@ -107,8 +130,13 @@ def check_deploys(settings: Settings) -> CheckResult:
     repo = settings.deploys.git_repo.expanduser()
     if not repo.exists():
         return CheckResult("deploys", "warn", f"OPSBOT_DEPLOYS__GIT_REPO={repo} does not exist")
-    probe = subprocess.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], capture_output=True, text=True,
-                           timeout=PROBE_TIMEOUT_S, check=False)  # fmt: skip
+    probe = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--git-dir"],
+        capture_output=True,
+        text=True,
+        timeout=PROBE_TIMEOUT_S,
+        check=False,
+    )
     if probe.returncode != 0:
         return CheckResult("deploys", "fail", f"OPSBOT_DEPLOYS__GIT_REPO={repo} is not a git repository")
     return CheckResult("deploys", "ok", f"git repository {repo}")
@@ -126,8 +154,9 @@ def check_llm(settings: Settings) -> CheckResult:
     listed = {str(m.get("id")) for m in body.get("data") or [] if isinstance(m, dict)}
     missing = [m for m in dict.fromkeys([c.model, c.cheap_model or c.model]) if m not in listed]
     if missing and listed:
-        return CheckResult("llm", "fail", f"OPSBOT_LLM__MODEL: {', '.join(missing)} not among the {len(listed)} "
-                                          f"models {base} lists")  # fmt: skip
+        return CheckResult(
+            "llm", "fail", f"OPSBOT_LLM__MODEL: {', '.join(missing)} not among the {len(listed)} models {base} lists"
+        )
     return CheckResult("llm", "ok", f"{c.model} at {base}" + (" (the endpoint lists no models)" if not listed else ""))
 
 
@@ -149,8 +178,9 @@ def check_slack(settings: Settings) -> CheckResult:
     if not s.bot_token.get_secret_value():
         return CheckResult("slack", "warn", "OPSBOT_SLACK__BOT_TOKEN is empty: serving the API only")
     if not s.app_token.get_secret_value() and not s.signing_secret.get_secret_value():
-        return CheckResult("slack", "fail", "HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET "
-                                            "(or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")  # fmt: skip
+        return CheckResult(
+            "slack", "fail", "HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)"
+        )
     return CheckResult("slack", "ok", "Socket Mode" if s.app_token.get_secret_value() else "HTTP mode at /slack/events")
 
 

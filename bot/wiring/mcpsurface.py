@@ -20,6 +20,9 @@ def serve_mcp(settings: Settings) -> None:
     """Serve until the client disconnects; every call runs under the configured tool timeout."""
     from bot.mcpserver.server import build_mcp_server, serve_stdio  # the mcp package loads only for `opsbot mcp`
 
-    server = build_mcp_server(build_served_toolbox(settings), timeout_s=settings.agent.tool_timeout_s,
-                              max_args_chars=settings.agent.max_args_chars)
+    server = build_mcp_server(
+        build_served_toolbox(settings),
+        timeout_s=settings.agent.tool_timeout_s,
+        max_args_chars=settings.agent.max_args_chars,
+    )
     serve_stdio(server)

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from bot.config import Settings
 from bot.wiring.core import build_deploy_source, build_log_source, build_prometheus
 from bot.wiring.toolsets import optional_toolsets
-from tools.loki import LokiLogs
+from tools.logs.loki import LokiLogs
 from tools.toolset import CheckWarning, Toolset, ToolsetStatus
 
 

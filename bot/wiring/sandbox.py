@@ -14,7 +14,7 @@ from bot.engine.types import Question, Trace
 from bot.eval import EvalCase
 from bot.sandbox.backends import free_port
 from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
-from bot.sandbox.osmem import LOCAL_ES, ensure_local_search, stop_local_search
+from bot.sandbox.standins.osmem import LOCAL_ES, ensure_local_search, stop_local_search
 from bot.wiring.core import build_responder, build_store
 from bot.wiring.elastic import es_client
 from bot.wiring.toolsets import SANDBOX_RUNBOOKS
@@ -37,8 +37,12 @@ def bring_up_sandbox(settings: Settings, scenario: str = "", es_url: str = "", l
     else:
         stop_local_search(settings.sandbox.dir)
     return ensure_sandbox(
-        settings.sandbox, scenario or None, es_url=es_url, es_client_factory=_sandbox_es_client,
-        base_metrics=base_metrics, loki=loki,
+        settings.sandbox,
+        scenario or None,
+        es_url=es_url,
+        es_client_factory=_sandbox_es_client,
+        base_metrics=base_metrics,
+        loki=loki,
     )
 
 
@@ -65,13 +69,22 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
         "deploys": settings.deploys.model_copy(update={"backend": backend or "git", "git_repo": info.git_repo}),
         "topology": info.topology,
         # the runbooks in the sandbox's repository, unless runbooks are configured already
-        "runbooks": settings.runbooks if settings.runbooks.enabled else settings.runbooks.model_copy(
-            update={"enabled": True, "path": Path(info.runbooks_dir) if info.runbooks_dir else SANDBOX_RUNBOOKS}),
+        "runbooks": settings.runbooks
+        if settings.runbooks.enabled
+        else settings.runbooks.model_copy(
+            update={"enabled": True, "path": Path(info.runbooks_dir) if info.runbooks_dir else SANDBOX_RUNBOOKS}
+        ),
     }
     if info.kubeconfig:
-        update["kubernetes"] = settings.kubernetes.model_copy(update={
-            "enabled": True, "kubeconfig": info.kubeconfig, "context": "", "in_cluster": False,
-            "namespaces": [info.kube_namespace]})
+        update["kubernetes"] = settings.kubernetes.model_copy(
+            update={
+                "enabled": True,
+                "kubeconfig": info.kubeconfig,
+                "context": "",
+                "in_cluster": False,
+                "namespaces": [info.kube_namespace],
+            }
+        )
     if info.loki_url:
         update["logs"] = settings.logs.model_copy(update={"backend": "loki"})
         update["loki"] = settings.loki.model_copy(update={"url": info.loki_url, "tenant": ""})

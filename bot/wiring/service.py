@@ -13,7 +13,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from bot.config import Settings
 from bot.http.dispatch import Dispatch
 from bot.http.server import serve
-from bot.slack.listeners import SlackSurface
+from bot.slack.intake.listeners import SlackSurface
 from bot.store.base import TraceStore
 from bot.wiring.core import build_access, build_llm, build_redis, build_responder, build_store, build_telemetry
 from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build_slack_app
@@ -33,17 +33,40 @@ def serve_forever(settings: Settings) -> None:
     responder = build_responder(settings, llm=llm)
     slack: SlackSurface | None = None
     if settings.slack.bot_token.get_secret_value():
-        slack = build_slack_app(settings, responder, persist=store.save, fetch_trace=store.get,
-                                record_feedback=store.record_feedback, admit=access.admit, telemetry=telemetry,
-                                classify=responder.classify, redis_client=redis_client, keep_steps=store)  # fmt: skip
+        slack = build_slack_app(
+            settings,
+            responder,
+            persist=store.save,
+            fetch_trace=store.get,
+            record_feedback=store.record_feedback,
+            admit=access.admit,
+            telemetry=telemetry,
+            classify=responder.classify,
+            redis_client=redis_client,
+            keep_steps=store,
+        )
     app_token = settings.slack.app_token.get_secret_value()
     if slack is not None and not app_token and not settings.slack.signing_secret.get_secret_value():
         raise ValueError("HTTP mode needs OPSBOT_SLACK__SIGNING_SECRET (or OPSBOT_SLACK__APP_TOKEN for Socket Mode)")
-    dispatcher = build_dispatcher(settings, responder, store, telemetry, redis_client=redis_client,
-                                  post_alert=slack.runner.post_trace if slack else None,
-                                  also_running=slack.runner.runs if slack else None)  # fmt: skip
-    api = build_api(settings, responder, store, telemetry, admit=access.admit, dispatcher=dispatcher,
-                    post_alert=slack.runner.post_trace if slack else None, redis_client=redis_client)  # fmt: skip
+    dispatcher = build_dispatcher(
+        settings,
+        responder,
+        store,
+        telemetry,
+        redis_client=redis_client,
+        post_alert=slack.runner.post_trace if slack else None,
+        also_running=slack.runner.runs if slack else None,
+    )
+    api = build_api(
+        settings,
+        responder,
+        store,
+        telemetry,
+        admit=access.admit,
+        dispatcher=dispatcher,
+        post_alert=slack.runner.post_trace if slack else None,
+        redis_client=redis_client,
+    )
     handler = SocketModeHandler(slack.app, app_token) if slack is not None and app_token else None
     stopping = threading.Event()
     health = functools.partial(slack_health, slack, handler, stopping)
@@ -95,15 +118,20 @@ def start_retention(store: TraceStore, retention_days: int) -> None:
     threading.Thread(target=sweep, name="retention", daemon=True).start()
 
 
-def slack_health(slack: SlackSurface | None, handler: SocketModeHandler | None,
-                 stopping: threading.Event | None = None) -> dict[str, Any]:  # fmt: skip
+def slack_health(
+    slack: SlackSurface | None, handler: SocketModeHandler | None, stopping: threading.Event | None = None
+) -> dict[str, Any]:
     """/readyz and /healthz: the Slack mode, the Socket Mode connection and the worker pool; never calls Slack."""
     if stopping is not None and stopping.is_set():
         return {"status": "stopping"}
     if slack is None:
         return {"status": "ok", "slack": "disabled"}
-    report: dict[str, Any] = {"status": "ok", "slack": "http", "workers_busy": slack.runner.active,
-                              "queued": slack.runner.queued}
+    report: dict[str, Any] = {
+        "status": "ok",
+        "slack": "http",
+        "workers_busy": slack.runner.active,
+        "queued": slack.runner.queued,
+    }
     if handler is not None:
         connected = bool(handler.client.is_connected())
         report |= {"slack": "socket", "socket_connected": connected, "status": "ok" if connected else "starting"}

@@ -13,23 +13,23 @@ from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
 from bot.http.dispatch import Dispatch, Dispatcher
 from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher, job_statuses_from_redis
 from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
+from bot.http.telemetry import Telemetry
 from bot.safety.access import Admit
-from bot.slack.apierrors import watch_api_errors
-from bot.slack.assistant import suggested_prompts
-from bot.slack.budget import (
+from bot.slack.delivery.apierrors import watch_api_errors
+from bot.slack.delivery.budget import (
     SLACK_PER_CHANNEL_PER_MINUTE,
     SLACK_TIERS_PER_MINUTE,
     CallBudget,
     watch_rate_limits,
 )
-from bot.slack.listeners import SlackSurface, build_app, build_web_client
-from bot.slack.redisstate import RedisDedupe, RedisThreadMemory
-from bot.slack.runner import Classify, Lanes, Runner
-from bot.slack.slackstream import SlackJobStream
-from bot.slack.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
-from bot.slack.steplog import StepLog
+from bot.slack.intake.assistant import suggested_prompts
+from bot.slack.intake.listeners import SlackSurface, build_app, build_web_client
+from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
+from bot.slack.jobs.runner import Classify, Lanes, Runner
+from bot.slack.jobs.slackstream import SlackJobStream
+from bot.slack.jobs.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
+from bot.slack.jobs.steplog import StepLog
 from bot.store.base import TraceStore
-from bot.telemetry import Telemetry
 from bot.wiring.core import build_access, build_redis
 
 log = logging.getLogger(__name__)
@@ -53,14 +53,27 @@ def build_dispatcher(
     if redis_client is not None:
         r = settings.redis
         deliver = (lambda question, trace: post_alert(question.channel, question, trace)) if post_alert else None
-        stream = StreamDispatcher(redis_client, measured, store, prefix=r.prefix, workers=s.api_workers,
-                                  queue_size=s.api_queue_size, claim_idle_s=r.claim_idle_s,
-                                  max_attempts=r.max_attempts, deliver=deliver)  # fmt: skip
+        stream = StreamDispatcher(
+            redis_client,
+            measured,
+            store,
+            prefix=r.prefix,
+            workers=s.api_workers,
+            queue_size=s.api_queue_size,
+            claim_idle_s=r.claim_idle_s,
+            max_attempts=r.max_attempts,
+            deliver=deliver,
+        )
         telemetry.watch_queue_depth(stream.waiting_or_unknown, "api")  # the stream's depth, shared by every replica
         return stream
-    return Dispatcher(measured, store, workers=s.api_workers, queue_size=s.api_queue_size,
-                      on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"),
-                      also_running=also_running)  # fmt: skip
+    return Dispatcher(
+        measured,
+        store,
+        workers=s.api_workers,
+        queue_size=s.api_queue_size,
+        on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"),
+        also_running=also_running,
+    )
 
 
 def job_statuses(settings: Settings, trace_ids: list[str]) -> dict[str, str]:
@@ -92,8 +105,9 @@ def build_api(
     """
     s = settings.server
     if dispatcher is None:
-        dispatcher = build_dispatcher(settings, responder, store, telemetry, post_alert=post_alert,
-                                      redis_client=redis_client)  # fmt: skip
+        dispatcher = build_dispatcher(
+            settings, responder, store, telemetry, post_alert=post_alert, redis_client=redis_client
+        )
     dedupe: AlertDedupe = TtlDedupe(s.alert_dedupe_ttl_s)
     if redis_client is not None:
         dedupe = RedisAlertDedupe(redis_client, s.alert_dedupe_ttl_s, prefix=settings.redis.prefix)
@@ -147,8 +161,13 @@ def build_slack_app(
 
 
 def _build_runner(
-    settings: Settings, responder: Responder, persist: Callable[[Trace], None], telemetry: Telemetry | None,
-    classify: Classify | None, redis_client: Any | None = None, keep_steps: TraceStore | None = None,
+    settings: Settings,
+    responder: Responder,
+    persist: Callable[[Trace], None],
+    telemetry: Telemetry | None,
+    classify: Classify | None,
+    redis_client: Any | None = None,
+    keep_steps: TraceStore | None = None,
 ) -> Runner:
     """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given).
 
@@ -156,9 +175,10 @@ def _build_runner(
     """
     s = settings.slack
     client = build_web_client(s.bot_token.get_secret_value(), s.api_base_url)
-    budget = CallBudget(SLACK_TIERS_PER_MINUTE | {"chat.appendStream": s.append_per_minute,
-                                                  "chat.update": s.update_per_minute},
-                        per_channel_per_minute=SLACK_PER_CHANNEL_PER_MINUTE)
+    budget = CallBudget(
+        SLACK_TIERS_PER_MINUTE | {"chat.appendStream": s.append_per_minute, "chat.update": s.update_per_minute},
+        per_channel_per_minute=SLACK_PER_CHANNEL_PER_MINUTE,
+    )
     watch_rate_limits(client, budget)
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)
@@ -170,8 +190,14 @@ def _build_runner(
         r = settings.redis
         dedupe = RedisDedupe(redis_client, prefix=r.prefix, ttl_s=s.dedupe_ttl_s)
         memory = RedisThreadMemory(redis_client, prefix=r.prefix)
-        durable = SlackJobStream(redis_client, prefix=r.prefix, workers=s.workers, queue_size=s.queue_size,
-                                 claim_idle_s=r.claim_idle_s, max_attempts=r.max_attempts)  # fmt: skip
+        durable = SlackJobStream(
+            redis_client,
+            prefix=r.prefix,
+            workers=s.workers,
+            queue_size=s.queue_size,
+            claim_idle_s=r.claim_idle_s,
+            max_attempts=r.max_attempts,
+        )
     return Runner(
         client,
         responder,
@@ -179,8 +205,12 @@ def _build_runner(
         queue=MemoryWorkQueue(s.queue_size),
         dedupe=dedupe,
         memory=memory,
-        lanes=Lanes(workers=s.workers, quick_workers=s.quick_workers, marks_workers=s.marks_workers,
-                    ask_below_confidence=s.ask_below_confidence),
+        lanes=Lanes(
+            workers=s.workers,
+            quick_workers=s.quick_workers,
+            marks_workers=s.marks_workers,
+            ask_below_confidence=s.ask_below_confidence,
+        ),
         classify=classify,
         budget=budget,
         use_streaming=s.use_streaming,
@@ -201,8 +231,11 @@ def build_server(
     socket_mode: bool = False,
 ) -> WSGIApp:
     """The one WSGI app: /slack/ (HTTP mode), /livez, /readyz (= /healthz), and the API's /api/ + /metrics."""
-    mounts: dict[str, WSGIApp] = {"/healthz": health_app(health), "/readyz": health_app(health),
-                                  "/livez": liveness_app()}  # fmt: skip
+    mounts: dict[str, WSGIApp] = {
+        "/healthz": health_app(health),
+        "/readyz": health_app(health),
+        "/livez": liveness_app(),
+    }
     if slack is not None and not socket_mode:
         mounts["/slack/"] = slack_app(slack.app)
     if api is not None:

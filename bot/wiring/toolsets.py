@@ -22,11 +22,11 @@ from tools.toolset import Toolset
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
     from kubernetes.client import ApiClient
 
-    from tools.kubedeploys import KubernetesDeploys
-    from tools.kubernetes import KubernetesTools
-    from tools.loki import LokiLogs  # requests, when logs.backend = "loki"
-    from tools.mcpclient import MCPTools
-    from tools.runbooks import Runbooks
+    from tools.deploys.kubernetes import KubernetesDeploys
+    from tools.kubernetes.query import KubernetesTools
+    from tools.logs.loki import LokiLogs  # requests, when logs.backend = "loki"
+    from tools.mcp.client import MCPTools
+    from tools.runbooks.search import Runbooks
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -49,16 +49,22 @@ def build_kube_api(settings: Settings) -> ApiClient:
 
 
 def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
-    from tools.kubernetes import KubernetesTools
+    from tools.kubernetes.query import KubernetesTools
 
     k = settings.kubernetes
-    return KubernetesTools(build_kube_api(settings), k.namespaces, service_label=k.service_label,
-                           timeout_s=k.timeout_s, max_events=k.max_events, max_pods=k.max_pods)
+    return KubernetesTools(
+        build_kube_api(settings),
+        k.namespaces,
+        service_label=k.service_label,
+        timeout_s=k.timeout_s,
+        max_events=k.max_events,
+        max_pods=k.max_pods,
+    )
 
 
 def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
     """Deploy records from the Deployments' rollout history (deploys.backend = "kubernetes")."""
-    from tools.kubedeploys import KubernetesDeploys
+    from tools.deploys.kubernetes import KubernetesDeploys
 
     k = settings.kubernetes
     return KubernetesDeploys(build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s)
@@ -66,19 +72,26 @@ def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
 
 def build_loki_logs(settings: Settings) -> LokiLogs:
     """The Loki log source (logs.backend = "loki")."""
-    from tools.loki import LokiLogs
+    from tools.logs.loki import LokiLogs
 
     c = settings.loki
-    return LokiLogs(c.url, tenant=c.tenant, bearer_token=c.bearer_token.get_secret_value(), timeout_s=c.timeout_s,
-                    service_label=c.service_label, level_label=c.level_label)
+    return LokiLogs(
+        c.url,
+        tenant=c.tenant,
+        bearer_token=c.bearer_token.get_secret_value(),
+        timeout_s=c.timeout_s,
+        service_label=c.service_label,
+        level_label=c.level_label,
+    )
 
 
 def build_runbooks(settings: Settings) -> Runbooks:
-    from tools.runbooks import Runbooks
+    from tools.runbooks.search import Runbooks
 
     r = settings.runbooks
-    return Runbooks(r.path.expanduser(), git_ref=r.git_ref, max_results=r.max_results,
-                    max_section_chars=r.max_section_chars)
+    return Runbooks(
+        r.path.expanduser(), git_ref=r.git_ref, max_results=r.max_results, max_section_chars=r.max_section_chars
+    )
 
 
 def build_mcp_tools(server: MCPServerSettings) -> MCPTools:
@@ -97,7 +110,7 @@ def build_mcp_tools(server: MCPServerSettings) -> MCPTools:
 def _new_mcp_tools(server: MCPServerSettings) -> MCPTools:
     from mcp import StdioServerParameters
 
-    from tools.mcpclient import MCPConnection, MCPTools
+    from tools.mcp.client import MCPConnection, MCPTools
 
     target: StdioServerParameters | str
     if server.transport == "http":
@@ -107,8 +120,13 @@ def _new_mcp_tools(server: MCPServerSettings) -> MCPTools:
         target = StdioServerParameters(command=command, args=server.args, env=server.env or None)
     connection = MCPConnection(target, connect_timeout_s=server.timeout_s)
     atexit.register(connection.close)
-    return MCPTools(server.name, connection, server.allowed_tools, timeout_s=server.timeout_s,
-                    max_output_chars=server.max_output_chars)
+    return MCPTools(
+        server.name,
+        connection,
+        server.allowed_tools,
+        timeout_s=server.timeout_s,
+        max_output_chars=server.max_output_chars,
+    )
 
 
 def optional_toolsets(settings: Settings) -> list[Toolset]:
@@ -117,10 +135,20 @@ def optional_toolsets(settings: Settings) -> list[Toolset]:
     kube = _Lazy(lambda: build_kubernetes_tools(settings))
     books = _Lazy(lambda: build_runbooks(settings))
     sets = [
-        Toolset("kubernetes", k.enabled, lambda: kube().specs(), lambda: kube().check(),
-                "not enabled (OPSBOT_KUBERNETES__ENABLED)"),
-        Toolset("runbooks", r.enabled, lambda: books().specs(), lambda: books().check(),
-                "not enabled (OPSBOT_RUNBOOKS__ENABLED)"),
+        Toolset(
+            "kubernetes",
+            k.enabled,
+            lambda: kube().specs(),
+            lambda: kube().check(),
+            "not enabled (OPSBOT_KUBERNETES__ENABLED)",
+        ),
+        Toolset(
+            "runbooks",
+            r.enabled,
+            lambda: books().specs(),
+            lambda: books().check(),
+            "not enabled (OPSBOT_RUNBOOKS__ENABLED)",
+        ),
     ]
     return sets + [_mcp_toolset(server) for server in settings.mcp.servers]
 

@@ -75,11 +75,16 @@ def _request_tokens(body: dict[str, Any]) -> int:
 
 def test_context_compression_saves_prompt_tokens(scripted_llm: ScriptedLLM, sandbox: RunningSandbox) -> None:
     print("\nprompt tokens sent over an 8-step diagnosis (7 tool steps + final answer), tiktoken o200k_base")
-    print(f"{'workload':<34} {'protocol':<8} {'full history':>13} {'compressed':>11} {'change':>7}"
-          f"   {'history only (no system/tools)':>32}   per request")
+    print(
+        f"{'workload':<34} {'protocol':<8} {'full history':>13} {'compressed':>11} {'change':>7}"
+        f"   {'history only (no system/tools)':>32}   per request"
+    )
     workloads = [
-        ("real tools on the sandbox", sandbox_toolbox(sandbox.prometheus_url, sandbox.logs_db, sandbox.git_repo),
-         sandbox_investigation(sandbox.incident_at)),
+        (
+            "real tools on the sandbox",
+            sandbox_toolbox(sandbox.prometheus_url, sandbox.logs_db, sandbox.git_repo),
+            sandbox_investigation(sandbox.incident_at),
+        ),
         ("synthetic raw, 12-line logs", bench_toolbox(12), INVESTIGATION),
         ("synthetic raw, 100-line logs 22 KB", bench_toolbox(100), INVESTIGATION),
     ]
@@ -89,8 +94,10 @@ def test_context_compression_saves_prompt_tokens(scripted_llm: ScriptedLLM, sand
             full, _, fixed = prompt_tokens_sent(scripted_llm, protocol, UNLIMITED, tools, investigation)
             small, per_request, _ = prompt_tokens_sent(scripted_llm, protocol, ContextLimits(), tools, investigation)
             history = f"{full - fixed:,} -> {small - fixed:,} ({_change(full - fixed, small - fixed)})"
-            print(f"{label:<34} {protocol:<8} {full:>13,} {small:>11,} {_change(full, small):>7}"
-                  f"   {history:>32}   {per_request}")
+            print(
+                f"{label:<34} {protocol:<8} {full:>13,} {small:>11,} {_change(full, small):>7}"
+                f"   {history:>32}   {per_request}"
+            )
     print("production figure to beat: 23,400 -> 11,800 (-50%)")
 
 

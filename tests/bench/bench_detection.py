@@ -1,4 +1,4 @@
-"""Detection rate and false alarms of tools/changepoints.py on synthetic series with multiplicative noise.
+"""Detection rate and false alarms of tools/analysis/changepoints.py on synthetic series with multiplicative noise.
 
 Run on demand:  .venv/bin/python -m pytest tests/bench/bench_detection.py -s
 Every series has 288 points (a day at 5 minutes, or 4.8 h at 1 minute) around a level of 200, each point
@@ -11,7 +11,8 @@ multiplied by (1 + N(0, noise)) clipped at 0.05: real latency and traffic spread
 - sawtooth: memory climbing 2x over ~60 points then dropping back (restarts), 3-5 times; found = a sawtooth.
 - spike 3x: a 6-15 point excursion to 3x that comes back; found = a spike (or change pair) at it.
 - FA flat / FA +daily: no incident at all; an alarm = any finding (change, spike, trend or sawtooth).
-Prints a table and the CPU it took; asserts nothing about the numbers (tests/tools/test_detection_floor.py guards
+Prints a table and the CPU it took; asserts nothing about the numbers
+(tests/tools/analysis/test_detection_floor.py guards
 a floor).
 """
 
@@ -24,10 +25,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import tools.changepoints as cp
+import tools.analysis.changepoints as cp
 
 try:
-    import tools.trends as trends
+    import tools.analysis.trends as trends
 except ImportError:  # before trends and sawtooth had a detector
     trends = None  # type: ignore[assignment]
 
@@ -46,7 +47,8 @@ def noisy(levels: list[float], noise: float, rng: random.Random, daily: bool = F
 
 
 def findings(values: list[float]) -> dict[str, list[Any]]:
-    """Whatever the detectors offer: changes and spikes always, trends and sawtooth when tools.trends exists."""
+    """Whatever the detectors offer: changes and spikes always, trends and sawtooth when
+    tools.analysis.trends exists."""
     found: dict[str, list[Any]] = {
         "change": list(cp.detect_changes(TIMES, values)),
         "spike": list(cp.detect_spikes(TIMES, values)),
@@ -54,7 +56,7 @@ def findings(values: list[float]) -> dict[str, list[Any]]:
     for kind, name in (("trend", "detect_trends"), ("sawtooth", "detect_sawtooth")):
         detector: Callable[..., Any] | None = getattr(trends, name, None)
         result = detector(TIMES, values) if detector else None
-        found[kind] = ([] if result is None else list(result) if isinstance(result, list | tuple) else [result])
+        found[kind] = [] if result is None else list(result) if isinstance(result, list | tuple) else [result]
     return found
 
 

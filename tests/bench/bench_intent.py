@@ -43,13 +43,19 @@ def test_bench_classifier_cost_and_held_out_accuracy() -> None:
     kept_bytes, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert traced.feature_count == model.feature_count
-    probes = [subprocess.run([sys.executable, "-c", RSS_PROBE], capture_output=True, text=True,
-                             check=True).stdout.split() for _ in range(3)]
+    probes = [
+        subprocess.run([sys.executable, "-c", RSS_PROBE], capture_output=True, text=True, check=True).stdout.split()
+        for _ in range(3)
+    ]
     rss_kb, fresh_load_s = min(probes, key=lambda p: float(p[1]))
-    print(f"\nartifact {ARTIFACT.stat().st_size / 1024:.0f} KiB, {model.feature_count:,} feature buckets, "
-          f"{len(model.routes)} routes")
-    print(f"load: {load_s * 1000:.0f} ms here, {float(fresh_load_s) * 1000:.0f} ms in a fresh interpreter "
-          "(best of 3; module imports not included)")
+    print(
+        f"\nartifact {ARTIFACT.stat().st_size / 1024:.0f} KiB, {model.feature_count:,} feature buckets, "
+        f"{len(model.routes)} routes"
+    )
+    print(
+        f"load: {load_s * 1000:.0f} ms here, {float(fresh_load_s) * 1000:.0f} ms in a fresh interpreter "
+        "(best of 3; module imports not included)"
+    )
     print(f"memory: {kept_bytes / 1e6:.1f} MB of Python objects kept; RSS +{int(rss_kb) / 1024:.1f} MB to load")
 
     corpus = load_corpus()
@@ -65,13 +71,17 @@ def test_bench_classifier_cost_and_held_out_accuracy() -> None:
         best_us.append(min(runs))  # a shared machine preempts us; the best of 5 is the message's own cost
     for name, values in (("every call", sorted(timings_us)), ("best of 5 per message", sorted(best_us))):
         p99 = values[int(len(values) * 0.99)]
-        print(f"latency, rules + classifier, {name} ({len(values)}): p50 {statistics.median(values):.0f} us, "
-              f"p99 {p99:.0f} us, max {values[-1]:.0f} us")
+        print(
+            f"latency, rules + classifier, {name} ({len(values)}): p50 {statistics.median(values):.0f} us, "
+            f"p99 {p99:.0f} us, max {values[-1]:.0f} us"
+        )
 
     intents = [classify(e.text, model=model) for e in heldout]
     unsure = sum(i.unsure for i in intents)
-    print(f"unsure (p < 0.6: the cheap model is asked, or the user without one): {unsure}/{len(intents)} "
-          f"({unsure / len(intents):.1%})")
+    print(
+        f"unsure (p < 0.6: the cheap model is asked, or the user without one): {unsure}/{len(intents)} "
+        f"({unsure / len(intents):.1%})"
+    )
     for split in sorted({e.split for e in heldout}):
         card = score(lambda text: classify(text, model=model).route, [e for e in heldout if e.split == split])
         print(f"split {split!r} scorecard, no LLM:")

@@ -66,7 +66,8 @@ def _script(scripted: ScriptedLLM, investigation: Investigation) -> None:
 def naive_run(client: openai.OpenAI, tools: Toolbox) -> str:
     """The naive loop: full history, raw observations, tools called inline."""
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": NAIVE_SYSTEM}, {"role": "user", "content": QUESTION}
+        {"role": "system", "content": NAIVE_SYSTEM},
+        {"role": "user", "content": QUESTION},
     ]
     schemas = [spec.to_openai() for spec in map(tools.get, tools.names) if spec is not None]
     while True:
@@ -84,8 +85,7 @@ def naive_run(client: openai.OpenAI, tools: Toolbox) -> str:
 
 
 def opsbot_run(llm: LLM, tools: Toolbox) -> str:
-    trace = run_agent(Question(QUESTION), llm, tools,
-                      Budget(max_steps=STEPS, token_budget=10**9))
+    trace = run_agent(Question(QUESTION), llm, tools, Budget(max_steps=STEPS, token_budget=10**9))
     assert trace.complete and len(trace.steps) == STEPS, trace.stop_reason
     return trace.answer
 
@@ -122,8 +122,12 @@ def cited_facts_missing(scripted: ScriptedLLM, investigation: Investigation) -> 
     """Facts of the answer that no request opsbot sent carried in a tool result (they would be made up): what it
     sent besides the system prompt and the model's own messages, with the model's Thoughts (re-sent in the lines
     of older steps) taken out, sentence by sentence."""
-    sent = "\n".join(str(m.get("content") or "") for r in scripted.chat_requests for m in r.body["messages"]
-                     if m["role"] not in ("system", "assistant"))
+    sent = "\n".join(
+        str(m.get("content") or "")
+        for r in scripted.chat_requests
+        for m in r.body["messages"]
+        if m["role"] not in ("system", "assistant")
+    )
     for thought, _, _ in investigation:
         for sentence in re.split(r"(?<=[.?!])\s", thought):
             sent = sent.replace(sentence, "")
@@ -165,14 +169,18 @@ def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investiga
 def print_sample(sample: Sample) -> None:
     print(f"{'loop':<20} {'CPU ms/step median':>19} {'min':>6} {'wall ms/step median':>20}")
     for name, samples in sample.cpu_ms.items():
-        print(f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} "
-              f"{statistics.median(sample.wall_ms[name]):20.2f}")
+        print(
+            f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} "
+            f"{statistics.median(sample.wall_ms[name]):20.2f}"
+        )
     ratio = statistics.median(sample.cpu_ms[LOOPS[1]]) / statistics.median(sample.cpu_ms[LOOPS[0]])
     print(f"opsbot / naive CPU per step: {ratio:.2f}x")
     print(f"prompt tokens per run  {'system':>7} {'schemas':>8} {'observations':>13} {'history':>8} {'total':>7}")
     for name, parts in sample.tokens.items():
-        print(f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
-              f"{parts['history']:8,} {sum(parts.values()):7,}")
+        print(
+            f"{name:<22} {parts['system']:7,} {parts['schemas']:8,} {parts['observations']:13,} "
+            f"{parts['history']:8,} {sum(parts.values()):7,}"
+        )
     print(f"prompt tokens per request (system/schemas/observations/history = total), request 1..{STEPS}:")
     for name, requests in sample.per_request.items():
         cells = [f"{'/'.join(str(r[p]) for p in PARTS)}={sum(r.values())}" for r in requests]
@@ -191,10 +199,14 @@ def test_cpu_and_tokens_against_a_naive_openai_loop(
     calls = [(action, args) for _, action, args in investigation]
     recorded = record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, calls, log_page)
     sample = side_by_side(scripted_llm, raw_toolbox(recorded), investigation)
-    raw = {name: sum(len(text) for key, text in recorded.items() if key.startswith(name + " ")) for name in
-           ("query_metrics", "query_logs", "query_deploy_records", "query_deploy_diff")}
-    print(f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads, {log_page} hits per "
-          f"log search (characters per tool over the run: {raw})")
+    raw = {
+        name: sum(len(text) for key, text in recorded.items() if key.startswith(name + " "))
+        for name in ("query_metrics", "query_logs", "query_deploy_records", "query_deploy_diff")
+    }
+    print(
+        f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads, {log_page} hits per "
+        f"log search (characters per tool over the run: {raw})"
+    )
     print_sample(sample)
 
 
@@ -204,8 +216,10 @@ def test_tokens_of_the_production_prompt_and_tool_schemas_per_request(tmp_path: 
     tools = sandbox_toolbox("http://127.0.0.1:9", tmp_path / "logs.db", tmp_path)  # built, never called
     full = [count_tokens(json.dumps(spec.to_openai(), ensure_ascii=False)) for spec in tools]
     sent = [count_tokens(json.dumps(entry, ensure_ascii=False)) for entry in tool_schemas(tools)]
-    print(f"\nnative system prompt (prompts/react_native.md), tokens per request: "
-          f"{count_tokens(load_prompt('react_native')):,}")
+    print(
+        f"\nnative system prompt (prompts/react_native.md), tokens per request: "
+        f"{count_tokens(load_prompt('react_native')):,}"
+    )
     print(f"production tool schemas, tokens per request: {sum(sent):,} sent ({sum(full):,} as the specs are)")
     for spec, tokens in zip(tools, sent, strict=True):
         print(f"  {spec.name:<22} {tokens:5,}  description {count_tokens(spec.description):4,}")

@@ -42,10 +42,12 @@ class Outcome:
         acks = sorted(self.acks_s)
         p99 = acks[int(len(acks) * 0.99) - 1]
         duplicates = sum(n - 1 for n in self.answers.values() if n > 1)
-        print(f"\n{self.replicas} replica(s): {len(acks)} deliveries, missed acks {self.failed_acks}, "
-              f"ack p50 {statistics.median(acks) * 1000:.0f} ms p99 {p99 * 1000:.0f} ms max {acks[-1] * 1000:.0f} ms; "
-              f"answered {len(self.answers)}/{MENTIONS}, duplicates {duplicates}; "
-              f"{len(self.answers) / self.wall_s * 60:.0f} answers/min (wall {self.wall_s:.0f} s)")
+        print(
+            f"\n{self.replicas} replica(s): {len(acks)} deliveries, missed acks {self.failed_acks}, "
+            f"ack p50 {statistics.median(acks) * 1000:.0f} ms p99 {p99 * 1000:.0f} ms max {acks[-1] * 1000:.0f} ms; "
+            f"answered {len(self.answers)}/{MENTIONS}, duplicates {duplicates}; "
+            f"{len(self.answers) / self.wall_s * 60:.0f} answers/min (wall {self.wall_s:.0f} s)"
+        )
 
 
 def run_load(urls: list[str], fake: FakeSlackAPI) -> Outcome:
@@ -56,8 +58,9 @@ def run_load(urls: list[str], fake: FakeSlackAPI) -> Outcome:
     def deliver(n: int) -> None:
         nonlocal failed
         ts = f"1700000000.{n:06d}"
-        body = event_body(mention_event(f"why is order slow since 15:05? #{n}", ts=ts, user=f"U{n % 25}"),
-                          event_id=f"EvBench{n}")
+        body = event_body(
+            mention_event(f"why is order slow since 15:05? #{n}", ts=ts, user=f"U{n % 25}"), event_id=f"EvBench{n}"
+        )
         targets = [urls[n % len(urls)]] + ([urls[(n + 1) % len(urls)]] if n % 5 == 0 else [])
         for attempt, url in enumerate(targets):
             started = time.monotonic()
@@ -89,17 +92,30 @@ def _answers(fake: FakeSlackAPI) -> Counter[str]:
     """Final answers per mention thread: a chat stream stopped, or a "queued" notice edited into the answer."""
     with fake._changed:  # calls and their responses, read at one moment
         calls = [c for c in fake.calls if c.response]
-    thread_of = {str(c.response.get("ts")): str(c.params.get("thread_ts")) for c in calls
-                 if c.method in ("chat.startStream", "chat.postMessage")}
-    finals = [c.params for c in calls if c.method == "chat.stopStream" or (
-        c.method == "chat.update" and not str(c.params.get("text", "")).startswith("Diagnosing…"))]
+    thread_of = {
+        str(c.response.get("ts")): str(c.params.get("thread_ts"))
+        for c in calls
+        if c.method in ("chat.startStream", "chat.postMessage")
+    }
+    finals = [
+        c.params
+        for c in calls
+        if c.method == "chat.stopStream"
+        or (c.method == "chat.update" and not str(c.params.get("text", "")).startswith("Diagnosing…"))
+    ]
     return Counter(thread_of.get(str(p.get("ts")), "?") for p in finals)
 
 
 @pytest.mark.bench
 @pytest.mark.parametrize(("replicas", "shared"), [(2, "redis"), (1, "redis"), (2, "memory")])
-def test_200_mentions_in_60_s(replicas: int, shared: str, request: pytest.FixtureRequest,
-                              start_replica: StartReplica, fake_slack: FakeSlackAPI, slow_llm: ScriptedLLM) -> None:
+def test_200_mentions_in_60_s(
+    replicas: int,
+    shared: str,
+    request: pytest.FixtureRequest,
+    start_replica: StartReplica,
+    fake_slack: FakeSlackAPI,
+    slow_llm: ScriptedLLM,
+) -> None:
     # A tool call, then the answer (LLM_S in all): a prose reply at step 1 would read as a server that ignores
     # tools, switch the run to the text protocol and end in the playbook, which measures the fallback instead.
     slow_llm.responder = lambda body: {**tool_then_answer(body), "delay_s": LLM_S / 2}

@@ -25,7 +25,7 @@ from bot import wiring
 from bot.config import AccessSettings, SlackSettings
 from bot.engine.types import Question, StepObserver, Trace, trace_from_answer
 from bot.http.server import RunningServer, start_server
-from bot.slack.listeners import SlackSurface
+from bot.slack.intake.listeners import SlackSurface
 from tests.fakes.llm import ScriptedLLM, llm_settings, tool_results
 from tests.fakes.slack import (
     BOT_TOKEN,
@@ -57,8 +57,13 @@ def serve(settings: Any, responder: Any, classify: Any = None) -> tuple[SlackSur
 
 
 def slack_settings(fake: FakeSlackAPI, workers: int, base: Any = None) -> Any:
-    slack = SlackSettings(bot_token=SecretStr(BOT_TOKEN), signing_secret=SecretStr(SIGNING_SECRET),
-                          api_base_url=fake.base_url, workers=workers, queue_size=500)
+    slack = SlackSettings(
+        bot_token=SecretStr(BOT_TOKEN),
+        signing_secret=SecretStr(SIGNING_SECRET),
+        api_base_url=fake.base_url,
+        workers=workers,
+        queue_size=500,
+    )
     access = AccessSettings(rate_limit_per_minute=0)  # the bench is one user firing hundreds of requests
     base = base or wiring.Settings(_env_file=None)  # type: ignore[call-arg]
     return base.model_copy(update={"slack": slack, "access": access})
@@ -126,9 +131,11 @@ def test_ack_latency_with_50_diagnoses_in_flight(fake: FakeSlackAPI, latency_s: 
             response = post_event(f"{server.url}/slack/events", event_body(event, event_id=f"EvM{n}"))
             mention_ms.append((time.perf_counter() - started) * 1000)
             not_found += response.status_code == 404
-        print(f"\nstand-in {latency_s * 1000:.0f} ms/call, {surface.runner.active} diagnoses running "
-              f"(+{surface.runner.queued} queued):\n  /diagnose ack {quantiles_ms(command_ms)}"
-              f"\n  mention ack   {quantiles_ms(mention_ms)}\n  404s: {not_found}")
+        print(
+            f"\nstand-in {latency_s * 1000:.0f} ms/call, {surface.runner.active} diagnoses running "
+            f"(+{surface.runner.queued} queued):\n  /diagnose ack {quantiles_ms(command_ms)}"
+            f"\n  mention ack   {quantiles_ms(mention_ms)}\n  404s: {not_found}"
+        )
     finally:
         shut_down(fake, server, surface)
 
@@ -149,9 +156,10 @@ def test_help_is_answered_while_50_diagnoses_run(fake: FakeSlackAPI, latency_s: 
             post_event(f"{server.url}/slack/events", event_body(mention_event("help", ts=ts), event_id=f"EvH{n}"))
             fake.wait_for("chat.postMessage", where=functools.partial(in_thread, ts), timeout_s=30)
             waits_s.append(time.perf_counter() - started)
-        print(f"\nstand-in {latency_s * 1000:.0f} ms/call, {surface.runner.active} diagnoses running "
-              f"(+{surface.runner.queued} queued): '@opsbot help' answered in "
-              + ", ".join(f"{w:.2f} s" for w in waits_s))
+        print(
+            f"\nstand-in {latency_s * 1000:.0f} ms/call, {surface.runner.active} diagnoses running "
+            f"(+{surface.runner.queued} queued): '@opsbot help' answered in " + ", ".join(f"{w:.2f} s" for w in waits_s)
+        )
     finally:
         shut_down(fake, server, surface)
 
@@ -163,14 +171,22 @@ def test_web_api_calls_of_one_diagnosis(fake: FakeSlackAPI) -> None:
         start_diagnoses(server.url, 1, "6")
         fake.wait_for("reactions.add", 2, timeout_s=60)  # 👀, then the conclusion's reaction
         counts = {m: fake.methods().count(m) for m in dict.fromkeys(fake.methods()) if m != "auth.test"}
-        print(f"\none diagnosis of 15 steps over 3 s: {sum(counts.values())} Web API calls: "
-              + ", ".join(f"{m} {n}" for m, n in counts.items()))
+        print(
+            f"\none diagnosis of 15 steps over 3 s: {sum(counts.values())} Web API calls: "
+            + ", ".join(f"{m} {n}" for m, n in counts.items())
+        )
     finally:
         shut_down(fake, server, surface)
 
 
-TIERS_PER_MIN = {"chat.appendStream": 100, "chat.update": 50, "reactions.add": 50, "reactions.remove": 20,
-                 "chat.stopStream": 20, "assistant.threads.setStatus": 50}
+TIERS_PER_MIN = {
+    "chat.appendStream": 100,
+    "chat.update": 50,
+    "reactions.add": 50,
+    "reactions.remove": 20,
+    "chat.stopStream": 20,
+    "assistant.threads.setStatus": 50,
+}
 # Tier 4 / 3 / 3 / 2 / 2 (stopStream: api.slack.com's method page); setStatus "special", taken as Tier 3
 
 
@@ -192,8 +208,11 @@ def test_web_api_traffic_under_a_50_mention_burst(fake: FakeSlackAPI) -> None:
         for method in sorted({c.method for c in fake.calls}):
             calls = [c for c in fake.calls if c.method == method]
             limited = sum(c.status == 429 for c in calls)
-            limit = f"{TIERS_PER_MIN[method]}/min" if method in TIERS_PER_MIN else (
-                "~1/s per channel" if method == "chat.postMessage" else "-")
+            limit = (
+                f"{TIERS_PER_MIN[method]}/min"
+                if method in TIERS_PER_MIN
+                else ("~1/s per channel" if method == "chat.postMessage" else "-")
+            )
             peak = fake.peak_per_s(method)
             print(f"{method:32} {len(calls):6d} {len(calls) / 50:9.1f} {peak:7d} {limited:5d}  {limit}")
     finally:
@@ -204,8 +223,11 @@ def llm_turn(body: dict[str, Any]) -> dict[str, Any]:
     """First turn: one tool call; once a tool result is in the conversation: the answer. Each reply takes 1 s."""
     if tool_results(body.get("messages", [])):
         return {"content": "order p99 rose from 212 ms to 1,180 ms at 15:05.", "delay_s": LLM_LATENCY_S}
-    return {"content": "", "tool_calls": [{"name": "p99_ms", "arguments": {"service": "order"}}],
-            "delay_s": LLM_LATENCY_S}
+    return {
+        "content": "",
+        "tool_calls": [{"name": "p99_ms", "arguments": {"service": "order"}}],
+        "delay_s": LLM_LATENCY_S,
+    }
 
 
 def diagnose_wall_s(server: RunningServer, fake: FakeSlackAPI, count: int, offset: int) -> float:
@@ -227,7 +249,9 @@ def test_20_concurrent_diagnoses_vs_one(fake: FakeSlackAPI, scripted_llm: Script
         one_s = diagnose_wall_s(server, fake, 1, 0)
         twenty_s = diagnose_wall_s(server, fake, 20, 1)
         assert all(t.complete for t in stored) and len(stored) == 21
-        print(f"\none diagnosis: {one_s:.2f} s; 20 concurrent: {twenty_s:.2f} s "
-              f"(ratio {twenty_s / one_s:.2f}x, target <= 1.5x; 2 LLM replies of {LLM_LATENCY_S:.0f} s each)")
+        print(
+            f"\none diagnosis: {one_s:.2f} s; 20 concurrent: {twenty_s:.2f} s "
+            f"(ratio {twenty_s / one_s:.2f}x, target <= 1.5x; 2 LLM replies of {LLM_LATENCY_S:.0f} s each)"
+        )
     finally:
         shut_down(fake, server, surface)

@@ -42,17 +42,21 @@ NO_BACKENDS = {  # nothing configured that could answer: the playbook path, no m
     "OPSBOT_PROMETHEUS__TIMEOUT_S": "1",
 }
 CLI = "from bot.cli import main; main()"
-PEAK = ("import atexit, re, sys\natexit.register(lambda: print('VMHWM ' + re.search(r'VmHWM:\\s+(\\d+)', "
-        "open('/proc/self/status').read()).group(1), file=sys.stderr))\n" + CLI)  # the peak RSS (KiB) at exit
+PEAK = (
+    "import atexit, re, sys\natexit.register(lambda: print('VMHWM ' + re.search(r'VmHWM:\\s+(\\d+)', "
+    "open('/proc/self/status').read()).group(1), file=sys.stderr))\n" + CLI
+)  # the peak RSS (KiB) at exit
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "opsbot --help": (["--help"], ""),
     "opsbot diagnose --help": (["diagnose", "--help"], ""),
     "opsbot parse": (["parse"], 'Thought: t\nAction: query_logs\nAction Input: {"service": "order"}'),
     "opsbot classify (no model)": (["classify", "why is order slow since 15:05?"], ""),
 }
-BUILD = "import time; t, c = time.perf_counter(), time.process_time(); from bot import wiring; " \
-        "s = wiring.load_settings(); r = wiring.build_responder(s); " \
-        "print(f'{(time.perf_counter() - t) * 1000:.0f} {(time.process_time() - c) * 1000:.0f}')"
+BUILD = (
+    "import time; t, c = time.perf_counter(), time.process_time(); from bot import wiring; "
+    "s = wiring.load_settings(); r = wiring.build_responder(s); "
+    "print(f'{(time.perf_counter() - t) * 1000:.0f} {(time.process_time() - c) * 1000:.0f}')"
+)
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -64,8 +68,12 @@ def _env(tmp: Path) -> dict[str, str]:
 def _compile_trees() -> None:
     """Bytecode for every tree's own modules, written once (compileall writes even under PYTHONDONTWRITEBYTECODE)."""
     for cwd in TREES.values():
-        subprocess.run([sys.executable, "-m", "compileall", "-q", "bot", "tools", "prompts"], cwd=cwd, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "bot", "tools", "prompts"],
+            cwd=cwd,
+            check=True,
+            capture_output=True,
+        )
 
 
 def _run(argv: list[str], stdin: str, env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -79,8 +87,14 @@ def _run(argv: list[str], stdin: str, env: dict[str, str], cwd: Path) -> tuple[f
 
 def _heaviest_imports(args: list[str], env: dict[str, str], top: int = 5) -> list[tuple[str, int]]:
     """Third-party packages with the largest import time (µs): each package's outermost import, from -X importtime."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", CLI, *args],
-                          env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", CLI, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
     outermost: dict[str, int] = {}
     for line in done.stderr.splitlines():
         match = re.match(r"import time:\s+\d+ \|\s+(\d+) \|\s*(\S+)", line)
@@ -109,15 +123,16 @@ def _interleaved(argv: list[str], stdin: str, env: dict[str, str]) -> dict[str, 
 
 def _row(name: str, samples: list[tuple[float, float]]) -> str:
     wall, cpu = [w for w, _ in samples], [c for _, c in samples]
-    return (f"{name:36} {statistics.median(wall):11.0f} {min(wall):6.0f} {statistics.median(cpu):10.0f} "
-            f"{min(cpu):6.0f}")
+    return f"{name:36} {statistics.median(wall):11.0f} {min(wall):6.0f} {statistics.median(cpu):10.0f} {min(cpu):6.0f}"
 
 
 def test_command_start_up(tmp_path: Path) -> None:
     env = _env(tmp_path)
     print(f"\nload average before: {_load()}; trees: {', '.join(f'{t} = {p}' for t, p in TREES.items())}")
-    print(f"{'command':36} {'wall median':>11} {'min':>6} {'CPU median':>10} {'min':>6}   heaviest third-party "
-          "imports in this tree (ms)")
+    print(
+        f"{'command':36} {'wall median':>11} {'min':>6} {'CPU median':>10} {'min':>6}   heaviest third-party "
+        "imports in this tree (ms)"
+    )
     for name, (args, stdin) in COMMANDS.items():
         samples = _interleaved([sys.executable, "-c", CLI, *args], stdin, env)
         heavy = ", ".join(f"{mod} {us / 1000:.0f}" for mod, us in _heaviest_imports(args, env))
@@ -149,16 +164,21 @@ def test_build_responder_by_stage(tmp_path: Path) -> None:
     runs: dict[str, dict[str, list[float]]] = {tree: {} for tree in TREES}
     for _ in range(RUNS):  # trees alternate run by run
         for tree, cwd in TREES.items():
-            done = subprocess.run([sys.executable, "-c", STAGES], env=env, capture_output=True, text=True,
-                                  check=True, cwd=cwd)
+            done = subprocess.run(
+                [sys.executable, "-c", STAGES], env=env, capture_output=True, text=True, check=True, cwd=cwd
+            )
             for pair in done.stdout.strip().splitlines()[-1].split("|"):
                 name, ms = pair.split("=")
                 runs[tree].setdefault(name, []).append(float(ms))
     for tree, stages in runs.items():
         medians = {name: statistics.median(ms) for name, ms in stages.items()}
-        print(f"build by stage [{tree}], CPU median ms: " + ", ".join(f"{n} {ms:.0f}" for n, ms in medians.items())
-              + f"; sum {sum(medians.values()):.0f}")
+        print(
+            f"build by stage [{tree}], CPU median ms: "
+            + ", ".join(f"{n} {ms:.0f}" for n, ms in medians.items())
+            + f"; sum {sum(medians.values()):.0f}"
+        )
     print(f"load average after: {_load()}")
+
 
 def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
     env = _env(tmp_path)
@@ -167,23 +187,28 @@ def test_build_responder_and_peak_rss(tmp_path: Path) -> None:
     cpus: dict[str, list[float]] = {tree: [] for tree in TREES}
     for _ in range(RUNS):  # trees alternate run by run, as for the commands
         for tree, cwd in TREES.items():
-            done = subprocess.run([sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True,
-                                  cwd=cwd)
+            done = subprocess.run(
+                [sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True, cwd=cwd
+            )
             wall, cpu = done.stdout.strip().splitlines()[-1].split()
             walls[tree].append(float(wall))
             cpus[tree].append(float(cpu))
     for tree in TREES:
-        print(f"import + build of the responder [{tree}]: wall median {statistics.median(walls[tree]):.0f} ms "
-              f"(min {min(walls[tree]):.0f}), CPU median {statistics.median(cpus[tree]):.0f} ms "
-              f"(min {min(cpus[tree]):.0f})")
+        print(
+            f"import + build of the responder [{tree}]: wall median {statistics.median(walls[tree]):.0f} ms "
+            f"(min {min(walls[tree]):.0f}), CPU median {statistics.median(cpus[tree]):.0f} ms "
+            f"(min {min(cpus[tree]):.0f})"
+        )
     for tree, cwd in TREES.items():
         peaks = []
         for _ in range(3):
             out, peak_kb = _peak_rss_kb([sys.executable, "-c", PEAK, "diagnose", "why is order slow?"], env, cwd)
             assert "playbook" in out, out  # the path measured is the model-free one
             peaks.append(peak_kb / 1024)
-        print(f"peak RSS of `opsbot diagnose` on the playbook path (backends down) [{tree}]: "
-              f"{statistics.median(peaks):.1f} MB (max {max(peaks):.1f})")
+        print(
+            f"peak RSS of `opsbot diagnose` on the playbook path (backends down) [{tree}]: "
+            f"{statistics.median(peaks):.1f} MB (max {max(peaks):.1f})"
+        )
     print(f"load average after: {_load()}")
 
 
@@ -208,10 +233,14 @@ RSS_STEPS = (  # what a diagnosis loads, in the order it loads it; VmRSS after e
     ("pydantic + pydantic-settings (Settings)", "import pydantic, pydantic_settings"),
     ("bot.wiring + bot.playbook", "import bot.wiring, bot.playbook"),
     ("the intent classifier artifact", "from bot.routing.model import shipped_model; shipped_model()"),
-    ("the Prometheus client (+ its HTTP library)",
-     "from bot import wiring; wiring.build_prometheus(wiring.load_settings())"),
-    ("tools.changepoints + trends + metrics (a tree before s14p: + numpy)",
-     "import tools.changepoints, tools.trends, tools.metrics"),
+    (
+        "the Prometheus client (+ its HTTP library)",
+        "from bot import wiring; wiring.build_prometheus(wiring.load_settings())",
+    ),
+    (
+        "tools.analysis.changepoints + trends + metrics (+ numpy in trees that use it)",
+        "import tools.analysis.changepoints, tools.analysis.trends, tools.metrics.query",
+    ),
 )
 
 
@@ -219,12 +248,17 @@ def _sandbox_env(tmp: Path) -> dict[str, str]:
     """`opsbot sandbox up` on free ports under tmp, and the settings that point opsbot at it (its opsbot.env)."""
     from bot.sandbox.backends import free_port
 
-    env = {**_env(tmp), "XDG_STATE_HOME": str(tmp / "state"),
-           "OPSBOT_SANDBOX__PROMETHEUS_PORT": str(free_port()), "OPSBOT_SANDBOX__OSMEM_PORT": str(free_port())}
+    env = {
+        **_env(tmp),
+        "XDG_STATE_HOME": str(tmp / "state"),
+        "OPSBOT_SANDBOX__PROMETHEUS_PORT": str(free_port()),
+        "OPSBOT_SANDBOX__OSMEM_PORT": str(free_port()),
+    }
     for name in ("OPSBOT_PROMETHEUS__URL", "OPSBOT_PROMETHEUS__TIMEOUT_S"):
         env.pop(name)
-    subprocess.run([sys.executable, "-c", CLI, "sandbox", "up"], env=env, capture_output=True, text=True,
-                   check=True, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-c", CLI, "sandbox", "up"], env=env, capture_output=True, text=True, check=True, cwd=ROOT
+    )
     for line in (tmp / "state" / "opsbot" / "sandbox" / "opsbot.env").read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("#"):
             key, _, value = line.partition("=")
@@ -236,8 +270,7 @@ def _rss_steps_mb(cwd: Path, env: dict[str, str]) -> list[tuple[str, float]]:
     """(step, VmRSS in MB after it) in one fresh interpreter, the steps run in order (settings from `env`)."""
     script = "import re\nrss = lambda: re.search(r'VmRSS:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
     script += "".join(f"{code}\nprint(rss())\n" for _, code in RSS_STEPS)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
-                          cwd=cwd)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, cwd=cwd)
     return [(name, int(kb) / 1024) for (name, _), kb in zip(RSS_STEPS, done.stdout.split(), strict=True)]
 
 
@@ -255,13 +288,17 @@ def test_peak_rss_of_a_playbook_diagnosis_with_live_backends(tmp_path: Path) -> 
                 peaks[tree].append(peak_kb / 1024)
             one_arena.append(_peak_rss_kb(argv, {**env, "MALLOC_ARENA_MAX": "1"}, ROOT)[1] / 1024)
     finally:
-        subprocess.run([sys.executable, "-c", CLI, "sandbox", "down"], env=env, capture_output=True, check=False,
-                       cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-c", CLI, "sandbox", "down"], env=env, capture_output=True, check=False, cwd=ROOT
+        )
     for tree in TREES:
-        print(f"peak RSS of `opsbot diagnose` on the playbook path, live sandbox backends [{tree}]: "
-              f"{statistics.median(peaks[tree]):.1f} MB (max {max(peaks[tree]):.1f})")
-    print(f"  the same with MALLOC_ARENA_MAX=1 [this]: {statistics.median(one_arena):.1f} MB "
-          f"(max {max(one_arena):.1f})")
+        print(
+            f"peak RSS of `opsbot diagnose` on the playbook path, live sandbox backends [{tree}]: "
+            f"{statistics.median(peaks[tree]):.1f} MB (max {max(peaks[tree]):.1f})"
+        )
+    print(
+        f"  the same with MALLOC_ARENA_MAX=1 [this]: {statistics.median(one_arena):.1f} MB (max {max(one_arena):.1f})"
+    )
     _print_rss_steps(env, statistics.median(peaks["this"]))
     print(f"load average after: {_load()}")
 

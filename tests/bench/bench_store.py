@@ -28,14 +28,19 @@ def fill_and_measure(store: TraceStore, label: str) -> None:
         store.save(replace(t, trace_id=f"{t.trace_id}-{i}", question=f"{t.question} #{i}"))
     save_s = time.perf_counter() - started
     timings = {}
-    for name, call in (("list", lambda: store.list(50, min_steps=3)), ("search", lambda: store.search("checkout")),
-                       ("stats", lambda: store.stats())):  # fmt: skip
+    for name, call in (
+        ("list", lambda: store.list(50, min_steps=3)),
+        ("search", lambda: store.search("checkout")),
+        ("stats", lambda: store.stats()),
+    ):
         started = time.perf_counter()
         result: Any = call()
         timings[name] = (time.perf_counter() - started) * 1000
         assert result
-    print(f"\n{label}: save {N_TRACES / save_s:,.0f} traces/s ({save_s * 1000 / N_TRACES:.2f} ms each); "
-          + "; ".join(f"{k} {v:.1f} ms" for k, v in timings.items()))  # fmt: skip
+    print(
+        f"\n{label}: save {N_TRACES / save_s:,.0f} traces/s ({save_s * 1000 / N_TRACES:.2f} ms each); "
+        + "; ".join(f"{k} {v:.1f} ms" for k, v in timings.items())
+    )
 
 
 def test_bench_sqlite_store(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ from bot import wiring
 from bot.wiring.elastic import es_client
 from tests.tools.conftest import tool_settings
 from tools.base import Toolbox, call_tool
-from tools.deployindex import ElasticsearchDeploys
-from tools.deploys import DeployTools
-from tools.logs import ElasticsearchLogs, LogTools
+from tools.deploys.elastic import ElasticsearchDeploys
+from tools.deploys.query import DeployTools
+from tools.logs.query import ElasticsearchLogs, LogTools
 from tools.timerange import iso_z
 
 REPEATS = 5

@@ -47,9 +47,16 @@ def _get(url: str, body: bytes | None = None) -> str:
 def prometheus_range(prometheus_url: str, args: Args) -> str:
     """The raw `/api/v1/query_range` body for the catalogue's PromQL of (service, metric), 60 s step."""
     promql = Template(default_metric_catalogue()[args["metric"]].promql).substitute(
-        label="service", service=args["service"])
-    query = urllib.parse.urlencode({"query": promql, "start": _time(args["start"]).timestamp(),
-                                    "end": _time(args["end"]).timestamp(), "step": f"{STEP_S}s"})
+        label="service", service=args["service"]
+    )
+    query = urllib.parse.urlencode(
+        {
+            "query": promql,
+            "start": _time(args["start"]).timestamp(),
+            "end": _time(args["end"]).timestamp(),
+            "step": f"{STEP_S}s",
+        }
+    )
     return _get(f"{prometheus_url}/api/v1/query_range?{query}")
 
 
@@ -77,8 +84,9 @@ def record(
     fetch: dict[str, Callable[[Args], str]] = {
         "query_metrics": lambda a: prometheus_range(prometheus_url, a),
         "query_logs": lambda a: elasticsearch_hits(es_url, a, log_page),
-        "query_deploy_records": lambda a: git_output(git_repo, "log", "--stat", f"--since={a['start']}",
-                                                     f"--until={a['end']}", "--", f"services/{a['service']}"),
+        "query_deploy_records": lambda a: git_output(
+            git_repo, "log", "--stat", f"--since={a['start']}", f"--until={a['end']}", "--", f"services/{a['service']}"
+        ),
         "query_deploy_diff": lambda a: git_output(git_repo, "show", f"{a['service']}/{a['version']}"),
     }
     return {f"{name} {_key(args)}": fetch[name](args) for name, args in calls}
@@ -115,18 +123,39 @@ def raw_investigation(incident_at: datetime) -> list[tuple[str, str, dict[str, A
     start, end = iso(incident_at - timedelta(hours=1)), iso(incident_at + timedelta(hours=1))
     logs_start, logs_end = iso(incident_at - timedelta(minutes=10)), iso(incident_at + timedelta(minutes=30))
     return [
-        ("Symptom first: order p99 around the reported time.",
-         "query_metrics", {"service": "order", "metric": "p99_latency", "start": start, "end": end}),
-        ("p99 jumped at the incident. What does order log as errors from just before?",
-         "query_logs", {"service": "order", "level": "ERROR", "start": logs_start, "end": logs_end}),
-        ("HikariPool connection timeouts: pool exhausted. Is the DB slow for everyone? payment shares it.",
-         "query_metrics", {"service": "payment", "metric": "p99_latency", "start": start, "end": end}),
-        ("payment is flat, so the DB is not slow globally. Any deploy of order before the jump?",
-         "query_deploy_records", {"service": "order", "start": iso(incident_at - timedelta(hours=6)), "end": end}),
-        ("order v2.8.1 just before the jump raised the Hikari pool size. What exactly changed?",
-         "query_deploy_diff", {"version": "v2.8.1", "service": "order"}),
-        ("maximumPoolSize 50 -> 200. Does the database log connection limits?",
-         "query_logs", {"service": "orders-db", "start": logs_start, "end": logs_end}),
-        ("Size the impact: order's error rate over the same window.",
-         "query_metrics", {"service": "order", "metric": "error_rate", "start": start, "end": end}),
+        (
+            "Symptom first: order p99 around the reported time.",
+            "query_metrics",
+            {"service": "order", "metric": "p99_latency", "start": start, "end": end},
+        ),
+        (
+            "p99 jumped at the incident. What does order log as errors from just before?",
+            "query_logs",
+            {"service": "order", "level": "ERROR", "start": logs_start, "end": logs_end},
+        ),
+        (
+            "HikariPool connection timeouts: pool exhausted. Is the DB slow for everyone? payment shares it.",
+            "query_metrics",
+            {"service": "payment", "metric": "p99_latency", "start": start, "end": end},
+        ),
+        (
+            "payment is flat, so the DB is not slow globally. Any deploy of order before the jump?",
+            "query_deploy_records",
+            {"service": "order", "start": iso(incident_at - timedelta(hours=6)), "end": end},
+        ),
+        (
+            "order v2.8.1 just before the jump raised the Hikari pool size. What exactly changed?",
+            "query_deploy_diff",
+            {"version": "v2.8.1", "service": "order"},
+        ),
+        (
+            "maximumPoolSize 50 -> 200. Does the database log connection limits?",
+            "query_logs",
+            {"service": "orders-db", "start": logs_start, "end": logs_end},
+        ),
+        (
+            "Size the impact: order's error rate over the same window.",
+            "query_metrics",
+            {"service": "order", "metric": "error_rate", "start": start, "end": end},
+        ),
     ]

@@ -97,20 +97,41 @@ def sandbox_investigation(incident_at: datetime) -> Investigation:
     window = f"{iso(incident_at - timedelta(hours=1))}/{iso(incident_at + timedelta(hours=1))}"
     start, end = iso(incident_at - timedelta(minutes=30)), iso(incident_at + timedelta(minutes=60))
     return [
-        ("Symptom first: order p99 around the reported time.",
-         "query_metrics", {"service": "order", "metric": "p99_latency", "range": window}),
-        ("p99 jumped about x6 at 15:07. What does order log as errors from just before?",
-         "query_logs", {"service": "order", "level": "ERROR", "start": start, "end": end}),
-        ("HikariPool connection timeouts: pool exhausted. Is the DB slow for everyone? payment shares it.",
-         "query_metrics", {"service": "payment", "metric": "p99_latency", "range": window}),
-        ("payment is flat, so the DB is not slow globally. Any deploy of order before 15:07?",
-         "query_deploy_records", {"service": "order", "start": iso(incident_at - timedelta(hours=6)), "end": end}),
-        ("order v2.8.1 at 15:02 raised the Hikari pool size. What exactly changed?",
-         "query_deploy_diff", {"version": "v2.8.1", "service": "order"}),
-        ("maximumPoolSize 50 -> 200. Does the database log connection limits?",
-         "query_logs", {"service": "orders-db", "start": start, "end": end}),
-        ("Size the impact: order's error rate over the same window.",
-         "query_metrics", {"service": "order", "metric": "error_rate", "range": window}),
+        (
+            "Symptom first: order p99 around the reported time.",
+            "query_metrics",
+            {"service": "order", "metric": "p99_latency", "range": window},
+        ),
+        (
+            "p99 jumped about x6 at 15:07. What does order log as errors from just before?",
+            "query_logs",
+            {"service": "order", "level": "ERROR", "start": start, "end": end},
+        ),
+        (
+            "HikariPool connection timeouts: pool exhausted. Is the DB slow for everyone? payment shares it.",
+            "query_metrics",
+            {"service": "payment", "metric": "p99_latency", "range": window},
+        ),
+        (
+            "payment is flat, so the DB is not slow globally. Any deploy of order before 15:07?",
+            "query_deploy_records",
+            {"service": "order", "start": iso(incident_at - timedelta(hours=6)), "end": end},
+        ),
+        (
+            "order v2.8.1 at 15:02 raised the Hikari pool size. What exactly changed?",
+            "query_deploy_diff",
+            {"version": "v2.8.1", "service": "order"},
+        ),
+        (
+            "maximumPoolSize 50 -> 200. Does the database log connection limits?",
+            "query_logs",
+            {"service": "orders-db", "start": start, "end": end},
+        ),
+        (
+            "Size the impact: order's error rate over the same window.",
+            "query_metrics",
+            {"service": "order", "metric": "error_rate", "range": window},
+        ),
     ]
 
 

@@ -22,7 +22,7 @@ from bot.wiring.doctor import (
 )
 from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM
-from tests.slack.test_serve import OPSBOT
+from tests.slack.intake.test_serve import OPSBOT
 
 
 def opsbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -31,8 +31,9 @@ def opsbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("command", [["serve"], ["diagnose", "why?"]])  # every command passes the same callback
-@pytest.mark.parametrize(("name", "value"), [("OPSBOT_AGENT__MAX_STEPS", "lots"),
-                                             ("OPSBOT_PROMETHEUS__METRICS", '{"p99": {"promql": "up",')])
+@pytest.mark.parametrize(
+    ("name", "value"), [("OPSBOT_AGENT__MAX_STEPS", "lots"), ("OPSBOT_PROMETHEUS__METRICS", '{"p99": {"promql": "up",')]
+)
 def test_a_bad_setting_prints_one_line_naming_it(command: list[str], name: str, value: str, tmp_path: Path) -> None:
     result = opsbot(*command, **{name: value})
     assert result.returncode == 2
@@ -116,7 +117,11 @@ def test_a_check_that_raises_is_reported_as_its_failure() -> None:
 
 
 def test_serve_refuses_to_start_on_a_failed_check(some_web_server: str, tmp_path: Path) -> None:
-    result = opsbot("serve", OPSBOT_PROMETHEUS__URL=some_web_server, OPSBOT_SERVER__PORT="9",
-                    OPSBOT_STORE__SQLITE_PATH=str(tmp_path / "t.db"))
+    result = opsbot(
+        "serve",
+        OPSBOT_PROMETHEUS__URL=some_web_server,
+        OPSBOT_SERVER__PORT="9",
+        OPSBOT_STORE__SQLITE_PATH=str(tmp_path / "t.db"),
+    )
     assert result.returncode == 2
     assert "FAIL prometheus: OPSBOT_PROMETHEUS__URL=" in result.stderr and "Traceback" not in result.stderr

@@ -13,9 +13,23 @@ from bot.cli import app
 runner = CliRunner()
 
 COMMANDS = [
-    [], ["diagnose"], ["demo"], ["parse"], ["classify"], ["eval"], ["serve"],
-    ["traces"], ["traces", "list"], ["traces", "show"], ["traces", "search"], ["traces", "stats"],
-    ["sandbox"], ["sandbox", "up"], ["sandbox", "down"], ["sandbox", "status"], ["sandbox", "scenarios"],
+    [],
+    ["diagnose"],
+    ["demo"],
+    ["parse"],
+    ["classify"],
+    ["eval"],
+    ["serve"],
+    ["traces"],
+    ["traces", "list"],
+    ["traces", "show"],
+    ["traces", "search"],
+    ["traces", "stats"],
+    ["sandbox"],
+    ["sandbox", "up"],
+    ["sandbox", "down"],
+    ["sandbox", "status"],
+    ["sandbox", "scenarios"],
 ]
 
 

@@ -26,8 +26,9 @@ def no_gate_settings(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(key)
 
 
-def test_empty_model_variables_leave_the_gate_default(no_gate_settings: None, monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:
+def test_empty_model_variables_leave_the_gate_default(
+    no_gate_settings: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     env_file = tmp_path / ".env"
     env_file.write_text("OPSBOT_LOG_LEVEL=debug\nOPSBOT_LLM__MODEL=gpt-x\nOPSBOT_LLM__BASE_URL=http://llm:8000/v1\n")
     monkeypatch.setenv("OPSBOT_LLM__BASE_URL", "")  # the environment wins over .env, as in Settings
@@ -35,10 +36,17 @@ def test_empty_model_variables_leave_the_gate_default(no_gate_settings: None, mo
     assert gate_is_default(env_file)
 
 
-@pytest.mark.parametrize("line", [
-    "OPENAI_API_KEY=sk-test", "export OPSBOT_LLM__BASE_URL='http://llm:8000/v1'", "opsbot_intent__unsure_below=0.7",
-    "OPSBOT_INTENT__USE_MODEL=false", "OPSBOT_CONFIG_FILE=/etc/opsbot.toml", 'OPSBOT_LLM={"api_key": "k"}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "OPENAI_API_KEY=sk-test",
+        "export OPSBOT_LLM__BASE_URL='http://llm:8000/v1'",
+        "opsbot_intent__unsure_below=0.7",
+        "OPSBOT_INTENT__USE_MODEL=false",
+        "OPSBOT_CONFIG_FILE=/etc/opsbot.toml",
+        'OPSBOT_LLM={"api_key": "k"}',
+    ],
+)
 def test_a_model_gate_or_config_file_in_the_env_file_needs_settings(
     line: str, no_gate_settings: None, tmp_path: Path
 ) -> None:
@@ -48,8 +56,9 @@ def test_a_model_gate_or_config_file_in_the_env_file_needs_settings(
     assert not gate_is_default(env_file)
 
 
-def test_a_model_in_the_environment_needs_settings(no_gate_settings: None, monkeypatch: pytest.MonkeyPatch,
-                                                   tmp_path: Path) -> None:
+def test_a_model_in_the_environment_needs_settings(
+    no_gate_settings: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://llm:8000/v1")
 
     assert not gate_is_default(tmp_path / "absent.env")
@@ -57,7 +66,7 @@ def test_a_model_in_the_environment_needs_settings(no_gate_settings: None, monke
 
 def test_the_env_file_reader_keeps_keys_upper_and_values_bare(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
-    env_file.write_text("# OPSBOT_X=1\nexport opsbot_a=\"b\"  # note\nnot a setting\nOPSBOT_EMPTY=\n")
+    env_file.write_text('# OPSBOT_X=1\nexport opsbot_a="b"  # note\nnot a setting\nOPSBOT_EMPTY=\n')
 
     assert dotenv_entries(env_file) == {"OPSBOT_A": "b", "OPSBOT_EMPTY": ""}
 
@@ -72,12 +81,23 @@ def test_the_default_gate_is_the_one_settings_build_without_a_model(no_gate_sett
 
 def _classify(tmp_path: Path, extra_env: dict[str, str]) -> tuple[dict[str, object], bool]:
     """(the printed intent, whether Settings were loaded) of `opsbot classify` in a fresh interpreter."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.upper().startswith(("OPSBOT_INTENT", "OPSBOT_CONFIG_FILE"))}
-    code = ("import atexit, sys\natexit.register(lambda: print('SETTINGS=' + str('bot.config' in sys.modules)))\n"
-            "from bot.cli import main\nmain()\n")
-    done = subprocess.run([sys.executable, "-c", code, "classify", "thanks, that fixed it"], cwd=tmp_path,
-                          env={**env, **NO_MODEL, **extra_env}, capture_output=True, text=True, check=True)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.upper().startswith(("OPSBOT_INTENT", "OPSBOT_CONFIG_FILE"))
+    }
+    code = (
+        "import atexit, sys\natexit.register(lambda: print('SETTINGS=' + str('bot.config' in sys.modules)))\n"
+        "from bot.cli import main\nmain()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "classify", "thanks, that fixed it"],
+        cwd=tmp_path,
+        env={**env, **NO_MODEL, **extra_env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     intent, loaded = done.stdout.splitlines()
     return json.loads(intent), loaded == "SETTINGS=True"
 

@@ -36,8 +36,15 @@ COMMANDS = {
 def _loaded_by(args: list[str], stdin: str, tmp_path: Path, modules: tuple[str, ...] = HEAVY) -> list[str]:
     """Which of `modules` a fresh interpreter has loaded when the command exits."""
     env = {**os.environ, **NO_MODEL, "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db")}
-    done = subprocess.run([sys.executable, "-c", f"MODULES = {modules!r}\n{PROBE}", *args], input=stdin, env=env,
-                          capture_output=True, text=True, check=False, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", f"MODULES = {modules!r}\n{PROBE}", *args],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith("LOADED="))
     return list(json.loads(line.removeprefix("LOADED=")))
@@ -54,8 +61,9 @@ def test_the_probe_sees_a_heavy_client_when_a_command_loads_one(tmp_path: Path) 
     """The guard can fail: the module that builds the Elasticsearch client loads it."""
     env = {**os.environ, **NO_MODEL}
     code = f"MODULES = {HEAVY!r}\n" + PROBE.replace("from bot.cli import main\nmain()\n", "import bot.wiring.elastic\n")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                          cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path
+    )
     assert "elasticsearch" in done.stdout
 
 
@@ -69,13 +77,29 @@ NUMERIC_AND_HTTP = ("numpy", "requests", "urllib3")
 KEPT_OUT = {
     "--help": (*COMMAND_MODULES, "pydantic", "pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),
     "diagnose --help": ("pydantic_settings", "bot.config", "bot.wiring", *NUMERIC_AND_HTTP),  # help reads no Settings
-    "parse": ("pydantic", "pydantic_settings", "bot.config", "bot.wiring", "bot.cli.diagnosis", "bot.cli.service",
-              *NUMERIC_AND_HTTP),
+    "parse": (
+        "pydantic",
+        "pydantic_settings",
+        "bot.config",
+        "bot.wiring",
+        "bot.cli.diagnosis",
+        "bot.cli.service",
+        *NUMERIC_AND_HTTP,
+    ),
     # nor the redaction rules (compiled when the first log record is written), the prompt loader (the model is not
     # asked) or the version-1 artifact reader (base64)
-    "classify without a model": ("pydantic_settings", "bot.config", "bot.engine.llm", "bot.engine.context",
-                                 "bot.engine.text.parser", "json_repair", "bot.safety.redact", "bot.engine.prompts",
-                                 "base64", *NUMERIC_AND_HTTP),
+    "classify without a model": (
+        "pydantic_settings",
+        "bot.config",
+        "bot.engine.llm",
+        "bot.engine.context",
+        "bot.engine.text.parser",
+        "json_repair",
+        "bot.safety.redact",
+        "bot.engine.prompts",
+        "base64",
+        *NUMERIC_AND_HTTP,
+    ),
 }
 
 
@@ -89,29 +113,47 @@ def test_the_command_table_imports_only_the_command_that_runs(command: str, tmp_
 def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
     """The probe for the table can fail: `parse` does import its own module."""
     assert _loaded_by(COMMANDS["parse"][0], COMMANDS["parse"][1], tmp_path, ("bot.cli.inspection",)) == [
-        "bot.cli.inspection"]
+        "bot.cli.inspection"
+    ]
 
 
 # Building the responder (what every surface does at start) loads no numeric library, no HTTP client and no
 # metrics exporter: urllib3 comes with the first Prometheus query; numpy never (the detectors are plain Python).
 # Nor what only answering needs: the engine loop, the LLM adapter and the context (only with a model configured),
 # the playbook, the quick lookup and the series detectors, the redaction and grounding rules, and the intent gate.
-ANSWER_MODULES = ("bot.engine.loop", "bot.engine.llm", "bot.engine.context", "bot.engine.text.parser", "json_repair",
-                  "bot.playbook.diagnosis", "bot.routing.lookup", "bot.playbook.confirmation", "bot.safety.redact",
-                  "bot.safety.grounding", "bot.routing.intent", "bot.routing.model", "tools.changepoints",
-                  "tools.trends")
-BUILD_KEPT_OUT = ("numpy", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY,
-                  *ANSWER_MODULES)
+ANSWER_MODULES = (
+    "bot.engine.loop",
+    "bot.engine.llm",
+    "bot.engine.context",
+    "bot.engine.text.parser",
+    "json_repair",
+    "bot.playbook.diagnosis",
+    "bot.routing.lookup",
+    "bot.playbook.confirmation",
+    "bot.safety.redact",
+    "bot.safety.grounding",
+    "bot.routing.intent",
+    "bot.routing.model",
+    "tools.analysis.changepoints",
+    "tools.analysis.trends",
+)
+BUILD_KEPT_OUT = ("numpy", "requests", "urllib3", "prometheus_api_client", "prometheus_client", *HEAVY, *ANSWER_MODULES)
 BUILD = "from bot import wiring\nwiring.build_responder(wiring.load_settings())\n"
 
 
 def _loaded_by_code(code: str, modules: tuple[str, ...], tmp_path: Path) -> list[str]:
     """Which of `modules` a fresh interpreter has loaded after running `code` (Prometheus unreachable)."""
-    env = {**os.environ, **NO_MODEL, "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
-           "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9", "OPSBOT_PROMETHEUS__TIMEOUT_S": "1"}
+    env = {
+        **os.environ,
+        **NO_MODEL,
+        "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
+        "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
+        "OPSBOT_PROMETHEUS__TIMEOUT_S": "1",
+    }
     probe = f"MODULES = {modules!r}\n" + PROBE.replace("from bot.cli import main\nmain()\n", code)
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False,
-                          cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith("LOADED="))
     return list(json.loads(line.removeprefix("LOADED=")))
@@ -124,10 +166,18 @@ def test_building_the_responder_loads_no_numeric_or_http_library(tmp_path: Path)
 def test_the_first_question_brings_what_answering_it_needs(tmp_path: Path) -> None:
     """The probe for the build can fail: the built responder, asked a question with no model (Prometheus down),
     routes it, runs the playbook, grounds and redacts the answer, and so loads those modules then."""
-    code = ("from bot import wiring\nfrom bot.engine.types import Question\n"
-            "wiring.build_responder(wiring.load_settings())(Question('why is order slow since 15:05?'))\n")
-    loaded = ("bot.routing.intent", "bot.playbook.diagnosis", "bot.playbook.confirmation", "bot.safety.grounding",
-              "bot.safety.redact", "bot.engine.loop")
+    code = (
+        "from bot import wiring\nfrom bot.engine.types import Question\n"
+        "wiring.build_responder(wiring.load_settings())(Question('why is order slow since 15:05?'))\n"
+    )
+    loaded = (
+        "bot.routing.intent",
+        "bot.playbook.diagnosis",
+        "bot.playbook.confirmation",
+        "bot.safety.grounding",
+        "bot.safety.redact",
+        "bot.engine.loop",
+    )
     assert _loaded_by_code(code, loaded, tmp_path) == sorted(set(loaded) - {"bot.engine.loop"})  # no model: no loop
 
 
@@ -135,22 +185,30 @@ def test_the_first_metric_query_brings_urllib3_and_analysis_brings_neither_numpy
     """The probe for the build can fail: a query through the built metrics tool loads urllib3 (Prometheus is
     unreachable, so it fails; the client loads all the same). Analysing a series loads no numpy (plain Python,
     ~15-19 MB spared), and requests (with charset_normalizer, idna, certifi: ~4 MB resident) stays out too."""
-    code = ("from bot import wiring\nfrom tools.changepoints import detect_changes, detect_spikes\n"
-            "from tools.trends import detect_sawtooth, detect_trends\nfrom tools.base import ToolError\n"
-            "from datetime import UTC, datetime, timedelta\n"
-            "tools = wiring.build_metrics_tools(wiring.load_settings())\n"
-            "try:\n    tools.known_services()\nexcept ToolError:\n    pass\n"
-            "t = [datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=5 * i) for i in range(288)]\n"
-            "v = [1.0 + (i % 7) / 50 + (2.0 if i > 150 else 0.0) for i in range(288)]\n"
-            "assert detect_changes(t, v)\ndetect_spikes(t, v)\ndetect_trends(t, v)\ndetect_sawtooth(t, v)\n")
+    code = (
+        "from bot import wiring\nfrom tools.analysis.changepoints import detect_changes, detect_spikes\n"
+        "from tools.analysis.trends import detect_sawtooth, detect_trends\nfrom tools.base import ToolError\n"
+        "from datetime import UTC, datetime, timedelta\n"
+        "tools = wiring.build_metrics_tools(wiring.load_settings())\n"
+        "try:\n    tools.known_services()\nexcept ToolError:\n    pass\n"
+        "t = [datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=5 * i) for i in range(288)]\n"
+        "v = [1.0 + (i % 7) / 50 + (2.0 if i > 150 else 0.0) for i in range(288)]\n"
+        "assert detect_changes(t, v)\ndetect_spikes(t, v)\ndetect_trends(t, v)\ndetect_sawtooth(t, v)\n"
+    )
     assert _loaded_by_code(code, ("numpy", "requests", "urllib3"), tmp_path) == ["urllib3"]
 
 
 def _run_code(code: str, tmp_path: Path) -> str:
-    env = {**os.environ, **NO_MODEL, "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
-           "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9", "OPSBOT_PROMETHEUS__TIMEOUT_S": "1"}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False,
-                          cwd=tmp_path)
+    env = {
+        **os.environ,
+        **NO_MODEL,
+        "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
+        "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
+        "OPSBOT_PROMETHEUS__TIMEOUT_S": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout + done.stderr
 
@@ -158,9 +216,11 @@ def _run_code(code: str, tmp_path: Path) -> str:
 def test_building_the_responder_leaves_the_cue_patterns_to_the_first_message(tmp_path: Path) -> None:
     """The intent gate's cue patterns (~20 ms to compile) are compiled by the first classified message, not by
     importing the gate; and then they are."""
-    code = (f"{BUILD}from bot.routing.cues import compiled_cues\nprint('built', compiled_cues.cache_info().currsize)\n"
-            "from bot.routing.intent import classify\nclassify('why is order slow since 15:05?')\n"
-            "print('classified', compiled_cues.cache_info().currsize)\n")
+    code = (
+        f"{BUILD}from bot.routing.cues import compiled_cues\nprint('built', compiled_cues.cache_info().currsize)\n"
+        "from bot.routing.intent import classify\nclassify('why is order slow since 15:05?')\n"
+        "print('classified', compiled_cues.cache_info().currsize)\n"
+    )
     out = _run_code(code, tmp_path)
     assert "built 0" in out and "classified 1" in out
 
@@ -169,11 +229,13 @@ def test_log_redaction_loads_its_rules_with_the_first_record_and_still_redacts(t
     """install_log_redaction defers bot.safety.redact to the first record written: a command that logs nothing
     never loads it, and a secret logged later is redacted all the same."""
     secret, line = SECRETS["postgres_url"]
-    code = ("import logging, sys\nlogging.basicConfig(level=logging.INFO, format='%(message)s')\n"
-            "from bot import wiring\nwiring.install_log_redaction()\n"
-            "print('loaded before a record:', 'bot.safety.redact' in sys.modules)\n"
-            f"logging.getLogger('probe').warning('backend said: %s', {line!r})\n"
-            "print('loaded after:', 'bot.safety.redact' in sys.modules)\n")
+    code = (
+        "import logging, sys\nlogging.basicConfig(level=logging.INFO, format='%(message)s')\n"
+        "from bot import wiring\nwiring.install_log_redaction()\n"
+        "print('loaded before a record:', 'bot.safety.redact' in sys.modules)\n"
+        f"logging.getLogger('probe').warning('backend said: %s', {line!r})\n"
+        "print('loaded after:', 'bot.safety.redact' in sys.modules)\n"
+    )
     out = _run_code(code, tmp_path)
     assert "loaded before a record: False" in out and "loaded after: True" in out
     assert "backend said" in out and secret not in out

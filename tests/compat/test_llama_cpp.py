@@ -59,8 +59,12 @@ def ensure_server_venv() -> None:
         return
     subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF", "CMAKE_BUILD_PARALLEL_LEVEL": "1"}
-    subprocess.run(["nice", "-n", "19", str(VENV / "bin" / "pip"), "install", *PACKAGES], env=env, check=True,
-                   timeout=BUILD_TIMEOUT_S)
+    subprocess.run(
+        ["nice", "-n", "19", str(VENV / "bin" / "pip"), "install", *PACKAGES],
+        env=env,
+        check=True,
+        timeout=BUILD_TIMEOUT_S,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +73,25 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ensure_server_venv()
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    cmd = [str(venv_python()), "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", MODEL_NAME,
-           "--chat_format", "chatml-function-calling",  # the server's tool-calling format: tools need tool_choice
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"]
+    cmd = [
+        str(venv_python()),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path()),
+        "--model_alias",
+        MODEL_NAME,
+        "--chat_format",
+        "chatml-function-calling",  # the server's tool-calling format: tools need tool_choice
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "8192",
+        "--n_threads",
+        "2",
+    ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(["nice", "-n", "10", *cmd], stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -112,16 +132,30 @@ def diagnose(protocol: str, wire: WireRecorder, sandbox: RunningSandbox, workdir
     """`opsbot diagnose --json` as a user runs it, pointed at the proxy and the sandbox."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
     env |= {
-        "OPSBOT_LLM__BASE_URL": wire.base_url, "OPSBOT_LLM__API_KEY": "unused", "OPSBOT_LLM__MODEL": MODEL_NAME,
-        "OPSBOT_LLM__PROTOCOL": protocol, "OPSBOT_LLM__MAX_REPLY_TOKENS": "200", "OPSBOT_LLM__TIMEOUT_S": "300",
-        "OPSBOT_LLM__MAX_RETRIES": "0", "OPSBOT_AGENT__MAX_STEPS": "4", "OPSBOT_AGENT__TIME_BUDGET_S": "900",
-        "OPSBOT_PROMETHEUS__URL": sandbox.prometheus_url, "OPSBOT_LOGS__SQLITE_PATH": str(sandbox.logs_db),
-        "OPSBOT_DEPLOYS__GIT_REPO": str(sandbox.git_repo), "OPSBOT_TOPOLOGY": json.dumps(sandbox.topology),
+        "OPSBOT_LLM__BASE_URL": wire.base_url,
+        "OPSBOT_LLM__API_KEY": "unused",
+        "OPSBOT_LLM__MODEL": MODEL_NAME,
+        "OPSBOT_LLM__PROTOCOL": protocol,
+        "OPSBOT_LLM__MAX_REPLY_TOKENS": "200",
+        "OPSBOT_LLM__TIMEOUT_S": "300",
+        "OPSBOT_LLM__MAX_RETRIES": "0",
+        "OPSBOT_AGENT__MAX_STEPS": "4",
+        "OPSBOT_AGENT__TIME_BUDGET_S": "900",
+        "OPSBOT_PROMETHEUS__URL": sandbox.prometheus_url,
+        "OPSBOT_LOGS__SQLITE_PATH": str(sandbox.logs_db),
+        "OPSBOT_DEPLOYS__GIT_REPO": str(sandbox.git_repo),
+        "OPSBOT_TOPOLOGY": json.dumps(sandbox.topology),
         "OPSBOT_STORE__SQLITE_PATH": str(workdir / "traces.db"),
     }
     opsbot = Path(sys.executable).parent / "opsbot"
-    done = subprocess.run([str(opsbot), "diagnose", "--json", sandbox.scenario.question], env=env, cwd=workdir,
-                          capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [str(opsbot), "diagnose", "--json", sandbox.scenario.question],
+        env=env,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     trace: dict[str, Any] = json.loads(done.stdout)
     return trace
@@ -137,19 +171,25 @@ def prompt_tokens_without_tools(wire: WireRecorder, first: Exchange) -> int:
 
 def report(protocol: str, trace: dict[str, Any], exchanges: list[Exchange]) -> None:
     totals = trace["totals"]
-    print(f"\n=== {protocol}: protocol used {trace['protocol']} · stop {trace['stop_reason']} · complete "
-          f"{trace['complete']} · {totals['steps']} steps · {totals['tokens']} tokens · "
-          f"{totals['elapsed_ms'] / 1000:.1f} s")
+    print(
+        f"\n=== {protocol}: protocol used {trace['protocol']} · stop {trace['stop_reason']} · complete "
+        f"{trace['complete']} · {totals['steps']} steps · {totals['tokens']} tokens · "
+        f"{totals['elapsed_ms'] / 1000:.1f} s"
+    )
     print("  HTTP statuses of opsbot's chat requests:", [e.status for e in exchanges])
     for e in exchanges:
         choice = (e.response.get("choices") or [{}])[0]
-        print(f"  request: tools={len(e.request.get('tools') or [])} tool_choice={e.request.get('tool_choice')!r} "
-              f"stop={e.request.get('stop')} -> {e.status} finish={choice.get('finish_reason')} "
-              f"usage={e.response.get('usage', {}).get('prompt_tokens')}+"
-              f"{e.response.get('usage', {}).get('completion_tokens')}")
+        print(
+            f"  request: tools={len(e.request.get('tools') or [])} tool_choice={e.request.get('tool_choice')!r} "
+            f"stop={e.request.get('stop')} -> {e.status} finish={choice.get('finish_reason')} "
+            f"usage={e.response.get('usage', {}).get('prompt_tokens')}+"
+            f"{e.response.get('usage', {}).get('completion_tokens')}"
+        )
     for step in trace["steps"]:
-        print(f"  [{step['index']}] {step['action'] or '(unreadable reply)'} {step['status']} "
-              f"{step['elapsed_ms']} ms {step['prompt_tokens']}+{step['completion_tokens']} tokens")
+        print(
+            f"  [{step['index']}] {step['action'] or '(unreadable reply)'} {step['status']} "
+            f"{step['elapsed_ms']} ms {step['prompt_tokens']}+{step['completion_tokens']} tokens"
+        )
     for note in trace["notes"]:
         print(f"  note: {note[:300]}")
     print("  answer:", trace["answer"][:500].replace("\n", "\n          "))

@@ -53,8 +53,9 @@ class WireRecorder:
             return [e for e in self.exchanges if e.path.endswith("/chat/completions")]
 
     def forward(self, method: str, path: str, body: bytes) -> tuple[int, bytes]:
-        request = urllib.request.Request(self.upstream + path, data=body or None, method=method,
-                                         headers={"content-type": "application/json"})
+        request = urllib.request.Request(
+            self.upstream + path, data=body or None, method=method, headers={"content-type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 status, data = response.status, response.read()

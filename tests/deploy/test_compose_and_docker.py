@@ -24,8 +24,13 @@ def compose_binary() -> str:
 
 
 def compose_config(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([compose_binary(), "-f", str(path), "config", "--format", "json"],
-                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    return subprocess.run(
+        [compose_binary(), "-f", str(path), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_compose_file_passes_docker_compose_config() -> None:

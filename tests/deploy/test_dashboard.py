@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from bot.telemetry import Telemetry
+from bot.http.telemetry import Telemetry
 
 DASHBOARD_PATH = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "opsbot-dashboard.json"
 DASHBOARD = json.loads(DASHBOARD_PATH.read_text())
@@ -15,9 +15,7 @@ SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), 
 
 def exported_names() -> set[str]:
     return {
-        family.name + suffix
-        for family in Telemetry().registry.collect()
-        for suffix in SUFFIXES.get(family.type, ("",))
+        family.name + suffix for family in Telemetry().registry.collect() for suffix in SUFFIXES.get(family.type, ("",))
     }
 
 

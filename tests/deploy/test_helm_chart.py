@@ -40,8 +40,9 @@ def test_chart_metadata() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", chart["version"])
 
 
-@pytest.mark.parametrize("template", [*TEMPLATES, *(CHART / "templates" / n for n in ("_helpers.tpl", "NOTES.txt"))],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "template", [*TEMPLATES, *(CHART / "templates" / n for n in ("_helpers.tpl", "NOTES.txt"))], ids=lambda p: p.name
+)
 def test_every_values_reference_exists(template: Path) -> None:
     refs = set(re.findall(r"\.Values\.([A-Za-z0-9_.]+)", template.read_text()))
     assert [r for r in sorted(refs) if not value_at(r)] == []
@@ -57,12 +58,20 @@ def test_blocks_balance_and_helpers_exist(template: Path) -> None:
     assert set(re.findall(r'include "([^"]+)"', text)) <= defined
 
 
-@pytest.mark.parametrize(("name", "kind"), [("deployment.yaml", "Deployment"), ("service.yaml", "Service"),
-                                            ("configmap.yaml", "ConfigMap"), ("servicemonitor.yaml", "ServiceMonitor"),
-                                            ("pvc.yaml", "PersistentVolumeClaim"),
-                                            ("pdb.yaml", "PodDisruptionBudget"),
-                                            ("serviceaccount.yaml", "ServiceAccount"), ("role.yaml", "Role"),
-                                            ("rolebinding.yaml", "RoleBinding")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("deployment.yaml", "Deployment"),
+        ("service.yaml", "Service"),
+        ("configmap.yaml", "ConfigMap"),
+        ("servicemonitor.yaml", "ServiceMonitor"),
+        ("pvc.yaml", "PersistentVolumeClaim"),
+        ("pdb.yaml", "PodDisruptionBudget"),
+        ("serviceaccount.yaml", "ServiceAccount"),
+        ("role.yaml", "Role"),
+        ("rolebinding.yaml", "RoleBinding"),
+    ],
+)
 def test_templates_are_yaml_of_their_kind(name: str, kind: str) -> None:
     doc = yaml.safe_load(rough_render((CHART / "templates" / name).read_text()))
     assert doc["kind"] == kind and doc["metadata"]["name"] in ("x", "x-read")
@@ -89,7 +98,7 @@ def test_several_replicas_get_redis_a_rolling_update_and_a_disruption_budget() -
     deployment = (CHART / "templates" / "deployment.yaml").read_text()
     assert "gt (int .Values.replicaCount) 1" in deployment and "RollingUpdate" in deployment
     assert "maxUnavailable: 0" in deployment and "terminationGracePeriodSeconds" in deployment
-    assert 'OPSBOT_REDIS__URL' in deployment and 'include "opsbot.redisUrl"' in deployment
+    assert "OPSBOT_REDIS__URL" in deployment and 'include "opsbot.redisUrl"' in deployment
     pdb = (CHART / "templates" / "pdb.yaml").read_text()
     assert pdb.startswith("{{- if gt (int .Values.replicaCount) 1 }}")
     # the grace period outlasts opsbot's own drain (OPSBOT_SERVER__SHUTDOWN_DRAIN_S)
@@ -102,11 +111,18 @@ def test_the_charts_own_redis_is_never_selected_as_an_opsbot_pod() -> None:
     redis_text = (CHART / "templates" / "redis.yaml").read_text()
     assert "opsbot.selectorLabels" not in redis_text and "opsbot.redisSelectorLabels" in redis_text
     helpers = (CHART / "templates" / "_helpers.tpl").read_text()
-    assert "{{ include \"opsbot.name\" . }}-redis" in helpers
+    assert '{{ include "opsbot.name" . }}-redis' in helpers
+
+
 def test_the_role_is_read_only_and_bound_to_the_pods_service_account() -> None:
     role = yaml.safe_load(rough_render((CHART / "templates" / "role.yaml").read_text()))
-    granted = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
-               for resource in rule["resources"] for verb in rule["verbs"]}
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
     assert {verb for _, _, verb in granted} == {"get", "list"}
     assert {resource for _, resource, _ in granted} == {"pods", "events", "deployments", "replicasets"}
     binding = (CHART / "templates" / "rolebinding.yaml").read_text()

@@ -1,5 +1,5 @@
 """deploy/slack-app-manifest.yaml against the documented manifest structure (schema 2.0.0 keys and limits),
-and against what bot/slack/listeners.py actually registers."""
+and against what bot/slack/intake/listeners.py actually registers."""
 
 from __future__ import annotations
 
@@ -11,15 +11,27 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST: dict[str, Any] = yaml.safe_load((ROOT / "deploy" / "slack-app-manifest.yaml").read_text())
-LISTENERS = (ROOT / "bot" / "slack" / "listeners.py").read_text()
+LISTENERS = (ROOT / "bot" / "slack" / "intake" / "listeners.py").read_text()
 
 TOP_LEVEL = {"_metadata", "display_information", "features", "oauth_config", "settings"}
-SETTINGS_KEYS = {"event_subscriptions", "interactivity", "org_deploy_enabled", "socket_mode_enabled",
-                 "token_rotation_enabled", "allowed_ip_address_ranges", "incoming_webhooks"}  # fmt: skip
+SETTINGS_KEYS = {
+    "event_subscriptions",
+    "interactivity",
+    "org_deploy_enabled",
+    "socket_mode_enabled",
+    "token_rotation_enabled",
+    "allowed_ip_address_ranges",
+    "incoming_webhooks",
+}
 # The scope each subscribed event needs (Slack's Events API reference).
-EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history", "message.channels": "channels:history",
-                "message.groups": "groups:history", "assistant_thread_started": "assistant:write",
-                "assistant_thread_context_changed": "assistant:write"}  # fmt: skip
+EVENT_SCOPES = {
+    "app_mention": "app_mentions:read",
+    "message.im": "im:history",
+    "message.channels": "channels:history",
+    "message.groups": "groups:history",
+    "assistant_thread_started": "assistant:write",
+    "assistant_thread_context_changed": "assistant:write",
+}
 
 
 def test_top_level_and_settings_keys_are_documented_ones() -> None:

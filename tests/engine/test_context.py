@@ -137,8 +137,7 @@ def test_last_step_tells_the_model_to_answer_now(scripted_llm: ScriptedLLM) -> N
     run_agent(QUESTION, scripted_openai_llm(scripted_llm), engine_toolbox(), Budget(max_steps=2))
 
     assert (
-        "[Step 2 of 2: your last. Give your final answer now.]"
-        in scripted_llm.chat_requests[1].messages[-1]["content"]
+        "[Step 2 of 2: your last. Give your final answer now.]" in scripted_llm.chat_requests[1].messages[-1]["content"]
     )
 
 

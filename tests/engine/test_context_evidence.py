@@ -37,8 +37,13 @@ def test_facts_the_tools_surfaced_reach_the_final_request(
     tools = wiring.build_toolbox(sandbox_settings(box, tmp_path, toolsets=True))  # the replays use every toolset
     scripted_llm.script(*replay_for(name, box))
 
-    trace = run_agent(Question(scenario.question), scripted_openai_llm(scripted_llm), tools, Budget(max_steps=10),
-                      limits=ContextLimits())
+    trace = run_agent(
+        Question(scenario.question),
+        scripted_openai_llm(scripted_llm),
+        tools,
+        Budget(max_steps=10),
+        limits=ContextLimits(),
+    )
 
     assert trace.complete, trace.stop_reason
     observed = "\n".join(step.observation for step in trace.steps).lower()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from bot.engine.context import Answer, ContextLimits, Exchange, render_messages, step_to_line, truncate_observation
-from bot.engine.digest import evidence_lines, observation_digest, observation_gist
+from bot.engine.history.digest import evidence_lines, observation_digest, observation_gist
 from bot.engine.types import Question, Step
 
-# Observations as tools/metrics.py, logs.py and deploys.py print them (from the hikari-pool sandbox).
+# Observations as tools/metrics/query.py, logs.py and deploys.py print them (from the hikari-pool sandbox).
 METRICS = """p99_latency of order, 2026-11-28 14:05 → 16:05 UTC (2h), step 30s
 promql: histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="order"}[5m])))
 min 194 ms · median 366 ms · max 1,265 ms · last 1,222 ms
@@ -102,14 +102,16 @@ def test_gist_names_the_finding_first() -> None:
     assert observation_gist(METRICS, 200).startswith("change: 15:07 202 ms -> 1,216 ms (x6.0) | min 194 ms")
     assert observation_gist(DIFF, 200) == "maximumPoolSize: 50 -> 200"
     assert observation_gist(DEPLOYS, 200).startswith(
-        "2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: Raise Hikari pool size | 2026-11-28T09:40")
+        "2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: Raise Hikari pool size | 2026-11-28T09:40"
+    )
     assert observation_gist(LOGS, 120).startswith("480x HikariPool-<n> - Connection is not available")
 
 
 def test_compressed_step_line_carries_the_key_finding() -> None:
     step = Step(5, "", "query_deploy_diff", {"version": "v2.8.1", "service": "order"}, DIFF, "ok")
     assert step_to_line(step) == (
-        "#5 query_deploy_diff(version=v2.8.1, service=order) -> ok: maximumPoolSize: 50 -> 200")
+        "#5 query_deploy_diff(version=v2.8.1, service=order) -> ok: maximumPoolSize: 50 -> 200"
+    )
 
 
 def _exchange(index: int, observation: str) -> Exchange:

@@ -7,8 +7,8 @@ import pytest
 from bot import wiring
 from bot.engine.llm import LLMUnavailable, OpenAILLM, error_kind_from_status
 from bot.engine.types import Question, StopReason
+from bot.http.telemetry import Telemetry
 from bot.routing.intent import classify
-from bot.telemetry import Telemetry
 from tests.fakes.backends import free_port
 from tests.fakes.llm import MODEL, ScriptedLLM, llm_settings, scripted_openai_llm
 from tools.base import Toolbox, tool
@@ -61,8 +61,14 @@ def test_timeout_is_reported_when_the_sdk_gives_up(scripted_llm: ScriptedLLM) ->
 
 def test_refused_connection_is_reported_as_connection() -> None:
     seen: list[str] = []
-    llm = OpenAILLM(base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="test", model=MODEL, max_retries=0,
-                    timeout_s=5.0, on_error=seen.append)
+    llm = OpenAILLM(
+        base_url=f"http://127.0.0.1:{free_port()}/v1",
+        api_key="test",
+        model=MODEL,
+        max_retries=0,
+        timeout_s=5.0,
+        on_error=seen.append,
+    )
     with pytest.raises(LLMUnavailable, match="APIConnectionError"):
         llm.complete(MESSAGES)
     assert seen == ["connection"]
@@ -76,9 +82,20 @@ def test_a_failing_observer_never_fails_the_call(scripted_llm: ScriptedLLM) -> N
     assert scripted_openai_llm(scripted_llm, max_retries=1, on_error=broken).complete(MESSAGES).content == "ok"
 
 
-@pytest.mark.parametrize(("status", "kind"), [(429, "rate_limited"), (500, "server_error"), (503, "server_error"),
-                                              (408, "timeout"), (401, "auth"), (403, "auth"), (400, "bad_request"),
-                                              (404, "bad_request"), (422, "bad_request")])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (429, "rate_limited"),
+        (500, "server_error"),
+        (503, "server_error"),
+        (408, "timeout"),
+        (401, "auth"),
+        (403, "auth"),
+        (400, "bad_request"),
+        (404, "bad_request"),
+        (422, "bad_request"),
+    ],
+)
 def test_error_kind_from_status(status: int, kind: str) -> None:
     assert error_kind_from_status(status) == kind
 

@@ -1,4 +1,4 @@
-"""LLM calls inside the budget and on the record: one test per defect (issues 13 and 17), each failed before its fix.
+"""LLM calls inside the budget and on the record: one test per defect, each failed before its fix.
 
 The time budget covers every LLM call; the forced conclusion is budgeted; bad bodies are counted and named; a
 huge reply neither becomes the answer nor breaks the token budget; opsbot's own numbers are not "unverified".
@@ -13,9 +13,9 @@ from bot.config import Settings
 from bot.engine.llm import LLMUnavailable
 from bot.engine.loop import run_agent
 from bot.engine.types import Budget, Question, Step, StopReason, Totals, Trace
+from bot.http.telemetry import Telemetry
 from bot.routing.intent import classify
 from bot.safety.grounding import mark_unverified, unverified_claims
-from bot.telemetry import Telemetry
 from bot.wiring.sandbox import eval_prometheus_port
 from tests.engine.engine_tools import engine_toolbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
@@ -36,8 +36,10 @@ def test_an_llm_call_gets_only_the_time_left_in_the_budget(strict_llm: ScriptedL
 
 def test_the_forced_conclusion_asks_for_no_more_tokens_than_are_left(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script(
-        {"content": "Symptom.", "tool_calls": [{"name": "query_metrics",
-                                                "arguments": {"service": "order", "metric": "p99_latency"}}]},
+        {
+            "content": "Symptom.",
+            "tool_calls": [{"name": "query_metrics", "arguments": {"service": "order", "metric": "p99_latency"}}],
+        },
         {"content": "Established: p99 rose at 15:05."},
     )
     trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), TOOLS, Budget(token_budget=300))
@@ -47,8 +49,9 @@ def test_the_forced_conclusion_asks_for_no_more_tokens_than_are_left(scripted_ll
 
 
 @pytest.mark.parametrize("body", ["<html>502 Bad Gateway</html>", '{"id": "x", "choices": [{"index": 0, "mess'])
-def test_a_garbage_or_truncated_body_is_counted_and_names_model_and_endpoint(scripted_llm: ScriptedLLM,
-                                                                             body: str) -> None:
+def test_a_garbage_or_truncated_body_is_counted_and_names_model_and_endpoint(
+    scripted_llm: ScriptedLLM, body: str
+) -> None:
     telemetry = Telemetry()
     scripted_llm.script({"raw_body": body})
     llm = scripted_openai_llm(scripted_llm, max_retries=0, on_error=telemetry.observe_llm_error)
@@ -69,11 +72,13 @@ def test_a_huge_reply_is_cut_never_the_answer_and_keeps_the_token_budget(scripte
 
 
 def test_opsbots_own_label_numbers_are_not_unverified() -> None:
-    answer = ("Partial answer: the investigation stopped because the token budget ran out "
-              "(33,120 tokens used of 32,000). This is not a confirmed root cause.\n\n"
-              "_The LLM was unavailable: scripted-model at http://127.0.0.1:4242/v1: HTTP 503._\n\n"
-              "_The model gemma-3-270m-q4_k_m at http://127.0.0.1:44835/v1 produced nothing usable._\n\n"
-              "order p99 rose to 1,180 ms.")
+    answer = (
+        "Partial answer: the investigation stopped because the token budget ran out "
+        "(33,120 tokens used of 32,000). This is not a confirmed root cause.\n\n"
+        "_The LLM was unavailable: scripted-model at http://127.0.0.1:4242/v1: HTTP 503._\n\n"
+        "_The model gemma-3-270m-q4_k_m at http://127.0.0.1:44835/v1 produced nothing usable._\n\n"
+        "order p99 rose to 1,180 ms."
+    )
     step = Step(1, "", "query_metrics", {}, "p99 1180 ms", "ok")
     trace = Trace("t", "why?", "native", (step,), answer, False, StopReason.TOKEN_BUDGET, Totals())
     assert mark_unverified(trace).notes == ()

@@ -24,9 +24,16 @@ class HeldLLM:
         self.peak = 0
         self._lock = threading.Lock()
 
-    def complete(self, messages: Sequence[Mapping[str, Any]], *, tools: Sequence[Mapping[str, Any]] | None = None,
-                 stop: Sequence[str] | None = None, role: Role = "main", max_tokens: int | None = None,
-                 timeout_s: float | None = None) -> LLMReply:
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        stop: Sequence[str] | None = None,
+        role: Role = "main",
+        max_tokens: int | None = None,
+        timeout_s: float | None = None,
+    ) -> LLMReply:
         with self._lock:
             self.running += 1
             self.peak = max(self.peak, self.running)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.engine.context import Answer, ContextLimits, Exchange, render_messages
-from bot.engine.memory import compressed_thought, first_sentence, memory_call_text, old_steps_text
+from bot.engine.history.memory import compressed_thought, first_sentence, memory_call_text, old_steps_text
 from bot.engine.types import Question, Step
 
 METRICS = "order p99 over 2h\nchange: 15:07 212 ms -> 1,180 ms (x5.6)\nmin 194 ms · median 380 ms · max 1,260 ms"
@@ -17,10 +17,12 @@ def step(index: int, thought: str, observation: str, **args: object) -> Step:
 
 
 def test_every_older_step_keeps_its_thought_call_and_finding_on_one_line() -> None:
-    text = old_steps_text([
-        step(1, "Symptom first. Then errors.", METRICS, **WINDOW),
-        step(2, "p99 jumped at 15:07: a change just before?", DEPLOYS, service="order"),
-    ])
+    text = old_steps_text(
+        [
+            step(1, "Symptom first. Then errors.", METRICS, **WINDOW),
+            step(2, "p99 jumped at 15:07: a change just before?", DEPLOYS, service="order"),
+        ]
+    )
 
     heading, opening, first, second, closing = text.splitlines()
     assert heading == "Earlier steps (Thought => call -> result; 2026-11-30 unless dated):"
@@ -37,8 +39,9 @@ def test_a_finding_an_earlier_line_gave_is_not_repeated() -> None:
 
 def test_a_failed_step_says_so_and_a_plain_one_does_not() -> None:
     failed = Step(1, "Try.", "query_logs", {"service": "orders"}, "unknown service 'orders'", "error")
-    assert old_steps_text([failed]).endswith("#1 Try. => query_logs(orders) -> error: unknown service 'orders'\n"
-                                             "</observation>")
+    assert old_steps_text([failed]).endswith(
+        "#1 Try. => query_logs(orders) -> error: unknown service 'orders'\n</observation>"
+    )
 
 
 def test_a_log_line_in_an_older_finding_cannot_close_the_fence() -> None:
@@ -65,8 +68,14 @@ def test_a_call_shows_its_values_and_a_window_on_one_day_once() -> None:
 
 def test_by_default_one_user_message_holds_the_lines_and_the_newest_result_in_full() -> None:
     steps = [step(1, "Symptom first.", METRICS, **WINDOW), step(2, "Deploys?", DEPLOYS, service="order")]
-    exchanges = [Exchange((s,), {"role": "assistant", "content": s.thought},
-                          (Answer("tool", observation=s.observation, tool_call_id=f"c{s.index}"),)) for s in steps]
+    exchanges = [
+        Exchange(
+            (s,),
+            {"role": "assistant", "content": s.thought},
+            (Answer("tool", observation=s.observation, tool_call_id=f"c{s.index}"),),
+        )
+        for s in steps
+    ]
 
     messages = render_messages("sys", Question("why?"), exchanges, ContextLimits(), "[Step 3 of 8]")
 
@@ -79,7 +88,9 @@ def test_by_default_one_user_message_holds_the_lines_and_the_newest_result_in_fu
 
 def test_a_diff_keeps_its_changed_lines_not_only_the_first_few() -> None:
     added = "\n".join(f"+  column_{i}   TEXT NOT NULL," for i in range(8))
-    diff = (f"deploy inventory/v5.4.0 at 2026-11-30T23:47:00Z by p: migration\ndiff --git a/m.sql b/m.sql\n"
-            f"+CREATE TABLE t_new (\n{added}\n+DROP TABLE t;  -- drops idx_t_sku with it")
+    diff = (
+        f"deploy inventory/v5.4.0 at 2026-11-30T23:47:00Z by p: migration\ndiff --git a/m.sql b/m.sql\n"
+        f"+CREATE TABLE t_new (\n{added}\n+DROP TABLE t;  -- drops idx_t_sku with it"
+    )
     line = old_steps_text([Step(3, "Diff.", "query_deploy_diff", {"version": "v5.4.0"}, diff, "ok")])
     assert "+ DROP TABLE t; -- drops idx_t_sku with it" in line and "+ column_0 TEXT NOT NULL," in line

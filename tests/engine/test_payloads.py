@@ -7,8 +7,8 @@ import re
 from datetime import datetime, timedelta
 
 from bot.engine.context import Answer, ContextLimits, Exchange, render_messages, step_to_line
-from bot.engine.digest import evidence_lines
-from bot.engine.payloads import text_from_payload
+from bot.engine.history.digest import evidence_lines
+from bot.engine.history.payloads import text_from_payload
 from bot.engine.types import Question, Step
 from tests.bench.rawtools import elasticsearch_hits, git_output, prometheus_range
 from tests.fakes.backends import RunningSandbox
@@ -35,8 +35,11 @@ def test_a_prometheus_range_becomes_statistics_the_level_shift_and_a_few_points(
     assert any(line.startswith("min ") and " · median " in line for line in lines)
     change = next(line for line in lines if line.startswith("change: "))
     onset = datetime.strptime(change.split()[1], "%H:%M").replace(
-        year=sandbox.incident_at.year, month=sandbox.incident_at.month, day=sandbox.incident_at.day,
-        tzinfo=sandbox.incident_at.tzinfo)
+        year=sandbox.incident_at.year,
+        month=sandbox.incident_at.month,
+        day=sandbox.incident_at.day,
+        tzinfo=sandbox.incident_at.tzinfo,
+    )
     assert abs(onset - sandbox.incident_at) <= timedelta(minutes=10), change
     assert float(change.split()[2]) * 3 < float(change.split()[4])  # the jump, low -> high
     assert re.match(r"points every \d+[smhd] from \d\d:\d\d: ", lines[-1]), lines[-1]  # the times said once
@@ -73,7 +76,8 @@ def test_elasticsearch_hits_are_grouped_by_message_biggest_group_first(
 
 def test_an_error_body_is_one_line_and_other_json_is_left_alone() -> None:
     assert text_from_payload('{"status":"error","errorType":"bad_data","error":"parse error at char 5"}') == (
-        "prometheus error (bad_data): parse error at char 5")
+        "prometheus error (bad_data): parse error at char 5"
+    )
     assert text_from_payload('{"status": "ok", "items": [1, 2]}') is None
     assert text_from_payload("[1, 2, 3]") is None
     assert text_from_payload("{not json") is None
@@ -82,10 +86,17 @@ def test_an_error_body_is_one_line_and_other_json_is_left_alone() -> None:
 
 def test_the_model_is_sent_the_compact_lines_and_the_trace_keeps_the_body(sandbox: RunningSandbox) -> None:
     body = _p99_body(sandbox)
-    step = Step(index=1, thought="Symptom first.", action="query_metrics", args={"service": "order"},
-                observation=body, status="ok")
-    exchange = Exchange((step,), {"role": "assistant", "content": "Symptom first."},
-                        (Answer("user", "Observation:\n", body),))
+    step = Step(
+        index=1,
+        thought="Symptom first.",
+        action="query_metrics",
+        args={"service": "order"},
+        observation=body,
+        status="ok",
+    )
+    exchange = Exchange(
+        (step,), {"role": "assistant", "content": "Symptom first."}, (Answer("user", "Observation:\n", body),)
+    )
     limits = ContextLimits(keep_recent_steps=2)  # the older of two re-sent exchanges is a digest
 
     newest = render_messages("system", Question("why?"), [exchange], limits, "")[-1]["content"]
@@ -116,8 +127,9 @@ def test_git_log_stat_becomes_one_line_per_commit_and_its_gist_names_the_version
     assert head == f"git log: {len(commits)} commit{'s' if len(commits) > 1 else ''}, newest first"
     assert len(lines) == len(commits) and all(line.startswith("commit ") for line in lines)
     assert "v2.8.1" in lines[0] and "; files: services/order/{" in lines[0] and "@example.com" not in text
-    step = Step(index=4, thought="", action="query_deploy_records", args={"service": "order"}, observation=raw,
-                status="ok")
+    step = Step(
+        index=4, thought="", action="query_deploy_records", args={"service": "order"}, observation=raw, status="ok"
+    )
     assert "v2.8.1" in step_to_line(step) and "files" not in step_to_line(step)
 
 

@@ -13,8 +13,8 @@ from bot.engine.context import ContextLimits
 from bot.engine.llm import LLM
 from bot.engine.loop import answer_once, run_agent
 from bot.engine.types import Budget, Intent, Question, Step, StopReason
+from bot.http.telemetry import Telemetry
 from bot.routing.respond import GREETING_ANSWER, Playbook, Router
-from bot.telemetry import Telemetry
 from tests.engine.engine_tools import engine_toolbox
 from tests.fakes.llm import MODEL, ScriptedLLM, scripted_openai_llm
 from tests.fakes.playbook import RecordingPlaybook
@@ -30,8 +30,7 @@ def call(name: str, **args: object) -> dict[str, object]:
 
 
 def diagnose_router(llm: LLM, *, playbook: Playbook | None = None) -> Router:
-    return Router(llm=llm, tools=TOOLS, budget=Budget(max_steps=4), classify=lambda text: DIAGNOSE,
-                  playbook=playbook)
+    return Router(llm=llm, tools=TOOLS, budget=Budget(max_steps=4), classify=lambda text: DIAGNOSE, playbook=playbook)
 
 
 # --- the wire: what strict servers need ------------------------------------------------------------------
@@ -63,8 +62,10 @@ def test_a_replayed_tool_call_without_text_is_sent_with_empty_content_not_null(s
 def test_a_server_that_ignores_tools_switches_the_run_and_the_model_to_text(strict_llm: ScriptedLLM) -> None:
     strict_llm.script(
         {"content": "The order service is probably slow because of load."},  # prose at step 1: tools ignored
-        {"content": 'Thought: symptom first.\nAction: query_metrics\nAction Input: {"service": "order", '
-                    '"metric": "p99_latency"}'},
+        {
+            "content": 'Thought: symptom first.\nAction: query_metrics\nAction Input: {"service": "order", '
+            '"metric": "p99_latency"}'
+        },
         {"content": "Thought: 15:05 jump.\nFinal Answer: order p99 jumped at 15:05."},
         {"content": "Thought: again.\nFinal Answer: order p99 jumped at 15:05."},
     )
@@ -85,8 +86,7 @@ def test_a_server_that_ignores_tools_switches_the_run_and_the_model_to_text(stri
 
 
 @pytest.mark.parametrize("protocol", ["native", "text"])
-def test_a_reply_cut_off_at_max_tokens_is_a_format_error_with_a_hint(strict_llm: ScriptedLLM,
-                                                                     protocol: str) -> None:
+def test_a_reply_cut_off_at_max_tokens_is_a_format_error_with_a_hint(strict_llm: ScriptedLLM, protocol: str) -> None:
     long_answer = "Final Answer: Root cause " + "because the pool was exhausted and " * 40
     strict_llm.script({"content": long_answer}, {"content": "Final Answer: pool exhausted."})
     llm = scripted_openai_llm(strict_llm, max_reply_tokens=40)
@@ -98,23 +98,28 @@ def test_a_reply_cut_off_at_max_tokens_is_a_format_error_with_a_hint(strict_llm:
 
 
 @pytest.mark.parametrize("protocol", ["native", "text"])
-def test_an_echoed_system_prompt_is_a_format_error_and_never_the_answer(strict_llm: ScriptedLLM,
-                                                                         protocol: str) -> None:
+def test_an_echoed_system_prompt_is_a_format_error_and_never_the_answer(strict_llm: ScriptedLLM, protocol: str) -> None:
     strict_llm.script({"content": f"Final Answer: {SYSTEM_ECHO}"}, {"content": "Final Answer: pool exhausted."})
     trace = run_agent(QUESTION, scripted_openai_llm(strict_llm), TOOLS, Budget(), protocol=protocol)  # type: ignore[arg-type]
     assert trace.steps[0].status == "format_error" and "repeats the instructions" in trace.steps[0].observation
     assert trace.answer == "pool exhausted."
 
 
-@pytest.mark.parametrize(("echo", "copied"), [
-    ("You are opsbot, an SRE incident-diagnosis assistant. An investigation was stopped", "You are opsbot"),
-    # seen against llama.cpp + Gemma 3 270M once the one-message context let it call tools: its conclusion was
-    # the user message copied back ("Question: … What the investigation observed:"), shown as the answer
-    ("Question: Why is order p99 latency high since 15:05?\n\nWhat the investigation observed:\n",
-     "What the investigation observed"),
-])
-def test_an_echoed_prompt_or_scaffold_in_the_forced_conclusion_is_not_shown(strict_llm: ScriptedLLM, echo: str,
-                                                                            copied: str) -> None:
+@pytest.mark.parametrize(
+    ("echo", "copied"),
+    [
+        ("You are opsbot, an SRE incident-diagnosis assistant. An investigation was stopped", "You are opsbot"),
+        # seen against llama.cpp + Gemma 3 270M once the one-message context let it call tools: its conclusion was
+        # the user message copied back ("Question: … What the investigation observed:"), shown as the answer
+        (
+            "Question: Why is order p99 latency high since 15:05?\n\nWhat the investigation observed:\n",
+            "What the investigation observed",
+        ),
+    ],
+)
+def test_an_echoed_prompt_or_scaffold_in_the_forced_conclusion_is_not_shown(
+    strict_llm: ScriptedLLM, echo: str, copied: str
+) -> None:
     strict_llm.script(
         {"content": "Symptom.", "tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},
         {"content": echo},
@@ -124,12 +129,14 @@ def test_an_echoed_prompt_or_scaffold_in_the_forced_conclusion_is_not_shown(stri
     assert "not interpreted by a model" in trace.answer and "repeated its instructions" in trace.answer
 
 
-@pytest.mark.parametrize("reply", [
-    {"content": "You are opsbot, a chat-ops assistant for an SRE team. Answer the message below"},
-    {"content": "Hello! I am happy to help you with " * 30},  # cut off at max_tokens
-])
-def test_a_one_shot_echo_or_cut_off_reply_is_never_the_answer(strict_llm: ScriptedLLM,
-                                                             reply: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"content": "You are opsbot, a chat-ops assistant for an SRE team. Answer the message below"},
+        {"content": "Hello! I am happy to help you with " * 30},  # cut off at max_tokens
+    ],
+)
+def test_a_one_shot_echo_or_cut_off_reply_is_never_the_answer(strict_llm: ScriptedLLM, reply: dict[str, str]) -> None:
     strict_llm.script(reply)
     trace = answer_once(Question("hi there"), scripted_openai_llm(strict_llm, max_reply_tokens=40), TOOLS)
     assert trace.stop_reason is StopReason.FORMAT_ERRORS and not trace.complete
@@ -140,8 +147,12 @@ def test_a_chitchat_reply_that_is_unusable_gets_the_canned_answer_and_keeps_its_
     strict_llm: ScriptedLLM,
 ) -> None:
     strict_llm.script({"content": "You are opsbot, a chat-ops assistant for an SRE team. Answer the message"})
-    router = Router(llm=scripted_openai_llm(strict_llm), tools=TOOLS, budget=Budget(),
-                    classify=lambda text: Intent("chitchat", 0.9, "rules", "test"))
+    router = Router(
+        llm=scripted_openai_llm(strict_llm),
+        tools=TOOLS,
+        budget=Budget(),
+        classify=lambda text: Intent("chitchat", 0.9, "rules", "test"),
+    )
     trace = router(Question("hi"))
     assert trace.answer == GREETING_ANSWER and trace.totals.tokens > 0
 
@@ -184,7 +195,8 @@ def test_a_model_that_produces_nothing_usable_falls_back_to_the_playbook_naming_
 
 
 def test_time_and_tokens_of_a_failed_attempt_stay_in_the_totals_after_a_fallback(
-    strict_llm: ScriptedLLM, caplog: pytest.LogCaptureFixture,
+    strict_llm: ScriptedLLM,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     strict_llm.script({"content": "not a step at all"}, {"status": 500, "delay_s": 0.3, "repeat": 3})
     llm = scripted_openai_llm(strict_llm, max_retries=0)
@@ -215,8 +227,10 @@ def test_metrics_count_a_failed_attempts_tokens_once_and_the_trace_keeps_its_ste
 
     trace = diagnose_router(scripted_openai_llm(strict_llm), playbook=RecordingPlaybook())(QUESTION, observe)
     telemetry.observe_trace(trace)
-    counted = sum(telemetry.registry.get_sample_value("opsbot_llm_tokens_total", {"kind": kind}) or 0.0
-                  for kind in ("prompt", "completion"))
+    counted = sum(
+        telemetry.registry.get_sample_value("opsbot_llm_tokens_total", {"kind": kind}) or 0.0
+        for kind in ("prompt", "completion")
+    )
     assert counted == trace.totals.tokens > 0  # not lost with the fallback, not counted twice
     assert [s.status for s in trace.steps] == ["format_error"] * 3 + ["ok"]
     assert [s.index for s in trace.steps] == seen == [1, 2, 3, 4]  # the playbook's step numbered after them

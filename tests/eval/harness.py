@@ -32,8 +32,13 @@ def sandbox_settings(
     toolsets=True also turns on what `opsbot eval` turns on: the runbooks of the sandbox's repository and, for a
     scenario with a cluster, its Kubernetes API stand-in."""
     values: dict[str, Any] = {
-        "llm": {"base_url": llm_base_url, "api_key": "test" if llm_base_url else "", "max_retries": 0,
-                "model": "scripted-model", "timeout_s": 10.0},
+        "llm": {
+            "base_url": llm_base_url,
+            "api_key": "test" if llm_base_url else "",
+            "max_retries": 0,
+            "model": "scripted-model",
+            "timeout_s": 10.0,
+        },
         "prometheus": {"url": box.prometheus_url, "metrics": {**default_metric_catalogue(), **SANDBOX_METRICS}},
         "logs": {"backend": "sqlite", "sqlite_path": box.logs_db},
         "deploys": {"backend": "git", "git_repo": box.git_repo},

@@ -57,8 +57,13 @@ def test_demo_from_nothing_diagnoses_the_default_incident_with_the_playbook(cli_
 def test_demo_uses_the_configured_llm_and_prints_its_steps(cli_env, scripted_llm):
     incident = incident_time("yesterday 15:05", datetime.now(UTC))
     scripted_llm.responder = intent_or(replay_for("hikari-pool", SimpleNamespace(incident_at=incident)))
-    env = {**cli_env, "OPSBOT_LLM__BASE_URL": scripted_llm.base_url, "OPSBOT_LLM__API_KEY": "test",
-           "OPSBOT_LLM__MODEL": "scripted-model", "OPSBOT_LLM__MAX_RETRIES": "0"}
+    env = {
+        **cli_env,
+        "OPSBOT_LLM__BASE_URL": scripted_llm.base_url,
+        "OPSBOT_LLM__API_KEY": "test",
+        "OPSBOT_LLM__MODEL": "scripted-model",
+        "OPSBOT_LLM__MAX_RETRIES": "0",
+    }
     result = runner.invoke(app, ["demo"], env=env)
     assert result.exit_code == 0, result.output
     assert "LLM: scripted-model" in result.output
@@ -100,8 +105,9 @@ def test_eval_runs_a_teams_own_scenario_folder_and_reports_headline_and_evidence
 
 
 def test_eval_heldout_runs_only_the_held_out_set(cli_env):
-    result = runner.invoke(app, ["eval", "--heldout", "--scenario", "heldout/healthy-quiet", "--playbook", "--json"],
-                           env=cli_env)
+    result = runner.invoke(
+        app, ["eval", "--heldout", "--scenario", "heldout/healthy-quiet", "--playbook", "--json"], env=cli_env
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert [r["scenario"] for r in report["scenarios"]] == ["healthy-quiet"]
@@ -113,11 +119,17 @@ def test_a_stored_trace_is_replayed_against_the_configured_model_without_any_bac
     trace_id = json.loads(recorded.stdout)["scenarios"][0]["trace_id"]
     incident = incident_time("yesterday 15:05", datetime.now(UTC))
     scripted_llm.responder = intent_or(replay_for("hikari-pool", SimpleNamespace(incident_at=incident)))
-    env = {**cli_env, "OPSBOT_LLM__BASE_URL": scripted_llm.base_url, "OPSBOT_LLM__API_KEY": "test",
-           "OPSBOT_LLM__MODEL": "scripted-model", "OPSBOT_LLM__MAX_RETRIES": "0",
-           "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9"}  # the sandbox is down: only recorded observations exist
-    result = runner.invoke(app, ["eval", "--from-trace", trace_id, "--expect", "v2.8.1", "--expect",
-                                 "maximumPoolSize", "--json"], env=env)
+    env = {
+        **cli_env,
+        "OPSBOT_LLM__BASE_URL": scripted_llm.base_url,
+        "OPSBOT_LLM__API_KEY": "test",
+        "OPSBOT_LLM__MODEL": "scripted-model",
+        "OPSBOT_LLM__MAX_RETRIES": "0",
+        "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
+    }  # the sandbox is down: only recorded observations exist
+    result = runner.invoke(
+        app, ["eval", "--from-trace", trace_id, "--expect", "v2.8.1", "--expect", "maximumPoolSize", "--json"], env=env
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["trace_id"] == trace_id and summary["replayed"]["protocol"] == "native"

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from bot import wiring
 from bot.cli import app
 from bot.engine.types import Question, Step
-from bot.slack.answer import trace_to_blocks
-from bot.slack.findings import finding_from_step, relative
+from bot.slack.delivery.answer import trace_to_blocks
+from bot.slack.delivery.findings import finding_from_step, relative
 from tests.eval.harness import sandbox_settings
 from tests.fakes.backends import RunningSandbox, start_sandbox
 
@@ -50,9 +50,15 @@ def test_an_incident_before_midnight_diagnosed_after_it_keeps_its_log_confirmati
 
 
 def test_a_dated_change_line_is_a_finding_with_its_time() -> None:
-    step = Step(index=1, thought="", action="query_metrics", args={"service": "profile", "metric": "p99_latency"},
-                observation="p99_latency of profile, 2026-12-01 21:36 → 2026-12-02 00:06 UTC (2.5h), step 1m\n"
-                            "change: 12-01 23:38 89.3 ms -> 698 ms (x7.8)\n", status="ok")
+    step = Step(
+        index=1,
+        thought="",
+        action="query_metrics",
+        args={"service": "profile", "metric": "p99_latency"},
+        observation="p99_latency of profile, 2026-12-01 21:36 → 2026-12-02 00:06 UTC (2.5h), step 1m\n"
+        "change: 12-01 23:38 89.3 ms -> 698 ms (x7.8)\n",
+        status="ok",
+    )
     finding = finding_from_step(step, deploy_at="23:27")
     assert finding.kind == "change" and finding.at == "23:38"
     assert finding.text == "profile p99 latency 89.3 ms → 698 ms (x7.8) at 23:38 (11 min after the deploy)"
@@ -65,8 +71,12 @@ def test_minutes_from_a_deploy_count_across_midnight() -> None:
 
 
 def test_eval_at_refuses_a_time_that_is_not_one_or_is_in_the_future(tmp_path) -> None:
-    env = {"OPSBOT_SANDBOX__DIR": str(tmp_path / "sandbox"), "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "t.db"),
-           "OPSBOT_LLM__BASE_URL": None, "OPSBOT_LLM__API_KEY": None}
+    env = {
+        "OPSBOT_SANDBOX__DIR": str(tmp_path / "sandbox"),
+        "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "t.db"),
+        "OPSBOT_LLM__BASE_URL": None,
+        "OPSBOT_LLM__API_KEY": None,
+    }
     bad = CliRunner().invoke(app, ["eval", "--playbook", "--at", "half past", "--scenario", "hikari-pool"], env=env)
     assert bad.exit_code == 2 and "not a time" in bad.output
     later = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%MZ")
@@ -76,12 +86,16 @@ def test_eval_at_refuses_a_time_that_is_not_one_or_is_in_the_future(tmp_path) ->
 
 def test_eval_at_runs_a_scenario_at_that_clock(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    env = {"OPSBOT_SANDBOX__DIR": str(tmp_path / "sandbox"), "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "t.db"),
-           "OPSBOT_LLM__BASE_URL": None, "OPSBOT_LLM__API_KEY": None, "OPSBOT_LOG_LEVEL": "WARNING"}
-    result = CliRunner().invoke(app, ["eval", "--playbook", "--at", "00:05", "--scenario", "two-deploys-earlier"],
-                                env=env)
+    env = {
+        "OPSBOT_SANDBOX__DIR": str(tmp_path / "sandbox"),
+        "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "t.db"),
+        "OPSBOT_LLM__BASE_URL": None,
+        "OPSBOT_LLM__API_KEY": None,
+        "OPSBOT_LOG_LEVEL": "WARNING",
+    }
+    result = CliRunner().invoke(
+        app, ["eval", "--playbook", "--at", "00:05", "--scenario", "two-deploys-earlier"], env=env
+    )
     assert result.exit_code == 0, result.output
     assert f"run clock {_just_after_midnight():%Y-%m-%d} 00:05 UTC" in result.output
     assert re.search(r"^TOTAL\s+1/1\s+1/1\s", result.output, re.MULTILINE), result.output
-
-

@@ -78,8 +78,10 @@ def _step(index: int, action: str, status: str) -> Step:
 
 def test_tool_error_counts_as_corrected_only_when_the_next_step_retries_it_successfully():
     steps = (
-        _step(1, "query_metrics", "error"), _step(2, "query_metrics", "ok"),
-        _step(3, "query_logs", "error"), _step(4, "query_deploy_records", "ok"),
+        _step(1, "query_metrics", "error"),
+        _step(2, "query_metrics", "ok"),
+        _step(3, "query_logs", "error"),
+        _step(4, "query_deploy_records", "ok"),
     )
     trace = Trace("t", "q", "native", steps, "a", True, StopReason.FINISH, Totals(steps=4, tool_calls=4, tool_errors=2))
     assert corrected_tool_errors(trace) == 1
@@ -97,7 +99,6 @@ def test_report_is_appended_to_the_trace_store(tmp_path):
     json.dumps(saved)
 
 
-
 def test_the_answer_formats_root_cause_label_is_not_blame():
     assert says_no_incident("Root cause: no incident: checkout's metrics show no change point.")
     assert not says_no_incident("Root cause: a bad deploy. There is no incident elsewhere.")
@@ -111,8 +112,10 @@ def test_only_a_scenario_that_expects_no_incident_is_scored_as_one():
 
 
 def test_a_fact_found_only_in_the_evidence_is_not_a_headline_hit():
-    answer = ("Likely cause: payment degraded first.\n\nEvidence:\n- deploy order v2.8.1 changed maximumPoolSize.\n\n"
-              "Still unknown:\n- nothing specific")
+    answer = (
+        "Likely cause: payment degraded first.\n\nEvidence:\n- deploy order v2.8.1 changed maximumPoolSize.\n\n"
+        "Still unknown:\n- nothing specific"
+    )
     trace = Trace("t", "q", "playbook", (), answer, True, StopReason.FINISH, Totals())
     result = run_eval([EvalCase("pool", "why?", ("v2.8.1", "maximumPoolSize"))], lambda c: trace, mode="playbook")
     [row] = result.results

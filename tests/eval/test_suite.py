@@ -21,13 +21,13 @@ from tests.eval.conftest import record_report
 from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
-# Scored strictly (the headline must name the facts). Issue 10 asks for 90 % of the whole suite; the suite scores
+# Scored strictly (the headline must name the facts). The bar is 90 % of the whole suite; the suite scores
 # 34/34 today (24 + the three that need the Kubernetes and runbook toolsets + the two whose incident is older than
 # the default 24 h window + two dependencies that stopped serving + two of them beside a wobbling sibling + a gap
 # in metrics collection), so the floor is that minus one: two misses fail CI.
 PLAYBOOK_MIN_HITS = 33
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
-# the issue's 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
+# the bar of 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
 # 11/11 at each of 8 run clocks (00:05 … 21:00) once the walk weighs changes (crashloop-renamed-flag and
 # session-store-bind-localhost had depended on the clock), so the floor is 9: two misses still pass.
 HELDOUT_MIN_HITS = 9

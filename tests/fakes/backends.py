@@ -27,8 +27,8 @@ import pytest
 from bot.sandbox.backends import Proc, free_port, start_osmem, start_prometheus
 from bot.sandbox.data import SandboxData, build_sandbox
 from bot.sandbox.esindex import write_osmem_seed
-from bot.sandbox.kubeapi import FakeKubeAPI
 from bot.sandbox.scenario import Scenario, load_scenario
+from bot.sandbox.standins.kubeapi import FakeKubeAPI
 
 DEFAULT_SCENARIO = "hikari-pool"
 MIDNIGHT_GUARD = timedelta(minutes=15)  # the full suite runs ~9 min on a quiet 2-core machine

@@ -113,8 +113,18 @@ def stream_chunks(completion: dict[str, Any], include_usage: bool) -> Iterator[d
     for start in range(0, len(text), 16):
         yield chunk({"content": text[start : start + 16]})
     for index, call in enumerate(message.get("tool_calls", [])):
-        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         yield chunk({"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]})
     yield chunk({}, choice["finish_reason"])
     if include_usage and "usage" in completion:

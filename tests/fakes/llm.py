@@ -43,9 +43,21 @@ if TYPE_CHECKING:
     from bot.engine.llm import OpenAILLM
 
 Responder = Callable[[dict[str, Any]], Reply]
-__all__ = ["EXHAUSTED", "MODEL", "RecordedRequest", "Reply", "ScriptedLLM", "llm_settings", "scripted_llm",
-           "scripted_llm_server", "scripted_openai_llm", "strict_llm", "strict_refusal", "tool_results",
-           "unanswered_tool_call_ids"]
+__all__ = [
+    "EXHAUSTED",
+    "MODEL",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedLLM",
+    "llm_settings",
+    "scripted_llm",
+    "scripted_llm_server",
+    "scripted_openai_llm",
+    "strict_llm",
+    "strict_refusal",
+    "tool_results",
+    "unanswered_tool_call_ids",
+]
 
 EXHAUSTED = "ScriptedLLM: script exhausted (the test scripted fewer replies than the code asked for)"
 

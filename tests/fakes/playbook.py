@@ -22,14 +22,24 @@ class RecordingPlaybook:
         self.questions: list[Question] = []
         self.gate = gate
 
-    def __call__(self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None,
-                 now: datetime | None = None) -> Trace:
+    def __call__(
+        self, question: Question, tools: Toolbox, *, on_step: StepObserver | None = None, now: datetime | None = None
+    ) -> Trace:
         self.questions.append(question)
         if self.gate is not None:
             self.gate.wait(30)
-        step = Step(index=1, thought="", action="p99_ms", args={"service": "order"}, observation=OBSERVATION,
-                    status="ok")
+        step = Step(
+            index=1, thought="", action="p99_ms", args={"service": "order"}, observation=OBSERVATION, status="ok"
+        )
         if on_step:
             on_step(step)
-        return Trace(trace_id="pb1", question=question.text, protocol="playbook", steps=(step,), answer=ANSWER,
-                     complete=True, stop_reason=StopReason.FINISH, totals=Totals(steps=1, tool_calls=1))
+        return Trace(
+            trace_id="pb1",
+            question=question.text,
+            protocol="playbook",
+            steps=(step,),
+            answer=ANSWER,
+            complete=True,
+            stop_reason=StopReason.FINISH,
+            totals=Totals(steps=1, tool_calls=1),
+        )

@@ -38,12 +38,28 @@ def start_redis(workdir: Path, port: int | None = None, timeout_s: float = 10.0)
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "redis.log"
-    cmd = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--save", "",
-           "--appendonly", "no", "--databases", "16", "--logfile", str(log_path)]
+    cmd = [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(workdir),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--databases",
+        "16",
+        "--logfile",
+        str(log_path),
+    ]
     if shutil.which("setpriv"):
         cmd = ["setpriv", "--pdeathsig", "TERM", "--", *cmd]
-    popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+    popen = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     proc = Proc(popen.pid, f"redis://127.0.0.1:{port}", log_path, popen)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and popen.poll() is None:

@@ -42,8 +42,7 @@ class Replica:
         return self.process.pid
 
     def api(self, method: str, path: str, **kw: Any) -> requests.Response:
-        return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30,
-                                **kw)
+        return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30, **kw)
 
     def diagnose_async(self, question: str) -> str:
         resp = self.api("POST", "/api/diagnose", json={"question": question, "async": True})
@@ -81,17 +80,25 @@ def start_replica(fake_slack: FakeSlackAPI, slow_llm: ScriptedLLM, tmp_path: Pat
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
         env |= {
-            "OPSBOT_SLACK__BOT_TOKEN": BOT_TOKEN, "OPSBOT_SLACK__SIGNING_SECRET": SIGNING_SECRET,
-            "OPSBOT_SLACK__API_BASE_URL": fake_slack.base_url, "OPSBOT_SERVER__PORT": str(port),
-            "OPSBOT_SERVER__API_TOKEN": TOKEN, "OPSBOT_SERVER__API_WORKERS": "4",
+            "OPSBOT_SLACK__BOT_TOKEN": BOT_TOKEN,
+            "OPSBOT_SLACK__SIGNING_SECRET": SIGNING_SECRET,
+            "OPSBOT_SLACK__API_BASE_URL": fake_slack.base_url,
+            "OPSBOT_SERVER__PORT": str(port),
+            "OPSBOT_SERVER__API_TOKEN": TOKEN,
+            "OPSBOT_SERVER__API_WORKERS": "4",
             "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
             "OPSBOT_LOGS__SQLITE_PATH": str(tmp_path / "logs.db"),
-            "OPSBOT_DEPLOYS__GIT_REPO": str(tmp_path / "deploys"), "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
-            "OPSBOT_LLM__BASE_URL": slow_llm.base_url, "OPSBOT_LLM__API_KEY": "test", "OPSBOT_LLM__MODEL": MODEL,
-            "OPSBOT_INTENT__USE_MODEL": "false", "OPSBOT_ACCESS__RATE_LIMIT_PER_MINUTE": "0",
-            "OPSBOT_REDIS__URL": redis_url, "OPSBOT_REDIS__CLAIM_IDLE_S": "2",
+            "OPSBOT_DEPLOYS__GIT_REPO": str(tmp_path / "deploys"),
+            "OPSBOT_PROMETHEUS__URL": "http://127.0.0.1:9",
+            "OPSBOT_LLM__BASE_URL": slow_llm.base_url,
+            "OPSBOT_LLM__API_KEY": "test",
+            "OPSBOT_LLM__MODEL": MODEL,
+            "OPSBOT_INTENT__USE_MODEL": "false",
+            "OPSBOT_ACCESS__RATE_LIMIT_PER_MINUTE": "0",
+            "OPSBOT_REDIS__URL": redis_url,
+            "OPSBOT_REDIS__CLAIM_IDLE_S": "2",
             **extra,
-        }  # fmt: skip
+        }
         log_path = tmp_path / f"replica-{len(started)}.log"
         with log_path.open("wb") as out:
             process = subprocess.Popen([OPSBOT, "serve"], env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)

@@ -142,8 +142,16 @@ class FakeSlackAPI:
         """A response_url for commands/shortcuts; posts to it are recorded as method "response_url"."""
         return f"http://127.0.0.1:{self.port}/respond/{name}"
 
-    def fail(self, method: str, *, error: str = "internal_error", status: int = 200, retry_after: int | None = None,
-             after: int = 0, times: int = 1) -> None:
+    def fail(
+        self,
+        method: str,
+        *,
+        error: str = "internal_error",
+        status: int = 200,
+        retry_after: int | None = None,
+        after: int = 0,
+        times: int = 1,
+    ) -> None:
         """Make `method` fail `times` times once `after` calls to it have succeeded."""
         self._failures.setdefault(method, []).append(_Failure(error, status, retry_after, after, times))
 
@@ -170,8 +178,13 @@ class FakeSlackAPI:
         with self._changed:
             return [c.params for c in self.calls if c.method == method]
 
-    def wait_for(self, method: str, count: int = 1, timeout_s: float = 15.0,
-                 where: Callable[[dict[str, Any]], bool] = lambda p: True) -> list[dict[str, Any]]:
+    def wait_for(
+        self,
+        method: str,
+        count: int = 1,
+        timeout_s: float = 15.0,
+        where: Callable[[dict[str, Any]], bool] = lambda p: True,
+    ) -> list[dict[str, Any]]:
         """Block until `count` matching calls to `method` were made; return them."""
         deadline = time.monotonic() + timeout_s
         with self._changed:
@@ -229,8 +242,14 @@ class FakeSlackAPI:
     def _body(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         channel = params.get("channel", params.get("channel_id", ""))
         if method == "auth.test":
-            return {"url": "https://fake.slack/", "team": "Fake", "user": "opsbot", "team_id": TEAM_ID,
-                    "user_id": BOT_USER_ID, "bot_id": BOT_ID}
+            return {
+                "url": "https://fake.slack/",
+                "team": "Fake",
+                "user": "opsbot",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+            }
         if method in ("chat.postMessage", "chat.startStream"):
             ts = f"1700000000.{next(self._ts):06d}"
             return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
@@ -293,8 +312,14 @@ def _params_from_body(raw: str, content_type: str) -> dict[str, Any]:
 
 
 # --- signed requests to the app --------------------------------------------------------------------------------
-def signed_headers(body: str, *, content_type: str, secret: str = SIGNING_SECRET, timestamp: int | None = None,
-                   retry_num: int | None = None) -> dict[str, str]:
+def signed_headers(
+    body: str,
+    *,
+    content_type: str,
+    secret: str = SIGNING_SECRET,
+    timestamp: int | None = None,
+    retry_num: int | None = None,
+) -> dict[str, str]:
     """Headers Slack would send with `body`, signed with `secret`."""
     ts = str(timestamp if timestamp is not None else int(time.time()))
     signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body) or ""
@@ -310,32 +335,58 @@ def stream_text(stop: dict[str, Any]) -> str:
     if isinstance(chunks, str):  # a form-encoded call sends the chunks as JSON
         chunks = json.loads(chunks)
     return "".join(c.get("text", "") for c in chunks if c.get("type") == "markdown_text") + str(
-        stop.get("markdown_text") or "")
+        stop.get("markdown_text") or ""
+    )
 
 
 def event_body(event: dict[str, Any], *, event_id: str = "Ev0001") -> dict[str, Any]:
     """An Events API event_callback envelope."""
-    return {"token": "unused", "team_id": TEAM_ID, "api_app_id": "A1", "type": "event_callback",
-            "event_id": event_id, "event_time": int(time.time()), "event": {"event_ts": event.get("ts"), **event},
-            "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]}
+    return {
+        "token": "unused",
+        "team_id": TEAM_ID,
+        "api_app_id": "A1",
+        "type": "event_callback",
+        "event_id": event_id,
+        "event_time": int(time.time()),
+        "event": {"event_ts": event.get("ts"), **event},
+        "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+    }
 
 
-def mention_event(text: str, *, ts: str = "1699999999.000100", channel: str = "C1", user: str = "U1",
-                  thread_ts: str | None = None) -> dict[str, Any]:
-    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER_ID}> {text}", "ts": ts, "channel": channel,
-             "client_msg_id": f"msg-{ts}"}
+def mention_event(
+    text: str, *, ts: str = "1699999999.000100", channel: str = "C1", user: str = "U1", thread_ts: str | None = None
+) -> dict[str, Any]:
+    event = {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER_ID}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "client_msg_id": f"msg-{ts}",
+    }
     return event | ({"thread_ts": thread_ts} if thread_ts else {})
 
 
 def command_params(text: str, *, response_url: str, channel: str = "C1", user: str = "U1") -> dict[str, str]:
     """The fields of a /diagnose invocation."""
-    return {"token": "unused", "team_id": TEAM_ID, "channel_id": channel, "channel_name": "incidents",
-            "user_id": user, "user_name": "oncall", "command": "/diagnose", "text": text,
-            "response_url": response_url, "trigger_id": f"trig-{time.monotonic_ns()}", "api_app_id": "A1"}
+    return {
+        "token": "unused",
+        "team_id": TEAM_ID,
+        "channel_id": channel,
+        "channel_name": "incidents",
+        "user_id": user,
+        "user_name": "oncall",
+        "command": "/diagnose",
+        "text": text,
+        "response_url": response_url,
+        "trigger_id": f"trig-{time.monotonic_ns()}",
+        "api_app_id": "A1",
+    }
 
 
-def post_event(url: str, body: dict[str, Any], *, secret: str = SIGNING_SECRET,
-               retry_num: int | None = None) -> requests.Response:
+def post_event(
+    url: str, body: dict[str, Any], *, secret: str = SIGNING_SECRET, retry_num: int | None = None
+) -> requests.Response:
     raw = json.dumps(body)
     headers = signed_headers(raw, content_type="application/json", secret=secret, retry_num=retry_num)
     return requests.post(url, data=raw.encode(), headers=headers, timeout=10)
@@ -360,9 +411,15 @@ class ScriptedResponder:
     `gate_after_steps`, after that many steps (a run caught mid-way). Records the questions.
     """
 
-    def __init__(self, answer: str = "Root cause: order v2.8.1 raised hikari.maximumPoolSize from 50 to 200.",
-                 *, steps: int = 2, delay_s: float = 0.0, gate: threading.Event | None = None,
-                 gate_after_steps: int = 0) -> None:
+    def __init__(
+        self,
+        answer: str = "Root cause: order v2.8.1 raised hikari.maximumPoolSize from 50 to 200.",
+        *,
+        steps: int = 2,
+        delay_s: float = 0.0,
+        gate: threading.Event | None = None,
+        gate_after_steps: int = 0,
+    ) -> None:
         self.answer, self.steps, self.delay_s, self.gate = answer, steps, delay_s, gate
         self.gate_after_steps = gate_after_steps
         self.questions: list[Question] = []
@@ -376,17 +433,29 @@ class ScriptedResponder:
         steps = []
         for index in range(1, self.steps + 1):
             time.sleep(self.delay_s)
-            step = Step(index=index, thought=f"check {index}", action="query_metrics",
-                        args={"service": "order", "metric": "p99_latency"},
-                        observation=f"change: 15:05 212 ms -> 1,180 ms (x5.6) #{index}", status="ok")
+            step = Step(
+                index=index,
+                thought=f"check {index}",
+                action="query_metrics",
+                args={"service": "order", "metric": "p99_latency"},
+                observation=f"change: 15:05 212 ms -> 1,180 ms (x5.6) #{index}",
+                status="ok",
+            )
             steps.append(step)
             if on_step is not None:
                 on_step(step)
             if self.gate is not None and index == self.gate_after_steps:
                 self.gate.wait(30)
-        return Trace(trace_id=uuid.uuid4().hex, question=question.text, protocol="native", steps=tuple(steps),
-                     answer=self.answer, complete=True, stop_reason=StopReason.FINISH,
-                     totals=Totals(steps=len(steps), prompt_tokens=100, completion_tokens=20, elapsed_ms=1234))
+        return Trace(
+            trace_id=uuid.uuid4().hex,
+            question=question.text,
+            protocol="native",
+            steps=tuple(steps),
+            answer=self.answer,
+            complete=True,
+            stop_reason=StopReason.FINISH,
+            totals=Totals(steps=len(steps), prompt_tokens=100, completion_tokens=20, elapsed_ms=1234),
+        )
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from bot.engine.types import Question, Responder, Step, StepObserver, StopReason
 from bot.http.alerts import TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, api_app
 from bot.http.dispatch import Dispatcher
+from bot.http.telemetry import Telemetry
 from bot.safety.access import AccessPolicy
 from bot.store.sqlite import SqliteTraceStore
-from bot.telemetry import Telemetry
 
 TOKEN = "test-api-token"
 
@@ -49,8 +49,6 @@ class ApiServer:
         return requests.get(self.url + path, headers=headers, timeout=30)
 
 
-
-
 def canned_responder(answer: str = "order v2.8.1 raised maximumPoolSize") -> Responder:
     """A responder that takes one tool step and finishes (the real loop is exercised in tests/safety)."""
 
@@ -62,8 +60,17 @@ def canned_responder(answer: str = "order v2.8.1 raised maximumPoolSize") -> Res
         for step in steps:
             if on_step:
                 on_step(step)
-        return Trace("engine-id", question.text, "native", steps, answer, True, StopReason.FINISH,
-                     Totals(2, 150, 30, 1_200, 1, 0, 0), started_at="2026-11-29T10:00:00Z")  # fmt: skip
+        return Trace(
+            "engine-id",
+            question.text,
+            "native",
+            steps,
+            answer,
+            True,
+            StopReason.FINISH,
+            Totals(2, 150, 30, 1_200, 1, 0, 0),
+            started_at="2026-11-29T10:00:00Z",
+        )
 
     return respond
 
@@ -73,15 +80,34 @@ def serve_api(tmp_path: Path) -> Iterator[Callable[..., ApiServer]]:
     """Factory: serve_api(responder=..., post=..., token=..., policy=...) -> a running ApiServer."""
     started: list[tuple[ThreadingWSGIServer, Dispatcher, SqliteTraceStore]] = []
 
-    def start(responder: Any = None, *, post: AlertPoster | None = None, token: str = TOKEN,
-              policy: AccessPolicy | None = None, channel: str = "C-ALERTS", sync_wait_s: float = 30.0,
-              store: SqliteTraceStore | None = None) -> ApiServer:  # fmt: skip
+    def start(
+        responder: Any = None,
+        *,
+        post: AlertPoster | None = None,
+        token: str = TOKEN,
+        policy: AccessPolicy | None = None,
+        channel: str = "C-ALERTS",
+        sync_wait_s: float = 30.0,
+        store: SqliteTraceStore | None = None,
+    ) -> ApiServer:
         telemetry = Telemetry()
         store = store or SqliteTraceStore(tmp_path / f"traces-{len(started)}.db")
-        dispatcher = Dispatcher(telemetry.instrument(responder or canned_responder()), store, workers=2, queue_size=4,
-                                on_queue_depth=lambda d: telemetry.set_queue_depth(d, "api"))  # fmt: skip
-        app = api_app(dispatcher, store, telemetry, api_token=token, admit=(policy or AccessPolicy()).admit,
-                      alerts=AlertRoute(channel, post, TtlDedupe(3_600)), sync_wait_s=sync_wait_s)  # fmt: skip
+        dispatcher = Dispatcher(
+            telemetry.instrument(responder or canned_responder()),
+            store,
+            workers=2,
+            queue_size=4,
+            on_queue_depth=lambda d: telemetry.set_queue_depth(d, "api"),
+        )
+        app = api_app(
+            dispatcher,
+            store,
+            telemetry,
+            api_token=token,
+            admit=(policy or AccessPolicy()).admit,
+            alerts=AlertRoute(channel, post, TtlDedupe(3_600)),
+            sync_wait_s=sync_wait_s,
+        )
         server = make_server("127.0.0.1", 0, app, server_class=ThreadingWSGIServer, handler_class=QuietHandler)
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True, name="api-test").start()
         started.append((server, dispatcher, store))

@@ -12,8 +12,8 @@ from pydantic import SecretStr
 from bot import wiring
 from bot.config import AccessSettings, ServerSettings, Settings, SlackSettings
 from bot.http.server import route
+from bot.http.telemetry import Telemetry
 from bot.store.sqlite import SqliteTraceStore
-from bot.telemetry import Telemetry
 from tests.http.conftest import QuietHandler, ThreadingWSGIServer, canned_responder
 
 

@@ -91,18 +91,27 @@ def test_a_sync_call_answers_202_with_the_trace_url_after_the_bounded_wait(
 def test_a_burst_of_sync_calls_never_starves_the_health_checks(tmp_path: Path) -> None:
     from bot.http.alerts import TtlDedupe
     from bot.http.api import AlertRoute, api_app
+    from bot.http.telemetry import Telemetry
     from bot.safety.access import AccessPolicy
-    from bot.telemetry import Telemetry
 
     release = threading.Event()
     store = SqliteTraceStore(tmp_path / "traces.db")
     dispatcher = Dispatcher(held(release), store, workers=2, queue_size=64)
-    api = api_app(dispatcher, store, Telemetry(), api_token="t", admit=AccessPolicy().admit,
-                  alerts=AlertRoute("", None, TtlDedupe(60)), sync_wait_s=60, max_concurrent=4)
+    api = api_app(
+        dispatcher,
+        store,
+        Telemetry(),
+        api_token="t",
+        admit=AccessPolicy().admit,
+        alerts=AlertRoute("", None, TtlDedupe(60)),
+        sync_wait_s=60,
+        max_concurrent=4,
+    )
     app = route({"/api/": api, "/livez": liveness_app(), "/readyz": health_app(lambda: {"status": "ok"})})
     server = start_server(app, "127.0.0.1", 0, threads=8)
-    burst = [threading.Thread(target=_post_quietly, args=(f"{server.url}/api/diagnose",), daemon=True)
-             for _ in range(30)]
+    burst = [
+        threading.Thread(target=_post_quietly, args=(f"{server.url}/api/diagnose",), daemon=True) for _ in range(30)
+    ]
     try:
         for thread in burst:
             thread.start()

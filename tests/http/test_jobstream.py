@@ -33,8 +33,7 @@ def make(redis_url: str, store: SqliteTraceStore) -> Iterator[Make]:
     made: list[StreamDispatcher] = []
 
     def build(responder: Responder | None = None, **kw: object) -> StreamDispatcher:
-        dispatcher = StreamDispatcher(redis.Redis.from_url(redis_url), responder or canned_responder(), store,
-                                      **kw)  # type: ignore[arg-type]
+        dispatcher = StreamDispatcher(redis.Redis.from_url(redis_url), responder or canned_responder(), store, **kw)  # type: ignore[arg-type]
         made.append(dispatcher)
         return dispatcher
 
@@ -62,8 +61,11 @@ def test_the_heartbeat_removes_the_consumers_of_replicas_gone_for_good(make: Mak
     assert done is not None
     group.ack(done.message_id)
     make(workers=1, claim_idle_s=0.2)
-    wait_until(lambda: "deadhost-7-0" not in {c["name"] for c in group.consumers()}, timeout_s=30,
-               what="the dead consumer to be removed")
+    wait_until(
+        lambda: "deadhost-7-0" not in {c["name"] for c in group.consumers()},
+        timeout_s=30,
+        what="the dead consumer to be removed",
+    )
 
 
 def test_a_submitted_job_is_stored_under_its_id_and_waited_for(make: Make, store: SqliteTraceStore) -> None:
@@ -108,8 +110,9 @@ def test_steps_are_stored_while_the_job_runs(make: Make, store: SqliteTraceStore
     assert done is not None and not is_partial(done) and len(done.steps) == 2
 
 
-def test_a_job_whose_worker_died_is_claimed_and_rerun_by_another_replica(redis_url: str, make: Make,
-                                                                         store: SqliteTraceStore) -> None:
+def test_a_job_whose_worker_died_is_claimed_and_rerun_by_another_replica(
+    redis_url: str, make: Make, store: SqliteTraceStore
+) -> None:
     # A "replica" that read the job and died: its consumer took the message and never acknowledged it.
     dead = make(workers=0)
     trace_id = dead.submit(Question("why is order slow?"))

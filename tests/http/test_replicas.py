@@ -64,8 +64,11 @@ def test_kill_9_of_the_replica_running_a_diagnosis_the_other_finishes_it(
     victim.process.wait(10)
     mid = survivor.api("GET", f"/api/traces/{trace_id}")
     assert mid.status_code == 202 and mid.json()["status"] in ("running", "queued")  # not "unknown id"
-    wait_until(lambda: _finished(tmp_path / "traces.db", trace_id) is not None, timeout_s=60,
-               what="the survivor to finish the job")
+    wait_until(
+        lambda: _finished(tmp_path / "traces.db", trace_id) is not None,
+        timeout_s=60,
+        what="the survivor to finish the job",
+    )
     done = survivor.api("GET", f"/api/traces/{trace_id}").json()
     assert done["answer"] == ANSWER and done["complete"] is True
     assert _job(redis_url, trace_id)["attempts"] == "2"
@@ -84,8 +87,7 @@ def test_sigterm_during_4_running_and_4_queued_runs_ends_none_as_internal_error(
     assert leaving.process.wait(60) == 0
     if redis_url:  # the queued ones went back to the stream: the next replica answers them
         start_replica(redis_url)
-    wait_until(lambda: all(_finished(tmp_path / "traces.db", t) for t in ids), timeout_s=90,
-               what="every run to end")
+    wait_until(lambda: all(_finished(tmp_path / "traces.db", t) for t in ids), timeout_s=90, what="every run to end")
     ends = [_finished(tmp_path / "traces.db", t) for t in ids]
     answers = [str(e["answer"]) for e in ends if e]
     assert not any("internal error" in a for a in answers)

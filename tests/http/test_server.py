@@ -17,10 +17,17 @@ def named(name: str) -> Any:
 
 
 def test_longest_prefix_wins_and_unknown_paths_get_404() -> None:
-    app = route({"/api/": named("api"), "/api/admin/": named("admin"), "/metrics": named("metrics"),
-                 "/healthz": health_app(lambda: {"status": "ok"})})
+    app = route(
+        {
+            "/api/": named("api"),
+            "/api/admin/": named("admin"),
+            "/metrics": named("metrics"),
+            "/healthz": health_app(lambda: {"status": "ok"}),
+        }
+    )
     server = start_server(app, "127.0.0.1", 0, threads=2)
     try:
+
         def get(path: str) -> requests.Response:
             return requests.get(f"{server.url}{path}", timeout=5)
 
@@ -38,8 +45,12 @@ def test_health_is_503_until_ready_and_when_the_check_fails() -> None:
     def broken() -> dict[str, Any]:
         raise RuntimeError("boom")
 
-    app = route({"/starting": health_app(lambda: {"status": "starting", "socket_connected": False}),
-                 "/broken": health_app(broken)})
+    app = route(
+        {
+            "/starting": health_app(lambda: {"status": "starting", "socket_connected": False}),
+            "/broken": health_app(broken),
+        }
+    )
     server = start_server(app, "127.0.0.1", 0, threads=2)
     try:
         starting = requests.get(f"{server.url}/starting", timeout=5)

@@ -12,16 +12,20 @@ from bot.playbook.evidence import NO_SAMPLES, gaps_from_text, stops_from_text
 from bot.playbook.findings import Findings, ServiceHealth
 from bot.playbook.verdict import conclusion_from_findings
 from tests.playbook.test_playbook import _diagnose
-from tools import collection
+from tools.metrics import collection
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 HEAD = "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end; "
-GAP = HEAD + ("cause: collection gap (scrape health: up ended with it: Prometheus stopped scraping it (stopped, or "
-              "lost the target); other services: all 4 others' http_requests_total ended at the same minute (its "
-              "last sample 11:20))")
+GAP = HEAD + (
+    "cause: collection gap (scrape health: up ended with it: Prometheus stopped scraping it (stopped, or "
+    "lost the target); other services: all 4 others' http_requests_total ended at the same minute (its "
+    "last sample 11:20))"
+)
 MOST = GAP.replace("all 4 others'", "4 of 5 others'")
-SERVICE = HEAD + ("cause: the service (scrape health: up == 0: Prometheus cannot scrape it (down, or unreachable "
-                  "from Prometheus); other services: its own http_requests_total is still collected)")
+SERVICE = HEAD + (
+    "cause: the service (scrape health: up == 0: Prometheus cannot scrape it (down, or unreachable "
+    "from Prometheus); other services: its own http_requests_total is still collected)"
+)
 UNKNOWN = HEAD + "cause: unknown (scrape health: not checked (no up series for it); other services: not checked)"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.configdiff import key_changes_from_diff, risky_lines_from_diff
+from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
 
 DEPLOYMENT = """diff --git a/services/order/deployment.yaml b/services/order/deployment.yaml
 --- a/services/order/deployment.yaml

@@ -13,7 +13,7 @@ from bot.playbook.evidence import (
     spike_from_text,
     spikes_from_text,
 )
-from tools.configdiff import key_changes_from_diff
+from tools.analysis.configdiff import key_changes_from_diff
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
 
@@ -56,9 +56,11 @@ def test_no_change_line_gives_no_points():
 
 
 def test_list_services_observation_gives_every_listed_name_and_not_the_header_or_footer():
-    text = ("5 services (label 'service'); -> lists a service's downstream services:\n"
-            "catalog\ngateway -> order, catalog\norder -> orders-db, payment\norders-db\npayment\n"
-            "… and 3 more not shown; query_metrics validates any name.")
+    text = (
+        "5 services (label 'service'); -> lists a service's downstream services:\n"
+        "catalog\ngateway -> order, catalog\norder -> orders-db, payment\norders-db\npayment\n"
+        "… and 3 more not shown; query_metrics validates any name."
+    )
     assert listed_services_from_text(text) == ["catalog", "gateway", "order", "orders-db", "payment"]
 
 

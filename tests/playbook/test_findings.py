@@ -34,8 +34,10 @@ def test_spike_wording_says_the_level_before_the_spike_and_when_it_recovered() -
     found = excursion(PLATEAU)
     assert found is not None
     text = describe_change("gateway", "p99_latency", *found)
-    assert text == ("gateway p99 latency spiked at 15:39 UTC from 246 ms (its level before the spike) to a peak "
-                    "of 2,675 ms, x10.9; it recovered to ~243 ms by 16:16 UTC")
+    assert text == (
+        "gateway p99 latency spiked at 15:39 UTC from 246 ms (its level before the spike) to a peak "
+        "of 2,675 ms, x10.9; it recovered to ~243 ms by 16:16 UTC"
+    )
     assert "median" not in text and "went from" not in text
 
 
@@ -45,8 +47,7 @@ def test_a_level_shift_outside_the_spike_keeps_the_change_points() -> None:
 
 
 def test_a_spike_alone_is_reported_and_dates_in_the_line_are_read() -> None:
-    text = ("change: none detected\n"
-            "spike: 11-29 14:44 0 -> peak 1.0 at 11-29 14:45 (from 0), back to ~0 by 11-29 15:00")
+    text = "change: none detected\nspike: 11-29 14:44 0 -> peak 1.0 at 11-29 14:45 (from 0), back to ~0 by 11-29 15:00"
     found = excursion(text)
     assert found is not None
     spike, recovery = found
@@ -68,13 +69,21 @@ SEARCH_ROLES = {"latency": "lat", "traffic": "rps", "cpu": "cores"}
 
 def search_findings(cpu_at: str, traffic_at: str) -> Findings:
     """search's latency, traffic and CPU each with one change point, read as the tool prints them."""
-    health = ServiceHealth("search", readings={
-        "lat": change_points_from_text("change: 15:38 190 ms -> 970 ms (x5.1)", NOW),
-        "rps": change_points_from_text(f"change: {traffic_at} 190 req/s -> 583 req/s (x3.1)", NOW),
-        "cores": change_points_from_text(f"change: {cpu_at} 1.5 cores -> 4.8 cores (x3.2)", NOW),
-    })
-    return Findings("the last 24h", service="search", health={"search": health}, roles=dict(SEARCH_ROLES),
-                    deploys_checked=["search"])  # checked, none found (an unchecked source says so instead)
+    health = ServiceHealth(
+        "search",
+        readings={
+            "lat": change_points_from_text("change: 15:38 190 ms -> 970 ms (x5.1)", NOW),
+            "rps": change_points_from_text(f"change: {traffic_at} 190 req/s -> 583 req/s (x3.1)", NOW),
+            "cores": change_points_from_text(f"change: {cpu_at} 1.5 cores -> 4.8 cores (x3.2)", NOW),
+        },
+    )
+    return Findings(
+        "the last 24h",
+        service="search",
+        health={"search": health},
+        roles=dict(SEARCH_ROLES),
+        deploys_checked=["search"],
+    )  # checked, none found (an unchecked source says so instead)
 
 
 def test_traffic_that_rose_with_cpu_is_the_cause_even_a_minute_later() -> None:
@@ -96,8 +105,13 @@ def test_cpu_changing_at_the_same_point_as_latency_still_sends_the_playbook_look
     from bot.playbook.diagnosis import saturation_at_onset
 
     at = datetime(2026, 11, 29, 15, 55, tzinfo=UTC)
-    health = ServiceHealth("recommendation", {"p99_latency": [ChangePoint(at, "132 ms", "2,498 ms", 18.9)],
-                                              "cpu_usage": [ChangePoint(at, "1.7 cores", "4.6 cores", 2.7)]})
+    health = ServiceHealth(
+        "recommendation",
+        {
+            "p99_latency": [ChangePoint(at, "132 ms", "2,498 ms", 18.9)],
+            "cpu_usage": [ChangePoint(at, "1.7 cores", "4.6 cores", 2.7)],
+        },
+    )
     findings = Findings("24h", roles={"latency": "p99_latency", "cpu": "cpu_usage"}, health={"recommendation": health})
     first = findings.first_change("recommendation")
     assert first is not None and first[0] == "p99_latency"  # the tie goes to latency, read first

@@ -1,4 +1,4 @@
-"""A problem older than the playbook's window, or constant across it, is not "no incident" (issue 10, s10x).
+"""A problem older than the playbook's window, or constant across it, is not "no incident".
 
 The sandbox scenarios here are time-independent: their incidents are set in minutes before the run clock
 (hikari-pool-30h at -1800m, constant-export-denied with errors from before the metrics begin).
@@ -26,16 +26,24 @@ ROLES = {"latency": "p99_latency", "errors": "error_rate", "traffic": "qps"}
 
 def _flat(signature: LogSignature | None, level: str = "ERROR") -> Findings:
     health = ServiceHealth("order", {"p99_latency": [], "error_rate": [], "qps": []})
-    findings = Findings("the last 24h", service="order", roles=ROLES, health={"order": health},
-                        lookback=Lookback("the last 7d", "the last 24h", NOW - timedelta(hours=34)))
+    findings = Findings(
+        "the last 24h",
+        service="order",
+        roles=ROLES,
+        health={"order": health},
+        lookback=Lookback("the last 7d", "the last 24h", NOW - timedelta(hours=34)),
+    )
     if signature is not None:
         findings.signatures["order"] = [signature]
         findings.log_levels["order"] = level
     return findings
 
 
-POOL = LogSignature(121, "HikariPool-<n> - Connection is not available, request timed out after <n>ms",
-                    "HikariPool-1 - Connection is not available, request timed out after 30000ms")
+POOL = LogSignature(
+    121,
+    "HikariPool-<n> - Connection is not available, request timed out after <n>ms",
+    "HikariPool-1 - Connection is not available, request timed out after 30000ms",
+)
 
 
 def test_flat_metrics_with_heavy_errors_say_the_problem_is_older_or_constant_not_no_incident() -> None:
@@ -50,11 +58,15 @@ def test_flat_metrics_with_heavy_errors_say_the_problem_is_older_or_constant_not
 
 
 def test_flat_metrics_with_few_errors_or_only_warnings_are_no_incident_and_still_say_what_is_open() -> None:
-    for findings in (_flat(None), _flat(LogSignature(HEAVY_ERROR_LINES - 1, "x failed")),
-                     _flat(LogSignature(500, "slow call"), level="WARN")):
+    for findings in (
+        _flat(None),
+        _flat(LogSignature(HEAVY_ERROR_LINES - 1, "x failed")),
+        _flat(LogSignature(500, "slow call"), level="WARN"),
+    ):
         answer, complete = conclusion_from_findings(findings)
-        assert not complete and answer.startswith("No incident found: order's metrics show no significant change "
-                                                  "over the last 24h, nor over the last 7d"), answer
+        assert not complete and answer.startswith(
+            "No incident found: order's metrics show no significant change over the last 24h, nor over the last 7d"
+        ), answer
         unknown = answer.split("Still unknown:")[1]
         assert "nothing specific" not in unknown and "not checked: anything before" in unknown
 
@@ -63,8 +75,9 @@ def test_no_named_service_and_nothing_changed_reads_without_a_double_negative() 
     health = ServiceHealth("order", {"p99_latency": [], "error_rate": [], "qps": []})
     findings = Findings("the last 24h", service="", roles=ROLES, health={"order": health})
     answer, complete = conclusion_from_findings(findings)
-    assert not complete and answer.startswith("No incident found: no service shows a significant change over the "
-                                              "last 24h."), answer
+    assert not complete and answer.startswith(
+        "No incident found: no service shows a significant change over the last 24h."
+    ), answer
 
 
 def _point(hours_ago: float, before: str, after: str, ratio: float, spike: bool = False) -> ChangePoint:
@@ -79,8 +92,9 @@ def test_a_shift_before_the_window_that_still_holds_is_the_onset() -> None:
 
 def test_a_past_spike_a_shift_undone_later_or_one_inside_the_window_is_not_an_onset() -> None:
     spike = ServiceHealth("order", {"p99_latency": [_point(30, "200 ms", "2,000 ms", 10.0, spike=True)]})
-    undone = ServiceHealth("order", {"p99_latency": [_point(30, "200 ms", "1,200 ms", 6.0),
-                                                     _point(27, "1,200 ms", "210 ms", 0.175)]})
+    undone = ServiceHealth(
+        "order", {"p99_latency": [_point(30, "200 ms", "1,200 ms", 6.0), _point(27, "1,200 ms", "210 ms", 0.175)]}
+    )
     recent = ServiceHealth("order", {"p99_latency": [_point(3, "200 ms", "1,200 ms", 6.0)]})
     assert [ongoing_shift(h, WINDOW_START) for h in (spike, undone, recent)] == [None, None, None]
 
@@ -110,8 +124,9 @@ def test_an_incident_older_than_the_window_is_found_with_its_real_start_and_diag
     headline = trace.answer.split("Evidence:")[0]
     assert trace.complete, trace.answer
     # 30 h back is "yesterday" after 06:00 UTC and "on MM-DD" (two days back) before it
-    started = re.search(r"^Started (yesterday|on \d\d-\d\d) at (\d{2}):(\d{2}) UTC, before the last 24h", headline,
-                        re.MULTILINE)
+    started = re.search(
+        r"^Started (yesterday|on \d\d-\d\d) at (\d{2}):(\d{2}) UTC, before the last 24h", headline, re.MULTILINE
+    )
     assert started is not None, trace.answer
     day, hour, minute = started.group(1), int(started.group(2)), int(started.group(3))
     said = box.now.replace(hour=hour, minute=minute) - timedelta(days=1 if day == "yesterday" else 2)

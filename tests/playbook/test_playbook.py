@@ -17,24 +17,35 @@ from tests.eval.harness import SANDBOX_METRICS, sandbox_settings
 from tests.fakes.backends import free_port
 from tests.fakes.kubeapi import FakeKubeAPI, container_status, pod
 
-OTHER_SCENARIOS = ("bad-release-npe", "downstream-failure", "red-herring-deploy", "slow-query-migration",
-                   "memory-leak-oom", "cpu-saturation")
+OTHER_SCENARIOS = (
+    "bad-release-npe",
+    "downstream-failure",
+    "red-herring-deploy",
+    "slow-query-migration",
+    "memory-leak-oom",
+    "cpu-saturation",
+)
 
 
 def _diagnose(box, tmp_path, text: str | None = None, steps: list[Step] | None = None, **overrides):
     settings = sandbox_settings(box, tmp_path, **overrides)
     playbook = wiring.build_playbook(settings)  # the topology and the catalogue's metric roles bound
     question = Question(text or box.scenario.question)
-    return playbook(question, wiring.build_toolbox(settings, clock=lambda: box.now),
-                    on_step=steps.append if steps is not None else None,
-                    now=box.now)
+    return playbook(
+        question,
+        wiring.build_toolbox(settings, clock=lambda: box.now),
+        on_step=steps.append if steps is not None else None,
+        now=box.now,
+    )
 
 
 def _renamed_catalogue(drop_role: str = "") -> dict[str, MetricTemplate]:
     """The sandbox's catalogue under an operator's own names; `drop_role` is left without a role."""
     metrics = {**default_metric_catalogue(), **SANDBOX_METRICS}
-    return {f"svc_{name}": m.model_copy(update={"role": "" if m.role == drop_role else m.role})
-            for name, m in metrics.items()}
+    return {
+        f"svc_{name}": m.model_copy(update={"role": "" if m.role == drop_role else m.role})
+        for name, m in metrics.items()
+    }
 
 
 def test_default_scenario_names_the_deploy_and_the_changed_key(sandbox, tmp_path):
@@ -139,8 +150,9 @@ def test_a_catalogue_without_golden_roles_says_so_instead_of_finding_nothing(san
 
 def test_playbook_without_roles_reads_no_metric_and_says_why(sandbox, tmp_path):
     settings = sandbox_settings(sandbox, tmp_path)
-    trace = run_playbook(Question(sandbox.scenario.question), wiring.build_toolbox(settings),
-                         topology=sandbox.topology, now=sandbox.now)
+    trace = run_playbook(
+        Question(sandbox.scenario.question), wiring.build_toolbox(settings), topology=sandbox.topology, now=sandbox.now
+    )
     assert "no metric in the catalogue has the role" in trace.answer and not trace.complete
 
 
@@ -177,14 +189,29 @@ def test_without_runbooks_the_playbook_does_not_search_for_one(sandbox, tmp_path
 def test_with_kubernetes_on_the_playbook_reads_the_pods_and_cites_the_oom_kill(make_sandbox, tmp_path):
     box = make_sandbox("memory-leak-oom")
     kube = FakeKubeAPI()
-    oom = container_status("cart", ready=False, restarts=4, waiting="CrashLoopBackOff", last_reason="OOMKilled",
-                           last_exit=137, last_finished=box.incident_at)
+    oom = container_status(
+        "cart",
+        ready=False,
+        restarts=4,
+        waiting="CrashLoopBackOff",
+        last_reason="OOMKilled",
+        last_exit=137,
+        last_finished=box.incident_at,
+    )
     kube.add("shop", "pods", pod("cart-7c9-x1", {"app": "cart"}, [oom], namespace="shop"))
     try:
         seen: list[Step] = []
-        trace = _diagnose(box, tmp_path, steps=seen, runbooks={"enabled": True, "path": str(SANDBOX_RUNBOOKS)},
-                          kubernetes={"enabled": True, "kubeconfig": str(kube.write_kubeconfig(tmp_path / "kc")),
-                                      "namespaces": ["shop"]})
+        trace = _diagnose(
+            box,
+            tmp_path,
+            steps=seen,
+            runbooks={"enabled": True, "path": str(SANDBOX_RUNBOOKS)},
+            kubernetes={
+                "enabled": True,
+                "kubeconfig": str(kube.write_kubeconfig(tmp_path / "kc")),
+                "namespaces": ["shop"],
+            },
+        )
     finally:
         kube.stop()
     assert [s.args for s in seen if s.action == "query_pods"] == [{"namespace": "", "service": "cart"}]

@@ -17,19 +17,21 @@ from tools.base import Toolbox, ToolResult, tool
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 ROLES = {"latency": "p99_latency", "errors": "error_rate", "traffic": "qps"}
-STEADY = ("min 40 ms · median 45 ms · max 50 ms · last 44 ms\n"
-          "change: none detected (no level shift, spike, trend or sawtooth)")
+STEADY = (
+    "min 40 ms · median 45 ms · max 50 ms · last 44 ms\n"
+    "change: none detected (no level shift, spike, trend or sawtooth)"
+)
 SERIES = {
     ("search", "p99_latency"): STEADY,
     ("search", "error_rate"): "min 0.1% · median 0.1% · max 55% · last 54%\nchange: 11:21 0.098% -> 54.7% (x556.8)",
     ("ranker", "p99_latency"): STEADY,
     ("ranker", "error_rate"): STEADY.replace("ms", "%"),
     ("ranker", "qps"): "min 0 req/s · median 150 req/s · max 180 req/s · last 0 req/s\n"
-                       "change: 11:20 152 req/s -> 0 req/s (to 0)",
+    "change: 11:20 152 req/s -> 0 req/s (to 0)",
     ("cache", "p99_latency"): STEADY,
     ("cache", "error_rate"): STEADY.replace("ms", "%"),
     ("cache", "qps"): "min 80 req/s · median 100 req/s · max 120 req/s · last 70 req/s\n"
-                      "change: 11:40 100 req/s -> 70 req/s (x0.7)",
+    "change: 11:40 100 req/s -> 70 req/s (x0.7)",
 }
 
 
@@ -65,15 +67,18 @@ def test_a_fall_to_zero_is_the_biggest_change_not_none():
 
 
 def test_a_series_that_stopped_is_a_change_to_no_samples_and_worded_so():
-    text = ("min 47 ms · median 49 ms · max 60 ms · last 56 ms\n"
-            "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end: no requests were measured")
+    text = (
+        "min 47 ms · median 49 ms · max 60 ms · last 56 ms\n"
+        "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end: no requests were measured"
+    )
     [point] = stops_from_text(text, NOW)
     assert point.after == NO_SAMPLES and point.at == datetime(2026, 12, 1, 11, 24, tzinfo=UTC)
     health = ServiceHealth("ranker", {"p99_latency": [point]})
     assert health.changed("p99_latency") == point  # significant: never "no change"
     worded = health.describe("p99_latency", point)
-    assert worded == ("ranker p99 latency stopped at 11:24 UTC: no samples since (last 55.9 ms), so no requests "
-                      "were measured")
+    assert worded == (
+        "ranker p99 latency stopped at 11:24 UTC: no samples since (last 55.9 ms), so no requests were measured"
+    )
 
 
 def test_a_metric_with_no_samples_at_all_is_reported_as_no_samples_not_as_no_change():

@@ -57,8 +57,9 @@ DOWN: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("backend", list(DOWN))
 @pytest.mark.parametrize("scenario", ["hikari-pool", "batch-job-shared-db", "cache-stampede"])
-def test_with_each_backend_down_no_answer_is_complete_and_the_backend_is_named(make_sandbox, tmp_path, scenario,
-                                                                              backend):
+def test_with_each_backend_down_no_answer_is_complete_and_the_backend_is_named(
+    make_sandbox, tmp_path, scenario, backend
+):
     # a deploy's cause, a cause with no deploy, and one the WARN logs explain: none may rest on a failed check
     trace = _diagnose(make_sandbox(scenario), tmp_path, **DOWN[backend])
     assert not trace.complete, trace.answer

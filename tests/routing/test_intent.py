@@ -17,8 +17,14 @@ from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 # A model with no weights gives every route the same probability: always unsure, whatever the text.
 UNSURE_MODEL = IntentModel(ROUTES, FeatureSpec(), [0.0] * len(ROUTES), {})
 
-TRIVIAL = [("", "help"), ("   ", "help"), ("<@U07QX2B1Z>", "help"), ("?", "help"), ("👍", "chitchat"),
-           ("🎉🎉 !!", "chitchat")]
+TRIVIAL = [
+    ("", "help"),
+    ("   ", "help"),
+    ("<@U07QX2B1Z>", "help"),
+    ("?", "help"),
+    ("👍", "chitchat"),
+    ("🎉🎉 !!", "chitchat"),
+]
 
 
 @pytest.mark.parametrize(("text", "route"), TRIVIAL)
@@ -54,8 +60,10 @@ def test_classifier_routes_clear_messages_without_a_model(text: str, route: str)
 
 SLACK_MARKUP = [
     ("<@U07QX2B1Z> why is order slow since 15:05", "why is order slow since 15:05"),
-    ("<@U07QX2B1Z> checkout is throwing 500s, see <https://grafana.example.com/d/abc?a=1&amp;b=2|dashboard>",
-     "checkout is throwing 500s, see dashboard"),
+    (
+        "<@U07QX2B1Z> checkout is throwing 500s, see <https://grafana.example.com/d/abc?a=1&amp;b=2|dashboard>",
+        "checkout is throwing 500s, see dashboard",
+    ),
     ("p99 on search &gt; 2s since the rollout, why?", "p99 on search > 2s since the rollout, why?"),
 ]
 
@@ -108,7 +116,6 @@ def test_no_model_and_an_unsure_classifier_say_so() -> None:
     assert "no model configured" in intent.reason and "classifier unsure" in intent.reason
 
 
-
 def test_every_classified_intent_carries_the_classifiers_diagnose_probability(scripted_llm: ScriptedLLM) -> None:
     sure = classify("checkout p99 doubled since the 14:10 deploy, why?")
     assert sure.tier == "classifier" and sure.route == "diagnose"
@@ -139,8 +146,12 @@ def test_classify_cli_prints_route_probability_and_tier() -> None:
 
 @pytest.mark.usefixtures("no_llm_env")
 def test_classify_cli_jsonl_reads_each_line_as_a_json_string() -> None:
-    messages = ["hi", "what is the p99 of order now", "当前 order 的 QPS 是多少",
-                "checkout is failing since 15:00\n```HikariPool-1 - Connection is not available```\nwhy?"]
+    messages = [
+        "hi",
+        "what is the p99 of order now",
+        "当前 order 的 QPS 是多少",
+        "checkout is failing since 15:00\n```HikariPool-1 - Connection is not available```\nwhy?",
+    ]
     lines = "\n".join(json.dumps(m, ensure_ascii=False) for m in messages) + "\n\nnot json\n"
     result = CliRunner().invoke(app, ["classify", "--jsonl"], input=lines)
     assert result.exit_code == 0, result.output

@@ -18,10 +18,10 @@ from bot.routing.feedback import labelled_line, suggested_route
 from bot.routing.intent import classify
 from bot.routing.model import shipped_model
 from bot.routing.respond import Router
-from bot.slack.listeners import build_app, build_web_client
-from bot.slack.render import ACTION_VOTE_DOWN
-from bot.slack.runner import Runner
-from bot.slack.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.delivery.render import ACTION_VOTE_DOWN
+from bot.slack.intake.listeners import build_app, build_web_client
+from bot.slack.jobs.runner import Runner
+from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.slack import (
     BOT_TOKEN,
@@ -40,10 +40,18 @@ def slack_with_store(fake_slack: FakeSlackAPI, tmp_path: Path) -> Iterator[tuple
     """The real gate and Router (no LLM) behind the Bolt app, persisting to and voting into a real SQLite store."""
     store = SqliteTraceStore(tmp_path / "traces.db")
     router = Router(llm=None, tools=Toolbox([]), budget=Budget(), classify=classify)
-    runner = Runner(build_web_client(BOT_TOKEN, fake_slack.base_url), router, persist=store.save,
-                    queue=MemoryWorkQueue(8), dedupe=MemoryDedupe(900), memory=MemoryThreadMemory(), workers=2)
-    bolt = build_app(runner, signing_secret=SIGNING_SECRET, fetch_trace=store.get,
-                     record_feedback=store.record_feedback)
+    runner = Runner(
+        build_web_client(BOT_TOKEN, fake_slack.base_url),
+        router,
+        persist=store.save,
+        queue=MemoryWorkQueue(8),
+        dedupe=MemoryDedupe(900),
+        memory=MemoryThreadMemory(),
+        workers=2,
+    )
+    bolt = build_app(
+        runner, signing_secret=SIGNING_SECRET, fetch_trace=store.get, record_feedback=store.record_feedback
+    )
     runner.start()
     server: RunningServer = start_server(route({"/slack/": slack_app(bolt)}), "127.0.0.1", 0, threads=4)
     yield f"{server.url}/slack/events", store
@@ -54,12 +62,24 @@ def slack_with_store(fake_slack: FakeSlackAPI, tmp_path: Path) -> Iterator[tuple
 
 def thumbs_down(url: str, trace_id: str) -> None:
     payload = {
-        "type": "block_actions", "api_app_id": "A1", "token": "x", "trigger_id": "trig-1",
-        "user": {"id": "U2"}, "team": {"id": "T1"}, "channel": {"id": "C1"},
+        "type": "block_actions",
+        "api_app_id": "A1",
+        "token": "x",
+        "trigger_id": "trig-1",
+        "user": {"id": "U2"},
+        "team": {"id": "T1"},
+        "channel": {"id": "C1"},
         "container": {"type": "message", "message_ts": "1700000000.000009", "channel_id": "C1"},
         "message": {"ts": "1700000000.000009", "thread_ts": "1699999999.000100", "text": "Answer"},
-        "actions": [{"action_id": ACTION_VOTE_DOWN, "block_id": "opsbot_controls", "value": trace_id,
-                     "type": "button", "action_ts": "1700000001.0"}],
+        "actions": [
+            {
+                "action_id": ACTION_VOTE_DOWN,
+                "block_id": "opsbot_controls",
+                "value": trace_id,
+                "type": "button",
+                "action_ts": "1700000001.0",
+            }
+        ],
     }
     assert post_interaction(url, payload).status_code == 200
 
@@ -74,7 +94,8 @@ def wait_for_trace(store: SqliteTraceStore, timeout_s: float = 20.0) -> str:
 
 
 def test_a_thumbs_down_in_slack_is_exported_with_the_gates_route_and_a_suggested_label(
-        slack_with_store: tuple[str, SqliteTraceStore], fake_slack: FakeSlackAPI, tmp_path: Path) -> None:
+    slack_with_store: tuple[str, SqliteTraceStore], fake_slack: FakeSlackAPI, tmp_path: Path
+) -> None:
     url, store = slack_with_store
     post_event(url, event_body(mention_event("hello there, good morning!")))
     trace_id = wait_for_trace(store)
@@ -91,9 +112,19 @@ def test_a_thumbs_down_in_slack_is_exported_with_the_gates_route_and_a_suggested
     assert line["suggested_route"] == "diagnose"  # a 👎 on a non-diagnosis route most likely meant "investigate"
 
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"text": t, "route": r, "split": "train"}) + "\n" for t, r in [
-        ("why is order slow", "diagnose"), ("hi", "chitchat"), ("help", "help"), ("p99 of cart now", "lookup"),
-        ("restart cart", "act")]), encoding="utf-8")
+    corpus.write_text(
+        "".join(
+            json.dumps({"text": t, "route": r, "split": "train"}) + "\n"
+            for t, r in [
+                ("why is order slow", "diagnose"),
+                ("hi", "chitchat"),
+                ("help", "help"),
+                ("p99 of cart now", "lookup"),
+                ("restart cart", "act"),
+            ]
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "retrained.json.gz"
     args = ["intent", "train", "--corpus", str(corpus), "--extra", str(review), "--out", str(out)]
     assert "5 to train" in CliRunner().invoke(app, args).output  # unlabelled: not trained on

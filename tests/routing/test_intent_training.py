@@ -20,15 +20,18 @@ from bot.store.sqlite import SqliteTraceStore
 from tests.store.known_traces import make_trace
 
 
-@pytest.mark.parametrize(("raw", "plain"), [
-    ("<@U07QX2B1Z> hi", "hi"),
-    ("see <https://grafana.example.com/d/x|the dash> and <#C024BE91L|incidents>", "see the dash and incidents"),
-    ("<https://example.com/a?b=1&amp;c=2>", "link"),
-    ("errors: ```Traceback (most recent call last):\n  File x``` why", "errors: code why"),
-    ("p99 &gt; 2s &amp; rising &lt;now&gt;", "p99 > 2s & rising <now>"),
-    ("<!here> payment is down", "payment is down"),
-    ("> quoted alert line\nwhat is the root cause?", "quoted alert line what is the root cause?"),
-])
+@pytest.mark.parametrize(
+    ("raw", "plain"),
+    [
+        ("<@U07QX2B1Z> hi", "hi"),
+        ("see <https://grafana.example.com/d/x|the dash> and <#C024BE91L|incidents>", "see the dash and incidents"),
+        ("<https://example.com/a?b=1&amp;c=2>", "link"),
+        ("errors: ```Traceback (most recent call last):\n  File x``` why", "errors: code why"),
+        ("p99 &gt; 2s &amp; rising &lt;now&gt;", "p99 > 2s & rising <now>"),
+        ("<!here> payment is down", "payment is down"),
+        ("> quoted alert line\nwhat is the root cause?", "quoted alert line what is the root cause?"),
+    ],
+)
 def test_slack_markup_becomes_plain_words(raw: str, plain: str) -> None:
     assert plain_from_slack(raw) == plain
 
@@ -55,7 +58,7 @@ def test_corpus_is_large_bilingual_and_split_before_training() -> None:
 
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
-    """The issue's bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
+    """The bar on the held-out split is >= 95 % overall, <= 3 % needless investigations, <= 3 % missed
     diagnoses. Measured when the artifact was trained (no LLM, options chosen by leave-one-writer-out over extra-w1..w9
     on the train split, 573 lines from two more writers, w8 and w9, added to it, the measured, baseline, entity and
     anchor cues and shift -0.2): 240/246 (97.6 %), 3/148 needless (2.0 %) and 1/98 missed; the models before it had
@@ -98,17 +101,26 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     305/321 (95.0 %), needless 4/185 (2.2 %), missed 8/136 (5.9 %); scored once after the fifth (w8 and w9, the
     measured, baseline, entity and anchor cues, the fyi cue split from a resolved one, shift -0.2): 309/321 (96.3 %),
     needless 3/185 (1.6 %), missed 7/136 (5.1 %). This is the honest measure of a new writer, and missed diagnoses are
-    still over the issue's bar (see the note of issue 12). The floor only catches a regression."""
+    still over the bar. The floor only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
     assert card.accuracy() >= (305, 321)
     assert card.needless_investigations() <= (6, 185) and card.missed_diagnoses() <= (9, 136)
 
 
-SMALL = [Example("why is order slow", "diagnose"), Example("checkout throws 500s", "diagnose"),
-         Example("order p99 now?", "lookup"), Example("what is the qps of cart", "lookup"),
-         Example("hi", "chitchat"), Example("thanks!", "chitchat"), Example("help", "help"),
-         Example("what can you do", "help"), Example("restart order", "act"), Example("roll back cart", "act"),
-         Example("payment is down", "diagnose", split="heldout"), Example("hello", "chitchat", split="heldout")]
+SMALL = [
+    Example("why is order slow", "diagnose"),
+    Example("checkout throws 500s", "diagnose"),
+    Example("order p99 now?", "lookup"),
+    Example("what is the qps of cart", "lookup"),
+    Example("hi", "chitchat"),
+    Example("thanks!", "chitchat"),
+    Example("help", "help"),
+    Example("what can you do", "help"),
+    Example("restart order", "act"),
+    Example("roll back cart", "act"),
+    Example("payment is down", "diagnose", split="heldout"),
+    Example("hello", "chitchat", split="heldout"),
+]
 
 
 def _write_corpus(path: Path, examples: list[Example]) -> Path:
@@ -134,10 +146,16 @@ def test_intent_train_is_reproducible_and_prints_held_out_scores(tmp_path: Path)
 def test_intent_train_takes_reviewed_exports_and_skips_unlabelled_lines(tmp_path: Path) -> None:
     corpus = _write_corpus(tmp_path / "corpus.jsonl", SMALL)
     extra = tmp_path / "reviewed.jsonl"
-    extra.write_text(json.dumps({"text": "page the on-call", "route": "act", "split": "heldout"}) + "\n"
-                     + json.dumps({"text": "who knows", "route": ""}) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["intent", "train", "--corpus", str(corpus), "--extra", str(extra),
-                                      "--out", str(tmp_path / "m.bin")])
+    extra.write_text(
+        json.dumps({"text": "page the on-call", "route": "act", "split": "heldout"})
+        + "\n"
+        + json.dumps({"text": "who knows", "route": ""})
+        + "\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        app, ["intent", "train", "--corpus", str(corpus), "--extra", str(extra), "--out", str(tmp_path / "m.bin")]
+    )
     assert result.exit_code == 0, result.output
     assert "11 to train, held out: heldout 2" in result.output  # a reviewed line always trains, never held out
 
@@ -176,14 +194,18 @@ def test_intent_cv_prints_a_cross_validated_scorecard_of_the_train_split_only(tm
 def test_intent_cv_scores_a_left_out_kind_by_a_model_that_never_read_it(tmp_path: Path) -> None:
     from bot.routing.training import TrainOptions, leave_kind_out
 
-    train = [replace(e, kind="w9") if e.text in ("roll back cart", "why is order slow") else e
-             for e in SMALL if e.split == "train"]
+    train = [
+        replace(e, kind="w9") if e.text in ("roll back cart", "why is order slow") else e
+        for e in SMALL
+        if e.split == "train"
+    ]
     card = leave_kind_out(train, "w9", TrainOptions())
     assert [e.text for e in card.examples] == ["why is order slow", "roll back cart"]
     assert all(p in ROUTES for p in card.predicted)
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train),
-                      encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train), encoding="utf-8"
+    )
     result = CliRunner().invoke(app, ["intent", "cv", "--corpus", str(corpus), "--folds", "2", "--leave-out", "w9"])
     assert result.exit_code == 0, result.output
     assert "kind 'w9' (2 lines) by a model trained on the other 8" in result.output
@@ -196,10 +218,12 @@ def test_intent_cv_sums_up_several_left_out_kinds_as_the_mean_and_the_pooled_rat
     writers = {"why is order slow": "w8", "hi": "w8", "order p99 now?": "w9", "restart order": "w9"}
     train = [replace(e, kind=writers.get(e.text, "")) for e in SMALL if e.split == "train"]
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train),
-                      encoding="utf-8")
-    result = CliRunner().invoke(app, ["intent", "cv", "--corpus", str(corpus), "--folds", "2", "--leave-out", "w8",
-                                      "--leave-out", "w9"])
+    corpus.write_text(
+        "".join(json.dumps({"text": e.text, "route": e.route, "kind": e.kind}) + "\n" for e in train), encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        app, ["intent", "cv", "--corpus", str(corpus), "--folds", "2", "--leave-out", "w8", "--leave-out", "w9"]
+    )
     assert result.exit_code == 0, result.output
     cards = [leave_kind_out(train, kind, TrainOptions()) for kind in ("w8", "w9")]
     summary = leave_out_summary(cards)
@@ -214,15 +238,19 @@ def test_leave_out_summary_weighs_each_kind_once_and_pools_each_message_once() -
     from bot.routing.scorecard import Scorecard, leave_out_summary
 
     one = Scorecard((Example("x", "diagnose"), Example("y", "lookup")), ("lookup", "lookup"))
-    two = Scorecard(tuple(Example(t, r) for t, r in [("a", "diagnose"), ("b", "lookup"), ("c", "act"), ("d", "act")]),
-                    ("diagnose", "diagnose", "act", "act"))
-    assert leave_out_summary([one, two]) == ("left out 2 kinds: mean accuracy 62.50%, pooled needless 1/4 (25.00%), "
-                                             "pooled missed 1/2 (50.00%)")
+    two = Scorecard(
+        tuple(Example(t, r) for t, r in [("a", "diagnose"), ("b", "lookup"), ("c", "act"), ("d", "act")]),
+        ("diagnose", "diagnose", "act", "act"),
+    )
+    assert leave_out_summary([one, two]) == (
+        "left out 2 kinds: mean accuracy 62.50%, pooled needless 1/4 (25.00%), pooled missed 1/2 (50.00%)"
+    )
 
 
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
-    model = IntentModel(ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0],
-                        {9: [0.5, 0.0, 0.0, 0.0, 0.0], 7: [1.0, 0.0, 0.0, 0.0, -1.0]})
+    model = IntentModel(
+        ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0], {9: [0.5, 0.0, 0.0, 0.0, 0.0], 7: [1.0, 0.0, 0.0, 0.0, -1.0]}
+    )
     save_model(model, tmp_path / "m.bin")
     again = load_model(tmp_path / "m.bin")
     assert again.to_bytes() == model.to_bytes() and again.feature_count == 2
@@ -244,8 +272,12 @@ def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> No
     line, _, body = model.to_bytes().partition(b"\n")
     header = json.loads(line)
     count = header.pop("buckets") * 4
-    v1 = {**header, "version": 1, "buckets": base64.b64encode(body[:count]).decode("ascii"),
-          "weights": base64.b64encode(body[count:]).decode("ascii")}
+    v1 = {
+        **header,
+        "version": 1,
+        "buckets": base64.b64encode(body[:count]).decode("ascii"),
+        "weights": base64.b64encode(body[count:]).decode("ascii"),
+    }
     (tmp_path / "old.json.gz").write_bytes(gzip.compress(json.dumps(v1).encode("utf-8")))
     old = load_model(tmp_path / "old.json.gz")
     assert old.to_bytes() == model.to_bytes() and len(array("I", body[:count])) == old.feature_count
@@ -266,8 +298,15 @@ def test_shipped_artifact_is_small_and_loads() -> None:
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "traces.db"
     store = SqliteTraceStore(path)
-    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], question="rollback payment to v1.8.2",
-                          intent=Intent("diagnose", 0.41, "default", "classifier unsure")))
+    store.save(
+        make_trace(
+            "t1",
+            "2026-11-28T08:00:00Z",
+            [],
+            question="rollback payment to v1.8.2",
+            intent=Intent("diagnose", 0.41, "default", "classifier unsure"),
+        )
+    )
     store.save(make_trace("t2", "2026-11-28T09:00:00Z", [], question="why is order slow"))
     store.record_feedback("t1", "alice", -1)
     store.record_feedback("t2", "bob", 1)
@@ -277,31 +316,51 @@ def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monk
     result = CliRunner().invoke(app, ["intent", "export", "--out", str(tmp_path / "review.jsonl")], env=env)
     assert result.exit_code == 0, result.output
     [line] = (tmp_path / "review.jsonl").read_text(encoding="utf-8").splitlines()
-    assert json.loads(line) == {"text": "rollback payment to v1.8.2", "route": "", "lang": "en", "kind": "feedback",
-                                "split": "train", "routed_as": "diagnose", "tier": "default", "probability": 0.41,
-                                "suggested_route": "act", "trace_id": "t1"}
+    assert json.loads(line) == {
+        "text": "rollback payment to v1.8.2",
+        "route": "",
+        "lang": "en",
+        "kind": "feedback",
+        "split": "train",
+        "routed_as": "diagnose",
+        "tier": "default",
+        "probability": 0.41,
+        "suggested_route": "act",
+        "trace_id": "t1",
+    }
 
 
 def test_renamed_copies_replace_service_names_also_next_to_chinese_and_vary_them() -> None:
     from bot.routing.augmentation import CORPUS_SERVICES, renamed_copies
 
-    copies = renamed_copies([Example("payment的p99 和 order 都慢", "diagnose", lang="zh"),
-                             Example("hello", "chitchat")], copies=20, seed=3)
+    copies = renamed_copies(
+        [Example("payment的p99 和 order 都慢", "diagnose", lang="zh"), Example("hello", "chitchat")], copies=20, seed=3
+    )
     assert len(copies) == 20 and all(c.route == "diagnose" and c.kind == "+renamed" for c in copies)
     names = {c.text.split("的")[0] for c in copies}
     assert not names & set(CORPUS_SERVICES) and len(names) >= 10  # no corpus name survives; many different names
     assert renamed_copies([Example("payment的p99", "diagnose")], 2, seed=3) == renamed_copies(
-        [Example("payment的p99", "diagnose")], 2, seed=3)  # seeded: the same copies every time
+        [Example("payment的p99", "diagnose")], 2, seed=3
+    )  # seeded: the same copies every time
 
 
-@pytest.mark.parametrize(("text", "found"), [
-    ("seckill-svc 扩容到 50 个 pod", True), ("把 goods-detail 的降级开关打开", True),
-    ("promote the canary to 100%", True), ("merchant-portal 打开巨慢", False), ("why is checkout slow", False),
-    ("將 sanctions-filter 嘅告警靜音兩個鐘", True), ("通知值班 DBA 加入 bridge call", True),
-    ("部署 fx-rates v2.4.1 到生產環境", True), ("关掉 activity-page 的秒杀入口开关", True),
-    ("fail session-store redis over to replica-1", True), ("clip-encoder 队列一直堆积", False),
-    ("回滚 lobby 能解决吗", False),
-])
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("seckill-svc 扩容到 50 个 pod", True),
+        ("把 goods-detail 的降级开关打开", True),
+        ("promote the canary to 100%", True),
+        ("merchant-portal 打开巨慢", False),
+        ("why is checkout slow", False),
+        ("將 sanctions-filter 嘅告警靜音兩個鐘", True),
+        ("通知值班 DBA 加入 bridge call", True),
+        ("部署 fx-rates v2.4.1 到生產環境", True),
+        ("关掉 activity-page 的秒杀入口开关", True),
+        ("fail session-store redis over to replica-1", True),
+        ("clip-encoder 队列一直堆积", False),
+        ("回滚 lobby 能解决吗", False),
+    ],
+)
 def test_a_change_asked_for_mid_message_is_a_cue_of_its_own(text: str, found: bool) -> None:
     from bot.routing.cues import cues_in
     from bot.routing.features import normalised
@@ -309,13 +368,19 @@ def test_a_change_asked_for_mid_message_is_a_cue_of_its_own(text: str, found: bo
     assert ("request_change" in cues_in(normalised(text))) is found
 
 
-@pytest.mark.parametrize(("text", "cue"), [
-    ("scaled appt-broker to 12 pods, watching", "done"), ("已扩容到 12 个 pod，观察中", "done"),
-    ("restarted appt-broker at 09:12 per runbook, pods healthy now", "done"), ("rollback 咗", "done"),
-    ("可以帮我重启 mrn-matcher 吗？", "ask_act"), ("kindly do the needful and restart the mrn-matcher pods", "ask_act"),
-    ("I would like to request you to failover the redis of wallet-sync", "ask_act"),
-    ("幫手 call 醒 Hiroshi", "ask_act"),
-])
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("scaled appt-broker to 12 pods, watching", "done"),
+        ("已扩容到 12 个 pod，观察中", "done"),
+        ("restarted appt-broker at 09:12 per runbook, pods healthy now", "done"),
+        ("rollback 咗", "done"),
+        ("可以帮我重启 mrn-matcher 吗？", "ask_act"),
+        ("kindly do the needful and restart the mrn-matcher pods", "ask_act"),
+        ("I would like to request you to failover the redis of wallet-sync", "ask_act"),
+        ("幫手 call 醒 Hiroshi", "ask_act"),
+    ],
+)
 def test_an_action_reported_as_done_and_one_asked_for_politely_are_cues(text: str, cue: str) -> None:
     from bot.routing.cues import cues_in
     from bot.routing.features import normalised
@@ -323,8 +388,16 @@ def test_an_action_reported_as_done_and_one_asked_for_politely_are_cues(text: st
     assert cue in cues_in(normalised(text))
 
 
-@pytest.mark.parametrize("text", ["promo-svc-7d9f8c-x2k4q 重启过几次", "pod 重启了几次", "why is checkout slow",
-                                  "Please check and revert.", "restart cart"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "promo-svc-7d9f8c-x2k4q 重启过几次",
+        "pod 重启了几次",
+        "why is checkout slow",
+        "Please check and revert.",
+        "restart cart",
+    ],
+)
 def test_a_count_a_symptom_or_a_bare_command_is_neither_done_nor_asked_politely(text: str) -> None:
     from bot.routing.cues import cues_in
     from bot.routing.features import normalised
@@ -332,14 +405,22 @@ def test_a_count_a_symptom_or_a_bare_command_is_neither_done_nor_asked_politely(
     assert not {"done", "ask_act"} & set(cues_in(normalised(text)))
 
 
-@pytest.mark.parametrize(("text", "cue"), [
-    ("p99 on railbridge went from 180ms to 2.3s", "measured"), ("risk-engine 的 p99 飙到 1.2s 了", "measured"),
-    ("recon-batch 已经重启十几次了", "measured"), ("why'd matchmaker restart 14 times overnight", "measured"),
-    ("settle-svc 写入 TPS 掉到平时的一半", "baseline"), ("mismatch count is 4,312 today, usually under 50", "baseline"),
-    ("why are coin-wallet balances taking forever to update", "entity"), ("订单服务挂了", "entity"),
-    ("item-center 又挂了", "anchor"), ("why did gacha-svc autoscale to 80 pods at 4am", "anchor"),
-    ("500s on seatmap since the 14:10 deploy", "anchor"),
-])
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("p99 on railbridge went from 180ms to 2.3s", "measured"),
+        ("risk-engine 的 p99 飙到 1.2s 了", "measured"),
+        ("recon-batch 已经重启十几次了", "measured"),
+        ("why'd matchmaker restart 14 times overnight", "measured"),
+        ("settle-svc 写入 TPS 掉到平时的一半", "baseline"),
+        ("mismatch count is 4,312 today, usually under 50", "baseline"),
+        ("why are coin-wallet balances taking forever to update", "entity"),
+        ("订单服务挂了", "entity"),
+        ("item-center 又挂了", "anchor"),
+        ("why did gacha-svc autoscale to 80 pods at 4am", "anchor"),
+        ("500s on seatmap since the 14:10 deploy", "anchor"),
+    ],
+)
 def test_a_stated_value_a_baseline_a_named_service_and_a_moment_are_cues(text: str, cue: str) -> None:
     """What sets a symptom report apart from a lookup or a general question: it states the value it saw (a lookup asks
     for one), sets it against what is normal, names one of our services, at a moment."""
@@ -349,12 +430,19 @@ def test_a_stated_value_a_baseline_a_named_service_and_a_moment_are_cues(text: s
     assert cue in cues_in(normalised(text))
 
 
-@pytest.mark.parametrize(("text", "cue"), [
-    ("scale hotel-avail to 12 replicas", "measured"), ("v3.12.0 went out at 14:05", "measured"),
-    ("what is the p99 of cart", "measured"), ("why is exactly-once delivery so hard in kafka", "anchor"),
-    ("一般来说 kafka 分区数怎么设", "baseline"), ("已重启 20 次", "done"),
-    ("why are coin-wallet balances taking forever to update", "fyi"), ("已经重启十几次了", "done"),
-])
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("scale hotel-avail to 12 replicas", "measured"),
+        ("v3.12.0 went out at 14:05", "measured"),
+        ("what is the p99 of cart", "measured"),
+        ("why is exactly-once delivery so hard in kafka", "anchor"),
+        ("一般来说 kafka 分区数怎么设", "baseline"),
+        ("已重启 20 次", "done"),
+        ("why are coin-wallet balances taking forever to update", "fyi"),
+        ("已经重启十几次了", "done"),
+    ],
+)
 def test_a_bare_count_a_version_a_general_question_or_a_restart_count_are_not_those_cues(text: str, cue: str) -> None:
     from bot.routing.cues import cues_in
     from bot.routing.features import normalised

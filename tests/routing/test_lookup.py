@@ -12,8 +12,14 @@ from bot.safety.grounding import unverified_claims
 from tests.eval.harness import sandbox_settings
 from tests.fakes.llm import ScriptedLLM
 
-ROLES = {"latency": "p99_latency", "traffic": "qps", "errors": "error_rate", "cpu": "cpu_usage",
-         "memory": "memory_usage", "restarts": "restarts"}
+ROLES = {
+    "latency": "p99_latency",
+    "traffic": "qps",
+    "errors": "error_rate",
+    "cpu": "cpu_usage",
+    "memory": "memory_usage",
+    "restarts": "restarts",
+}
 
 
 def _respond(box, tmp_path, text: str, steps: list[Step] | None = None, **overrides) -> Trace:
@@ -26,12 +32,15 @@ def _grounded(trace: Trace) -> list[str]:
     return unverified_claims(trace.answer, [trace.question, *(s.observation for s in trace.steps)])
 
 
-@pytest.mark.parametrize(("text", "metric"), [
-    ("what is the p99 of order now?", "p99_latency"),
-    ("当前 order 的 QPS 是多少", "qps"),
-    ("gateway 现在的错误率是多少", "error_rate"),
-    ("show me the memory of payment", "memory_usage"),
-])
+@pytest.mark.parametrize(
+    ("text", "metric"),
+    [
+        ("what is the p99 of order now?", "p99_latency"),
+        ("当前 order 的 QPS 是多少", "qps"),
+        ("gateway 现在的错误率是多少", "error_rate"),
+        ("show me the memory of payment", "memory_usage"),
+    ],
+)
 def test_a_metric_lookup_without_a_model_is_one_query(sandbox, tmp_path, text: str, metric: str) -> None:
     seen: list[Step] = []
     trace = _respond(sandbox, tmp_path, text, seen)
@@ -81,8 +90,13 @@ def test_two_values_at_once_fall_back_to_the_playbook(sandbox, tmp_path) -> None
 
 def test_llm_down_at_the_first_call_tries_the_quick_lookup(sandbox, tmp_path, scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script({"status": 500, "repeat": 10})
-    trace = _respond(sandbox, tmp_path, "what is the p99 of order now?", llm_base_url=scripted_llm.base_url,
-                     intent={"use_model": False})
+    trace = _respond(
+        sandbox,
+        tmp_path,
+        "what is the p99 of order now?",
+        llm_base_url=scripted_llm.base_url,
+        intent={"use_model": False},
+    )
     assert trace.protocol == "single" and [s.action for s in trace.steps] == ["query_metrics"]
     assert "LLM was unavailable" in trace.answer.splitlines()[0]
     assert any(n.startswith("LLM unavailable") for n in trace.notes)
@@ -100,16 +114,20 @@ def test_without_list_services_a_service_outside_the_topology_is_found(sandbox, 
 
 def test_a_longer_service_name_wins(sandbox, tmp_path) -> None:
     tools = wiring.build_toolbox(sandbox_settings(sandbox, tmp_path))
-    trace = answer_lookup(Question("orders-db p99 now"), tools, metric_roles=ROLES,
-                          services=["order", "orders-db"])
+    trace = answer_lookup(Question("orders-db p99 now"), tools, metric_roles=ROLES, services=["order", "orders-db"])
     assert trace is not None and trace.steps[0].args["service"] == "orders-db"
 
 
 def test_a_role_without_a_metric_says_so(sandbox, tmp_path) -> None:
     tools = wiring.build_toolbox(sandbox_settings(sandbox, tmp_path))
     misses: list[str] = []
-    trace = answer_lookup(Question("cpu of order now"), tools, metric_roles={"latency": "p99_latency"},
-                          services=["order"], on_miss=misses.append)
+    trace = answer_lookup(
+        Question("cpu of order now"),
+        tools,
+        metric_roles={"latency": "p99_latency"},
+        services=["order"],
+        on_miss=misses.append,
+    )
     assert trace is None and misses == ["no catalogue metric has the role 'cpu'"]
 
 
@@ -121,22 +139,32 @@ def test_a_backend_error_is_an_honest_partial(sandbox, tmp_path) -> None:
     assert trace.steps[0].status == "error" and trace.answer.startswith("I could not read order's p99_latency")
 
 
-@pytest.mark.parametrize(("text", "asked"), [
-    ("order的p99现在是多少", ["latency"]),
-    ("how many 5xx requests does order serve", ["errors"]),
-    ("requests per second of order", ["traffic"]),
-    ("what version of payment is running?", ["deploys"]),
-    ("payment 重启了几次", ["restarts"]),
-    ("hello", []),
-])
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("order的p99现在是多少", ["latency"]),
+        ("how many 5xx requests does order serve", ["errors"]),
+        ("requests per second of order", ["traffic"]),
+        ("what version of payment is running?", ["deploys"]),
+        ("payment 重启了几次", ["restarts"]),
+        ("hello", []),
+    ],
+)
 def test_what_a_question_asks_for(text: str, asked: list[str]) -> None:
     assert asked_from_text(text) == asked
 
 
-@pytest.mark.parametrize("text", ["what is the p99 of order now?", "当前 order 的 QPS 是多少",
-                                  "what was the last deploy of payment?", "show me cpu of gateway",
-                                  "order 最近一次发布是什么版本", "what's the error rate of order?"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what is the p99 of order now?",
+        "当前 order 的 QPS 是多少",
+        "what was the last deploy of payment?",
+        "show me cpu of gateway",
+        "order 最近一次发布是什么版本",
+        "what's the error rate of order?",
+    ],
+)
 def test_what_the_gate_calls_a_lookup_the_lookup_understands(text: str) -> None:
     assert classify(text).route == "lookup"
     assert len(asked_from_text(text)) == 1
-

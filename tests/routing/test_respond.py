@@ -29,8 +29,9 @@ def route_to(route: str) -> Any:
 
 
 def ask(text: str, *, llm: Any, route: str, playbook: Any = None, on_step: Any = None, **kwargs: Any) -> Trace:
-    router = Router(llm=llm, tools=TOOLS, budget=Budget(max_steps=4), classify=route_to(route), playbook=playbook,
-                    **kwargs)
+    router = Router(
+        llm=llm, tools=TOOLS, budget=Budget(max_steps=4), classify=route_to(route), playbook=playbook, **kwargs
+    )
     return router(Question(text), on_step)
 
 
@@ -56,8 +57,9 @@ def test_no_llm_runs_the_playbook_and_says_so() -> None:
 def test_llm_down_at_the_first_call_falls_back_to_the_playbook(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script({"status": 500, "repeat": 10})
     playbook = RecordingPlaybook()
-    trace = ask("why is order slow?", llm=scripted_openai_llm(scripted_llm, max_retries=0), route="diagnose",
-                playbook=playbook)
+    trace = ask(
+        "why is order slow?", llm=scripted_openai_llm(scripted_llm, max_retries=0), route="diagnose", playbook=playbook
+    )
     assert trace.protocol == "playbook" and MODEL_DOWN_NOTE in trace.answer
     assert len(playbook.questions) == 1
 
@@ -103,7 +105,8 @@ def test_a_failing_classifier_never_reaches_the_user() -> None:
         raise RuntimeError("boom")
 
     trace = Router(llm=None, tools=TOOLS, budget=Budget(), classify=broken, playbook=RecordingPlaybook())(
-        Question("why?"))
+        Question("why?")
+    )
     assert not trace.complete and "internal error" in trace.answer
     assert trace.intent is not None and trace.intent.tier == "default"
 
@@ -155,23 +158,27 @@ def test_a_quick_only_lookup_that_misses_hands_the_question_back_and_runs_nothin
         return None
 
     playbook = RecordingPlaybook()
-    router = Router(llm=None, tools=TOOLS, budget=Budget(), classify=route_to("lookup"), playbook=playbook,
-                    lookup=missing_lookup)
+    router = Router(
+        llm=None, tools=TOOLS, budget=Budget(), classify=route_to("lookup"), playbook=playbook, lookup=missing_lookup
+    )
     back = router(Question("what is the p99 of billing now", quick_only=True))
     why = handed_back(back)
     assert why.startswith("The quick lookup could not answer this with one query") and playbook.questions == []
     assert not back.complete
-    run = router(Question("what is the p99 of billing now", intent=Intent("diagnose", 1.0, "rules", "escalated"),
-                          escalated=why))
+    run = router(
+        Question("what is the p99 of billing now", intent=Intent("diagnose", 1.0, "rules", "escalated"), escalated=why)
+    )
     assert run.protocol == "playbook" and run.answer.startswith(f"_{why}_") and run.notes[0] == why
     assert handed_back(run) == ""
 
 
 def test_a_quick_only_lookup_with_an_unusable_answer_hands_back_without_a_second_model_call(
-        scripted_llm: ScriptedLLM) -> None:
+    scripted_llm: ScriptedLLM,
+) -> None:
     scripted_llm.script({"content": ""}, {"content": "never asked"})
-    router = Router(llm=scripted_openai_llm(scripted_llm), tools=TOOLS, budget=Budget(max_steps=4),
-                    classify=route_to("lookup"))
+    router = Router(
+        llm=scripted_openai_llm(scripted_llm), tools=TOOLS, budget=Budget(max_steps=4), classify=route_to("lookup")
+    )
     back = router(Question("what is the p99 of order now", quick_only=True))
     assert "no usable answer" in handed_back(back) and len(scripted_llm.chat_requests) == 1
 
@@ -193,8 +200,12 @@ def test_an_empty_lookup_answer_falls_back_to_the_full_diagnosis(scripted_llm: S
 def test_an_empty_lookup_answer_with_the_model_gone_falls_back_to_the_playbook(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script({"content": ""}, {"status": 500, "repeat": 10})
     playbook = RecordingPlaybook()
-    trace = ask("what is the p99 of order now", llm=scripted_openai_llm(scripted_llm, max_retries=0), route="lookup",
-                playbook=playbook)
+    trace = ask(
+        "what is the p99 of order now",
+        llm=scripted_openai_llm(scripted_llm, max_retries=0),
+        route="lookup",
+        playbook=playbook,
+    )
     assert trace.protocol == "playbook" and MODEL_DOWN_NOTE in trace.answer
     assert len(playbook.questions) == 1
     assert any("no usable answer" in note for note in trace.notes)
@@ -210,8 +221,13 @@ def test_the_lookup_tool_runs_under_the_configured_tool_timeout(scripted_llm: Sc
         {"content": "", "tool_calls": [{"name": "slow_p99", "arguments": {"service": "order"}}]},
         {"content": "The p99 lookup timed out."},
     )
-    router = Router(llm=scripted_openai_llm(scripted_llm), tools=Toolbox([tool(slow_p99)]), budget=Budget(),
-                    classify=route_to("lookup"), tool_timeout_s=0.2)
+    router = Router(
+        llm=scripted_openai_llm(scripted_llm),
+        tools=Toolbox([tool(slow_p99)]),
+        budget=Budget(),
+        classify=route_to("lookup"),
+        tool_timeout_s=0.2,
+    )
     trace = router(Question("what is the p99 of order now"))
     assert trace.steps[0].action == "slow_p99" and trace.steps[0].status == "error"
     assert "timed out after 0.2 s" in trace.steps[0].observation

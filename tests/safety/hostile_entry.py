@@ -53,10 +53,15 @@ def recorded(stack: Stack) -> Iterator[Outcome]:
     llm_to = outcome.llm_cut if outcome.llm_cut is not None else len(stack.llm.chat_requests)
     calls = stack.fake.calls[slack_from:]
     outcome.outbound += [leaf for c in calls for leaf in leaves(c.params)]
-    outcome.flagged += [f"{c.method} with {flag}" for c in calls for flag in ("link_names", "parse")
-                        if c.params.get(flag) not in (None, False, 0, "0", "false", "none")]
-    outcome.anchors += [str(c.params.get("text", "")) for c in calls
-                        if c.method == "chat.postMessage" and not c.params.get("blocks")]
+    outcome.flagged += [
+        f"{c.method} with {flag}"
+        for c in calls
+        for flag in ("link_names", "parse")
+        if c.params.get(flag) not in (None, False, 0, "0", "false", "none")
+    ]
+    outcome.anchors += [
+        str(c.params.get("text", "")) for c in calls if c.method == "chat.postMessage" and not c.params.get("blocks")
+    ]
     outcome.llm_requests = [json.dumps(r.body, ensure_ascii=False) for r in stack.llm.chat_requests[llm_from:llm_to]]
     outcome.backend_calls = stack.backend_calls()[backend_from:]
 
@@ -74,6 +79,7 @@ def leaves(value: Any) -> list[str]:
 
 def strict_json(outcome: Outcome, response: requests.Response) -> dict[str, Any]:
     """The response's JSON body, read strictly (NaN or Infinity is a problem); its strings join the outbound."""
+
     def reject(constant: str) -> None:
         raise ValueError(f"non-standard JSON constant {constant}")
 
@@ -90,16 +96,28 @@ def _concluded(stack: Stack, channel: str) -> Callable[[], bool]:
     def done() -> bool:
         # The cleared status is cosmetic and the Slack call budget may skip it under a burst of cases, so the
         # final message (the stream's stop, or the edit that carries the buttons) counts as the end too.
-        return any((c.method == "assistant.threads.setStatus" and c.params.get("channel_id") == channel
-                    and c.params.get("status") == "")
-                   or (c.method == "chat.stopStream" and c.params.get("channel") == channel)
-                   or (c.method in ("chat.update", "chat.postMessage") and c.params.get("channel") == channel
-                       and "opsbot_rerun" in str(c.params))
-                   # help and chit-chat are one plain message on the quick lane: no buttons, no status
-                   or (c.method == "chat.postMessage" and c.params.get("channel") == channel
-                       and "opsbot_rerun" not in str(c.params) and "'markdown'" in str(c.params)
-                       and "starting…" not in str(c.params))
-                   for c in list(stack.fake.calls))  # fmt: skip
+        return any(
+            (
+                c.method == "assistant.threads.setStatus"
+                and c.params.get("channel_id") == channel
+                and c.params.get("status") == ""
+            )
+            or (c.method == "chat.stopStream" and c.params.get("channel") == channel)
+            or (
+                c.method in ("chat.update", "chat.postMessage")
+                and c.params.get("channel") == channel
+                and "opsbot_rerun" in str(c.params)
+            )
+            # help and chit-chat are one plain message on the quick lane: no buttons, no status
+            or (
+                c.method == "chat.postMessage"
+                and c.params.get("channel") == channel
+                and "opsbot_rerun" not in str(c.params)
+                and "'markdown'" in str(c.params)
+                and "starting…" not in str(c.params)
+            )
+            for c in list(stack.fake.calls)
+        )
 
     return done
 
@@ -127,7 +145,7 @@ def send_mention(stack: Stack, text: str, *, dm: bool = False) -> Outcome:
 
 
 def _expects_run(text: str, dm: bool) -> bool:
-    from bot.slack.events import clean_text
+    from bot.slack.intake.events import clean_text
 
     return bool(clean_text(text if dm else f"<@UBOT> {text}", "UBOT"))
 
@@ -142,8 +160,13 @@ def _canary(stack: Stack, channel: str, outcome: Outcome, post: Callable[[str, s
     here = [c for c in list(stack.fake.calls) if channel in (c.params.get("channel"), c.params.get("channel_id"))]
     # An input without a request may get the usage reply (a plain message), but never a run: no stream, no
     # progress status, no 👀; the LLM side is checked through llm_cut.
-    run_methods = ("chat.startStream", "chat.appendStream", "chat.stopStream", "assistant.threads.setStatus",
-                   "reactions.add")
+    run_methods = (
+        "chat.startStream",
+        "chat.appendStream",
+        "chat.stopStream",
+        "assistant.threads.setStatus",
+        "reactions.add",
+    )
     outcome.answered = not any(c.method in run_methods for c in here)
     outcome.problem = "" if outcome.answered else "an input without a request started a run"
 
@@ -155,9 +178,19 @@ def send_dm(stack: Stack, text: str) -> Outcome:
 def send_slash(stack: Stack, text: str) -> Outcome:
     n = next(_COUNTER)
     channel = f"CS{n:05d}"
-    params = {"token": "unused", "team_id": "T1", "channel_id": channel, "channel_name": "incidents", "user_id": "U1",
-              "user_name": "oncall", "command": "/diagnose", "text": text, "response_url": stack.fake.response_url(),
-              "trigger_id": f"trig-{n}", "api_app_id": "A1"}
+    params = {
+        "token": "unused",
+        "team_id": "T1",
+        "channel_id": channel,
+        "channel_name": "incidents",
+        "user_id": "U1",
+        "user_name": "oncall",
+        "command": "/diagnose",
+        "text": text,
+        "response_url": stack.fake.response_url(),
+        "trigger_id": f"trig-{n}",
+        "api_app_id": "A1",
+    }
     raw = urllib.parse.urlencode(params, errors="surrogatepass")  # Slack sends UTF-8; a lone surrogate cannot be
     headers = signed_headers(raw, content_type="application/x-www-form-urlencoded", secret=SIGNING_SECRET)
     with recorded(stack) as outcome:
@@ -193,11 +226,20 @@ def send_api(stack: Stack, text: str) -> Outcome:
 
 def send_webhook(stack: Stack, text: str) -> Outcome:
     n = next(_COUNTER)
-    alert = {"status": "firing", "labels": {"alertname": text[:300], "service": "order"},
-             "annotations": {"summary": "hostile alert", "description": text},
-             "startsAt": "2026-11-28T15:05:00Z", "fingerprint": f"hostile{n}"}
-    body = {"version": "4", "groupKey": f"{{}}:{{alertname=\"hostile{n}\"}}", "status": "firing",
-            "receiver": "opsbot", "alerts": [alert]}
+    alert = {
+        "status": "firing",
+        "labels": {"alertname": text[:300], "service": "order"},
+        "annotations": {"summary": "hostile alert", "description": text},
+        "startsAt": "2026-11-28T15:05:00Z",
+        "fingerprint": f"hostile{n}",
+    }
+    body = {
+        "version": "4",
+        "groupKey": f'{{}}:{{alertname="hostile{n}"}}',
+        "status": "firing",
+        "receiver": "opsbot",
+        "alerts": [alert],
+    }
     with recorded(stack) as outcome:
         response = _api(stack, "/api/alertmanager", body)
         trace_id = strict_json(outcome, response).get("trace_id")
@@ -205,8 +247,14 @@ def send_webhook(stack: Stack, text: str) -> Outcome:
             outcome.answered = response.status_code == 400
             outcome.problem = f"webhook answered HTTP {response.status_code}: {response.text[:200]}"
             return outcome
-        wait_until(lambda: any(c.params.get("channel") == ALERT_CHANNEL and trace_id in json.dumps(c.params)
-                               for c in list(stack.fake.calls)), timeout_s=90, what="the alert's diagnosis post")
+        wait_until(
+            lambda: any(
+                c.params.get("channel") == ALERT_CHANNEL and trace_id in json.dumps(c.params)
+                for c in list(stack.fake.calls)
+            ),
+            timeout_s=90,
+            what="the alert's diagnosis post",
+        )
         outcome.answered = True
         strict_json(outcome, _api(stack, f"/api/traces/{trace_id}"))
     return outcome

@@ -22,24 +22,26 @@ from bot.engine.types import Responder
 from bot.http.server import RunningServer, start_server
 from bot.safety.access import allow_all
 from bot.safety.redact import redact
-from bot.slack.listeners import SlackSurface
+from bot.slack.intake.listeners import SlackSurface
 from bot.store.sqlite import SqliteTraceStore
 from tests.eval.harness import sandbox_settings
 from tests.fakes.llm import ScriptedLLM, tool_results
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI
 from tools.base import Toolbox
 from tools.calculate import calculate_tool
-from tools.deploys import DeployTools
-from tools.logs import LogTools, SqliteLogs
-from tools.prometheusapi import PrometheusAPI
+from tools.deploys.query import DeployTools
+from tools.logs.query import LogTools, SqliteLogs
+from tools.metrics.prometheus import PrometheusAPI
 
 API_TOKEN = "hostile-suite-api-token"
 ALERT_CHANNEL = "CALERTS"
 EVIL_MENTION = "<@U0EVIL01>"
 EVIL_LINK = "<https://evil.example/login|https://grafana.internal/d/ok>"
 # What the compromised model adds to every answer: pings, a spoofed link, markup and a secret of its own.
-EVIL_EXTRAS = (f"<!channel> <!here> {EVIL_MENTION} <!subteam^S0EVIL|@oncall> {EVIL_LINK} "
-               "[grafana](https://evil.example/x) <script>alert(1)</script> also AKIAIOSFODNN7EXAMPLE")
+EVIL_EXTRAS = (
+    f"<!channel> <!here> {EVIL_MENTION} <!subteam^S0EVIL|@oncall> {EVIL_LINK} "
+    "[grafana](https://evil.example/x) <script>alert(1)</script> also AKIAIOSFODNN7EXAMPLE"
+)
 
 
 @dataclass
@@ -123,25 +125,40 @@ def build_stack(box: Any, state_dir: Path, llm: ScriptedLLM) -> Stack:
     """Serve every surface over `box` (a RunningSandbox) with the compromised model."""
     fake = FakeSlackAPI()
     settings = sandbox_settings(
-        box, state_dir, llm_base_url=llm.base_url,
-        slack={"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET, "api_base_url": fake.base_url,
-               "workers": 1, "alert_channel": ALERT_CHANNEL, "update_interval_s": 0.0},
+        box,
+        state_dir,
+        llm_base_url=llm.base_url,
+        slack={
+            "bot_token": BOT_TOKEN,
+            "signing_secret": SIGNING_SECRET,
+            "api_base_url": fake.base_url,
+            "workers": 1,
+            "alert_channel": ALERT_CHANNEL,
+            "update_interval_s": 0.0,
+        },
         server={"api_token": API_TOKEN, "api_workers": 1},
         agent={"max_steps": 4, "time_budget_s": 30.0, "tool_timeout_s": 10.0},
-    )  # fmt: skip
+    )
     toolbox, backends = recording_toolbox(settings)
     responder = wiring.build_responder(settings, tools=toolbox)
     store = SqliteTraceStore(settings.store.sqlite_path)
     slack = wiring.build_slack_app(settings, responder, persist=store.save, fetch_trace=store.get, admit=allow_all)
-    api = wiring.build_api(settings, responder, store, wiring.build_telemetry(settings),
-                           post_alert=slack.runner.post_trace, admit=allow_all)  # fmt: skip
+    api = wiring.build_api(
+        settings,
+        responder,
+        store,
+        wiring.build_telemetry(settings),
+        post_alert=slack.runner.post_trace,
+        admit=allow_all,
+    )
     app = wiring.build_server(settings, slack=slack, api=api, health=lambda: {"status": "ok"})
     server = start_server(app, "127.0.0.1", 0, threads=8)
     slack.runner.start()
     services = frozenset(SqliteLogs(box.logs_db).services()) | frozenset(box.topology)
     env = {"OPSBOT_STORE__SQLITE_PATH": str(settings.store.sqlite_path)}
-    return Stack(fake, server, slack, responder, llm, settings.store.sqlite_path, env, backends, services,
-                 state_dir / "executed")
+    return Stack(
+        fake, server, slack, responder, llm, settings.store.sqlite_path, env, backends, services, state_dir / "executed"
+    )
 
 
 def recording_toolbox(settings: Any) -> tuple[Toolbox, list[RecordingBackend]]:
@@ -150,8 +167,9 @@ def recording_toolbox(settings: Any) -> tuple[Toolbox, list[RecordingBackend]]:
     prometheus = RecordingBackend(metrics.client, frozenset({"query_range", "label_values"}))
     metrics.client = cast(PrometheusAPI, prometheus)
     logs_source = RecordingBackend(wiring.build_log_source(settings), frozenset({"search"}))
-    logs = LogTools(logs_source, default_limit=settings.logs.default_limit, max_limit=settings.logs.max_limit,
-                    redact=redact)  # fmt: skip
+    logs = LogTools(
+        logs_source, default_limit=settings.logs.default_limit, max_limit=settings.logs.max_limit, redact=redact
+    )
     deploy_source = RecordingBackend(wiring.build_deploy_source(settings), frozenset({"records", "diff"}))
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars)
     specs = [*metrics.specs(), *logs.specs(), *deploys.specs(), calculate_tool()]

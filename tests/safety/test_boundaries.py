@@ -21,9 +21,29 @@ from tools.timerange import window_from_args
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x9b", "\u200b", "\u200c", "\u200d", "\u2060",
-                                  "\u202e", "\u2066", "\ufeff", "\u00ad", "\ud800", "\udfff", "\ue000", "\ufdd0",
-                                  "\U000e0041"])  # fmt: skip
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\x00",
+        "\x07",
+        "\x1b",
+        "\x7f",
+        "\x9b",
+        "\u200b",
+        "\u200c",
+        "\u200d",
+        "\u2060",
+        "\u202e",
+        "\u2066",
+        "\ufeff",
+        "\u00ad",
+        "\ud800",
+        "\udfff",
+        "\ue000",
+        "\ufdd0",
+        "\U000e0041",
+    ],
+)
 def test_inbound_removes_invisible_and_invalid_characters(char: str) -> None:
     cleaned = clean_inbound(f"why is{char} order slow?")
     assert cleaned == "why is order slow?"
@@ -58,8 +78,10 @@ def test_an_empty_request_is_routed_to_usage_without_the_model() -> None:
 
 
 def test_outbound_neutralises_every_mention_and_link() -> None:
-    text = ("<!channel> <!here|here> @everyone <!subteam^S1|@sre> <@U123> <@W9|bob> <#C1|general> "
-            "<https://evil.example/login|https://grafana.ok> <mailto:a@b.c> <!date^1|today>")
+    text = (
+        "<!channel> <!here|here> @everyone <!subteam^S1|@sre> <@U123> <@W9|bob> <#C1|general> "
+        "<https://evil.example/login|https://grafana.ok> <mailto:a@b.c> <!date^1|today>"
+    )
     out = neutralise_mentions(text)
     assert "<" not in out.replace("<\u2060", "")
     assert "https://grafana.ok (https://evil.example/login)" in out and "#general" in out and "today" in out
@@ -125,10 +147,13 @@ def test_deeply_nested_arguments_are_a_format_error_not_a_crash() -> None:
 
 
 def test_the_alert_question_is_cleaned_and_capped() -> None:
-    alert = {"status": "firing", "labels": {"alertname": "<!channel>\u202eHigh\x00", "service": "order"},
-             "annotations": {"description": "d" * 40_000}, "startsAt": "2026-11-28T15:05:00Z"}
-    question = question_from_alerts(AlertGroup.model_validate({"groupKey": "g", "status": "firing",
-                                                               "alerts": [alert]}))  # fmt: skip
+    alert = {
+        "status": "firing",
+        "labels": {"alertname": "<!channel>\u202eHigh\x00", "service": "order"},
+        "annotations": {"description": "d" * 40_000},
+        "startsAt": "2026-11-28T15:05:00Z",
+    }
+    question = question_from_alerts(AlertGroup.model_validate({"groupKey": "g", "status": "firing", "alerts": [alert]}))
     assert len(question) <= 4_000 and "\u202e" not in question and "\x00" not in question
     assert question.startswith("Alertmanager: <!channel>High is firing")  # neutralised on the way out, not here
 
@@ -137,8 +162,12 @@ def test_redaction_knows_twilio_mailgun_and_hex_keys_but_not_trace_ids_or_shas()
     assert "[REDACTED:twilio_key]" in redact("SK0123456789abcdef0123456789abcdef")
     assert "[REDACTED:mailgun_key]" in redact("key-3ax6xnjp29jd6fds4gc373sgvjxteol0")
     assert redact("x-api-key: 9f86d081884c7d659a2feaa0c55ad015").endswith("[REDACTED:api_key]")
-    for evidence in ("trace_id=9f86d081884c7d659a2feaa0c55ad015", "trace=0af7651916cd43dd8448eb211c80319c",
-                     "commit 9f86d081884c7d659a2feaa0c55ad015b0a5a4f2", "sha=e3b0c44298fc1c149afbf4c8996fb92427ae41e4"):
+    for evidence in (
+        "trace_id=9f86d081884c7d659a2feaa0c55ad015",
+        "trace=0af7651916cd43dd8448eb211c80319c",
+        "commit 9f86d081884c7d659a2feaa0c55ad015b0a5a4f2",
+        "sha=e3b0c44298fc1c149afbf4c8996fb92427ae41e4",
+    ):
         assert redact(evidence) == evidence
 
 

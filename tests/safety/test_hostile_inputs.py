@@ -30,8 +30,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u
 
 
 @pytest.fixture(scope="module")
-def stack(sandbox: Any, scripted_llm_server: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory,
-          ) -> Iterator[Stack]:  # fmt: skip
+def stack(
+    sandbox: Any,
+    scripted_llm_server: ScriptedLLM,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Stack]:
     scripted_llm_server.reset()
     scripted_llm_server.responder = compromised_reply
     served = build_stack(sandbox, tmp_path_factory.mktemp("hostile"), scripted_llm_server)

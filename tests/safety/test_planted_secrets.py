@@ -28,8 +28,8 @@ from bot.cli.terminal import trace_summary
 from bot.engine.types import Question, Trace, trace_to_dict
 from bot.safety.outbound import json_bytes
 from bot.safety.redact import redact
-from bot.slack.answer import trace_to_blocks, trace_to_text
-from bot.slack.render import step_to_task_chunk, trace_to_modal
+from bot.slack.delivery.answer import trace_to_blocks, trace_to_text
+from bot.slack.delivery.render import step_to_task_chunk, trace_to_modal
 from bot.store.sqlite import SqliteTraceStore
 from tests.eval.harness import sandbox_settings
 from tests.fakes.llm import ScriptedLLM
@@ -39,7 +39,7 @@ from tests.safety.hostile_stack import build_stack, compromised_reply
 from tests.safety.secret_shapes import SECRETS
 from tests.safety.test_hostile_inputs import violations
 from tools.base import Toolbox, call_tool
-from tools.logs import LogTools, SqliteLogs
+from tools.logs.query import LogTools, SqliteLogs
 
 SERVICES = ("order", "orders-db")  # the incident's service and its database: the playbook quotes both
 CUT_KEY = re.compile(
@@ -67,16 +67,23 @@ def planted_docs(box: Any, kinds: list[str]) -> Iterator[str]:
     for rank, kind in enumerate(kinds):
         line = SECRETS[kind][1]
         for n in range(700 - 50 * rank):
-            yield json.dumps({
-                # every shape's lines end together, so the newest lines the tool samples hold all of them
-                "@timestamp": (box.incident_at + timedelta(minutes=25, seconds=-2 * n)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "service": SERVICES[rank % 2], "level": "ERROR", "logger": "com.shop.checkout.Payments",
-                "host": f"{SERVICES[rank % 2]}-7f9c-{rank}",
-                "trace_id": f"{rank + 1:02d}{'ab12' * 7}{n % 10:02d}",
-                # the digits around the secret are what a template replaces with <n>
-                "message": f"checkout 4821 failed: {line} (attempt {n % 7})",
-                "stack_trace": f"java.lang.IllegalStateException: {line}\n\tat com.shop.Pay.charge(Pay.java:4{n % 3})",
-            })  # fmt: skip
+            yield json.dumps(
+                {
+                    # every shape's lines end together, so the newest lines the tool samples hold all of them
+                    "@timestamp": (box.incident_at + timedelta(minutes=25, seconds=-2 * n)).strftime(
+                        "%Y-%m-%dT%H:%M:%SZ"
+                    ),
+                    "service": SERVICES[rank % 2],
+                    "level": "ERROR",
+                    "logger": "com.shop.checkout.Payments",
+                    "host": f"{SERVICES[rank % 2]}-7f9c-{rank}",
+                    "trace_id": f"{rank + 1:02d}{'ab12' * 7}{n % 10:02d}",
+                    # the digits around the secret are what a template replaces with <n>
+                    "message": f"checkout 4821 failed: {line} (attempt {n % 7})",
+                    "stack_trace": f"java.lang.IllegalStateException: {line}\n"
+                    f"\tat com.shop.Pay.charge(Pay.java:4{n % 3})",
+                }
+            )
 
 
 def planted_sandbox(box: Any, state: Path, kinds: list[str]) -> PlantedSandbox:
@@ -89,9 +96,12 @@ def planted_sandbox(box: Any, state: Path, kinds: list[str]) -> PlantedSandbox:
 def every_surface(trace: Trace, store_path: Path) -> str:
     """The trace as each surface writes it: Slack text, blocks, task cards, modal; API JSON; CLI; the store."""
     SqliteTraceStore(store_path).save(trace)
-    slack = [trace_to_text(trace), json.dumps(trace_to_blocks(trace), ensure_ascii=False),
-             json.dumps(trace_to_modal(trace), ensure_ascii=False),
-             json.dumps([step_to_task_chunk(s) for s in trace.steps], ensure_ascii=False)]  # fmt: skip
+    slack = [
+        trace_to_text(trace),
+        json.dumps(trace_to_blocks(trace), ensure_ascii=False),
+        json.dumps(trace_to_modal(trace), ensure_ascii=False),
+        json.dumps([step_to_task_chunk(s) for s in trace.steps], ensure_ascii=False),
+    ]
     stored = "".join(p.read_bytes().decode("utf-8", "replace") for p in store_path.parent.glob("traces.db*"))
     return "\n".join([*slack, json_bytes(trace_to_dict(trace)).decode(), trace_summary(trace), stored])
 
@@ -102,8 +112,9 @@ def test_every_shape_is_planted_once() -> None:
 
 
 @pytest.mark.parametrize("kinds", CHUNKS, ids=["+".join(c) for c in CHUNKS])
-def test_planted_secrets_pass_the_playbooks_quotes_and_appear_nowhere(sandbox: Any, tmp_path: Path,
-                                                                       kinds: list[str]) -> None:  # fmt: skip
+def test_planted_secrets_pass_the_playbooks_quotes_and_appear_nowhere(
+    sandbox: Any, tmp_path: Path, kinds: list[str]
+) -> None:
     box = planted_sandbox(sandbox, tmp_path, kinds)
     trace = wiring.build_responder(sandbox_settings(box, tmp_path))(Question(sandbox.scenario.question), None)
     observations = "\n".join(s.observation for s in trace.steps if s.action == "query_logs")
@@ -121,11 +132,17 @@ def test_redacting_only_after_the_templates_leaks_the_key_around_its_digits(sand
     settings = sandbox_settings(box, tmp_path)
     logs = LogTools(wiring.build_log_source(settings))  # no redaction before the signatures are built
     late = Toolbox([*wiring.build_metrics_tools(settings).specs(), *logs.specs()], redact=redact)
-    observation = call_tool(late, "query_logs", {"service": "order", "level": "ERROR", "start": _iso(sandbox, -10),
-                                                  "end": _iso(sandbox, 40)}).text  # fmt: skip
+    observation = call_tool(
+        late,
+        "query_logs",
+        {"service": "order", "level": "ERROR", "start": _iso(sandbox, -10), "end": _iso(sandbox, 40)},
+    ).text
     assert "ghp_<n>abcdefghijklmnopqrstuvwxyz" in observation  # the key's tail, unredacted, in a signature
-    fixed = call_tool(wiring.build_toolbox(settings), "query_logs", {"service": "order", "level": "ERROR",
-                      "start": _iso(sandbox, -10), "end": _iso(sandbox, 40)}).text  # fmt: skip
+    fixed = call_tool(
+        wiring.build_toolbox(settings),
+        "query_logs",
+        {"service": "order", "level": "ERROR", "start": _iso(sandbox, -10), "end": _iso(sandbox, 40)},
+    ).text
     assert "abcdefghijklmnopqrstuvwxyz" not in fixed and "[REDACTED:github_token]" in fixed
 
 

@@ -33,8 +33,9 @@ def test_a_refused_attempt_takes_no_slot(redis_url: str) -> None:
 
 
 def test_concurrent_admits_on_two_replicas_never_exceed_the_limit(redis_url: str) -> None:
-    policies = [AccessPolicy(rate_limit_per_minute=5, window=RedisWindow(redis.Redis.from_url(redis_url)))
-                for _ in range(2)]
+    policies = [
+        AccessPolicy(rate_limit_per_minute=5, window=RedisWindow(redis.Redis.from_url(redis_url))) for _ in range(2)
+    ]
     results: list[str | None] = []
     lock = threading.Lock()
 

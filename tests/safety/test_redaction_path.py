@@ -14,9 +14,9 @@ from bot.engine.loop import run_agent
 from bot.engine.types import Budget, Question, StepObserver, Trace
 from bot.safety.logfilter import install_redaction
 from bot.safety.redact import redact
-from bot.slack.listeners import build_web_client
-from bot.slack.runner import Runner
-from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.intake.listeners import build_web_client
+from bot.slack.jobs.runner import Runner
+from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
@@ -59,25 +59,37 @@ def test_redaction_removes_each_shape(kind: str) -> None:
 @pytest.mark.parametrize(("protocol", "script"), [("native", NATIVE_SCRIPT), ("text", TEXT_SCRIPT)])
 def test_no_secret_reaches_the_model(scripted_llm: ScriptedLLM, protocol: str, script: list[dict[str, Any]]) -> None:
     scripted_llm.script(*script)
-    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), leaky_toolbox(), Budget(max_steps=4),
-                      protocol=protocol)  # type: ignore[arg-type]  # fmt: skip
+    trace = run_agent(
+        QUESTION,
+        scripted_openai_llm(scripted_llm),
+        leaky_toolbox(),
+        Budget(max_steps=4),
+        protocol=protocol,  # type: ignore[arg-type]
+    )
     assert trace.steps[0].action == "read_logs" and trace.steps[0].status == "ok"
     sent = json.dumps([r.body for r in scripted_llm.chat_requests], ensure_ascii=False)
     assert "[REDACTED:" in sent
     assert leaked(sent) == []
 
 
-def test_no_secret_reaches_slack_or_the_store(scripted_llm: ScriptedLLM, fake_slack: FakeSlackAPI,
-                                               tmp_path: Path) -> None:  # fmt: skip
+def test_no_secret_reaches_slack_or_the_store(
+    scripted_llm: ScriptedLLM, fake_slack: FakeSlackAPI, tmp_path: Path
+) -> None:
     scripted_llm.script(*NATIVE_SCRIPT)
     llm, store = scripted_openai_llm(scripted_llm), SqliteTraceStore(tmp_path / "traces.db")
 
     def responder(question: Question, on_step: StepObserver | None) -> Trace:
         return run_agent(question, llm, leaky_toolbox(), Budget(max_steps=4), on_step=on_step)
 
-    runner = Runner(build_web_client(BOT_TOKEN, fake_slack.base_url), responder, persist=store.save,
-                    queue=MemoryWorkQueue(4), dedupe=MemoryDedupe(), memory=MemoryThreadMemory(),
-                    update_interval_s=0.0)  # fmt: skip
+    runner = Runner(
+        build_web_client(BOT_TOKEN, fake_slack.base_url),
+        responder,
+        persist=store.save,
+        queue=MemoryWorkQueue(4),
+        dedupe=MemoryDedupe(),
+        memory=MemoryThreadMemory(),
+        update_interval_s=0.0,
+    )
     trace = runner.run(Job(QUESTION, "C1", "1700000000.000001", react_ts="1700000000.000001", user="U1"))
     assert trace.steps[0].action == "read_logs"
     posted = json.dumps([c.params for c in fake_slack.calls], ensure_ascii=False)

@@ -30,7 +30,9 @@ def test_prometheus_started_for_tests_dies_when_its_starter_is_killed(tmp_path):
     data = tmp_path / "prometheus" / "data"
     data.mkdir(parents=True)
     starter = subprocess.Popen(
-        [sys.executable, "-c", STARTER, str(data), str(free_port())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        [sys.executable, "-c", STARTER, str(data), str(free_port())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         text=True,
     )
     assert starter.stdout is not None

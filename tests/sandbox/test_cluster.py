@@ -15,8 +15,8 @@ from prometheus_api_client import PrometheusConnect
 from bot.sandbox.cluster import crashloop_restarts
 from bot.sandbox.scenario import ScenarioError, scenario_from_dict, scenario_names
 from tools.base import ToolResult
-from tools.kubernetes import KubernetesTools
-from tools.runbooks import Runbooks
+from tools.kubernetes.query import KubernetesTools
+from tools.runbooks.search import Runbooks
 
 CLUSTER_SCENARIOS = ("oom-heap-over-limit", "crashloop-env-enum", "runbook-kafka-rebalance")
 
@@ -54,8 +54,10 @@ def test_the_three_cluster_scenarios_ship_in_the_suite():
         ({"pods": [{"service": "nope"}]}, "names unknown service 'nope'"),
         ({"pods": [{"service": "mailer", "replicas": 2, "affected": 3}]}, "affected 3 not in 0..2"),
         ({"pods": [{"service": "smtp-relay"}]}, "pods of external service 'smtp-relay'"),
-        ({"events": [{"service": "mailer", "reason": "x", "message": "y", "at_minutes": 0, "kind": "Node"}]},
-         "kind 'Node' is not Pod or Deployment"),
+        (
+            {"events": [{"service": "mailer", "reason": "x", "message": "y", "at_minutes": 0, "kind": "Node"}]},
+            "kind 'Node' is not Pod or Deployment",
+        ),
     ],
 )
 def test_a_bad_kubernetes_block_is_rejected_with_the_reason(change, problem):
@@ -105,8 +107,9 @@ def test_events_older_than_an_hour_are_gone_as_in_a_real_cluster(make_sandbox):
     events = _tools(box).query_k8s_events("billing", "", "1d")
     assert "Liveness probe failed" not in str(events)  # 5 hours before the incident: past the event TTL
     assert "ScalingReplicaSet" in str(events)  # v3.6.0 rolled out 45 minutes ago
-    earlier = _tools(box).query_k8s_events("billing", "", start=(box.now - timedelta(hours=3)).isoformat(),
-                                           end=(box.now - timedelta(hours=2)).isoformat())
+    earlier = _tools(box).query_k8s_events(
+        "billing", "", start=(box.now - timedelta(hours=3)).isoformat(), end=(box.now - timedelta(hours=2)).isoformat()
+    )
     assert isinstance(earlier, ToolResult) and earlier.status == "no_data"
 
 

@@ -41,12 +41,16 @@ def test_git_repo_tags_the_pool_change_at_1502(sandbox):
     repo = str(sandbox.git_repo)
     tagger_date = subprocess.run(
         ["git", "-C", repo, "for-each-ref", "--format=%(creatordate:iso-strict)", "refs/tags/order/v2.8.1"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert tagger_date.startswith(sandbox.incident_at.strftime("%Y-%m-%dT15:02"))
     diff = subprocess.run(
         ["git", "-C", repo, "diff", "order/v2.8.0", "order/v2.8.1", "--", "services/order"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "-      maximumPoolSize: 50" in diff
     assert "+      maximumPoolSize: 200" in diff

@@ -69,8 +69,11 @@ def test_scenario_answers_instant_queries_at_the_wall_clock(name, make_sandbox):
     client = PrometheusConnect(url=box.prometheus_url, disable_ssl=True)
     services = {r["metric"]["service"] for r in client.custom_query("sum by (service) (http_requests_total)")}
     names = {s.name for s in box.scenario.services}
-    lost = (set(box.scenario.collection_gap_services) or names) if box.scenario.collection_gap_minutes is not None \
+    lost = (
+        (set(box.scenario.collection_gap_services) or names)
+        if box.scenario.collection_gap_minutes is not None
         else set()
+    )
     assert services == names - lost  # a collection gap leaves nothing to answer for the services it hits
 
 

@@ -16,7 +16,7 @@ from bot.sandbox.logdocs import log_docs
 from bot.sandbox.scenario import load_scenario, scenario_names
 from bot.sandbox.signals import signals_from_scenario
 
-SAMPLE = re.compile(r'^(\w+)\{([^}]*)\} (\S+) (\d+)$')
+SAMPLE = re.compile(r"^(\w+)\{([^}]*)\} (\S+) (\d+)$")
 NOW = datetime(2026, 11, 29, 16, 11, tzinfo=UTC)
 
 
@@ -54,8 +54,11 @@ def test_counters_never_decrease_and_timestamps_increase(om_series):
 
 
 def test_histogram_buckets_are_cumulative_over_le(om_series):
-    buckets = {labels: pts for (name, labels), pts in om_series.items()
-               if name == "http_request_duration_seconds_bucket" and 'service="order"' in labels}
+    buckets = {
+        labels: pts
+        for (name, labels), pts in om_series.items()
+        if name == "http_request_duration_seconds_bucket" and 'service="order"' in labels
+    }
     order = sorted(buckets, key=lambda labels: float(labels.rsplit('le="', 1)[1].rstrip('"')))
     last_values = [buckets[labels][-1][1] for labels in order]
     assert last_values == sorted(last_values)
@@ -94,7 +97,7 @@ def test_default_logs_show_pool_timeouts_with_stack_traces_after_the_incident(sa
 
 
 def test_sqlite_log_store_is_built(sandbox):
-    from tools.logs import SqliteLogs
+    from tools.logs.query import SqliteLogs
 
     assert "order" in SqliteLogs(sandbox.logs_db).services()
 
@@ -117,8 +120,20 @@ def test_git_log_window_finds_the_deploy_by_committer_date(sandbox):
     since = (sandbox.incident_at - timedelta(minutes=10)).isoformat()
     until = sandbox.incident_at.isoformat()
     out = subprocess.run(
-        ["git", "-C", str(sandbox.git_repo), "log", f"--since={since}", f"--until={until}", "--format=%s|%an",
-         "--", "services/order"], capture_output=True, text=True, check=True,
+        [
+            "git",
+            "-C",
+            str(sandbox.git_repo),
+            "log",
+            f"--since={since}",
+            f"--until={until}",
+            "--format=%s|%an",
+            "--",
+            "services/order",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert out == "order: Raise Hikari pool size for the checkout peak (v2.8.1)|li.wei"
 
@@ -126,7 +141,9 @@ def test_git_log_window_finds_the_deploy_by_committer_date(sandbox):
 def test_every_deploy_tag_is_annotated_with_summary_and_author(sandbox):
     message = subprocess.run(
         ["git", "-C", str(sandbox.git_repo), "tag", "-l", "--format=%(objecttype) %(contents)", "order/v2.8.1"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert message.startswith("tag Raise Hikari pool size for the checkout peak")
     assert "author: li.wei" in message
@@ -135,8 +152,12 @@ def test_every_deploy_tag_is_annotated_with_summary_and_author(sandbox):
 def test_deploy_events_match_the_repo(sandbox):
     events = read_jsonl(sandbox.data.deploys_jsonl)
     event = next(e for e in events if e["version"] == "v2.8.1")
-    head = subprocess.run(["git", "-C", str(sandbox.git_repo), "rev-parse", "order/v2.8.1^{commit}"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(sandbox.git_repo), "rev-parse", "order/v2.8.1^{commit}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert event["commit"] == head
     assert event["@timestamp"] == sandbox.incident_at.strftime("%Y-%m-%dT15:02:00.000Z")
     assert set(event) == {"@timestamp", "service", "version", "previous_version", "author", "commit", "summary", "diff"}

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.sandbox.backends import BackendError, pid_alive
 from bot.sandbox.control import read_state
-from bot.sandbox.osmem import LocalSearch, ensure_local_search, read_local_search, stop_local_search
+from bot.sandbox.standins.osmem import LocalSearch, ensure_local_search, read_local_search, stop_local_search
 from tests.fakes.backends import free_port
 
 

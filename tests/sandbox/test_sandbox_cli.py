@@ -59,7 +59,8 @@ def test_env_file_points_opsbot_at_the_sandbox(monkeypatch, tmp_path):
     try:
         assert result.exit_code == 0, result.output
         env = dict(
-            line.split("=", 1) for line in (tmp_path / "sandbox" / "opsbot.env").read_text().splitlines()
+            line.split("=", 1)
+            for line in (tmp_path / "sandbox" / "opsbot.env").read_text().splitlines()
             if not line.startswith("#")
         )
         for key, value in env.items():
@@ -91,9 +92,16 @@ def test_down_never_kills_a_process_that_is_not_our_prometheus(tmp_path):
     stranger = subprocess.Popen(["sleep", "30"])  # stands for a recycled PID
     now = datetime.now(UTC)
     info = SandboxInfo(
-        scenario="no-incident", now=now, incident_at=now, prometheus_url="http://127.0.0.1:1",
-        prometheus_pid=stranger.pid, logs_db=tmp_path / "logs.db", git_repo=tmp_path / "deploys", topology={},
-        env_path=tmp_path / "opsbot.env", data_end=now + timedelta(hours=2),
+        scenario="no-incident",
+        now=now,
+        incident_at=now,
+        prometheus_url="http://127.0.0.1:1",
+        prometheus_pid=stranger.pid,
+        logs_db=tmp_path / "logs.db",
+        git_repo=tmp_path / "deploys",
+        topology={},
+        env_path=tmp_path / "opsbot.env",
+        data_end=now + timedelta(hours=2),
     )
     write_state(tmp_path, info)
     try:
@@ -113,8 +121,9 @@ def test_up_with_es_loads_logs_and_deploy_events(monkeypatch, tmp_path):
         assert result.exit_code == 0, result.output
         count = requests.get(f"{osmem.url}/logs-sandbox/_count", timeout=5).json()["count"]
         assert count == sum(1 for _ in (tmp_path / "sandbox" / "data" / "logs.jsonl").open())
-        hit = requests.post(f"{osmem.url}/deploys/_search", json={"query": {"term": {"version": "v4.12.0"}}},
-                            timeout=5).json()["hits"]["hits"][0]["_source"]
+        hit = requests.post(
+            f"{osmem.url}/deploys/_search", json={"query": {"term": {"version": "v4.12.0"}}}, timeout=5
+        ).json()["hits"]["hits"][0]["_source"]
         assert hit["service"] == "checkout" and "+  newDiscountEngine: true" in hit["diff"]
         settings = sandbox_overrides(Settings(_env_file=None), _state(tmp_path))  # type: ignore[call-arg]
         assert (settings.logs.backend, settings.deploys.backend) == ("elasticsearch", "elasticsearch")

@@ -62,11 +62,26 @@ def test_up_serves_the_cluster_and_loki_and_down_stops_them(monkeypatch, tmp_pat
 def test_down_never_stops_a_recycled_stand_in_pid(tmp_path):
     stranger = subprocess.Popen(["sleep", "30"])
     now = datetime.now(UTC)
-    write_state(tmp_path, SandboxInfo(
-        scenario="crashloop-env-enum", now=now, incident_at=now, prometheus_url="http://127.0.0.1:1",
-        prometheus_pid=0, logs_db=tmp_path / "logs.db", git_repo=tmp_path / "deploys", topology={},
-        env_path=tmp_path / "opsbot.env", data_end=now + timedelta(hours=2), kubeapi_pid=stranger.pid,
-        kubeconfig=str(tmp_path / "kc"), kube_namespace="comms", loki_pid=stranger.pid, loki_url="http://x"))
+    write_state(
+        tmp_path,
+        SandboxInfo(
+            scenario="crashloop-env-enum",
+            now=now,
+            incident_at=now,
+            prometheus_url="http://127.0.0.1:1",
+            prometheus_pid=0,
+            logs_db=tmp_path / "logs.db",
+            git_repo=tmp_path / "deploys",
+            topology={},
+            env_path=tmp_path / "opsbot.env",
+            data_end=now + timedelta(hours=2),
+            kubeapi_pid=stranger.pid,
+            kubeconfig=str(tmp_path / "kc"),
+            kube_namespace="comms",
+            loki_pid=stranger.pid,
+            loki_url="http://x",
+        ),
+    )
     try:
         sandbox_down(tmp_path)
         assert stranger.poll() is None

@@ -12,11 +12,11 @@ from slack_bolt import App
 from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
 from bot.safety.access import Admit, allow_all
-from bot.slack.backlog import Lanes
-from bot.slack.budget import CallBudget
-from bot.slack.listeners import build_app, build_web_client
-from bot.slack.runner import Classify, Runner, Submission
-from bot.slack.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.delivery.budget import CallBudget
+from bot.slack.intake.listeners import build_app, build_web_client
+from bot.slack.jobs.backlog import Lanes
+from bot.slack.jobs.runner import Classify, Runner, Submission
+from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder
 
 
@@ -39,8 +39,9 @@ class Surface:
 SurfaceFactory = Callable[..., Surface]
 
 
-def _recording_persist(fake: FakeSlackAPI, persisted: list[Trace], posts_seen: list[int], *, fails: bool
-                       ) -> Callable[[Trace], None]:
+def _recording_persist(
+    fake: FakeSlackAPI, persisted: list[Trace], posts_seen: list[int], *, fails: bool
+) -> Callable[[Trace], None]:
     """The runner's persist hook: keeps each trace and how many chat.postMessage calls Slack had seen by then."""
 
     def persist(trace: Trace) -> None:
@@ -56,23 +57,48 @@ def _recording_persist(fake: FakeSlackAPI, persisted: list[Trace], posts_seen: l
 def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
     built: list[Surface] = []
 
-    def make(responder: Responder | None = None, *, workers: int = 4, queue_size: int = 32,
-             use_streaming: bool = True, admit: Admit = allow_all, persist_fails: bool = False,
-             append_interval_s: float = 0.0, classify: Classify | None = None, latency_s: float = 0.0,
-             budget: CallBudget | None = None, lanes: Lanes | None = None) -> Surface:
+    def make(
+        responder: Responder | None = None,
+        *,
+        workers: int = 4,
+        queue_size: int = 32,
+        use_streaming: bool = True,
+        admit: Admit = allow_all,
+        persist_fails: bool = False,
+        append_interval_s: float = 0.0,
+        classify: Classify | None = None,
+        latency_s: float = 0.0,
+        budget: CallBudget | None = None,
+        lanes: Lanes | None = None,
+    ) -> Surface:
         persisted: list[Trace] = []
         votes: list[tuple[str, str, int]] = []
         posts_when_persisted: list[int] = []
         persist = _recording_persist(fake_slack, persisted, posts_when_persisted, fails=persist_fails)
         client = build_web_client(BOT_TOKEN, fake_slack.base_url)
-        runner = Runner(client, responder or ScriptedResponder(), persist=persist,
-                        queue=MemoryWorkQueue(queue_size), dedupe=MemoryDedupe(900), memory=MemoryThreadMemory(),
-                        workers=workers, use_streaming=use_streaming, update_interval_s=3.0,
-                        append_interval_s=append_interval_s, classify=classify, budget=budget, lanes=lanes)
+        runner = Runner(
+            client,
+            responder or ScriptedResponder(),
+            persist=persist,
+            queue=MemoryWorkQueue(queue_size),
+            dedupe=MemoryDedupe(900),
+            memory=MemoryThreadMemory(),
+            workers=workers,
+            use_streaming=use_streaming,
+            update_interval_s=3.0,
+            append_interval_s=append_interval_s,
+            classify=classify,
+            budget=budget,
+            lanes=lanes,
+        )
         fake_slack.latency_s = latency_s
-        app = build_app(runner, signing_secret=SIGNING_SECRET, fetch_trace=runner.recent_trace,
-                        record_feedback=lambda trace_id, user, vote: votes.append((trace_id, user, vote)),
-                        admit=admit)
+        app = build_app(
+            runner,
+            signing_secret=SIGNING_SECRET,
+            fetch_trace=runner.recent_trace,
+            record_feedback=lambda trace_id, user, vote: votes.append((trace_id, user, vote)),
+            admit=admit,
+        )
         submissions: list[Submission] = []
         submit = runner.submit
 

@@ -12,7 +12,7 @@ from bot import wiring
 from bot.config import SlackSettings
 from bot.engine.types import Trace
 from bot.http.server import RunningServer, start_server
-from bot.slack.listeners import SlackSurface
+from bot.slack.intake.listeners import SlackSurface
 from tests.fakes.llm import ScriptedLLM, llm_settings
 from tests.fakes.slack import (
     BOT_TOKEN,
@@ -34,17 +34,18 @@ def p99_ms(service: str) -> str:
 
 
 @pytest.fixture
-def served(fake_slack: FakeSlackAPI, scripted_llm: ScriptedLLM) -> Iterator[tuple[SlackSurface, RunningServer,
-                                                                                     list[Trace]]]:
-    slack = SlackSettings(bot_token=SecretStr(BOT_TOKEN), signing_secret=SecretStr(SIGNING_SECRET),
-                          api_base_url=fake_slack.base_url)
+def served(
+    fake_slack: FakeSlackAPI, scripted_llm: ScriptedLLM
+) -> Iterator[tuple[SlackSurface, RunningServer, list[Trace]]]:
+    slack = SlackSettings(
+        bot_token=SecretStr(BOT_TOKEN), signing_secret=SecretStr(SIGNING_SECRET), api_base_url=fake_slack.base_url
+    )
     settings = llm_settings(scripted_llm).model_copy(update={"slack": slack})
     responder = wiring.build_responder(settings, tools=Toolbox([tool(p99_ms)]))
     stored: list[Trace] = []
     surface = wiring.build_slack_app(settings, responder, persist=stored.append)
     surface.runner.start()
-    app = wiring.build_server(settings, slack=surface, api=None,
-                              health=lambda: wiring.slack_health(surface, None))
+    app = wiring.build_server(settings, slack=surface, api=None, health=lambda: wiring.slack_health(surface, None))
     server = start_server(app, "127.0.0.1", 0, threads=4)
     yield surface, server, stored
     server.stop()

@@ -160,8 +160,15 @@ def test_a_thumbs_down_keeps_the_route_the_gate_chose_when_it_was_cast(store: Tr
     store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], question="rollback payment to v1.8.2", intent=unsure))
     store.record_feedback("t1", "alice", -1)
     # the trace is replaced later (a user's "Just answer" choice re-routes it): the 👎 still says what it voted on
-    store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], question="rollback payment to v1.8.2",
-                          intent=Intent("act", 1.0, "classifier", "user chose")))
+    store.save(
+        make_trace(
+            "t1",
+            "2026-11-28T08:00:00Z",
+            [],
+            question="rollback payment to v1.8.2",
+            intent=Intent("act", 1.0, "classifier", "user chose"),
+        )
+    )
     [voted] = store.downvoted()
     assert voted.intent is not None
     assert (voted.intent.route, voted.intent.tier, round(voted.intent.confidence, 2)) == ("diagnose", "default", 0.41)
@@ -171,9 +178,11 @@ def test_a_version_1_sqlite_store_gains_the_vote_columns_and_keeps_its_votes(tmp
     path = tmp_path / "traces.db"
     SqliteTraceStore(path).close()
     conn = sqlite3.connect(path)  # rebuild the version-1 feedback table, with one old vote in it
-    conn.executescript("DROP TABLE feedback; CREATE TABLE feedback (trace_id TEXT NOT NULL, user TEXT NOT NULL, "
-                       "vote INTEGER NOT NULL CHECK (vote IN (-1, 1)), at_ts REAL NOT NULL, "
-                       "PRIMARY KEY (trace_id, user)); PRAGMA user_version = 1;")
+    conn.executescript(
+        "DROP TABLE feedback; CREATE TABLE feedback (trace_id TEXT NOT NULL, user TEXT NOT NULL, "
+        "vote INTEGER NOT NULL CHECK (vote IN (-1, 1)), at_ts REAL NOT NULL, "
+        "PRIMARY KEY (trace_id, user)); PRAGMA user_version = 1;"
+    )
     conn.close()
     old = SqliteTraceStore(path)
     old.save(make_trace("t1", "2026-11-28T08:00:00Z", [], intent=Intent("lookup", 0.9, "classifier", "x")))
@@ -183,14 +192,23 @@ def test_a_version_1_sqlite_store_gains_the_vote_columns_and_keeps_its_votes(tmp
     assert voted.intent is not None and voted.intent.route == "lookup"  # no recorded route: the trace's own
     old.record_feedback("t1", "carol", -1)
     assert old._conn.execute("SELECT routed_as, tier FROM feedback WHERE user = 'carol'").fetchone() == (
-        "lookup", "classifier")
+        "lookup",
+        "classifier",
+    )
     old.close()
 
 
 def test_an_older_elasticsearch_feedback_index_gains_the_vote_fields(osmem_clone: Any) -> None:
     client = es_client(osmem_clone.url, plain_json=True)
-    old_mapping = {"dynamic": "strict", "properties": {"trace_id": {"type": "keyword"}, "user": {"type": "keyword"},
-                                                       "vote": {"type": "integer"}, "at": {"type": "date"}}}
+    old_mapping = {
+        "dynamic": "strict",
+        "properties": {
+            "trace_id": {"type": "keyword"},
+            "user": {"type": "keyword"},
+            "vote": {"type": "integer"},
+            "at": {"type": "date"},
+        },
+    }
     client.indices.create(index="old-traces-feedback", mappings=old_mapping)
     store = ElasticsearchTraceStore(client, "old-traces")
     store.save(make_trace("t1", "2026-11-28T08:00:00Z", [], intent=Intent("help", 0.7, "classifier", "x")))

@@ -106,8 +106,7 @@ def test_redact_hook_applies_to_every_result() -> None:
     assert call_tool(box, "query_things", {"service": "order"}).text == "[REDACTED] 1h 10"
 
 
-def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
     # concurrent.futures refuses new work once interpreter shutdown began (the flag its atexit hook sets),
     # while diagnoses still draining after SIGTERM need their tools.
     import concurrent.futures.thread

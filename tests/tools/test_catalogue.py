@@ -36,7 +36,12 @@ def test_catalogue_matches_the_committed_snapshot():
 def test_toolbox_has_every_tool_once():
     box = wiring.build_toolbox(tool_settings())
     assert box.names == [
-        "query_metrics", "list_services", "query_logs", "query_deploy_records", "query_deploy_diff", "find_changes",
+        "query_metrics",
+        "list_services",
+        "query_logs",
+        "query_deploy_records",
+        "query_deploy_diff",
+        "find_changes",
         "calculate",
     ]
     assert box.redact is not None

@@ -12,9 +12,9 @@ import pytest
 from bot.wiring.elastic import es_client
 from tests.fakes.faulty import closed_port_url
 from tools.base import Toolbox, call_tool
-from tools.deployindex import ElasticsearchDeploys
-from tools.deploys import DeployTools
-from tools.gitdeploys import GitDeploys
+from tools.deploys.elastic import ElasticsearchDeploys
+from tools.deploys.git import GitDeploys
+from tools.deploys.query import DeployTools
 
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
 

@@ -12,9 +12,9 @@ from kubernetes import config
 from tests.fakes.faulty import closed_port_url
 from tests.fakes.kubeapi import FakeKubeAPI, container_status, deployment, event, pod, replicaset
 from tools.base import Toolbox, call_tool
-from tools.deploys import DeployTools
-from tools.kubedeploys import KubernetesDeploys
-from tools.kubernetes import KubernetesTools
+from tools.deploys.kubernetes import KubernetesDeploys
+from tools.deploys.query import DeployTools
+from tools.kubernetes.query import KubernetesTools
 from tools.toolset import Toolset
 
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
@@ -24,28 +24,82 @@ LABELS = {"app": "order"}
 @pytest.fixture
 def kube() -> Iterator[FakeKubeAPI]:
     fake = FakeKubeAPI(forbidden={"kube-system"})
-    oom = container_status("order", ready=False, restarts=7, waiting="CrashLoopBackOff",
-                           waiting_message="back-off 5m0s restarting failed container=order",
-                           last_reason="OOMKilled", last_exit=137, last_finished=NOW - timedelta(minutes=4))
-    fake.add("shop", "pods", pod("order-6f7c9-x2x9q", LABELS, [oom], namespace="shop"),
-             pod("order-6f7c9-k8d2m", LABELS, [container_status("order")], namespace="shop"),
-             pod("payment-55d-pq7", {"app": "payment"}, [container_status("payment")], namespace="shop"))
-    fake.add("shop", "events",
-             event("e1", "Pod", "order-6f7c9-x2x9q", "BackOff", "Back-off restarting failed container order",
-                   NOW - timedelta(minutes=3), count=14, namespace="shop"),
-             event("e2", "Pod", "order-6f7c9-x2x9q", "Killing", "Stopping container order",
-                   NOW - timedelta(minutes=4), type_="Normal", namespace="shop"),
-             event("e3", "Pod", "payment-55d-pq7", "Pulled", "image pulled", NOW - timedelta(hours=5),
-                   type_="Normal", namespace="shop"))
+    oom = container_status(
+        "order",
+        ready=False,
+        restarts=7,
+        waiting="CrashLoopBackOff",
+        waiting_message="back-off 5m0s restarting failed container=order",
+        last_reason="OOMKilled",
+        last_exit=137,
+        last_finished=NOW - timedelta(minutes=4),
+    )
+    fake.add(
+        "shop",
+        "pods",
+        pod("order-6f7c9-x2x9q", LABELS, [oom], namespace="shop"),
+        pod("order-6f7c9-k8d2m", LABELS, [container_status("order")], namespace="shop"),
+        pod("payment-55d-pq7", {"app": "payment"}, [container_status("payment")], namespace="shop"),
+    )
+    fake.add(
+        "shop",
+        "events",
+        event(
+            "e1",
+            "Pod",
+            "order-6f7c9-x2x9q",
+            "BackOff",
+            "Back-off restarting failed container order",
+            NOW - timedelta(minutes=3),
+            count=14,
+            namespace="shop",
+        ),
+        event(
+            "e2",
+            "Pod",
+            "order-6f7c9-x2x9q",
+            "Killing",
+            "Stopping container order",
+            NOW - timedelta(minutes=4),
+            type_="Normal",
+            namespace="shop",
+        ),
+        event(
+            "e3",
+            "Pod",
+            "payment-55d-pq7",
+            "Pulled",
+            "image pulled",
+            NOW - timedelta(hours=5),
+            type_="Normal",
+            namespace="shop",
+        ),
+    )
     fake.add("shop", "deployments", deployment("order", LABELS, namespace="shop", revision=2))
-    fake.add("shop", "replicasets",
-             replicaset("order", 1, LABELS, [{"name": "order", "image": "registry/order:v2.8.0",
-                                             "env": [{"name": "JAVA_OPTS", "value": "-Xmx512m"}]}],
-                        NOW - timedelta(days=3), change_cause="release v2.8.0", namespace="shop"),
-             replicaset("order", 2, LABELS, [{"name": "order", "image": "registry/order:v2.8.0",
-                                             "env": [{"name": "JAVA_OPTS", "value": "-Xmx1536m"}]}],
-                        NOW - timedelta(minutes=20), change_cause="raise heap to 1.5g", replicas=2, ready=1,
-                        namespace="shop"))
+    fake.add(
+        "shop",
+        "replicasets",
+        replicaset(
+            "order",
+            1,
+            LABELS,
+            [{"name": "order", "image": "registry/order:v2.8.0", "env": [{"name": "JAVA_OPTS", "value": "-Xmx512m"}]}],
+            NOW - timedelta(days=3),
+            change_cause="release v2.8.0",
+            namespace="shop",
+        ),
+        replicaset(
+            "order",
+            2,
+            LABELS,
+            [{"name": "order", "image": "registry/order:v2.8.0", "env": [{"name": "JAVA_OPTS", "value": "-Xmx1536m"}]}],
+            NOW - timedelta(minutes=20),
+            change_cause="raise heap to 1.5g",
+            replicas=2,
+            ready=1,
+            namespace="shop",
+        ),
+    )
     yield fake
     fake.stop()
 
@@ -68,8 +122,9 @@ def test_pods_show_restarts_crashloop_and_the_oom_kill(kube: FakeKubeAPI, tmp_pa
 
 
 def test_events_are_newest_first_filtered_by_service_and_window(kube: FakeKubeAPI, tmp_path: Path) -> None:
-    result = call_tool(kube_tools(kube, tmp_path), "query_k8s_events",
-                       {"namespace": "shop", "service": "order", "range": "1h"})
+    result = call_tool(
+        kube_tools(kube, tmp_path), "query_k8s_events", {"namespace": "shop", "service": "order", "range": "1h"}
+    )
     lines = result.text.splitlines()
     assert "2 (1 Warning)" in lines[0]
     assert "Warning BackOff Pod/order-6f7c9-x2x9q x14" in lines[1]
@@ -123,8 +178,11 @@ def test_a_wrong_token_and_an_unreachable_server_are_errors(kube: FakeKubeAPI, t
     stale = Toolbox(KubernetesTools(api, ["shop"]).specs())
     assert "401 Unauthorized" in call_tool(stale, "query_pods", {"namespace": "shop"}).text
     (tmp_path / "down").write_text((tmp_path / "kc").read_text().replace(kube.url, closed_port_url()))
-    down = Toolbox(KubernetesTools(config.new_client_from_config(config_file=str(tmp_path / "down")), ["shop"],
-                                   timeout_s=2).specs())
+    down = Toolbox(
+        KubernetesTools(
+            config.new_client_from_config(config_file=str(tmp_path / "down")), ["shop"], timeout_s=2
+        ).specs()
+    )
     result = call_tool(down, "query_pods", {"namespace": "shop"})
     assert result.status == "error" and "unreachable" in result.text
 

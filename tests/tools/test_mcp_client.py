@@ -16,7 +16,7 @@ from mcp import StdioServerParameters
 from bot.safety.redact import redact
 from bot.sandbox.backends import free_port
 from tools.base import Toolbox, call_tool
-from tools.mcpclient import MCPConnection, MCPTools
+from tools.mcp.client import MCPConnection, MCPTools
 from tools.toolset import Toolset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +48,10 @@ def test_only_allowlisted_tools_are_mounted_under_the_servers_name(pager: Toolbo
 def test_a_remote_tool_answers_through_call_tool(pager: Toolbox) -> None:
     result = call_tool(pager, "pager_list_alerts", {"service": "order", "limit": 2})
     assert result.status == "ok"
-    assert result.text.splitlines() == ["KubePodCrashLooping order pod order-7d9f-0 (firing since 15:00Z)",
-                                        "KubePodCrashLooping order pod order-7d9f-1 (firing since 15:01Z)"]
+    assert result.text.splitlines() == [
+        "KubePodCrashLooping order pod order-7d9f-0 (firing since 15:00Z)",
+        "KubePodCrashLooping order pod order-7d9f-1 (firing since 15:01Z)",
+    ]
 
 
 def test_the_remote_schema_validates_arguments_before_the_call(pager: Toolbox) -> None:
@@ -71,8 +73,10 @@ def test_a_long_answer_is_cut_with_a_marker(pager: Toolbox) -> None:
 def test_the_servers_tool_error_is_an_error_observation_in_its_words(pager: Toolbox) -> None:
     result = call_tool(pager, "pager_broken_query", {"expr": "rate("})
     assert result.status == "error"
-    assert result.text == ("pager broken_query failed: Error executing tool broken_query: "
-                           "bad_data: parse error at char 3: unexpected 'rate('")
+    assert result.text == (
+        "pager broken_query failed: Error executing tool broken_query: "
+        "bad_data: parse error at char 3: unexpected 'rate('"
+    )
 
 
 def test_a_slow_remote_tool_times_out_and_the_session_survives(pager: Toolbox) -> None:
@@ -89,8 +93,9 @@ def test_check_counts_mounted_tools_and_warns_without_an_allowlist(stdio_tools: 
 
 
 def test_a_server_that_cannot_start_fails_its_check() -> None:
-    broken = MCPTools("gone", MCPConnection(StdioServerParameters(command="/nonexistent/mcp-server"),
-                                            connect_timeout_s=10), ["*"])
+    broken = MCPTools(
+        "gone", MCPConnection(StdioServerParameters(command="/nonexistent/mcp-server"), connect_timeout_s=10), ["*"]
+    )
     status = Toolset("mcp:gone", True, broken.specs, broken.check).check()
     assert status.state == "fail" and "cannot connect to the MCP server /nonexistent/mcp-server" in status.detail
 
@@ -98,8 +103,12 @@ def test_a_server_that_cannot_start_fails_its_check() -> None:
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_server", "http", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.mcp_server", "http", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tools.base import Toolbox, call_tool
-from tools.runbooks import Runbooks, sections_from_markdown
+from tools.runbooks.search import Runbooks, sections_from_markdown
 from tools.toolset import Toolset
 
 SANDBOX_RUNBOOKS = Path(__file__).resolve().parents[2] / "bot" / "sandbox" / "runbooks"
@@ -18,8 +18,11 @@ def box(path: Path, **options: object) -> Toolbox:
 
 
 def test_the_error_signature_finds_the_section_that_explains_it() -> None:
-    result = call_tool(box(SANDBOX_RUNBOOKS), "search_runbooks",
-                       {"query": "HikariPool-1 - Connection is not available, request timed out", "service": "order"})
+    result = call_tool(
+        box(SANDBOX_RUNBOOKS),
+        "search_runbooks",
+        {"query": "HikariPool-1 - Connection is not available, request timed out", "service": "order"},
+    )
     assert result.status == "ok"
     assert result.text.splitlines()[1] == "1. Runbook: order-latency.md § Connection pool"
     assert "pods × pool size must stay below orders-db's" in result.text
@@ -46,8 +49,9 @@ def test_fts_syntax_in_the_query_is_plain_text() -> None:
 
 
 def test_output_is_capped_per_section_and_in_number(tmp_path: Path) -> None:
-    (tmp_path / "big.md").write_text("# Big\n\n" + "".join(f"## Disk {i}\ndisk full " + "x " * 900 + "\n"
-                                                              for i in range(6)))
+    (tmp_path / "big.md").write_text(
+        "# Big\n\n" + "".join(f"## Disk {i}\ndisk full " + "x " * 900 + "\n" for i in range(6))
+    )
     result = call_tool(box(tmp_path, max_results=2, max_section_chars=100), "search_runbooks", {"query": "disk full"})
     assert result.text.count("Runbook: big.md §") == 2 and result.text.count(" …") == 2
 

@@ -29,8 +29,14 @@ RUNBOOKS = ROOT / "bot" / "sandbox" / "runbooks"
 @pytest.fixture
 def kube(sandbox: Any) -> Iterator[FakeKubeAPI]:
     fake = FakeKubeAPI(forbidden={"kube-system"})
-    oom = container_status("order", ready=False, restarts=3, last_reason="OOMKilled", last_exit=137,
-                           last_finished=sandbox.incident_at + timedelta(minutes=2))
+    oom = container_status(
+        "order",
+        ready=False,
+        restarts=3,
+        last_reason="OOMKilled",
+        last_exit=137,
+        last_finished=sandbox.incident_at + timedelta(minutes=2),
+    )
     fake.add("shop", "pods", pod("order-1", {"app": "order"}, [oom], namespace="shop"))
     yield fake
     fake.stop()
@@ -99,15 +105,22 @@ def test_a_config_file_turns_every_toolset_on_and_their_tools_answer(
     assert list(settings.prometheus.metrics) == ["p99_latency"]
     assert settings.topology["order"] == ["payment", "orders-db"]
     box = wiring.build_toolbox(settings)
-    assert box.names[-5:] == ["query_pods", "query_k8s_events", "query_rollout_history", "search_runbooks",
-                              "pager_list_alerts"]
+    assert box.names[-5:] == [
+        "query_pods",
+        "query_k8s_events",
+        "query_rollout_history",
+        "search_runbooks",
+        "pager_list_alerts",
+    ]
     pods = call_tool(box, "query_pods", {"namespace": "shop", "service": "order"})
     assert "last terminated: OOMKilled exit 137" in pods.text
     logs = call_tool(box, "query_logs", {"service": "order", "range": "2d", "level": "ERROR", "limit": 1})
     assert "HikariPool-<n> - Connection is not available" in logs.text
     assert loki.requests  # the logs came from Loki, not the SQLite store
-    assert "Runbook: order-latency.md § Connection pool" in call_tool(
-        box, "search_runbooks", {"query": "connection pool exhausted"}).text
+    assert (
+        "Runbook: order-latency.md § Connection pool"
+        in call_tool(box, "search_runbooks", {"query": "connection pool exhausted"}).text
+    )
     assert call_tool(box, "pager_list_alerts", {"service": "order", "limit": 1}).status == "ok"
 
 
@@ -148,8 +161,10 @@ def test_opsbot_toolsets_reports_each_toolsets_check(
 
 def test_failing_and_switched_off_toolsets_say_why(sandbox: Any, tmp_path: Path, clean_env: pytest.MonkeyPatch) -> None:
     values: dict[str, Any] = {
-        "prometheus": {"url": closed_port_url(), "timeout_s": 1}, "logs": {"backend": "loki"},
-        "loki": {"url": closed_port_url(), "timeout_s": 1}, "deploys": {"git_repo": str(tmp_path / "none")},
+        "prometheus": {"url": closed_port_url(), "timeout_s": 1},
+        "logs": {"backend": "loki"},
+        "loki": {"url": closed_port_url(), "timeout_s": 1},
+        "deploys": {"git_repo": str(tmp_path / "none")},
         "runbooks": {"enabled": True, "path": str(tmp_path)},
     }
     settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
@@ -158,7 +173,9 @@ def test_failing_and_switched_off_toolsets_say_why(sandbox: Any, tmp_path: Path,
     assert statuses["logs"].state == "fail" and statuses["logs"].detail.startswith("Loki unreachable")
     assert statuses["deploys"].state == "fail" and "does not exist" in statuses["deploys"].detail
     assert (statuses["kubernetes"].state, statuses["kubernetes"].detail) == (
-        "off", "not enabled (OPSBOT_KUBERNETES__ENABLED)")
+        "off",
+        "not enabled (OPSBOT_KUBERNETES__ENABLED)",
+    )
     assert statuses["runbooks"].state == "warn" and "no Markdown runbooks" in statuses["runbooks"].detail
 
 
@@ -166,11 +183,13 @@ def test_a_toolset_that_cannot_start_is_left_out_and_the_rest_still_works(
     sandbox: Any, tmp_path: Path, clean_env: pytest.MonkeyPatch
 ) -> None:
     values: dict[str, Any] = {
-        "prometheus": {"url": sandbox.prometheus_url}, "logs": {"sqlite_path": str(sandbox.logs_db)},
+        "prometheus": {"url": sandbox.prometheus_url},
+        "logs": {"sqlite_path": str(sandbox.logs_db)},
         "deploys": {"git_repo": str(sandbox.git_repo)},
         "kubernetes": {"enabled": True, "kubeconfig": str(tmp_path / "missing-kubeconfig")},
-        "mcp": {"servers": [{"name": "gone", "command": "/nonexistent/mcp-server", "allowed_tools": ["*"],
-                             "timeout_s": 5}]},
+        "mcp": {
+            "servers": [{"name": "gone", "command": "/nonexistent/mcp-server", "allowed_tools": ["*"], "timeout_s": 5}]
+        },
         "runbooks": {"enabled": True, "path": str(RUNBOOKS)},
     }
     box = wiring.build_toolbox(Settings(_env_file=None, **values))  # type: ignore[call-arg]

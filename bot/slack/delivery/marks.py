@@ -1,0 +1,75 @@
+"""The marks a job leaves on its Slack thread besides the answer: reactions, the assistant status, short notices.
+
+A job is acknowledged with 👀 and a status the moment it is taken, and concluded with 💡 (a likely cause), ✅ (a
+confirmed or looked-up answer) or ⚠️ (partial, or not delivered); a job that will not run is withdrawn to 🚦.
+All of it is cosmetic: a failed call (already_reacted, a missing scope) is logged and never stops the run, and a
+call the shared CallBudget has no room for is skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk import WebClient
+
+from bot.engine.types import Trace
+from bot.slack.delivery.answer import is_guess
+from bot.slack.delivery.budget import CallBudget
+from bot.slack.jobs.state import Job
+
+log = logging.getLogger(__name__)
+
+
+def acknowledge(client: WebClient, job: Job, status_text: str, budget: CallBudget | None = None) -> None:
+    """Show at once that the job was taken: 👀 on the asking message and the status in its thread."""
+    if job.react_ts:
+        call_quietly(client, "reactions_add", budget, channel=job.channel, timestamp=job.react_ts, name="eyes")
+    call_quietly(
+        client,
+        "assistant_threads_setStatus",
+        budget,
+        channel_id=job.channel,
+        thread_ts=job.thread_ts,
+        status=status_text,
+    )
+
+
+def withdraw(client: WebClient, job: Job, budget: CallBudget | None = None) -> None:
+    """Undo the acknowledgement of a job that will not run: no status, and 🚦 instead of 👀."""
+    call_quietly(
+        client, "assistant_threads_setStatus", budget, channel_id=job.channel, thread_ts=job.thread_ts, status=""
+    )
+    if job.react_ts:
+        call_quietly(client, "reactions_remove", budget, channel=job.channel, timestamp=job.react_ts, name="eyes")
+        call_quietly(
+            client, "reactions_add", budget, channel=job.channel, timestamp=job.react_ts, name="vertical_traffic_light"
+        )
+
+
+def conclude(client: WebClient, job: Job, trace: Trace, delivered: bool, budget: CallBudget | None = None) -> None:
+    """Mark a finished job: 💡 for a likely cause, ✅ for a confirmed or looked-up answer, ⚠️ when partial or
+    undelivered."""
+    # Posting clears the status; clear it explicitly too, so an error path never leaves "Diagnosing…".
+    call_quietly(
+        client, "assistant_threads_setStatus", budget, channel_id=job.channel, thread_ts=job.thread_ts, status=""
+    )
+    if job.react_ts:
+        emoji = "warning" if not (trace.complete and delivered) else "bulb" if is_guess(trace) else "white_check_mark"
+        call_quietly(client, "reactions_add", budget, channel=job.channel, timestamp=job.react_ts, name=emoji)
+
+
+def say(client: WebClient, job: Job, text: str) -> None:
+    """A short notice in the job's thread (queued, busy, already working on it)."""
+    call_quietly(client, "chat_postMessage", channel=job.channel, thread_ts=job.thread_ts, text=text)
+
+
+def call_quietly(client: WebClient, method: str, budget: CallBudget | None = None, **kwargs: object) -> None:
+    """Call a Web API method whose failure must not stop the run; the failure is logged. With `budget`, the call
+    is skipped when the method's budget is spent (e.g. after a 429)."""
+    if budget is not None and not budget.try_take(method.replace("_", ".")):
+        log.info("slack %s skipped: over its budget", method)
+        return
+    try:
+        getattr(client, method)(**kwargs)
+    except Exception as exc:
+        log.info("slack %s failed channel=%s: %s", method, kwargs.get("channel") or kwargs.get("channel_id"), exc)

@@ -1,0 +1,275 @@
+"""opsbot's own pools for Slack work, in two lanes. Bolt's listener threads only hand over; they never wait.
+
+The quick lane (`quick_workers` threads) takes every job first: dedupe, access, then the intent gate. Help,
+chit-chat and quick lookups are answered right there, so they never queue behind diagnoses; an unsure intent gets
+"🔎 Investigate" / "Just answer" buttons instead of a run. Diagnoses go to the WorkQueue, answered by `workers`
+threads. The 👀, the status and the "queued" notice are posted on a third small pool (bot/slack/delivery/markpool.py).
+The
+position a notice gives is the job's true place in the queue at the moment it was queued, counting the idle
+workers of every replica (bot/durable/capacity.py).
+
+Where diagnoses wait is the Backlog (bot/slack/jobs/backlog.py): this process's WorkQueue by default, or with
+`durable` (OPSBOT_REDIS__URL) a Redis stream shared by every replica (bot/slack/jobs/slackstream.py,
+bot/slack/jobs/handover.py): a job whose replica dies is re-run in its thread by another, and on SIGTERM queued jobs
+stay in the stream for the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import Any
+
+from slack_sdk import WebClient
+
+from bot.engine.types import Intent, Question, Responder, Trace, handed_back
+from bot.safety.access import Admit
+from bot.slack.delivery.budget import CallBudget
+from bot.slack.delivery.markpool import MarkPool
+from bot.slack.delivery.marks import call_quietly, say, withdraw
+from bot.slack.delivery.progress import MessageOwner
+from bot.slack.delivery.reply import Persist, Replier
+from bot.slack.intake.choices import PendingChoices
+from bot.slack.jobs.backlog import Backlog, Lanes, MemoryBacklog, Submission, inflight_key
+from bot.slack.jobs.handover import MessageOwnership, notice_ts_from, run_delivery
+from bot.slack.jobs.quicklane import Acked, QuickLane, logged
+from bot.slack.jobs.slackstream import Delivery, SlackJobStream
+from bot.slack.jobs.state import Dedupe, Job, ThreadMemory, WorkQueue
+from bot.slack.jobs.steplog import StepLog
+
+log = logging.getLogger(__name__)
+
+Classify = Callable[[str], Intent]
+QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
+
+
+class Runner:
+    """The quick lane, the diagnosis workers over a WorkQueue, and the pool that posts a job's marks."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        responder: Responder,
+        *,
+        persist: Persist,
+        queue: WorkQueue,
+        dedupe: Dedupe,
+        memory: ThreadMemory,
+        workers: int = 4,
+        lanes: Lanes | None = None,
+        classify: Classify | None = None,
+        budget: CallBudget | None = None,
+        use_streaming: bool = True,
+        update_interval_s: float = 3.0,
+        append_interval_s: float = 1.0,
+        status_text: str = "Diagnosing…",
+        on_stream_fallback: Callable[[str], None] | None = None,
+        durable: SlackJobStream | None = None,
+        steps: StepLog | None = None,
+    ) -> None:
+        self.client = client
+        self._durable, self._steps = durable, steps
+        self._lanes = lanes or Lanes(workers=workers)
+        self._backlog: Backlog = durable or MemoryBacklog(client, queue, self._lanes.workers)
+        self._replier = Replier(
+            client,
+            responder,
+            persist=persist,
+            memory=memory,
+            use_streaming=use_streaming,
+            update_interval_s=update_interval_s,
+            append_interval_s=append_interval_s,
+            status_text=status_text,
+            on_stream_fallback=on_stream_fallback,
+            budget=budget,
+            steps=steps,
+        )
+        self._queue, self._dedupe, self._classify = queue, dedupe, classify
+        self._budget = budget or CallBudget({})
+        self._lock = threading.Lock()
+        self._choices = PendingChoices(client)
+        self._quick = QuickLane(client, self._lanes.quick_workers, dedupe)
+        self._marks = MarkPool(client, self._lanes.marks_workers, self._budget, status_text, self._backlog.set_notice)
+
+    def start(self) -> None:
+        """Start the diagnosis workers (idempotent)."""
+        self._backlog.start(self._run_delivery)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post. Queued jobs
+        stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?".
+        Requests Slack was already told we took, still on the quick lane, get up to half of it first (one may
+        queue a diagnosis, handed over or answered like any queued one); those left are answered "restarting:
+        re-run?" in their threads (bot/slack/jobs/quicklane.py)."""
+        deadline = time.monotonic() + timeout_s
+        self._quick.stop(timeout_s / 2)
+        self._backlog.close(max(deadline - time.monotonic(), 0.0))
+        self._quick.shutdown()
+        self._marks.shutdown()
+
+    @property
+    def active(self) -> int:
+        """Diagnoses running now (on this replica)."""
+        return self._backlog.active
+
+    @property
+    def queued(self) -> int:
+        """Diagnoses waiting for a worker (in the shared stream: on any replica; -1 while Redis is away)."""
+        return self._backlog.waiting()
+
+    def runs(self, trace_id: str) -> bool:
+        """True while this process runs the diagnosis `trace_id` (its stored trace is still partial)."""
+        return self._steps is not None and self._steps.running(trace_id)
+
+    def recent_trace(self, trace_id: str) -> Trace | None:
+        """A trace answered by this process (used when no TraceStore is configured)."""
+        return self._replier.recent_trace(trace_id)
+
+    def post_trace(self, channel: str, question: Question, trace: Trace) -> None:
+        """Post a finished trace (e.g. an Alertmanager-triggered diagnosis): an anchor, the answer in its thread."""
+        self._replier.post_trace(channel, question, trace)
+
+    def defer(self, work: Callable[..., Any], *args: Any) -> None:
+        """Run `work` on the quick lane (listeners hand over everything that touches the network)."""
+        self._quick.defer(work, *args)
+
+    def accept(self, job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> None:
+        """Take a job without waiting: `submit` runs on the quick lane."""
+        self._quick.defer(self.submit, job, keys, admit, acked=Acked(job, tuple(keys)))
+
+    def first_delivery(self, keys: Sequence[str]) -> bool:
+        """False when any of the keys was seen before (a retried delivery)."""
+        return not keys or self._dedupe.first_seen(keys)
+
+    def submit(self, job: Job, keys: Sequence[str] = (), admit: Admit | None = None) -> Submission:
+        """Dedupe, admit, triage: answer a quick question now, ask when unsure, queue a diagnosis."""
+        if keys and not self._dedupe.first_seen(keys):
+            log.info("duplicate delivery ignored keys=%s", ",".join(keys))
+            return Submission("duplicate")
+        # After dedupe, so a retried delivery neither takes a second rate-limit slot nor a second refusal.
+        if admit is not None and (refusal := admit(job.user, job.channel)):
+            call_quietly(
+                self.client,
+                "chat_postEphemeral",
+                channel=job.channel,
+                user=job.user,
+                text=f"⛔ {refusal}",
+                thread_ts=job.thread_ts,
+            )
+            return Submission("refused")
+        intent = self._triage(job.question)
+        if intent is None:
+            return self._enqueue(job)
+        job = _with_intent(job, intent)
+        if intent.tier == "default" or intent.confidence < self._lanes.ask_below_confidence:
+            return self._ask(job)
+        return self._answer_now(job) if intent.route in QUICK_ROUTES else self._enqueue(job)
+
+    def choose(self, choice_id: str, investigate: bool, user: str, message_ts: str) -> Submission:
+        """The asker's answer to "Investigate / Just answer"; "rejected" when the choice is no longer pending."""
+        chosen = self._choices.choose(choice_id, investigate, user, message_ts)
+        if chosen is None:
+            return Submission("rejected")
+        job = _with_intent(*chosen)
+        return self._enqueue(job) if investigate else self._answer_now(job)
+
+    def run(self, job: Job, marks: Future[str] | None = None) -> Trace:
+        """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
+        return self._answer(job, notice_ts_from(marks, "", job.channel))
+
+    def _answer(self, job: Job, notice_ts: str, owner: MessageOwner | None = None, trace_id: str = "") -> Trace:
+        try:
+            # Released once the trace is kept, before posting: asking again from then on is a new run.
+            return self._replier.answer(
+                job, on_answered=lambda: self._release(job), message_ts=notice_ts, owner=owner, trace_id=trace_id
+            )
+        finally:
+            self._release(job)
+
+    def _run_delivery(self, delivery: Delivery) -> None:
+        marks = self._marks.take(delivery.job_id)
+        if self._durable is None:
+            self.run(delivery.job, marks)
+            return
+        try:
+            run_delivery(
+                self.client,
+                MessageOwnership(self._durable, delivery.job_id, delivery.job.channel),
+                delivery,
+                self._answer,
+                marks,
+                max_attempts=self._durable.max_attempts,
+                steps=self._steps,
+            )
+        finally:
+            self._release(delivery.job)
+
+    def _triage(self, question: Question) -> Intent | None:
+        if self._classify is None or question.intent is not None:
+            return question.intent
+        try:
+            return self._classify(question.text)
+        except Exception:
+            log.exception("the intent gate failed; asking the user")
+            return Intent("diagnose", 0.0, "default", "classifier failed")
+
+    def _answer_now(self, job: Job) -> Submission:
+        quick = replace(job, react_ts="", question=replace(job.question, quick_only=True))  # plain: no reactions
+        why = handed_back(self.run(quick))
+        if not why:
+            return Submission("answered")
+        # A lookup that needs the full diagnosis goes to the diagnosis lane like any diagnosis: its queue place,
+        # its notice, its marks, the main LLM slots; the quick lane stays free for help and lookups.
+        log.info("a quick answer escalates to the full diagnosis channel=%s: %s", job.channel, why)
+        escalated = Intent("diagnose", 1.0, "rules", f"escalated from a quick answer: {why}")
+        return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)))
+
+    def _ask(self, job: Job) -> Submission:
+        self._choices.ask(job)
+        return Submission("asked")
+
+    def _enqueue(self, job: Job) -> Submission:
+        if self._quick.closed:  # stopping: its thread was told "restarting: re-run?" already
+            return Submission("rejected")
+        if not self._claim(job):
+            say(self.client, job, "🔁 I'm already working on that question in this thread; the answer comes here.")
+            return Submission("duplicate")
+        with self._lock:  # the position, the put and the marks' future belong together
+            job_id, position = self._put(job)
+            workers = self._backlog.capacity()  # every replica's: the first `idle` jobs waiting start at once
+            place = position - workers.idle if position is not None and position > workers.idle else 0
+            if position is not None:
+                self._marks.post(job, place, job_id, workers.total)
+        if position is None:
+            self._release(job)
+            log.warning("work queue full, refusing channel=%s thread=%s", job.channel, job.thread_ts)
+            say(self.client, job, "🚦 opsbot is busy and its queue is full. Please ask again in a few minutes.")
+            withdraw(self.client, job, self._budget)
+            return Submission("rejected")
+        return Submission("queued", place) if place else Submission("started", position)
+
+    def _put(self, job: Job) -> tuple[str, int | None]:
+        try:
+            put = self._backlog.put(job)
+        except Exception:  # Redis away: refuse like a full queue rather than lose the job in silence
+            log.exception("could not queue the Slack job")
+            put = None
+        return put if put is not None else ("", None)
+
+    def _claim(self, job: Job) -> bool:
+        try:
+            return self._backlog.claim_inflight(inflight_key(job))
+        except Exception:  # Redis away: the put that follows refuses the job with a notice
+            log.exception("could not check for a run of this question already in flight")
+            return True
+
+    def _release(self, job: Job) -> None:
+        logged(self._backlog.release_inflight, inflight_key(job))
+
+
+def _with_intent(job: Job, intent: Intent) -> Job:
+    return replace(job, question=replace(job.question, intent=intent))

@@ -1,0 +1,66 @@
+"""Dedupe, thread memory and the work queue (the in-memory implementations of the shared-state Protocols)."""
+
+from __future__ import annotations
+
+from bot.engine.types import Question, Step, StopReason, Totals, Trace
+from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, trace_to_memory
+from tests.fakes.clock import FakeClock
+
+
+def test_dedupe_entries_live_at_least_ten_minutes() -> None:
+    clock = FakeClock()
+    dedupe = MemoryDedupe(ttl_s=60, clock=clock)  # asked for 1 minute: clamped to 10
+    assert dedupe.ttl_s >= 600
+    assert dedupe.first_seen(["event:Ev1", "ts:C1:1.0"])
+    clock.now += 9 * 60
+    assert not dedupe.first_seen(["event:Ev1"])
+    assert not dedupe.first_seen(["event:Ev2", "ts:C1:1.0"])  # same message, another envelope
+    clock.now += 11 * 60
+    assert dedupe.first_seen(["event:Ev1"])
+
+
+def test_thread_memory_keeps_compressed_recent_turns_per_thread() -> None:
+    memory = MemoryThreadMemory(max_turns=2, max_threads=2)
+    observation = "p99\nchange: 15:05 212 ms -> 1,180 ms"
+    step = Step(index=1, thought="", action="query_metrics", args={}, observation=observation, status="ok")
+    for n in range(3):
+        trace = Trace(
+            trace_id=str(n),
+            question=f"question {n}",
+            protocol="native",
+            steps=(step,),
+            answer="A" * 5_000,
+            complete=True,
+            stop_reason=StopReason.FINISH,
+            totals=Totals(),
+        )
+        memory.remember("C1", "1.0", trace)
+    turns = memory.recall("C1", "1.0")
+    assert [t.split(" → ")[0] for t in turns] == ["Q: question 1", "Q: question 2"]
+    assert all(len(t) <= 700 and "change: 15:05" in t for t in turns)
+    memory.remember("C2", "1.0", trace)
+    memory.remember("C3", "1.0", trace)
+    assert memory.recall("C1", "1.0") == ()  # least recently used thread dropped
+    assert memory.recall("C9", "9.9") == ()
+
+
+def test_memory_turn_names_question_answer_and_change_points() -> None:
+    trace = Trace(
+        trace_id="t",
+        question="why is order slow?",
+        protocol="native",
+        steps=(),
+        answer="pool size",
+        complete=True,
+        stop_reason=StopReason.FINISH,
+        totals=Totals(),
+    )
+    assert trace_to_memory(trace) == "Q: why is order slow? → A: pool size"
+
+
+def test_work_queue_reports_positions_and_refuses_when_full() -> None:
+    queue = MemoryWorkQueue(2)
+    job = Job(Question("q"), "C1", "1.0")
+    assert [queue.put(job), queue.put(job), queue.put(job)] == [1, 2, None]
+    assert queue.depth() == 2
+    assert queue.get(0.01) == job and queue.depth() == 1

@@ -1,0 +1,161 @@
+"""Ranking the suspects of a symptom: pure functions over plain data, one set of rules for every caller.
+
+find_changes (tools/changes.py, the model's tool) and the playbook's "what changed" step
+(bot/playbook/suspects.py) both gather changes around an onset and score them here, so the model and the
+model-free path rank the same evidence the same way.
+Where to look: the asked service and every service within two hops of it, both directions (`neighbourhood`).
+How far back: minutes for a step, hours when memory or restarts changed (`lookback_for`).
+How to score: the timing, the path through the topology, what the diff changed (a config key or a risky
+statement beats a logging or wording change) and a log signature naming the changed key or its new value;
+a traffic surge in another caller of a dependency that degraded, just before the onset, is a suspect too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol, TypeVar
+
+from tools.analysis.configdiff import KeyChange
+
+STEP_LOOKBACK = timedelta(minutes=45)  # a step: the change that caused it landed minutes before
+TREND_LOOKBACK = timedelta(hours=6)  # a leak or a creeping trend: hours before the first symptom
+CLOSE = timedelta(minutes=15)  # a deploy this close before the onset is "just before" it
+SURGE_RATIO = 1.5  # a caller's traffic at least x1.5 counts as a surge
+SURGE_BEFORE = timedelta(minutes=20)  # a surge this long before the onset, or up to SURGE_AFTER after it, counts
+SURGE_AFTER = timedelta(minutes=5)
+MAX_DIFFS = 4  # the diffs read per ranking (each is one tool call)
+# Changes that cannot explain a symptom: logging, wording, the image tag every deploy bumps.
+TRIVIAL_RX = re.compile(r"log|pattern|format|changelog|readme|footer|wording|dashboard|newTag$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One piece of evidence for (points > 0) or against (points < 0) a suspect, in words."""
+
+    points: int
+    text: str
+
+
+def score_of(reasons: Iterable[Reason]) -> int:
+    return sum(r.points for r in reasons)
+
+
+class Dated(Protocol):
+    """A deploy as either caller holds it: the service it changed and when (None when no time was read)."""
+
+    @property
+    def service(self) -> str: ...
+
+    @property
+    def at(self) -> datetime | None: ...
+
+
+D = TypeVar("D", bound=Dated)
+
+
+def neighbourhood(topology: Mapping[str, Sequence[str]], service: str, hops: int = 2) -> list[str]:
+    """Services within `hops` of `service`, both directions (callees and callers), nearest first."""
+    edges: dict[str, set[str]] = {}
+    for caller, callees in topology.items():
+        for callee in callees:
+            edges.setdefault(caller, set()).add(callee)
+            edges.setdefault(callee, set()).add(caller)
+    found, frontier = [service], [service]
+    for _ in range(hops):
+        frontier = sorted({n for s in frontier for n in edges.get(s, ())} - set(found))
+        found += frontier
+    return found
+
+
+def other_callers(topology: Mapping[str, Sequence[str]], dependency: str, target: str) -> list[str]:
+    """The services that call `dependency`, other than `target`."""
+    return [c for c, callees in topology.items() if dependency in callees and c != target]
+
+
+def lookback_for(slow_changed: bool) -> timedelta:
+    """Hours when memory or restarts changed (a leak, a sawtooth of OOM kills), else minutes."""
+    return TREND_LOOKBACK if slow_changed else STEP_LOOKBACK
+
+
+def lookback_words(lookback: timedelta) -> str:
+    minutes = int(lookback.total_seconds() // 60)
+    return f"{minutes // 60} h" if minutes >= 60 else f"{minutes} min"
+
+
+def deploys_to_read(
+    deploys: Iterable[D], near: Sequence[str], target: str, onset: datetime, lookback: timedelta
+) -> list[D]:
+    """The deploys worth a diff: in the neighbourhood and the lookback, the asked service's first, nearest first."""
+    start = onset - lookback
+    found = [d for d in deploys if d.service in near and d.at is not None and start <= d.at <= onset]
+    found.sort(key=lambda d: (d.service != target, onset - d.at if d.at else lookback))
+    return found[:MAX_DIFFS]
+
+
+def deploy_reasons(deploy: Dated, target: str, onset: datetime, changed_too: bool | None) -> list[Reason]:
+    """Timing and topology: `changed_too` is whether the deployed service changed as well (None: not looked at)."""
+    close = deploy.at is None or onset - deploy.at <= CLOSE
+    # times, not a computed gap: every number in an answer must be one an observation shows
+    when = f"at {deploy.at:%H:%M} UTC, " if deploy.at else ""
+    reasons = [
+        Reason(2 if close else 1, f"deployed {when}{'just' if close else 'well'} before the onset at {onset:%H:%M} UTC")
+    ]
+    if deploy.service == target:
+        reasons.append(Reason(3, f"{target} is the service asked about"))
+    elif changed_too:
+        reasons.append(Reason(2, f"{deploy.service} changed too, on the path from {target}"))
+    elif changed_too is None:
+        reasons.append(Reason(0, f"{deploy.service} is within two hops of {target}"))
+    else:
+        reasons.append(Reason(-1, f"{deploy.service} itself shows no change"))
+    return reasons
+
+
+def meaningful_changes(changes: Sequence[KeyChange]) -> list[KeyChange]:
+    """The changed keys that could explain a symptom (not logging, wording or the image tag)."""
+    return [c for c in changes if not TRIVIAL_RX.search(f"{c.path} {c.key}")]
+
+
+def diff_reasons(
+    changes: Sequence[KeyChange], risky_lines: Sequence[str], signatures: Sequence[tuple[str, str]]
+) -> list[Reason]:
+    """A changed config key or a risky statement counts; logging or wording alone counts against; a log
+    signature that names a changed key or its new value counts too. `signatures` are (template, as cited)."""
+    meaningful = meaningful_changes(changes)
+    reasons = [Reason(2, f"its diff runs {risky_lines[0]}")] if risky_lines else []
+    if meaningful:
+        reasons.append(Reason(2, "its diff changed " + "; ".join(f"{c.key} {c.old} → {c.new}" for c in meaningful[:2])))
+    elif not risky_lines:
+        reasons.append(
+            Reason(-2, "its diff changes no setting that could explain the symptom (logging, wording or code only)")
+        )
+    named = naming_signature([template for template, _ in signatures], meaningful)
+    if named is not None:
+        reasons.append(Reason(2, f"a log signature names what it changed: {signatures[named][1]}"))
+    return reasons
+
+
+def naming_signature(signatures: Sequence[str], changes: Sequence[KeyChange]) -> int | None:
+    """The index of the first signature that names a changed key's last part or its new value (3+ characters)."""
+    words = {w.casefold() for c in changes for w in (c.key.rsplit(".", 1)[-1], c.new.strip("\"'")) if len(w) >= 3}
+    for index, text in enumerate(signatures):
+        folded = text.casefold()
+        if any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded) for w in words):
+            return index
+    return None
+
+
+def is_surge(ratio: float, at: datetime, onset: datetime) -> bool:
+    """A caller's traffic change is a surge that can explain the onset: big enough, and just before it."""
+    return ratio >= SURGE_RATIO and onset - SURGE_BEFORE <= at <= onset + SURGE_AFTER
+
+
+def surge_reasons(caller: str, dependency: str, target: str, change: str) -> list[Reason]:
+    """`change` says what the caller's traffic did, in the words the metric tool printed."""
+    return [
+        Reason(2, change),
+        Reason(3, f"{caller} shares {dependency} with {target}, and {dependency} degraded at the onset"),
+    ]

@@ -1,0 +1,104 @@
+"""KubernetesDeploys: deploy records from the cluster itself, one per Deployment rollout revision.
+
+A revision's ReplicaSet carries what rolled out: when (its creation time), the images, and the change-cause
+annotation. Its "diff" compares the pod template with the previous revision's (images, env, args, resources).
+A version is named `rev<N>` after the Deployment's revision number.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiClient, AppsV1Api
+
+from tools.deploys.query import DeployDiff, DeployRecord
+from tools.kubernetes.api import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
+
+
+class KubernetesDeploys:
+    """A DeploySource over the Deployments of the allowed namespaces (a service is a Deployment's name)."""
+
+    def __init__(self, api: ApiClient, namespaces: list[str], *, timeout_s: float = 10.0) -> None:
+        self.apps = AppsV1Api(api)
+        self.namespaces = list(namespaces)
+        self.timeout_s = timeout_s
+
+    def describe(self) -> str:
+        """Where the deploy records come from."""
+        return f"Kubernetes Deployments in {', '.join(self.namespaces)}"
+
+    def services(self) -> list[str]:
+        """Every Deployment name in the allowed namespaces."""
+        return sorted({name for name, _ in self._deployments()})
+
+    def records(self, service: str | None, start: datetime, end: datetime) -> list[DeployRecord]:
+        """Rollout revisions created in [start, end), newest first."""
+        found = [r for name, ns in self._deployments() if service in (None, name) for r in self._records(name, ns)]
+        return sorted((r for r in found if start <= r.at < end), key=lambda r: r.at, reverse=True)
+
+    def versions(self, service: str) -> list[str]:
+        """`rev<N>`, newest first."""
+        return [
+            r.version for r in self.records(service, datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC))
+        ]
+
+    def diff(self, service: str, version: str) -> DeployDiff | None:
+        """The pod-template change a revision rolled out, against the revision before it."""
+        for name, ns in self._deployments():
+            if name != service:
+                continue
+            revisions = rollout_revisions(self.apps, ns, name, self.timeout_s)
+            for i, rs in enumerate(revisions):
+                if f"rev{revision_of(rs)}" == version:
+                    before = revisions[i + 1] if i + 1 < len(revisions) else None
+                    return DeployDiff(_record(name, rs, before), _template_diff(name, before, rs))
+        return None
+
+    def _deployments(self) -> list[tuple[str, str]]:
+        """(name, namespace) of every Deployment in the allowed namespaces."""
+        return [(str(d.metadata.name), ns) for ns in self.namespaces for d in self._listed(ns) if d.metadata]
+
+    def _listed(self, ns: str) -> list[Any]:
+        reply = kube_request(
+            f"listing deployments in {ns}",
+            lambda: self.apps.list_namespaced_deployment(ns, _request_timeout=self.timeout_s),
+        )
+        return list(reply.items or [])
+
+    def _records(self, name: str, ns: str) -> list[DeployRecord]:
+        revisions = rollout_revisions(self.apps, ns, name, self.timeout_s)
+        return [
+            _record(name, rs, revisions[i + 1] if i + 1 < len(revisions) else None) for i, rs in enumerate(revisions)
+        ]
+
+
+def _record(name: str, rs: Any, before: Any | None) -> DeployRecord:
+    cause = (rs.metadata.annotations or {}).get(CHANGE_CAUSE, "") or "(no change-cause recorded)"
+    return DeployRecord(
+        service=name,
+        version=f"rev{revision_of(rs)}",
+        at=rs.metadata.creation_timestamp,
+        author="(not recorded)",
+        summary=f"{cause}; images {images_of(rs)}",
+        commit=rs.metadata.name,
+        previous_version=f"rev{revision_of(before)}" if before is not None else "",
+        files=(f"deployment/{name}",),
+    )
+
+
+def _template_diff(name: str, before: Any | None, after: Any) -> str:
+    """A unified diff of the two pod specs as sorted JSON lines (what `kubectl rollout history` would compare)."""
+    old, new = _spec_lines(before), _spec_lines(after)
+    lines = difflib.unified_diff(old, new, f"a/deployment/{name}", f"b/deployment/{name}", lineterm="", n=2)
+    body = "\n".join(lines)
+    return f"diff --git a/deployment/{name} b/deployment/{name}\n{body}" if body else ""
+
+
+def _spec_lines(rs: Any | None) -> list[str]:
+    if rs is None or rs.spec is None or rs.spec.template is None:
+        return []
+    spec = ApiClient().sanitize_for_serialization(rs.spec.template.spec)
+    return json.dumps(spec, indent=1, sort_keys=True).splitlines()

@@ -1,0 +1,176 @@
+"""LokiLogs: the log tool over Grafana Loki's HTTP API, with LogQL built only from validated parameters.
+
+The service is checked against the label values Loki holds, levels against LEVELS, and every search term
+becomes a quoted, regex-escaped line filter, so no model input can become LogQL syntax. Counts by level come
+from one `sum by (level) (count_over_time(...))` instant query; lines from `query_range`, newest first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+
+from tools.base import ToolError
+from tools.logs.model import LogEntry, LogQuery, LogResult, SearchText, level_from_text
+
+MAX_RETRY_AFTER_S = 2.0  # a longer Retry-After is reported to the model instead of waited for
+
+
+def logql_string(text: str) -> str:
+    """A LogQL double-quoted string literal (Go strconv syntax, which JSON escaping satisfies)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def line_filters(text: SearchText) -> str:
+    """Case-insensitive line filters: one `|~` per term (all must match), or one alternation for OR."""
+    patterns = [_term_pattern(t.text, prefix=t.prefix) for t in text.terms]
+    if not patterns:
+        return ""
+    if text.any_of:
+        return f" |~ {logql_string('(?i)(' + '|'.join(patterns) + ')')}"
+    return "".join(f" |~ {logql_string('(?i)' + p)}" for p in patterns)
+
+
+def _term_pattern(term: str, *, prefix: bool) -> str:
+    words = [re.escape(w) for w in term.split()]
+    return r"\b" + r"\s+".join(words) + ("" if prefix else r"\b")
+
+
+class LokiLogs:
+    """A LogSource over one Loki (or a multi-tenant gateway with `tenant`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        tenant: str = "",
+        bearer_token: str = "",
+        timeout_s: float = 10.0,
+        service_label: str = "service",
+        level_label: str = "level",
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.service_label, self.level_label = service_label, level_label
+        self.session = requests.Session()
+        if tenant:
+            self.session.headers["X-Scope-OrgID"] = tenant
+        if bearer_token:
+            self.session.headers["Authorization"] = f"Bearer {bearer_token}"
+
+    def describe(self) -> str:
+        """Where the logs come from."""
+        return f"Loki at {self.url}"
+
+    def check(self) -> str:
+        """/ready, then the service label's values: the address, the tenant and the label name in one go."""
+        self._get("/ready", {}, "checking readiness", json_reply=False)
+        services = self.services()
+        return f"ready at {self.url}; {len(services)} services under label {self.service_label!r}"
+
+    def services(self) -> list[str]:
+        """Every value of the service label."""
+        reply = self._get(f"/loki/api/v1/label/{self.service_label}/values", {}, "listing services")
+        return sorted(str(v) for v in reply.get("data") or [])
+
+    def search(self, query: LogQuery) -> LogResult:
+        """Counts by level (one instant query), the newest lines and a sample at the cluster levels."""
+        selector = self._selector(query.service, ())
+        filters = line_filters(query.text)
+        counts = self._counts(selector + filters, query)
+        entries = self._lines(query, query.levels, query.limit, filters)
+        cluster = self._lines(query, query.cluster_levels, query.cluster_sample, filters)
+        total = sum(n for lv, n in counts.items() if not query.levels or lv in query.levels)
+        cluster_total = sum(n for lv, n in counts.items() if lv in query.cluster_levels)
+        return LogResult(counts, total, entries, cluster_total, cluster)
+
+    def _selector(self, service: str | None, levels: tuple[str, ...]) -> str:
+        matchers = [
+            f"{self.service_label}={logql_string(service)}" if service is not None else f'{self.service_label}=~".+"'
+        ]
+        if levels:  # levels come from LEVELS only; (?i) also matches labels written in lower case
+            matchers.append(f"{self.level_label}=~{logql_string('(?i)' + '|'.join(levels))}")
+        return "{" + ", ".join(matchers) + "}"
+
+    def _counts(self, log_query: str, query: LogQuery) -> dict[str, int]:
+        seconds = max(1, int((query.end - query.start).total_seconds()))
+        logql = f"sum by ({self.level_label}) (count_over_time({log_query} [{seconds}s]))"
+        reply = self._get("/loki/api/v1/query", {"query": logql, "time": _ns(query.end)}, "counting log lines")
+        counts: dict[str, int] = {}
+        for sample in reply.get("data", {}).get("result", []):
+            raw = str(sample.get("metric", {}).get(self.level_label, ""))
+            level = level_from_text(raw) or raw.upper() or "UNKNOWN"
+            counts[level] = counts.get(level, 0) + int(float(sample["value"][1]))
+        return counts
+
+    def _lines(self, query: LogQuery, levels: tuple[str, ...], limit: int, filters: str) -> tuple[LogEntry, ...]:
+        params = {
+            "query": self._selector(query.service, levels) + filters,
+            "start": _ns(query.start),
+            "end": _ns(query.end) - 1,
+            "limit": limit,
+            "direction": "backward",
+        }
+        reply = self._get("/loki/api/v1/query_range", params, "reading log lines")
+        entries = [
+            self._entry(stream.get("stream", {}), ts, line)
+            for stream in reply.get("data", {}).get("result", [])
+            for ts, line in stream.get("values", [])
+        ]
+        entries.sort(key=lambda e: e.timestamp, reverse=True)
+        return tuple(entries[:limit])
+
+    def _entry(self, labels: dict[str, str], ts_ns: str, line: str) -> LogEntry:
+        doc = _json_object(line)
+        raw_level = str(labels.get(self.level_label) or doc.get("level") or "")
+        return LogEntry(
+            datetime.fromtimestamp(int(ts_ns) / 1e9, tz=UTC),
+            str(labels.get(self.service_label, "")),
+            level_from_text(raw_level) or raw_level.upper(),
+            str(doc.get("message", line if not doc else "")),
+            str(doc.get("logger", "") or ""),
+            str(labels.get("host") or doc.get("host") or ""),
+            str(doc.get("trace_id", "") or ""),
+            str(doc.get("stack_trace", "") or ""),
+        )
+
+    def _get(self, path: str, params: dict[str, Any], what: str, *, json_reply: bool = True) -> Any:
+        """One GET; a short 429 Retry-After is honoured once; any other failure is a ToolError with Loki's text."""
+        for attempt in (1, 2):
+            try:
+                reply = self.session.get(self.url + path, params=params, timeout=self.timeout_s)
+            except requests.RequestException as exc:
+                raise ToolError(f"Loki unreachable while {what}: {type(exc).__name__}: {exc}") from exc
+            wait = _retry_after_s(reply)
+            if reply.status_code == 429 and attempt == 1 and wait is not None and wait <= MAX_RETRY_AFTER_S:
+                time.sleep(wait)
+                continue
+            if reply.status_code != 200:
+                hint = f"; Retry-After {reply.headers['Retry-After']} s" if "Retry-After" in reply.headers else ""
+                raise ToolError(f"Loki answered {reply.status_code} while {what}: {reply.text.strip()[:300]}{hint}")
+            return reply.json() if json_reply else reply.text
+        raise AssertionError("unreachable")
+
+
+def _retry_after_s(reply: requests.Response) -> float | None:
+    value = reply.headers.get("Retry-After", "")
+    return float(value) if value.replace(".", "", 1).isdigit() else None
+
+
+def _json_object(line: str) -> dict[str, Any]:
+    if not line.startswith("{"):
+        return {}
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _ns(moment: datetime) -> int:
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1_000

@@ -1,0 +1,167 @@
+"""SqliteLogs: the embedded log store. JSON-lines logs in SQLite, searched with FTS5.
+
+One connection per call (tool calls run on a thread pool); WAL so ingest and reads can overlap.
+Search terms always reach FTS5 as double-quoted strings, so no input is parsed as FTS5 syntax.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tools.base import ToolError
+from tools.logs.model import LogEntry, LogQuery, LogResult, SearchText, level_from_text
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS logs (
+  id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, service TEXT NOT NULL, level TEXT NOT NULL,
+  message TEXT NOT NULL, logger TEXT, host TEXT, trace_id TEXT, stack_trace TEXT);
+CREATE INDEX IF NOT EXISTS logs_service_ts ON logs (service, ts_ms);
+CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts_ms);
+CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
+  message, stack_trace, logger, content='logs', content_rowid='id', tokenize='unicode61');
+"""
+_COLUMNS = "ts_ms, service, level, message, logger, host, trace_id, stack_trace"
+
+
+class SqliteLogs:
+    """A LogSource over one SQLite file with an FTS5 index on message, stack trace and logger."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def describe(self) -> str:
+        """Where the logs come from."""
+        return "the SQLite log store"
+
+    def ingest_jsonl(self, source: str | Path | Iterable[str]) -> int:
+        """Load JSON-lines log documents (a file path or lines); returns how many were stored."""
+        lines = _lines(source)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(self.path)) as db, db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            first = db.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone()[0]
+            rows = _rows_from_lines(lines)
+            db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.execute(
+                "INSERT INTO logs_fts (rowid, message, stack_trace, logger) "
+                "SELECT id, message, stack_trace, logger FROM logs WHERE id > ?",
+                (first,),
+            )
+            return int(db.execute("SELECT count(*) FROM logs WHERE id > ?", (first,)).fetchone()[0])
+
+    def services(self) -> list[str]:
+        """Every service that has logs."""
+        with self._reader() as db:
+            return [r[0] for r in db.execute("SELECT DISTINCT service FROM logs ORDER BY service")]
+
+    def search(self, query: LogQuery) -> LogResult:
+        """Counts by level, the newest matching lines and a sample at the cluster levels."""
+        where, params = _where(query)
+        with self._reader() as db:
+            try:
+                counts = dict(db.execute(f"SELECT level, count(*) FROM logs {where} GROUP BY level", params).fetchall())
+                total = _level_total(counts, query.levels)
+                entries = _select(db, where, params, query.levels, query.limit)
+                cluster = _select(db, where, params, query.cluster_levels, query.cluster_sample)
+            except sqlite3.OperationalError as exc:  # never a crash: the model gets the reason
+                raise ToolError(f"the log search failed in {self.path}: {exc}") from exc
+        return LogResult(counts, total, entries, _level_total(counts, query.cluster_levels), cluster)
+
+    def _reader(self) -> closing[sqlite3.Connection]:
+        if not self.path.exists():
+            raise ToolError(f"the log store {self.path} does not exist; ingest logs first (opsbot sandbox up).")
+        try:
+            return closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5.0))
+        except sqlite3.Error as exc:
+            raise ToolError(f"cannot open the log store {self.path}: {exc}") from exc
+
+
+def fts_expression(text: SearchText) -> str:
+    """FTS5 MATCH text: each term a quoted string (`"` doubled), prefixes as `"word"*`."""
+    parts = ['"' + t.text.replace('"', '""') + '"' + ("*" if t.prefix else "") for t in text.terms]
+    return (" OR " if text.any_of else " AND ").join(parts)
+
+
+def _where(query: LogQuery) -> tuple[str, list[Any]]:
+    clauses = ["ts_ms >= ?", "ts_ms < ?"]
+    params: list[Any] = [_ms(query.start), _ms(query.end)]
+    if query.service is not None:
+        clauses.append("service = ?")
+        params.append(query.service)
+    if query.text.terms:
+        clauses.append("id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
+        params.append(fts_expression(query.text))
+    return "WHERE " + " AND ".join(clauses), params
+
+
+def _select(
+    db: sqlite3.Connection, where: str, params: list[Any], levels: tuple[str, ...], limit: int
+) -> tuple[LogEntry, ...]:
+    level_sql = f" AND level IN ({', '.join('?' * len(levels))})" if levels else ""
+    sql = f"SELECT {_COLUMNS} FROM logs {where}{level_sql} ORDER BY ts_ms DESC, id DESC LIMIT ?"
+    rows = db.execute(sql, [*params, *levels, limit]).fetchall()
+    return tuple(_entry_from_row(r) for r in rows)
+
+
+def _level_total(counts: dict[str, int], levels: tuple[str, ...]) -> int:
+    return sum(n for level, n in counts.items() if not levels or level in levels)
+
+
+def _entry_from_row(row: tuple[Any, ...]) -> LogEntry:
+    ts_ms, service, level, message, logger, host, trace_id, stack = row
+    moment = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
+    return LogEntry(moment, service, level, message, logger or "", host or "", trace_id or "", stack or "")
+
+
+def _rows_from_lines(lines: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+    """Rows for the documents that parse; a malformed line is skipped and counted, never fatal."""
+    skipped = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield _row_from_doc(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            skipped += 1
+            log.debug("log line %d skipped: %s", number, exc)
+    if skipped:
+        log.warning("ingest skipped %d malformed log lines (no JSON object or no @timestamp)", skipped)
+
+
+def _row_from_doc(doc: dict[str, Any]) -> tuple[Any, ...]:
+    moment = datetime.fromisoformat(str(doc["@timestamp"]))
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    raw_level = str(doc.get("level", "INFO"))
+    level = level_from_text(raw_level) or raw_level.upper()
+    return (
+        _ms(moment),
+        str(doc.get("service", "")),
+        level,
+        str(doc.get("message", "")),
+        doc.get("logger"),
+        doc.get("host"),
+        doc.get("trace_id"),
+        doc.get("stack_trace"),
+    )
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _lines(source: str | Path | Iterable[str]) -> Iterator[str]:
+    if isinstance(source, str | Path):
+        with open(source, encoding="utf-8") as handle:
+            yield from handle
+    else:
+        yield from source

@@ -1,0 +1,253 @@
+"""query_metrics: one catalogued metric of one service over a window, summarised for the model.
+
+User text never reaches PromQL unchecked: the metric must be a catalogue name, and the service must be
+one of the label values Prometheus actually holds (and is escaped as a PromQL string on top of that).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from statistics import median
+from string import Template
+from typing import TYPE_CHECKING, Any
+
+from tools.base import ToolError, ToolResult, ToolSpec, tool
+from tools.choices import CachedNames, choice_or_error
+from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
+from tools.metrics.series import MetricQuery, MetricSeries, MetricStats, render_series
+from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
+
+if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
+    from tools.analysis.changepoints import ChangePoint, Spike
+    from tools.metrics.prometheus import PrometheusAPI
+
+log = logging.getLogger(__name__)
+
+__all__ = ["MetricQuery", "MetricSeries", "MetricStats", "MetricsTools", "render_series"]
+
+_LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
+# Catalogue unit -> (unit shown to the model, factor): latency in ms, ratios in %, bytes in MB.
+_DISPLAY_UNITS = {
+    "s": ("ms", 1000.0),
+    "ms": ("ms", 1.0),
+    "ratio": ("%", 100.0),
+    "rps": ("req/s", 1.0),
+    "cores": ("cores", 1.0),
+    "bytes": ("MB", 1e-6),
+    "count": ("", 1.0),
+}
+
+
+class MetricsTools:
+    """Prometheus metrics for the model, through a catalogue of PromQL templates."""
+
+    def __init__(
+        self,
+        client: PrometheusAPI,
+        catalogue: Mapping[str, MetricQuery | tuple[str, str, str]],
+        *,
+        service_label: str = "service",
+        max_points: int = 288,
+        services_ttl_s: float = 60.0,
+        clock: Clock = utc_now,
+        topology: Mapping[str, Sequence[str]] | None = None,
+        max_services: int = 200,
+        up_metric: str = "up",
+        gap_share: float = 0.8,
+    ) -> None:
+        if not _LABEL_NAME.match(service_label):
+            raise ValueError(f"invalid Prometheus label name {service_label!r}")
+        if not catalogue:
+            raise ValueError("the metric catalogue is empty")
+        self.client = client
+        self.catalogue = {k: v if isinstance(v, MetricQuery) else MetricQuery(*v) for k, v in catalogue.items()}
+        for name, query in self.catalogue.items():
+            _check_template(name, query.promql)
+        self.service_label = service_label
+        self.max_points = max_points
+        self.clock = clock
+        self.topology = {name: list(downstream) for name, downstream in (topology or {}).items()}
+        self.max_services = max_services
+        self._services = CachedNames(lambda: client.label_values(service_label), services_ttl_s)
+        self.collection = CollectionCheck(client, service_label, up_metric=up_metric, gap_share=gap_share)
+
+    def specs(self) -> list[ToolSpec]:
+        """query_metrics (its description lists this catalogue) and list_services."""
+        units = {name: _display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
+        entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
+        text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
+        listing = _LIST_SERVICES_DOC.format(max_services=self.max_services)
+        return [
+            tool(self.query_metrics, description=text, choices={"metric": list(self.catalogue)}),
+            tool(self.list_services, description=listing),
+        ]
+
+    def list_services(self) -> ToolResult | str:
+        """Run list_services (the docstring shown to the model is _LIST_SERVICES_DOC)."""
+        services = self.known_services()
+        if not services:
+            return ToolResult("no_data", f"Prometheus holds no values of the label {self.service_label!r}.")
+        shown = services[: self.max_services]
+        lines = [f"{name} -> {', '.join(self.topology[name])}" if self.topology.get(name) else name for name in shown]
+        header = f"{len(services)} services (label {self.service_label!r}); -> lists a service's downstream services:"
+        more = len(services) - len(shown)
+        footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
+        return "\n".join([header, *lines, *footer])
+
+    def query_metrics(
+        self,
+        service: str,
+        metric: str,
+        range: str = "1h",
+    ) -> ToolResult | str:
+        """Run query_metrics (the docstring shown to the model is _QUERY_METRICS_DOC)."""
+        series = self.series(service, metric, range)
+        if not series.points:
+            return ToolResult("no_data", render_series(series))
+        return render_series(series)
+
+    def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
+        """The structured result (points, stats, change points) for the playbook and the observation."""
+        from tools.analysis.changepoints import detect_changes, detect_spikes, detect_stop
+        from tools.analysis.trends import detect_sawtooth, detect_trends
+
+        query = self._catalogued(metric)
+        name = self._known_service(service)
+        window = window_from_args(range, "", "", self.clock())
+        step_s = _step_for(window.seconds, self.max_points)
+        window = TimeWindow(_align(window.start, step_s), window.end)
+        promql = Template(query.promql).substitute(label=self.service_label, service=_promql_string(name)[1:-1])
+        log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
+        result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
+        unit, factor = _display_unit(query.unit)
+        points = _points_from_result(result, factor)
+        times, values = [p[0] for p in points], [p[1] for p in points]
+        stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
+        changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
+        spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
+        trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
+        stop = detect_stop(times, values, window.end, step_s)
+        collection = None
+        if stop is not None:
+            collection = self.collection.check(name, query.promql, stop.last_at, window.start, window.end, step_s)
+            if collection.cause == GAP:
+                changes, spikes, collection = without_gap_tail(stop.last_at, step_s, changes, spikes, collection)
+        return MetricSeries(
+            name,
+            metric,
+            promql,
+            unit,
+            window,
+            step_s,
+            points,
+            stats,
+            changes,
+            len(result),
+            spikes,
+            trends,
+            sawtooth,
+            stop,
+            collection,
+        )
+
+    def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
+        """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
+        mid = (change.before + change.after) / 2
+        return replace(change, at=self._first_crossing(promql, change.at, step_s, factor, mid, change.after > mid))
+
+    def _pinned_spike(self, spike: Spike, promql: str, step_s: int, factor: float) -> Spike:
+        """The same for a spike's start: the first minute a quarter of the way up to its peak."""
+        level = spike.before + (spike.peak - spike.before) / 4
+        return replace(spike, start=self._first_crossing(promql, spike.start, step_s, factor, level, True))
+
+    def _first_crossing(
+        self, promql: str, at: datetime, step_s: int, factor: float, level: float, up: bool
+    ) -> datetime:
+        """The first minute of the step ending at `at` whose value is past `level`; `at` itself when unsure."""
+        if step_s <= 60:
+            return at
+        start = at - timedelta(seconds=step_s)
+        try:
+            result = self.client.query_range(promql, start, at, "60s")
+        except ToolError:
+            return at  # the coarse time is still right to within one step
+        return next((t for t, v in _points_from_result(result, factor) if (v > level) == up), at)
+
+    def known_services(self) -> list[str]:
+        """Label values of the service label, cached for a short while."""
+        return self._services.get()
+
+    def _catalogued(self, metric: str) -> MetricQuery:
+        query = self.catalogue.get(metric.strip())
+        if query is None:
+            raise ToolError(f"unknown metric {metric!r}; the catalogue has: {', '.join(self.catalogue)}.")
+        return query
+
+    def _known_service(self, service: str) -> str:
+        return choice_or_error(service, self.known_services(), "service", "Prometheus")
+
+
+_QUERY_METRICS_DOC = """\
+One metric of one service from Prometheus over a time window.
+Use it first: WHEN a symptom started and how big it is.
+Legal values:
+- metric (unit):
+{metrics}
+- service: a Prometheus label value (list_services lists them)
+- range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
+Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
+"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since; cause: the service, \
+a collection gap or unknown) lines; 12 averaged points of at most {max_points}."""
+
+
+_LIST_SERVICES_DOC = """\
+The services Prometheus holds metrics for, each with its downstream services.
+Use it when the user named no service, or one that matches none.
+Legal values: none.
+Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""
+
+
+def _display_unit(unit: str) -> tuple[str, float]:
+    return _DISPLAY_UNITS.get(unit, (unit, 1.0))
+
+
+def _points_from_result(result: Sequence[Mapping[str, Any]], factor: float) -> tuple[tuple[datetime, float], ...]:
+    if not result:
+        return ()
+    points = []
+    for ts, raw in result[0].get("values", []):
+        value = float(raw)
+        if math.isfinite(value):  # histogram_quantile gives NaN when there was no traffic
+            points.append((datetime.fromtimestamp(float(ts), tz=UTC), value * factor))
+    return tuple(points)
+
+
+def _step_for(window_s: float, max_points: int) -> int:
+    wanted = window_s / max(1, max_points)
+    return next((s for s in _NICE_STEPS_S if s >= wanted), _NICE_STEPS_S[-1])
+
+
+def _align(moment: datetime, step_s: int) -> datetime:
+    """Start on a multiple of the step, so points fall on round times and repeated queries agree."""
+    seconds = moment.timestamp()
+    return datetime.fromtimestamp(seconds - seconds % step_s, tz=UTC)
+
+
+def _promql_string(value: str) -> str:
+    """A PromQL double-quoted string literal (JSON escaping is a valid subset)."""
+    return json.dumps(value)
+
+
+def _check_template(name: str, promql: str) -> None:
+    """Fail at startup, not mid-incident, on a template with a placeholder other than $label and $service."""
+    try:
+        Template(promql).substitute(label="service", service="x")
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"metric {name!r}: PromQL template may use only $label and $service ({exc})") from exc
