@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian machine: installs what opsbot needs, then runs the job.
 #   bash deploy/dev.sh demo    sandbox up + diagnose the default incident (playbook when no LLM is set)
-#   bash deploy/dev.sh check   ruff + mypy + pytest (the command CI runs)
+#   bash deploy/dev.sh check   ruff (lint + format) + mypy + pytest (the command CI runs)
 # Any other arguments are passed to the `opsbot` CLI: bash deploy/dev.sh diagnose "why is order slow?"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +36,7 @@ ensure_venv() {
 
 check() {
   "$VENV/bin/ruff" check bot tools prompts tests
+  "$VENV/bin/ruff" format --check bot tools prompts tests
   "$VENV/bin/mypy"
   set +e
   "$VENV/bin/python" -m pytest -q "$@"
