@@ -28,15 +28,16 @@ series can show, never "no change"; detect_stop reports where it ended.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import accumulate, pairwise
-from statistics import median
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from numpy.typing import ArrayLike, NDArray
 
 from tools.analysis.dailycurve import daily_design, without_daily
-from tools.analysis.segmentation import optimal_breaks
+from tools.analysis.segmentation import TIE, optimal_breaks
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
@@ -47,6 +48,8 @@ STOP_MIN_STEPS = 3  # a series that ends this many steps before the window does 
 STOP_MIN_S = 600.0  # ...and at least this long before: a late scrape or a rate() window is not a stop
 _PENALTY = 5.0  # segmentation penalty, in units of noise variance x log(n)
 _MEDIAN_SE = 1.2533  # the standard error of a median is this x sigma / sqrt(n) (normal noise)
+
+Floats = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -61,50 +64,32 @@ class ChangePoint:
         return self.after / self.before if self.before else None
 
 
-def log_values(values: Sequence[float]) -> list[float]:
+def log_values(values: ArrayLike) -> Floats:
     """log(value + log_shift(values)): ratios become distances, and zeros stay finite."""
-    shift = log_shift(values)
-    return [math.log(float(v) + shift) for v in values]
+    return np.log(np.asarray(values, dtype=float) + log_shift(values))
 
 
-def log_shift(values: Sequence[float]) -> float:
+def log_shift(values: ArrayLike) -> float:
     """What log_values adds before the log: 1 % of the 90th percentile (less any negative minimum)."""
-    low = min(0.0, float(min(values)))
-    raised = sorted(float(v) - low for v in values)
-    top = percentile(raised, 0.9) or raised[-1]
+    raw = np.asarray(values, dtype=float)
+    low = min(0.0, float(raw.min()))
+    top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
     return max(0.01 * top, 1e-12) - low
 
 
-def percentile(ordered: Sequence[float], q: float) -> float:
-    """The q-quantile of sorted values, linearly interpolated (numpy's default method, the same arithmetic)."""
-    virtual = len(ordered) * q + (1 + q * (1 - 1 - 1)) - 1
-    below = min(max(math.floor(virtual), 0), len(ordered) - 1)
-    gamma = virtual - below
-    a, b = ordered[below], ordered[min(below + 1, len(ordered) - 1)]
-    return b - (b - a) * (1 - gamma) if gamma >= 0.5 else a + (b - a) * gamma
-
-
-def rolling_median(logs: Sequence[float], half: int) -> list[float]:
+def rolling_median(logs: Floats, half: int) -> Floats:
     """The median of each point and `half` points either side (mirrored at the ends)."""
     half = min(half, len(logs) - 1)
-    n = len(logs)  # mirrored ends: the median still sees only this series' values
-    padded = [logs[half - i] for i in range(half)] + list(logs) + [logs[n - 2 - i] for i in range(half)]
-    window, medians = sorted(padded[: 2 * half + 1]), []
-    for i in range(n):  # the window slides one point: drop the oldest, insert the newest, keep it sorted
-        medians.append(window[half])
-        if i + 2 * half + 1 < len(padded):
-            del window[bisect_left(window, padded[i])]
-            insort(window, padded[i + 2 * half + 1])
-    return medians
+    padded = np.pad(logs, half, mode="reflect")  # mirrored ends: the median still sees only this series' values
+    return np.median(sliding_window_view(padded, 2 * half + 1), axis=1)
 
 
-def noise_sigma(logs: Sequence[float]) -> float:
+def noise_sigma(logs: Floats) -> float:
     """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
     if len(logs) < 3:
         return MIN_NOISE
-    diffs = [b - a for a, b in pairwise(logs)]
-    centre = median(diffs)
-    mad = float(median([abs(d - centre) for d in diffs]))
+    diffs = np.diff(logs)
+    mad = float(np.median(np.abs(diffs - np.median(diffs))))
     return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
 
 
@@ -119,15 +104,16 @@ def detect_changes(
     n = len(values)
     if n < 2 * MIN_SIDE_POINTS + 1:
         return []
-    logs = log_values(values)
+    raw = np.asarray(values, dtype=float)
+    logs = log_values(raw)
     sigma = noise_sigma(logs)
     breaks = optimal_breaks(logs, _PENALTY * sigma**2 * math.log(n), MIN_SIDE_POINTS)
-    floor = 0.02 * max(abs(v) for v in values)  # ignore shifts that are tiny next to the series' peak
+    floor = 0.02 * float(np.abs(raw).max())  # ignore shifts that are tiny next to the series' peak
     daily = daily_design(times)  # over most of a day, each break is judged with the daily curve taken out
     scored = [
         (s, b)
         for b in breaks
-        if (s := _shift_score(without_daily(daily, logs, b), values, b, sigma, min_ratio, floor)) > 0
+        if (s := _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor)) > 0
     ]
     apart = max(MIN_SIDE_POINTS, min(n // 10, 30))  # one shift, even a ramp over a few points, is one change
     picked: list[int] = []
@@ -135,10 +121,10 @@ def detect_changes(
         if len(picked) < max_changes and all(abs(index - p) > apart for p in picked):
             picked.append(index)
     located = sorted(_best_split(logs, i, apart) for i in picked)
-    return [_change(times, values, _earliest_crossing(logs, i, apart)) for i in located]
+    return [_change(times, raw, _earliest_crossing(logs, i, apart)) for i in located]
 
 
-def _best_split(logs: Sequence[float], i: int, reach: int) -> int:
+def _best_split(logs: Floats, i: int, reach: int) -> int:
     """The least-squares single split within `reach` of `i`: a break the segmentation put at the edge of a
     nearby slow segment ties with the true step on its medians, so its place is settled locally."""
     lo, hi = max(0, i - reach), min(len(logs), i + reach)
@@ -149,50 +135,50 @@ def _best_split(logs: Sequence[float], i: int, reach: int) -> int:
     return lo + best_step(part, MIN_SIDE_POINTS, n - MIN_SIDE_POINTS + 1)[0]
 
 
-def best_step(part: Sequence[float], first: int, stop: int) -> tuple[int, float]:
-    """(k, sse) of the least-squares split of `part` into [:k] and [k:], over first <= k < stop (the first
-    minimum among ties)."""
-    n = len(part)
-    sums, squares = list(accumulate(part)), list(accumulate(v * v for v in part))
-    best, least = first, math.inf
-    for k in range(first, stop):
-        s, q = sums[k - 1], squares[k - 1]
-        sse = (q - s * s / k) + ((squares[-1] - q) - (sums[-1] - s) * (sums[-1] - s) / (n - k))
-        if sse < least:
-            best, least = k, sse
-    return best, least
+def best_step(part: ArrayLike, first: int, stop: int) -> tuple[int, float]:
+    """(k, sse) of the least-squares split of `part` into [:k] and [k:], over first <= k < stop; splits within
+    TIE of the least tie, and a tie goes to the earliest (as in tools/analysis/segmentation.py)."""
+    centred = np.asarray(part, dtype=float)
+    centred = centred - centred.mean()  # the sse of a split does not change; the rounding does, for the better
+    n, k = len(centred), np.arange(first, stop)
+    sums, squares = np.cumsum(centred), np.cumsum(centred * centred)
+    left = squares[k - 1] - sums[k - 1] ** 2 / k
+    right = (squares[-1] - squares[k - 1]) - (sums[-1] - sums[k - 1]) ** 2 / (n - k)
+    sse = left + right
+    least = float(sse.min())
+    at = int(np.argmax(sse <= least + TIE * float(squares[-1])))
+    return int(k[at]), least
 
 
-def _earliest_crossing(logs: Sequence[float], i: int, reach: int) -> int:
+def _earliest_crossing(logs: Floats, i: int, reach: int) -> int:
     """The first index, at most `reach` before `i`, from which the series is past the midway level for
     MIN_SIDE_POINTS points: least squares splits a ramp (a rate() window) in its middle, an operator wants its start."""
-    before, after = median(logs[max(0, i - reach) : i]), median(logs[i : i + reach])
-    mid, up = (before + after) / 2, after > before
-    for j in range(max(1, i - reach), i):
-        if all((v > mid) == up for v in logs[j : j + MIN_SIDE_POINTS]):
-            return j
-    return i
+    before, after = float(np.median(logs[max(0, i - reach) : i])), float(np.median(logs[i : i + reach]))
+    first = max(1, i - reach)
+    if first >= i:
+        return i
+    above = logs[first : i + MIN_SIDE_POINTS - 1] > (before + after) / 2
+    past = above if after > before else ~above
+    held = np.flatnonzero(sliding_window_view(past, MIN_SIDE_POINTS).all(axis=1))  # one window per j < i
+    return first + int(held[0]) if len(held) else i
 
 
-def _shift_score(
-    logs: Sequence[float], values: Sequence[float], i: int, sigma: float, min_ratio: float, floor: float
-) -> float:
+def _shift_score(logs: Floats, raw: Floats, i: int, sigma: float, min_ratio: float, floor: float) -> float:
     """How many standard errors the medians either side of `i` differ by; 0 when the shift does not count."""
     before, after = logs[max(0, i - SIDE_POINTS) : i], logs[i : i + SIDE_POINTS]
     if len(before) < MIN_SIDE_POINTS or len(after) < MIN_SIDE_POINTS:
         return 0.0
-    shift = abs(float(median(after) - median(before)))
+    shift = abs(float(np.median(after) - np.median(before)))
     se = _MEDIAN_SE * sigma * math.sqrt(1 / len(before) + 1 / len(after))
-    raw_before = median(values[max(0, i - SIDE_POINTS) : i])
-    raw_after = median(values[i : i + SIDE_POINTS])
-    if shift < math.log(min_ratio) - se or shift < Z_SHIFT * se or abs(raw_after - raw_before) < floor:
+    raw_shift = abs(float(np.median(raw[i : i + SIDE_POINTS]) - np.median(raw[max(0, i - SIDE_POINTS) : i])))
+    if shift < math.log(min_ratio) - se or shift < Z_SHIFT * se or raw_shift < floor:
         return 0.0
     return shift / se
 
 
-def _change(times: Sequence[datetime], values: Sequence[float], i: int) -> ChangePoint:
-    before, after = values[max(0, i - SIDE_POINTS) : i], values[i : i + SIDE_POINTS]
-    return ChangePoint(times[i], median(before), median(after))
+def _change(times: Sequence[datetime], raw: Floats, i: int) -> ChangePoint:
+    before, after = raw[max(0, i - SIDE_POINTS) : i], raw[i : i + SIDE_POINTS]
+    return ChangePoint(times[i], float(np.median(before)), float(np.median(after)))
 
 
 @dataclass(frozen=True)
@@ -224,43 +210,34 @@ def detect_spikes(
     n = len(values)
     if n < MIN_SPIKE_POINTS + 2:
         return []
-    logs = log_values(values)
-    smooth = rolling_median(logs, 1)
+    raw = np.asarray(values, dtype=float)
+    logs = log_values(raw)
     sigma = noise_sigma(logs)
     window = max(MIN_SIDE_POINTS, min(n // 10, 30))
-    local = rolling_median(logs, 2 * window)
-    overall = median(logs)
-    margin = max(math.log(min_ratio) * 0.6, 2.5 * sigma)
-    raised = [s > min(m, overall) + margin for s, m in zip(smooth, local, strict=True)]  # local for a daily
-    # curve; global under a long plateau
+    level = np.minimum(rolling_median(logs, 2 * window), np.median(logs))  # local for a daily curve; global
+    raised = rolling_median(logs, 1) > level + max(math.log(min_ratio) * 0.6, 2.5 * sigma)  # under a plateau
     band = max(math.log(1.3), 3 * sigma / math.sqrt(window))
     found = []
     for first, last in _raised_runs(raised):
-        spike = _spike(times, values, logs, (first, last), window, band)
+        spike = _spike(times, raw, logs, (first, last), window, band)
         if spike is not None and spike.peak >= min_ratio * spike.before and spike.peak > spike.before:
             found.append(spike)
     found = sorted(found, key=lambda s: s.peak / max(s.before, 1e-12), reverse=True)[:max_spikes]
     return sorted(found, key=lambda s: s.start)
 
 
-def _raised_runs(raised: list[bool]) -> list[tuple[int, int]]:
+def _raised_runs(raised: NDArray[np.bool_]) -> list[tuple[int, int]]:
     """(first, last) index of every run of at least MIN_SPIKE_POINTS raised points, with room on each side."""
-    runs: list[tuple[int, int]] = []
-    first = None
-    for i, up in enumerate([*raised, False]):  # the sentinel closes a run still open at the end
-        if up and first is None:
-            first = i
-        elif not up and first is not None:
-            if i - first >= MIN_SPIKE_POINTS and first > 0 and i < len(raised):
-                runs.append((first, i - 1))
-            first = None
-    return runs
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], raised.astype(np.int8), [0]))))
+    firsts, stops = edges[0::2], edges[1::2]  # a run is raised[first:stop]
+    keep = (stops - firsts >= MIN_SPIKE_POINTS) & (firsts > 0) & (stops < len(raised))
+    return [(int(f), int(s) - 1) for f, s in zip(firsts[keep], stops[keep], strict=True)]
 
 
 def _spike(
     times: Sequence[datetime],
-    values: Sequence[float],
-    logs: Sequence[float],
+    raw: Floats,
+    logs: Floats,
     run: tuple[int, int],
     window: int,
     band: float,
@@ -268,12 +245,12 @@ def _spike(
     """The run as a Spike, if the points after it are back near the level before it (else it is a level shift)."""
     first, last = run
     before_logs, after_logs = logs[max(0, first - window) : first], logs[last + 1 : last + 1 + window]
-    if len(after_logs) == 0 or abs(float(median(after_logs) - median(before_logs))) > band:
+    if len(after_logs) == 0 or abs(float(np.median(after_logs) - np.median(before_logs))) > band:
         return None
-    before = median(values[max(0, first - window) : first])
-    after = median(values[last + 1 : last + 1 + window])
-    peak_index = max(range(first, last + 1), key=lambda k: values[k])
-    return Spike(times[first], before, times[peak_index], values[peak_index], times[last + 1], after)
+    before = float(np.median(raw[max(0, first - window) : first]))
+    after = float(np.median(raw[last + 1 : last + 1 + window]))
+    peak_index = first + int(raw[first : last + 1].argmax())  # the first of equal peaks
+    return Spike(times[first], before, times[peak_index], float(raw[peak_index]), times[last + 1], after)
 
 
 @dataclass(frozen=True)
@@ -292,4 +269,4 @@ def detect_stop(times: Sequence[datetime], values: Sequence[float], end: datetim
     silent_s = (end - times[-1]).total_seconds()
     if silent_s < max(STOP_MIN_STEPS * step_s, STOP_MIN_S):
         return None
-    return Stop(times[-1], median(values[-SIDE_POINTS:]), silent_s)
+    return Stop(times[-1], float(np.median(np.asarray(values[-SIDE_POINTS:], dtype=float))), silent_s)

@@ -1,4 +1,4 @@
-"""Exact penalised segmentation of a series under the least-squares (l2) cost, in plain Python.
+"""Exact penalised segmentation of a series under the least-squares (l2) cost, with numpy.
 
 The breaks b_1 < ... < b_k minimise  sum over segments of cost(segment) + penalty x (k + 1),  where a segment's
 cost is its sum of squared deviations from its own mean and every segment has at least `min_size` points. This
@@ -10,37 +10,34 @@ Solved by optimal partitioning (a dynamic programme over the last break) with PE
 start pruned at t may still be the best last break for ends t' < t + min_size (t itself is not yet allowed
 there), so it leaves the candidates only from t + min_size on. Only the oldest starts leave (a leading run),
 so the candidates stay one slice; a pruned start further in is kept, which costs time, never exactness.
-Pruning is strict, beyond a rounding margin, so it never drops a start that ties.
+(ruptures' Pelt prunes a start at once, which the minimum segment size makes inexact.)
 
-Ties: among segmentations of equal total cost (as computed, in floating point), the one returned has the
-earliest last break, then the earliest break before that, and so on (the first minimum at every step of the
-programme).
-
-Against ruptures 1.1.x on 3,000 random series (shifts, spikes, daily curves, noise; the detector's penalty):
-2,928 identical; 37 exact ties that ruptures breaks the other way (it prunes on ties); 35 where ruptures'
-answer costs more (it prunes a start at once, which the minimum segment size makes inexact); none where this
-one costs more. What detect_changes reports differed on 2 of the 3,000. Not using ruptures spares a diagnosis
-ruptures' and scipy's ~68 MB of peak RSS; plain Python (no numpy) spares numpy's ~15-19 MB as well. The
-arithmetic is the numpy version's, operation by operation and in the same order (tests/tools/
-test_detectors_match_numpy.py holds that version and checks the breaks are the same).
+Ties. Two segmentations can cost the same: a sparse count series repeats a few values, and segments that hold
+the same values in another order cost the same ([5 1 0 0] + [0 1 5] against [5 1 0] + [0 0 1 5]). In floating
+point such a tie is decided by the last bit of the input, and the log of one CPU's numpy kernel (AVX-512) and
+another's (libm) differ there by one unit: the breaks would depend on the machine. So penalised costs within
+TIE (relative to the series' total squared deviation plus the penalty) of the least are a tie, and a tie goes
+to the segmentation with the earliest last break, then the earliest break before that, and so on. Pruning is
+strict beyond the same margin, so it never drops a start that ties.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import accumulate
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-_ROUNDING = 1e-9  # relative margin: a start is pruned only when it is worse by more than rounding could explain
+TIE = 1e-9  # relative margin: costs closer than this are equal (rounding is ~1e-15 of them; real gaps are far more)
+
+Floats = NDArray[np.float64]
 
 
-def optimal_breaks(signal: Sequence[float], penalty: float, min_size: int) -> list[int]:
+def optimal_breaks(signal: ArrayLike, penalty: float, min_size: int) -> list[int]:
     """The indices where each segment after the first starts (ascending; n itself not included)."""
-    values = [float(v) for v in signal]
-    n = len(values)
-    if n < 2 * max(min_size, 1):
+    values = np.asarray(signal, dtype=float).ravel()
+    n, min_size = len(values), max(min_size, 1)
+    if n < 2 * min_size:
         return []
-    mean = pairwise_sum(values) / n
-    last = _last_breaks([v - mean for v in values], penalty, max(min_size, 1))  # centred: less cancellation
+    last = _last_breaks(values - values.mean(), penalty, min_size)  # centred: less cancellation
     breaks, end = [], n
     while (start := last[end]) > 0:
         breaks.append(start)
@@ -48,14 +45,15 @@ def optimal_breaks(signal: Sequence[float], penalty: float, min_size: int) -> li
     return breaks[::-1]
 
 
-def _last_breaks(centred: list[float], penalty: float, min_size: int) -> list[int]:
+def _last_breaks(centred: Floats, penalty: float, min_size: int) -> list[int]:
     """last[t] = the start of the final segment in the optimal segmentation of the first t points."""
     n = len(centred)
-    sums = list(accumulate(centred, initial=0.0))
-    total_squares = list(accumulate((c * c for c in centred), initial=0.0))[-1]
-    margin = _ROUNDING * (total_squares + penalty)
-    offset = [0.0] + [float("inf")] * n  # best[s] - squares[s], where best[s] is the least penalised cost of s points
-    shrinking = [1.0 / k for k in range(n, 0, -1)]  # 1 / segment length, for starts in ascending order (a slice)
+    sums = np.concatenate(([0.0], np.cumsum(centred)))
+    margin = TIE * (float(np.dot(centred, centred)) + penalty)
+    offset = np.full(n + 1, np.inf)  # best[s] - squares[s], where best[s] is the least penalised cost of s points
+    offset[0] = 0.0
+    shrinking = 1.0 / np.arange(n, 0, -1)  # 1 / segment length, for starts in ascending order (a view per end)
+    totals = sums.tolist()
     last = [0] * (n + 1)
     leaves = [n + 1] * (n + 1)  # the first end for which a start is no longer a candidate
     leaves[1:min_size] = [0] * (min_size - 1)  # no segmentation ends there: fewer than min_size points
@@ -63,42 +61,19 @@ def _last_breaks(centred: list[float], penalty: float, min_size: int) -> list[in
     for end in range(min_size, n + 1):
         while leaves[low] <= end:
             low += 1
-        total, top = sums[end], end - min_size + 1  # a full segment must fit after the start
-        lengths = shrinking[n - end + low : n - end + top]
-        fitted = [
-            o - (total - c) * (total - c) * r for o, c, r in zip(offset[low:top], sums[low:top], lengths, strict=True)
-        ]
-        least = min(fitted)
-        first = fitted.index(least)  # the first minimum: the earliest last break among ties
+        top = end - min_size + 1  # a full segment must fit after the start
+        gap = totals[end] - sums[low:top]
+        fitted = offset[low:top] - gap * gap * shrinking[n - end + low : n - end + top]
+        least = float(fitted.min())
         offset[end] = least + penalty
-        last[end] = low + first
+        last[end] = low + int(np.argmax(fitted <= least + margin))  # the earliest start that ties with the least
         if fitted[0] > least + penalty + margin:  # the oldest start is pruned: how many follow it?
-            _leave([f > least + penalty + margin for f in fitted], leaves, low, end + min_size)
+            _leave(fitted > least + penalty + margin, leaves, low, end + min_size)
     return last
 
 
-def _leave(pruned: list[bool], leaves: list[int], low: int, leave_at: int) -> None:
+def _leave(pruned: NDArray[np.bool_], leaves: list[int], low: int, leave_at: int) -> None:
     """The leading run of pruned starts leaves from `leave_at` on (unless it was due to leave sooner)."""
-    count = pruned.index(False) if False in pruned else len(pruned)
+    count = len(pruned) if pruned.all() else int(pruned.argmin())
     for s in range(low, low + count):
         leaves[s] = min(leaves[s], leave_at)
-
-
-def pairwise_sum(values: Sequence[float]) -> float:
-    """The sum in numpy's order (eight running sums per block of at most 128, blocks halved recursively): the
-    centring, hence exact ties between segmentations, rounds as it did when this module used numpy."""
-    n = len(values)
-    if n < 8:
-        return sum(values, -0.0)
-    if n > 128:
-        half = n // 2 - (n // 2) % 8
-        return pairwise_sum(values[:half]) + pairwise_sum(values[half:])
-    lanes = list(values[:8])
-    whole = n - n % 8
-    for i in range(8, whole, 8):
-        for j in range(8):
-            lanes[j] += values[i + j]
-    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
-    for v in values[whole:]:
-        total += v
-    return total

@@ -20,10 +20,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import accumulate
-from statistics import median
 
-from tools.analysis.changepoints import best_step, log_shift, log_values, noise_sigma
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from tools.analysis.changepoints import Floats, best_step, log_shift, log_values, noise_sigma
 from tools.analysis.dailycurve import daily_design, daily_sse
 
 MIN_TREND_POINTS = 12
@@ -62,16 +63,15 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
     sigma = noise_sigma(logs)
     start, level, slope = _best_hinge(logs, range(0, n - MIN_TREND_POINTS, max(1, n // 96)))
     growth = slope * (n - 1 - start)
-    span_mean = (n - 1 - start) / 2  # the mean of 0, 1, ..., n - 1 - start
-    se = sigma / math.sqrt(math.fsum((x - span_mean) ** 2 for x in range(n - start)) or 1.0)
-    residual = [y - (level + slope * max(0.0, x - start)) for x, y in enumerate(logs)]
-    centre = median(residual)
-    spread = 1.4826 * float(median([abs(r - centre) for r in residual]))
+    span = np.arange(n - start, dtype=float)
+    se = sigma / math.sqrt(float(np.sum((span - span.mean()) ** 2)) or 1.0)
+    residual = logs - (level + slope * np.maximum(0.0, np.arange(n) - start))
+    spread = 1.4826 * float(np.median(np.abs(residual - np.median(residual))))
     if abs(growth) < math.log(min_ratio) or abs(slope) < T_TREND * se or spread > MAX_SPREAD * sigma:
         return []
-    if _step_sse(logs[start:]) < math.fsum(r * r for r in residual[start:]):
+    if _step_sse(logs[start:]) < float(np.sum(residual[start:] ** 2)):
         return []
-    if daily_sse(daily_design(times), logs) <= math.fsum(r * r for r in residual):
+    if daily_sse(daily_design(times), logs) <= float(np.sum(residual**2)):
         return []
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
@@ -79,34 +79,24 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
     return [Trend(times[start], times[-1], math.exp(level) - shift, math.exp(level + growth) - shift, per_hour)]
 
 
-def _best_hinge(logs: Sequence[float], starts: range) -> tuple[int, float, float]:
-    """(start, level, slope) of the least-squares fit flat up to `start`, a line after it, over every start.
-    A ramp max(0, x - start) over x = 0..n-1 is 0 up to `start`, then 1, 2, ..., m = n - 1 - start."""
-    n = len(logs)
-    mean = math.fsum(logs) / n
-    centred_logs = [y - mean for y in logs]
-    tails = list(accumulate(reversed(centred_logs)))[::-1]  # tails[i] = sum of centred_logs[i:]
-    best, most, best_slope, best_mean = starts[0], -math.inf, 0.0, 0.0
-    for start in starts:
-        m = n - 1 - start
-        ramp_sum, ramp_squares = m * (m + 1) // 2, m * (m + 1) * (2 * m + 1) // 6  # integers: exact
-        ramp_mean = ramp_sum / n
-        spread = (n * ramp_squares - ramp_sum * ramp_sum) / n  # sum of (ramp - ramp_mean)^2, rounded once
-        # sum (ramp - ramp_mean) * centred = sum ramp * centred (the centred logs sum to 0): a sum of tails
-        covariance = math.fsum(tails[start + 1 : n]) - ramp_mean * math.fsum(centred_logs)
-        slope = covariance / spread
-        explained = slope * slope * spread  # the sse falls by this much; the best start explains most
-        if explained > most:
-            best, most, best_slope, best_mean = start, explained, slope, ramp_mean
-    return best, mean - best_slope * best_mean, best_slope
+def _best_hinge(logs: Floats, starts: range) -> tuple[int, float, float]:
+    """(start, level, slope) of the least-squares fit flat up to `start`, a line after it, over every start
+    (one row of ramps max(0, x - start) per start; the best start explains the most of the variance)."""
+    x = np.arange(len(logs), dtype=float)
+    ramps = np.maximum(0.0, x[None, :] - np.asarray(starts, dtype=float)[:, None])
+    centred = ramps - ramps.mean(axis=1, keepdims=True)
+    spreads = np.sum(centred**2, axis=1)
+    slopes = centred @ (logs - logs.mean()) / spreads
+    best = int(np.argmax(slopes**2 * spreads))  # the sse falls by slope^2 x spread
+    slope = float(slopes[best])
+    return starts[best], float(logs.mean() - slope * ramps[best].mean()), slope
 
 
-def _step_sse(logs: Sequence[float]) -> float:
+def _step_sse(logs: Floats) -> float:
     """The residual sum of squares of the best single step (two flat parts, 3+ points each) over `logs`."""
     n = len(logs)
     if n < 6:
-        mean = math.fsum(logs) / n
-        return math.fsum((v - mean) ** 2 for v in logs)
+        return float(np.sum((logs - logs.mean()) ** 2))
     return best_step(logs, 3, n - 2)[1]
 
 
@@ -120,11 +110,11 @@ def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawto
     sigma = noise_sigma(logs)
     se = 1.2533 * sigma * math.sqrt(2 / k)
     gate = max(math.log(DROP_RATIO), 4 * se)
-    windows = [median(logs[i : i + k]) for i in range(n - k + 1)]
-    falls = [(float(windows[i] - windows[i - k]), i) for i in range(k, n - k + 1)]
+    windows = np.median(sliding_window_view(logs, k), axis=1)  # windows[i] = median of logs[i : i + k]
+    falls = windows[k:] - windows[:-k]  # falls[i - k]: the median k points on less the one before, at i
     drops: list[int] = []
-    for fall, i in sorted(falls):
-        if fall > -gate:
+    for i in (np.argsort(falls, kind="stable") + k).tolist():
+        if falls[i - k] > -gate:
             break
         if all(abs(i - d) > 2 * k for d in drops):
             drops.append(i)
@@ -132,13 +122,14 @@ def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawto
     climbs = [_climbed(logs, start, end, k, gate) for start, end in zip([0, *drops], drops, strict=False)]
     if len(drops) < MIN_DROPS or not all(climbs[1:]):
         return None
-    high = median(median(values[d - k : d]) for d in drops)
-    low = median(median(values[d : d + k]) for d in drops)
+    raw = np.asarray(values, dtype=float)
+    high = float(np.median([np.median(raw[d - k : d]) for d in drops]))
+    low = float(np.median([np.median(raw[d : d + k]) for d in drops]))
     return Sawtooth(tuple(times[d] for d in drops), low, high)
 
 
-def _climbed(logs: Sequence[float], start: int, end: int, k: int, gate: float) -> bool:
+def _climbed(logs: Floats, start: int, end: int, k: int, gate: float) -> bool:
     """Whether the tooth from `start` to the drop at `end` rose by about as much as the drop."""
     if end - start < 2 * k:
         return False
-    return float(median(logs[end - k : end]) - median(logs[start : start + k])) > 0.6 * gate
+    return float(np.median(logs[end - k : end]) - np.median(logs[start : start + k])) > 0.6 * gate
