@@ -78,7 +78,7 @@ def test_dockerfile_runs_slim_non_root_with_a_healthcheck() -> None:
     [healthcheck] = re.findall(r"^HEALTHCHECK .*\\\n.*$", runtime, flags=re.M)
     assert "/livez" in healthcheck and "/healthz" not in healthcheck  # liveness; readiness stays /readyz
     assert 'CMD ["opsbot", "serve"]' in runtime
-    assert "RUN pip install ." in stages["base"]
+    assert "pip install --no-deps /tmp/wheels/opsbot-" in stages["base"]  # after the locked runtime set
 
 
 def test_dockerfile_copies_only_what_exists() -> None:
