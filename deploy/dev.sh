@@ -49,7 +49,7 @@ ensure_venv() {
   "$VENV/bin/python" -m pip install -q --require-hashes -r "$LOCK/build.txt" # pip and the build backend first
   install_locked "$VENV" "$LOCK/dev.txt"
   "$VENV/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
-  "$VENV/bin/python" -m pip check >/dev/null # opsbot's own requirements are met by the lock
+  consistent "$VENV" # opsbot's own requirements are met by the lock too
   echo "$want" > "$stamp"
 }
 
@@ -61,6 +61,11 @@ install_locked() {
   "$venv/bin/python" -m pip install -q --require-hashes -r "$set"
   diff -u <(locked_pins "$set") <(installed_pins "$venv") >&2 \
     || { echo "dev.sh: $venv differs from $set (- locked, + installed)" >&2; exit 1; }
+}
+
+consistent() {
+  local broken
+  broken=$("$1/bin/python" -m pip check) || { echo "dev.sh: $1 has broken requirements: $broken" >&2; exit 1; }
 }
 
 normalised() { awk -F'==' '{ name = tolower($1); gsub(/[-_.]+/, "-", name); print name "==" $2 }'; }
@@ -98,7 +103,7 @@ lockcheck() {
   python3 -m venv "$tmp/runtime" # its own pip, as the image has the base image's
   install_locked "$tmp/runtime" "$LOCK/runtime.txt"
   "$tmp/runtime/bin/python" -m pip install -q --no-deps "$tmp"/wheels/opsbot-*.whl
-  "$tmp/runtime/bin/python" -m pip check >/dev/null
+  consistent "$tmp/runtime"
   (cd "$tmp" && runtime/bin/opsbot --help >/dev/null)
   (cd "$tmp" && runtime/bin/python -c 'import bot.wiring, numpy, prometheus_api_client, dotenv, tools.analysis.trends')
   echo "dev.sh: the runtime lock installs on a clean venv ($(grep -cE '^[a-z0-9]' "$LOCK/runtime.txt") packages)" >&2
