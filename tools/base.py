@@ -3,6 +3,10 @@
 A tool's name is what the model sees, its typed parameters are the argument schema, and its docstring is
 the description (when to use it, legal values, how much it returns). Every failure the model could fix
 comes back as a ToolResult, never as an exception.
+
+A built-in tool builds its result as typed data first (a ToolData: series with change points, deploys, log
+signatures ...) and renders the text the model reads from it; code outside tools/ reads the data, never the text
+(tools/results.py lists the kinds and finds them on a step). MCP tools return text only: their data is None.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -29,10 +33,25 @@ class ToolError(Exception):
     """An error the model can fix. Its message is shown to the model verbatim, so make it actionable."""
 
 
+class ToolData:
+    """A tool's typed result: a frozen dataclass subclass whose `kind` is the stable name it is stored under.
+
+    Numbers stay numbers (a ratio is a float, never the rounded text the model reads), times are aware UTC
+    datetimes, sequences are tuples. tools/results.py lists every kind; a stored trace names the kind, not the class,
+    so a class may move between modules without breaking old traces.
+    """
+
+    kind: ClassVar[str] = ""
+
+
 @dataclass(frozen=True)
 class ToolResult:
+    """What one tool call returned: its status, the text the model reads, and the data that text was rendered
+    from (None for errors and for tools whose results are text only, as MCP tools' are)."""
+
     status: ToolStatus
     text: str
+    data: ToolData | None = None
 
 
 @dataclass(frozen=True)
@@ -154,11 +173,50 @@ def call_tool(
     max_args_chars: int = 2_000,
     timeout_s: float | None = None,
 ) -> ToolResult:
-    """Validate, run and wrap one tool call. Every failure becomes a ToolResult the model can read."""
+    """Validate, run and wrap one tool call. Every failure becomes a ToolResult the model can read.
+
+    The one redaction pass of a tool's result happens here, over its text and over every string inside its data
+    (a log example, a deploy summary, a diff line may be shown to users from the data as well as from the text).
+    An error carries no data, whatever the tool returned with it.
+    """
     result = _call_unredacted(toolbox, name, args, max_args_chars, timeout_s)
+    data = result.data if result.status != "error" else None
     if toolbox.redact is not None:
-        result = ToolResult(result.status, toolbox.redact(result.text))
-    return result
+        return ToolResult(result.status, toolbox.redact(result.text), redacted_data(data, toolbox.redact))
+    return result if data is result.data else ToolResult(result.status, result.text)
+
+
+def redacted_data(data: ToolData | None, redact: Callable[[str], str]) -> ToolData | None:
+    """`data` with `redact` applied to every string inside it (field values, tuple items, mapping keys and values);
+    numbers, times and the structure stay as they were. A string repeated in the data is redacted once."""
+    if data is None:
+        return None
+    memo: dict[str, str] = {}
+
+    def clean(text: str) -> str:
+        if text not in memo:
+            memo[text] = redact(text)
+        return memo[text]
+
+    return typing.cast(ToolData, _map_strings(data, clean))
+
+
+def _map_strings(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, tuple):
+        return tuple(_map_strings(v, clean) for v in value)
+    if isinstance(value, Mapping):
+        return {_map_strings(k, clean): _map_strings(v, clean) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {}
+        for f in fields(value):
+            old = getattr(value, f.name)
+            new = _map_strings(old, clean)
+            if f.init and new != old:
+                changed[f.name] = new
+        return replace(value, **changed) if changed else value
+    return value
 
 
 def _call_unredacted(

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Annotated, Literal
 
 import pytest
 
+from bot.safety.redact import redact
+from tests.tools.result_samples import AT, log_summary
 from tools.base import Toolbox, ToolError, ToolResult, call_tool, tool
+from tools.logs.summary import LogSummary
 
 
 def query_things(service: Annotated[str, "service name"], window: Literal["1h", "6h"] = "1h", limit: int = 10) -> str:
@@ -104,6 +108,36 @@ def test_slow_tool_times_out_as_observation(box: Toolbox) -> None:
 def test_redact_hook_applies_to_every_result() -> None:
     box = Toolbox([tool(query_things)], redact=lambda text: text.replace("order", "[REDACTED]"))
     assert call_tool(box, "query_things", {"service": "order"}).text == "[REDACTED] 1h 10"
+
+
+def read_logs(secret: bool = False, fail: bool = False) -> ToolResult:
+    """Log signatures as typed data (tests only)."""
+    data = log_summary("login with api_key=sk-live-abcdef1234567890abcdef") if secret else log_summary()
+    return ToolResult("error" if fail else "ok", "the text", data)
+
+
+def test_the_data_comes_back_as_the_tool_built_it() -> None:
+    result = call_tool(Toolbox([tool(read_logs)]), "read_logs", {})
+    assert result.status == "ok" and result.data == log_summary()
+
+
+def test_redaction_reaches_the_strings_inside_the_data_and_leaves_numbers_and_times() -> None:
+    box = Toolbox([tool(read_logs)], redact=redact)
+    result = call_tool(box, "read_logs", {"secret": True})
+    data = result.data
+    assert isinstance(data, LogSummary) and data.signatures is not None
+    message = data.signatures.top[0].example.message
+    assert "sk-live" not in message and "[REDACTED" in message
+    assert data.total == 300 and data.signatures.top[0].first_at == AT
+    assert data.onset is not None and data.onset.new is not None and "sk-live" not in str(data.onset.new)
+    # where the secret was; everything else is as it was built
+    assert replace(data, signatures=None, onset=None) == replace(log_summary(), signatures=None, onset=None)
+
+
+def test_an_error_carries_no_data_whatever_the_tool_returned_with_it() -> None:
+    for box in (Toolbox([tool(read_logs)]), Toolbox([tool(read_logs)], redact=redact)):
+        result = call_tool(box, "read_logs", {"fail": True})
+        assert result == ToolResult("error", "the text")
 
 
 def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
