@@ -105,7 +105,11 @@ def tool(
 
 
 class Toolbox:
-    """The tools one run may use. Duplicate names fail at construction, never silently override."""
+    """The tools one run may use. Duplicate names fail at construction, never silently override.
+
+    `redact` is the one redaction of every result, its text and the strings in its data (see redacted_data): a
+    secret shape it matches must not run across a line break.
+    """
 
     def __init__(self, specs: Iterable[ToolSpec], redact: Callable[[str], str] | None = None) -> None:
         self._specs: dict[str, ToolSpec] = {}
@@ -188,32 +192,59 @@ def call_tool(
 
 def redacted_data(data: ToolData | None, redact: Callable[[str], str]) -> ToolData | None:
     """`data` with `redact` applied to every string inside it (field values, tuple items, mapping keys and values);
-    numbers, times and the structure stay as they were. A string repeated in the data is redacted once."""
+    numbers, times and the structure stay as they were, and so does every part with nothing to redact.
+
+    The distinct strings go through `redact` in one call, one per record (a record separator on a line of its
+    own between them): a hundred log lines cost one pass, not a hundred. A redactor's match never crosses a line
+    break, so each string is redacted as it would be alone; when a match does take a separator (a private key
+    block cut off at a string's end runs to the end of the text), the strings are redacted one by one instead.
+    """
     if data is None:
         return None
-    memo: dict[str, str] = {}
+    found: dict[str, None] = {}
+    _collect_strings(data, found)
+    strings = [text for text in found if text]
+    pieces = redact(_RECORD.join(strings)).split(_RECORD) if strings else []
+    if len(pieces) != len(strings):
+        pieces = [redact(text) for text in strings]
+    cleaned = {text: piece for text, piece in zip(strings, pieces, strict=True) if piece != text}
+    return typing.cast(ToolData, _map_strings(data, cleaned)) if cleaned else data
 
-    def clean(text: str) -> str:
-        if text not in memo:
-            memo[text] = redact(text)
-        return memo[text]
 
-    return typing.cast(ToolData, _map_strings(data, clean))
+_RECORD = "\n\x1e\n"  # between the strings of one redaction pass: no secret shape spans a line break
 
 
-def _map_strings(value: Any, clean: Callable[[str], str]) -> Any:
+def _collect_strings(value: Any, into: dict[str, None]) -> None:
     if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, tuple):
-        return tuple(_map_strings(v, clean) for v in value)
+        into[value] = None
+    elif isinstance(value, tuple | list):
+        for item in value:
+            _collect_strings(item, into)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _collect_strings(key, into)
+            _collect_strings(item, into)
+    elif is_dataclass(value) and not isinstance(value, type):
+        for f in fields(value):
+            _collect_strings(getattr(value, f.name), into)
+
+
+def _map_strings(value: Any, cleaned: Mapping[str, str]) -> Any:
+    """`value` with each string in `cleaned` replaced; a part with nothing replaced is returned as it was."""
+    if isinstance(value, str):
+        return cleaned.get(value, value)
+    if isinstance(value, tuple | list):
+        items = [_map_strings(v, cleaned) for v in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else type(value)(items)
     if isinstance(value, Mapping):
-        return {_map_strings(k, clean): _map_strings(v, clean) for k, v in value.items()}
+        pairs = {_map_strings(k, cleaned): _map_strings(v, cleaned) for k, v in value.items()}
+        return value if pairs == value else pairs
     if is_dataclass(value) and not isinstance(value, type):
         changed = {}
         for f in fields(value):
             old = getattr(value, f.name)
-            new = _map_strings(old, clean)
-            if f.init and new != old:
+            new = _map_strings(old, cleaned)
+            if f.init and new is not old:
                 changed[f.name] = new
         return replace(value, **changed) if changed else value
     return value

@@ -9,9 +9,11 @@ from typing import Annotated, Literal
 import pytest
 
 from bot.safety.redact import redact
+from tests.safety.secret_shapes import SECRETS
 from tests.tools.result_samples import AT, log_summary
-from tools.base import Toolbox, ToolError, ToolResult, call_tool, tool
+from tools.base import Toolbox, ToolError, ToolResult, call_tool, redacted_data, tool
 from tools.logs.summary import LogSummary
+from tools.metrics.series import ServiceList
 
 
 def query_things(service: Annotated[str, "service name"], window: Literal["1h", "6h"] = "1h", limit: int = 10) -> str:
@@ -148,3 +150,31 @@ def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox, mon
     monkeypatch.setattr(concurrent.futures.thread, "_shutdown", True)
     result = call_tool(box, "query_things", {"service": "order"})
     assert result.status == "ok" and result.text == "order 1h 10"
+
+
+def every_secret_string() -> list[str]:
+    """Each planted secret's carrier line, the secret alone, and the secret at a string's end."""
+    return [text for secret, line in SECRETS.values() for text in (line, secret, f"took {secret}")]
+
+
+@pytest.mark.parametrize("cut_key", [False, True], ids=["one-pass", "a-key-block-cut-off-at-a-string-end"])
+def test_the_data_pass_redacts_each_string_as_redacting_it_alone_would(cut_key: bool) -> None:
+    strings = every_secret_string() + (["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98R", "after"] * cut_key)
+    data = ServiceList("service", tuple(strings), len(strings))
+    calls: list[str] = []
+
+    def counted(text: str) -> str:
+        calls.append(text)
+        return redact(text)
+
+    cleaned = redacted_data(data, counted)
+    one_by_one = len({"service", *strings})  # the label is a string of the data too
+    assert len(calls) == (1 + one_by_one if cut_key else 1)  # one pass; one by one when a match ran past a string
+    assert isinstance(cleaned, ServiceList) and cleaned.services == tuple(redact(text) for text in strings)
+    carriers = dict(zip(strings, cleaned.services, strict=True))
+    assert all(secret not in carriers[line] for secret, line in SECRETS.values())
+
+
+def test_data_with_nothing_to_redact_comes_back_as_it_was() -> None:
+    data = log_summary()
+    assert redacted_data(data, redact) is data
