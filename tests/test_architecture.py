@@ -30,7 +30,8 @@ BOLT = ("slack_bolt", "slack_sdk")
 # the model calls, so find_changes and the playbook rank suspects, read diffs and read time windows by one set of
 # rules (tools.timerange may raise the interface's ToolError).
 SHARED_RULES = ("tools.analysis.ranking", "tools.analysis.configdiff", "tools.timerange")
-# The tools' typed results and the accessors that find them on a step: frozen dataclasses with no client or backend
+# The tools' typed results, the accessors that find them on a step, and the functions that render each fact as the
+# text shows it (so a reader can quote it exactly): frozen dataclasses and pure functions with no client or backend
 # behind them, so every room that reads results may import them (the Slack surface too: it reads what a step found,
 # it never calls a tool). tools.resultjson is their stored form, read by the engine's trace codec.
 RESULT_TYPES = (
@@ -38,6 +39,7 @@ RESULT_TYPES = (
     "tools.resultjson",
     "tools.metrics.series",
     "tools.logs.summary",
+    "tools.logs.render",
     "tools.logs.model",
     "tools.deploys.records",
     "tools.kubernetes.objects",

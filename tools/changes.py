@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from tools.analysis import ranking
 from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
-from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect
+from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect, render_ranking
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
 from tools.logs.model import LogQuery, LogSource
@@ -202,35 +202,3 @@ class ChangeFinder:
             fresh = [s for s in cluster_signatures(after.cluster_entries) if s.template not in old]
             found += [NewSignature(name, s.count, s.template[:140]) for s in fresh[:2]]
         return found
-
-
-def render_ranking(found: ChangeRanking) -> str:
-    """The onset, the lookback, the suspects best first with their reasons, new log signatures, checks not run."""
-    span = f"{iso_z(found.window.start)}/{iso_z(found.window.end)}"
-    onset = found.onset
-    if onset is None:
-        return (
-            f"no change point in {found.service}'s golden signals over {span}; "
-            "nothing to rank (is the incident over, or elsewhere?)"
-        )
-    head = [f"onset: {found.service} {onset.metric} changed at {onset.at:%Y-%m-%d %H:%M} UTC (x{onset.ratio:.1f})"]
-    if found.said is not None and abs(onset.at - found.said) >= timedelta(minutes=15):
-        head.append(f"you said {found.said:%H:%M}; the {onset.metric} change starts at {onset.at:%H:%M} UTC")
-    shape = "a trend or sawtooth" if found.lookback > ranking.STEP_LOOKBACK else "a step"
-    head.append(f"lookback: {ranking.lookback_words(found.lookback)} ({shape})")
-    lines = [
-        f"{i}. {s.what} (score {s.score}): {'; '.join(r.text for r in s.reasons)}"
-        for i, s in enumerate(found.suspects, 1)
-    ]
-    return "\n".join(
-        [
-            *head,
-            "suspects, best first:",
-            *(lines or ["(none found in the lookback)"]),
-            *(
-                f"new log signature in {n.service} after the onset: {n.count}x {n.template}"
-                for n in found.new_signatures
-            ),
-            *found.not_run,
-        ]
-    )

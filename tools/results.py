@@ -2,18 +2,25 @@
 
 A Step (bot/engine/types.py) and a ToolResult carry the data a tool rendered its text from. Code that wants a fact
 asks for it here (`series_of(step)`, `deploys_of(step)`, `signatures_of(step)`) instead of reading the text the
-model reads: the text rounds numbers and may change its wording; the data does not.
+model reads: the text rounds numbers (a latency drop to x0.653 prints as "x0.7", which reads back as no change)
+and may change its wording; the data does not. To quote a fact exactly as the model saw it (the
+grounding check wants an answer's numbers in an observation), render it with the function beside its type.
 
-| tool                                | kind              | data                                  |
-| query_metrics                       | metric_series     | MetricSeries (tools/metrics/series)   |
-| list_services                       | service_list      | ServiceList (tools/metrics/series)    |
-| query_logs                          | log_summary       | LogSummary (tools/logs/summary)       |
-| query_deploy_records                | deploy_list       | DeployList (tools/deploys/records)    |
-| query_deploy_diff                   | diff_report       | DiffReport (tools/deploys/records)    |
-| query_pods / _k8s_events / _rollout_history | pod_list / event_list / rollout_history (tools/kubernetes/objects) |
-| search_runbooks                     | runbook_hits      | RunbookHits (tools/runbooks/hits)     |
-| find_changes                        | change_ranking    | ChangeRanking (tools/analysis/ranking)|
-| calculate                           | calculation       | Calculation (tools/calculate)         |
+    tool                    kind             data (module)                           renders as the text does
+    query_metrics           metric_series    MetricSeries (tools/metrics/series)     change_line, finding_lines,
+                                                                                     stats_line, value_text ...
+    list_services           service_list     ServiceList (tools/metrics/series)      render_services
+    query_logs              log_summary      LogSummary (tools/logs/summary)         tools/logs/render: entry_line,
+                                                                                     block_lines, counts_line
+    query_deploy_records    deploy_list      DeployList (tools/deploys/records)      record_line, render_deploys
+    query_deploy_diff       diff_report      DiffReport (tools/deploys/records)      render_diff
+    query_pods              pod_list         PodList (tools/kubernetes/objects)      render_pods
+    query_k8s_events        event_list       EventList (tools/kubernetes/objects)    render_events
+    query_rollout_history   rollout_history  RolloutHistory (ditto)                  render_rollouts
+    search_runbooks         runbook_hits     RunbookHits (tools/runbooks/hits)       RunbookSection.citation
+    find_changes            change_ranking   ChangeRanking (tools/analysis/ranking)  suspect_line, render_ranking
+    calculate               calculation      Calculation (tools/calculate)           number_to_text
+
 MCP tools return text only (data None). tools/resultjson.py stores the data in a trace and reads it back.
 """
 

@@ -11,14 +11,13 @@ import pytest
 from bot import wiring
 from bot.engine.types import Question, Step
 from tests.eval.harness import sandbox_settings
+from tools.analysis.ranking import render_ranking
 from tools.base import ToolData, call_tool
 from tools.calculate import number_to_text
-from tools.changes import render_ranking
-from tools.deploys.query import render_deploys, render_diff
+from tools.deploys.records import render_deploys, render_diff
 from tools.kubernetes.objects import render_events, render_pods, render_rollouts
 from tools.logs.render import render_logs
-from tools.metrics.query import render_services
-from tools.metrics.series import render_series
+from tools.metrics.series import render_series, render_services
 from tools.results import KINDS
 from tools.runbooks.hits import render_hits
 

@@ -51,7 +51,7 @@ def test_steps_read_back_with_their_typed_data(store: TraceStore) -> None:
     got = store.get("typed")
     assert got is not None and got.steps == trace.steps
     series = series_of(got.steps[0])
-    assert series is not None and series.changes[0].ratio == 138.436 / 212.0  # every digit, not the text's x0.65
+    assert series is not None and series.changes[0].ratio == 138.436 / 212.0  # every digit, not the text's x0.7
 
 
 def test_saving_again_replaces_the_trace(store: TraceStore) -> None:

@@ -16,6 +16,7 @@ from tests.tools.result_samples import AT, log_summary, metric_series, samples
 from tools.base import ToolData, ToolResult
 from tools.calculate import Calculation
 from tools.deploys.records import DeployList
+from tools.metrics.series import render_series
 from tools.resultjson import data_from_json, data_to_json
 from tools.results import (
     KINDS,
@@ -65,8 +66,15 @@ def test_a_ratio_keeps_every_digit_the_text_rounds_away() -> None:
     series = data_from_json(stored(metric_series()))
     assert isinstance(series, type(metric_series()))
     drop = series.changes[0]
-    assert drop.after == 138.436 and drop.ratio == 138.436 / 212.0  # the text prints "x0.65"
+    assert drop.after == 138.436 and drop.ratio == 138.436 / 212.0  # the text prints "x0.7"
     assert series.summary.cells[1][1] == 212.123456789
+
+
+def test_the_drop_the_text_rounds_to_x07_is_a_drop_of_0653_in_the_data() -> None:
+    step = step_with(metric_series(), "query_metrics")
+    assert "138 ms (x0.7)" in render_series(metric_series())  # read back from the text: 0.7, "no change"
+    series = series_of(step)
+    assert series is not None and round(series.changes[0].ratio or 0, 3) == 0.653
 
 
 def test_times_are_aware_utc_and_defaults_are_left_out_of_the_stored_form() -> None:

@@ -22,7 +22,7 @@ from typing import ClassVar, Literal, Protocol, TypeVar
 
 from tools.analysis.configdiff import KeyChange
 from tools.base import ToolData
-from tools.timerange import TimeWindow
+from tools.timerange import TimeWindow, iso_z
 
 STEP_LOOKBACK = timedelta(minutes=45)  # a step: the change that caused it landed minutes before
 TREND_LOOKBACK = timedelta(hours=6)  # a leak or a creeping trend: hours before the first symptom
@@ -213,3 +213,37 @@ def surge_reasons(caller: str, dependency: str, target: str, change: str) -> lis
         Reason(2, change),
         Reason(3, f"{caller} shares {dependency} with {target}, and {dependency} degraded at the onset"),
     ]
+
+
+def render_ranking(found: ChangeRanking) -> str:
+    """The onset, the lookback, the suspects best first with their reasons, new log signatures, checks not run."""
+    span = f"{iso_z(found.window.start)}/{iso_z(found.window.end)}"
+    onset = found.onset
+    if onset is None:
+        return (
+            f"no change point in {found.service}'s golden signals over {span}; "
+            "nothing to rank (is the incident over, or elsewhere?)"
+        )
+    head = [f"onset: {found.service} {onset.metric} changed at {onset.at:%Y-%m-%d %H:%M} UTC (x{onset.ratio:.1f})"]
+    if found.said is not None and abs(onset.at - found.said) >= timedelta(minutes=15):
+        head.append(f"you said {found.said:%H:%M}; the {onset.metric} change starts at {onset.at:%H:%M} UTC")
+    shape = "a trend or sawtooth" if found.lookback > STEP_LOOKBACK else "a step"
+    head.append(f"lookback: {lookback_words(found.lookback)} ({shape})")
+    lines = [suspect_line(rank, suspect) for rank, suspect in enumerate(found.suspects, 1)]
+    return "\n".join(
+        [
+            *head,
+            "suspects, best first:",
+            *(lines or ["(none found in the lookback)"]),
+            *(
+                f"new log signature in {n.service} after the onset: {n.count}x {n.template}"
+                for n in found.new_signatures
+            ),
+            *found.not_run,
+        ]
+    )
+
+
+def suspect_line(rank: int, suspect: Suspect) -> str:
+    """`1. deploy order/v2.8.1 at 15:02 (score 7): <reason>; <reason>`."""
+    return f"{rank}. {suspect.what} (score {suspect.score}): {'; '.join(r.text for r in suspect.reasons)}"

@@ -1,8 +1,8 @@
 """query_deploy_records and query_deploy_diff: what changed, when, by whom, from any DeploySource.
 
 The sources live in tools/deploys/git.py (a GitOps repository, the default), tools/deploys/elastic.py (an
-Elasticsearch deploy-events index) and tools/deploys/kubernetes.py (rollout history). The records and the tools'
-results are frozen values in tools/deploys/records.py; the text the model reads is rendered from them here.
+Elasticsearch deploy-events index) and tools/deploys/kubernetes.py (rollout history). The records, the tools'
+results and the text the model reads, rendered from them, are in tools/deploys/records.py.
 """
 
 from __future__ import annotations
@@ -15,10 +15,20 @@ from typing import Protocol
 from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.deploys.records import DeployDiff, DeployList, DeployRecord, DiffReport
-from tools.timerange import Clock, iso_z, utc_now, window_from_args
+from tools.deploys.records import DeployDiff, DeployList, DeployRecord, DiffReport, render_deploys, render_diff
+from tools.timerange import Clock, utc_now, window_from_args
 
-__all__ = ["DeployDiff", "DeployList", "DeployRecord", "DeploySource", "DeployTools", "DiffReport", "files_from_diff"]
+__all__ = [
+    "DeployDiff",
+    "DeployList",
+    "DeployRecord",
+    "DeploySource",
+    "DeployTools",
+    "DiffReport",
+    "files_from_diff",
+    "render_deploys",
+    "render_diff",
+]
 
 SERVICE_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 # Strict on purpose: no "/", no leading "-" (git option injection), no ".." (ranges, traversal).
@@ -139,48 +149,6 @@ def diff_report(found: DeployDiff, max_chars: int) -> DiffReport:
     shown = diff[:max_chars].rsplit("\n", 1)[0] if len(diff) > max_chars else diff
     changes, risky = key_changes_from_diff(shown), risky_lines_from_diff(shown)
     return DiffReport(found.record, shown, len(diff), tuple(changes), tuple(risky))
-
-
-def render_diff(report: DiffReport) -> str:
-    """A header (time, author, summary, files), then the diff, with a note when it was cut."""
-    r = report.record
-    lines = [f"deploy {r.service}/{r.version} at {iso_z(r.at)} by {r.author}: {r.summary}"]
-    lines.append(f"diff against {r.previous_version or 'the commit before it'}, files: {', '.join(r.files) or 'none'}")
-    if not report.diff:
-        lines.append("(the deploy changed nothing in the service's folder)")
-    elif report.truncated:
-        lines += [report.diff, f"… diff truncated: showing {len(report.diff):,} of {report.diff_chars:,} characters"]
-    else:
-        lines.append(report.diff)
-    return "\n".join(lines)
-
-
-def render_deploys(found: DeployList) -> str:
-    """A header with the count, then one line per deploy; for an empty window, the latest deploy before it."""
-    head = f"deploys of {found.service or 'every service'}, {found.window.describe()}"
-    if not found.records:
-        return f"{head}: none.{_before_text(found)}"
-    more = f" (showing the newest {len(found.records)})" if found.total > len(found.records) else ""
-    return "\n".join([f"{head}: {found.total} found, newest first{more}", *(record_line(r) for r in found.records)])
-
-
-def _before_text(found: DeployList) -> str:
-    if found.earlier_error:
-        return f" Earlier deploys could not be read: {found.earlier_error}"
-    r = found.latest_before
-    if r is None:
-        return " There are no earlier deploys either."
-    return f" The latest before it: {r.service}/{r.version} at {iso_z(r.at)}."
-
-
-def record_line(r: DeployRecord) -> str:
-    """`2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: <summary>; files: ...; commit <sha>`."""
-    previous = f" (from {r.previous_version})" if r.previous_version else ""
-    files = ", ".join(r.files[:6]) + (f" +{len(r.files) - 6} more" if len(r.files) > 6 else "")
-    commit = f"; commit {r.commit[:10]}" if r.commit else ""
-    return (
-        f"{iso_z(r.at)} {r.service}/{r.version}{previous} by {r.author}: {r.summary}; files: {files or 'none'}{commit}"
-    )
 
 
 _RECORDS_DOC = """\

@@ -18,8 +18,7 @@ def render_logs(summary: LogSummary) -> str:
     searched = f", query {summary.terms}" if summary.terms else ""
     levels = f", level {','.join(summary.levels)}" if summary.levels else ""
     lines = [f"logs of {summary.service or 'every service'}, {summary.window.describe()}{searched}{levels}"]
-    counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(summary.counts_by_level.items(), key=_level_order))
-    lines.append(f"matched {summary.total:,} lines · by level: {counts or 'none'}")
+    lines.append(counts_line(summary))
     clock = seconds_clock(summary.window)
     if summary.signatures is None:
         lines.append(f"no {'/'.join(summary.cluster_levels)} lines in this window.")
@@ -33,6 +32,12 @@ def render_logs(summary: LogSummary) -> str:
         lines.append(f"newest {summary.shown:,} of {summary.total:,} matching lines (repeats folded):")
         lines += [text for line in summary.newest for text in _newest(line, clock, summary.service is None)]
     return "\n".join(lines)
+
+
+def counts_line(summary: LogSummary) -> str:
+    """`matched 300 lines · by level: ERROR 256 · WARN 44`."""
+    counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(summary.counts_by_level.items(), key=_level_order))
+    return f"matched {summary.total:,} lines · by level: {counts or 'none'}"
 
 
 def block_lines(title: str, block: SignatureBlock, clock: str) -> list[str]:

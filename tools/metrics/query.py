@@ -26,6 +26,7 @@ from tools.metrics.series import (
     MetricStats,
     ServiceList,
     render_series,
+    render_services,
     series_summary,
 )
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
@@ -36,7 +37,15 @@ if TYPE_CHECKING:  # the detectors load with the first series analysed, the clie
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MetricQuery", "MetricSeries", "MetricStats", "MetricsTools", "ServiceList", "render_series"]
+__all__ = [
+    "MetricQuery",
+    "MetricSeries",
+    "MetricStats",
+    "MetricsTools",
+    "ServiceList",
+    "render_series",
+    "render_services",
+]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
@@ -215,18 +224,6 @@ The services Prometheus holds metrics for, each with its downstream services.
 Use it when the user named no service, or one that matches none.
 Legal values: none.
 Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""
-
-
-def render_services(listed: ServiceList) -> str:
-    """One line per listed service (`shipping -> billing, shipping-db`), under a header with the total."""
-    lines = [
-        f"{name} -> {', '.join(listed.downstream[name])}" if name in listed.downstream else name
-        for name in listed.services[: listed.shown]
-    ]
-    header = f"{len(listed.services)} services (label {listed.label!r}); -> lists a service's downstream services:"
-    more = len(listed.services) - listed.shown
-    footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
-    return "\n".join([header, *lines, *footer])
 
 
 def _display_unit(unit: str) -> tuple[str, float]:

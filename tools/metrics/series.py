@@ -174,6 +174,18 @@ def render_series(series: MetricSeries) -> str:
     return "\n".join(lines)
 
 
+def render_services(listed: ServiceList) -> str:
+    """One line per listed service (`shipping -> billing, shipping-db`), under a header with the total."""
+    lines = [
+        f"{name} -> {', '.join(listed.downstream[name])}" if name in listed.downstream else name
+        for name in listed.services[: listed.shown]
+    ]
+    header = f"{len(listed.services)} services (label {listed.label!r}); -> lists a service's downstream services:"
+    more = len(listed.services) - listed.shown
+    footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
+    return "\n".join([header, *lines, *footer])
+
+
 def stats_line(stats: MetricStats, unit: str) -> str:
     """`min 190 ms · median 205 ms · max 1,240 ms · last 1,180 ms`."""
     shown = f"min {value_text(stats.min, unit)} · median {value_text(stats.median, unit)}"
