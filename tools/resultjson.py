@@ -15,7 +15,7 @@ import functools
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,22 +41,41 @@ def data_from_json(value: Mapping[str, JSONValue]) -> ToolData:
     if cls is None:
         raise ValueError(f"unknown tool result kind {value.get('kind')!r}")
     try:
-        decoded = _from_json({k: v for k, v in value.items() if k != "kind"}, cls)
-    except (TypeError, KeyError, AttributeError) as exc:
+        decoded = _decoder(cls)({k: v for k, v in value.items() if k != "kind"})
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
         raise ValueError(f"stored {cls.kind} does not fit its type: {exc}") from exc
     return typing.cast(ToolData, decoded)
 
 
 def _fields_to_json(value: Any) -> dict[str, JSONValue]:
     out = {}
-    for f in dataclasses.fields(value):
-        item = getattr(value, f.name)
-        if f.default is not dataclasses.MISSING and _same(item, f.default):
+    for name, default in _defaults(type(value)):
+        item = getattr(value, name)
+        if default is not _NO_DEFAULT and _same(item, default):
             continue
-        if f.default_factory is not dataclasses.MISSING and _same(item, f.default_factory()):
-            continue
-        out[f.name] = _to_json(item)
+        out[name] = _to_json(item)
     return out
+
+
+_NO_DEFAULT = object()
+_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}  # per class, built once (a race builds it twice, equal)
+
+
+def _defaults(cls: type) -> tuple[tuple[str, Any], ...]:
+    """(name, default) of each field; a default_factory's value stands for it (the data's are empty and immutable
+    in use: (), {})."""
+    if cls in _DEFAULTS:
+        return _DEFAULTS[cls]
+    found = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            found.append((f.name, f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            found.append((f.name, f.default_factory()))
+        else:
+            found.append((f.name, _NO_DEFAULT))
+    _DEFAULTS[cls] = tuple(found)
+    return _DEFAULTS[cls]
 
 
 def _same(value: Any, default: Any) -> bool:
@@ -89,46 +108,91 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat()
 
 
-def _from_json(value: JSONValue, hint: Any) -> Any:
-    """`value` read as the type `hint` names."""
+Decoder = Callable[[JSONValue], Any]
+_DECODERS: dict[Any, Decoder] = {}  # per type, built once (a race builds one twice, equal)
+
+
+def _decoder(hint: Any) -> Decoder:
+    """What reads a stored value as the type `hint` names (built once per type)."""
+    if hint not in _DECODERS:
+        _DECODERS[hint] = _new_decoder(hint)
+    return _DECODERS[hint]
+
+
+def _new_decoder(hint: Any) -> Decoder:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        return _from_union(value, typing.get_args(hint))
-    if value is None or hint is Any or origin is typing.Literal:
-        return value
+        return _union_decoder(typing.get_args(hint))
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = _hints(hint)
-        known = {f.name for f in dataclasses.fields(hint) if f.init}
-        return hint(**{name: _from_json(v, hints[name]) for name, v in value.items() if name in known})
+        return _dataclass_decoder(hint)
     if hint is datetime:
-        moment = datetime.fromisoformat(value)
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return _nullable(_datetime_from_json)
     if hint is timedelta:
-        return timedelta(seconds=value)
+        return _nullable(lambda value: timedelta(seconds=value))
     if origin is tuple:
-        return _tuple_from_json(value, typing.get_args(hint))
+        return _nullable(_tuple_decoder(typing.get_args(hint)))
     if origin in (dict, Mapping) or (isinstance(origin, type) and issubclass(origin, Mapping)):
-        item = typing.get_args(hint)[1] if typing.get_args(hint) else Any
-        return {k: _from_json(v, item) for k, v in value.items()}
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        item = _decoder(typing.get_args(hint)[1]) if typing.get_args(hint) else _as_is
+        return _nullable(lambda value: {k: item(v) for k, v in value.items()})
+    if hint is float:
+        return _float_from_json
+    return _as_is  # str, int, bool, Literal, Any
+
+
+def _as_is(value: JSONValue) -> Any:
     return value
 
 
-def _from_union(value: JSONValue, members: tuple[Any, ...]) -> Any:
+def _nullable(decode: Decoder) -> Decoder:
+    """`decode`, with null read as None (a non-finite number was stored as null)."""
+    return lambda value: None if value is None else decode(value)
+
+
+def _float_from_json(value: JSONValue) -> Any:
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _datetime_from_json(value: str) -> datetime:
+    moment = datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    """An object of the class' fields; keys it does not have (written by a newer version) are left out. The
+    fields' decoders are built on first use, so a class may refer to itself."""
+    fields: dict[str, Decoder] = {}
+
+    def decode(value: Mapping[str, JSONValue]) -> Any:
+        if not fields:
+            hints = _hints(cls)
+            fields.update({f.name: _decoder(hints[f.name]) for f in dataclasses.fields(cls) if f.init})
+        return cls(**{name: fields[name](v) for name, v in value.items() if name in fields})
+
+    return _nullable(decode)
+
+
+def _union_decoder(members: tuple[Any, ...]) -> Decoder:
     """A union is read as its first member the value can be: None as None, a number as itself, else the first
     non-None member (tool data unions are `X | None`, `int | float`, `str | None`)."""
-    if value is None:
-        return None
-    if isinstance(value, int | float) and any(m in (int, float) for m in members):
-        return value
-    return _from_json(value, next(m for m in members if m is not type(None)))
+    numbers = any(m in (int, float) for m in members)
+    other = _decoder(next(m for m in members if m is not type(None)))
+
+    def decode(value: JSONValue) -> Any:
+        if value is None:
+            return None
+        if numbers and isinstance(value, int | float):
+            return value
+        return other(value)
+
+    return decode
 
 
-def _tuple_from_json(value: JSONValue, args: tuple[Any, ...]) -> tuple[Any, ...]:
+def _tuple_decoder(args: tuple[Any, ...]) -> Decoder:
     if len(args) == 2 and args[1] is Ellipsis:
-        return tuple(_from_json(v, args[0]) for v in value)
-    return tuple(_from_json(v, a) for v, a in zip(value, args, strict=True))
+        item = _decoder(args[0])
+        return lambda value: tuple(item(v) for v in value)
+    items = tuple(_decoder(a) for a in args)
+    return lambda value: tuple(decode(v) for decode, v in zip(items, value, strict=True))
 
 
 @functools.cache
