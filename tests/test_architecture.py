@@ -6,6 +6,9 @@ Each rule names a room of the tree, what it must not import, and what it may imp
 engine (the loop) < engine.text (its reader); playbook (model-free); routing (picks the path); safety (pure text
 rules); slack and http (surfaces, given the agent as a callable); store; durable (a Redis consumer group, shared by
 the surfaces' job streams); wiring and cli (the only Settings readers).
+
+A tool's text is for the model; code outside tools/ reads the tool's typed data (tools/results.py), never the text:
+the second half of this file finds modules that parse a tool's text, and plants one to show it would.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.textrule import tool_text_parsing
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "tools", "prompts")
 FORBIDDEN_MODULE_NAMES = {"utils", "helpers", "common", "misc", "manager"}
@@ -25,6 +30,26 @@ BOLT = ("slack_bolt", "slack_sdk")
 # the model calls, so find_changes and the playbook rank suspects, read diffs and read time windows by one set of
 # rules (tools.timerange may raise the interface's ToolError).
 SHARED_RULES = ("tools.analysis.ranking", "tools.analysis.configdiff", "tools.timerange")
+# The tools' typed results, the accessors that find them on a step, and the functions that render each fact as the
+# text shows it (so a reader can quote it exactly): frozen dataclasses and pure functions with no client or backend
+# behind them, so every room that reads results may import them (the Slack surface too: it reads what a step found,
+# it never calls a tool). tools.resultjson is their stored form, read by the engine's trace codec.
+RESULT_TYPES = (
+    "tools.results",
+    "tools.resultjson",
+    "tools.metrics.series",
+    "tools.logs.summary",
+    "tools.logs.render",
+    "tools.logs.model",
+    "tools.deploys.records",
+    "tools.kubernetes.objects",
+    "tools.runbooks.hits",
+    "tools.analysis.ranking",
+    "tools.calculate",
+)
+# The detectors' outputs (ChangePoint, Spike, Stop, Trend, Sawtooth) are part of a MetricSeries; their modules are
+# pure functions over numbers.
+DETECTOR_OUTPUTS = ("tools.analysis.changepoints", "tools.analysis.trends")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -89,13 +114,25 @@ RULES = (
     Rule("only cli builds through wiring", PACKAGES, ("bot.wiring", "bot.cli"), exempt=("bot.wiring", "bot.cli")),
     Rule("tools never import bot", ("tools",), ("bot",)),
     Rule(
-        "engine knows tools through their interface", ("bot/engine", "bot/routing"), ("tools",), allowed=("tools.base",)
+        "engine knows tools through their interface and results",
+        ("bot/engine", "bot/routing"),
+        ("tools",),
+        allowed=("tools.base", *RESULT_TYPES),
     ),
     Rule(
-        "the playbook knows tools through their interface and the shared rules",
+        "the playbook knows tools through their interface, results and the shared rules",
         ("bot/playbook",),
         ("tools",),
-        allowed=("tools.base", *SHARED_RULES),
+        allowed=("tools.base", *SHARED_RULES, *RESULT_TYPES),
+    ),
+    *(
+        Rule(
+            f"results are plain data: {m}",
+            (f"{m.replace('.', '/')}.py",),
+            ("tools", "bot"),
+            allowed=("tools.base", *SHARED_RULES, *RESULT_TYPES, *DETECTOR_OUTPUTS),
+        )
+        for m in RESULT_TYPES
     ),
     *(
         Rule(
@@ -125,9 +162,10 @@ RULES = (
         allowed=("bot.safety", "bot.engine.types"),
     ),
     Rule(
-        "slack gets the agent as a callable",
+        "slack gets the agent as a callable and reads results, never a tool",
         ("bot/slack",),
         ("tools", "openai", "bot.engine.llm", "bot.engine.loop", "bot.playbook", "bot.routing", "bot.http"),
+        allowed=RESULT_TYPES,
     ),
     Rule(
         "http gets slack as a callable",
@@ -185,3 +223,64 @@ def test_no_grab_bag_module_names(folder: str) -> None:
     names = FORBIDDEN_MODULE_NAMES
     bad = [p for p in source_files(folder) if p.stem in names or p.parent.name in names]
     assert bad == []
+
+
+# -- No module outside tools/ parses a tool's text ------------------------------------------------------------------
+# tests/textrule.py says when a module parses a tool's text. The data is in tools/results.py; the modules below
+# still read the text for it.
+MOVES_TO_DATA = "moves to typed data: tools/results.py"
+READS_TOOL_TEXT = {  # each entry goes once its module reads the data instead
+    "bot.engine.history.digest": MOVES_TO_DATA,
+    "bot.playbook.collectiongap": MOVES_TO_DATA,
+    "bot.playbook.confirmation": MOVES_TO_DATA,
+    "bot.playbook.diffs": MOVES_TO_DATA,
+    "bot.playbook.evidence": MOVES_TO_DATA,
+    "bot.playbook.findings": MOVES_TO_DATA,
+    "bot.playbook.onset": MOVES_TO_DATA,
+    "bot.playbook.suspects": MOVES_TO_DATA,
+    "bot.playbook.toolsetprobes": MOVES_TO_DATA,
+    "bot.routing.lookup": MOVES_TO_DATA,
+    "bot.slack.delivery.findings": MOVES_TO_DATA,
+    "bot.slack.delivery.render": MOVES_TO_DATA,
+    "bot.slack.jobs.state": MOVES_TO_DATA,
+}
+TEXT_BY_DESIGN = {  # text is what these modules are about; none of them reads a fact out of a tool's text
+    "bot.safety.grounding": "checks the answer's numbers and versions against the text the model read",
+    "bot.safety.redact": "removes secrets from every text that is stored or sent, a tool's text included",
+    "bot.engine.history.payloads": "rewrites text-only (MCP) tools' JSON and git payloads for the model",
+    "bot.engine.history.memory": "the model's memory of earlier steps is text; its patterns shorten its own lines",
+    "bot.eval.scoring": "scores an answer and the texts behind it against a scenario's facts, as a reader would",
+}
+
+
+def tool_text_parsers(root: Path = ROOT) -> dict[str, str]:
+    """Every module under bot/ that parses a tool's text, and why."""
+    found = {module_name(path, root): tool_text_parsing(path) for path in source_files("bot", root=root)}
+    return {name: why for name, why in found.items() if why}
+
+
+def test_no_module_outside_tools_parses_a_tools_text_but_the_listed_ones() -> None:
+    found = tool_text_parsers()
+    assert sorted(set(found) - set(READS_TOOL_TEXT) - set(TEXT_BY_DESIGN)) == [], found  # read tools/results.py
+    assert sorted(set(READS_TOOL_TEXT) | set(TEXT_BY_DESIGN)) == sorted(found)  # a module that moved: strike it
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import re\n\n\ndef ratio(step):\n    return re.search(r'x([\\d.]+)', step.observation)\n",
+        "def changed(text):\n    return [line for line in text.splitlines() if line.startswith('spike:')]\n",
+        "import re\n\nMATCHED = re.compile(r'^matched (?P<count>[\\d,]+) lines')\n",
+    ],
+    ids=["regex-over-observation", "prefix-test-of-a-line-form", "pattern-of-a-line-form"],
+)
+def test_the_text_rule_fails_on_a_planted_parser(source: str, tmp_path: Path) -> None:
+    target = tmp_path / "bot" / "slack" / "planted.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(source, encoding="utf-8")
+    assert list(tool_text_parsers(tmp_path)) == ["bot.slack.planted"]
+
+
+def test_the_text_rule_lets_text_that_is_not_a_tools_be() -> None:
+    clean = ROOT / "bot" / "routing" / "intent.py"  # regular expressions over the user's question
+    assert "import re" in clean.read_text(encoding="utf-8") and tool_text_parsing(clean) == ""

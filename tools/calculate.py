@@ -12,8 +12,10 @@ import ast
 import math
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
-from tools.base import ToolError, ToolSpec, tool
+from tools.base import ToolData, ToolError, ToolResult, ToolSpec, tool
 
 MAX_EXPRESSION_CHARS = 500
 MAX_INT_BITS = 4_096  # about 1,233 decimal digits: far beyond any SRE ratio, cheap to compute
@@ -45,7 +47,16 @@ _FUNCTIONS: dict[str, Callable[..., Number]] = {
 }
 
 
-def calculate(expression: str) -> str:
+@dataclass(frozen=True)
+class Calculation(ToolData):
+    """One expression and its value (the text shows the value to 10 significant digits)."""
+
+    kind: ClassVar[str] = "calculation"
+    expression: str
+    value: int | float
+
+
+def calculate(expression: str) -> ToolResult:
     """Arithmetic on numbers you observed, instead of maths in your head.
 
     Use it for ratios (1180 / 212), percentage change ((1180 - 212) / 212 * 100), units (1.18 * 1000: s -> ms).
@@ -69,7 +80,7 @@ def calculate(expression: str) -> str:
         raise ToolError(f"division by zero in {text!r}") from None
     except (OverflowError, RecursionError):
         raise ToolError(f"the result of {text!r} is too large") from None
-    return number_to_text(value)
+    return ToolResult("ok", number_to_text(value), Calculation(text, value))
 
 
 def calculate_tool() -> ToolSpec:

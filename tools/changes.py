@@ -15,13 +15,13 @@ from datetime import datetime, timedelta
 
 from tools.analysis import ranking
 from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
-from tools.analysis.ranking import Reason
+from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect, render_ranking
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
 from tools.logs.model import LogQuery, LogSource
-from tools.logs.query import cluster_signatures
+from tools.logs.summary import cluster_signatures
 from tools.metrics.query import MetricsTools
-from tools.timerange import instant_from_text, iso_z, utc_now
+from tools.timerange import TimeWindow, instant_from_text, iso_z, utc_now
 
 AROUND = timedelta(hours=2)
 SIGNIFICANT = 1.5
@@ -38,9 +38,6 @@ Legal values:
 - around: the time the user named, ISO 8601 UTC ("2026-11-28T15:05Z") or HH:MM; empty = the last 6 hours
 Returns the onset, the lookback, then the suspects best first, each with its score and why (timing, topology \
 path, what its diff changed, a log signature naming it); checks that could not run are listed as not run."""
-
-
-_Suspect = tuple[str, list[Reason]]  # what, and the evidence for and against it (scored in tools/analysis/ranking.py)
 
 
 def _moment(around: str, now: datetime) -> datetime | None:
@@ -75,55 +72,29 @@ class ChangeFinder:
     def specs(self) -> list[ToolSpec]:
         return [tool(self.find_changes, description=_DOC)]
 
-    def find_changes(self, service: str, around: str = "") -> ToolResult | str:
+    def find_changes(self, service: str, around: str = "") -> ToolResult:
         """Run find_changes (the description shown to the model is _DOC)."""
         now = self.clock()
         said = _moment(around, now)
-        start, end = (said - AROUND, min(now, said + AROUND)) if said else (now - timedelta(hours=6), now)
-        span = f"{iso_z(start)}/{iso_z(end)}"
+        window = TimeWindow(*((said - AROUND, min(now, said + AROUND)) if said else (now - timedelta(hours=6), now)))
+        span = f"{iso_z(window.start)}/{iso_z(window.end)}"
         notes: list[str] = []
         onset = self._onset(service, span, notes)
         if onset is None and notes:  # a signal that could not be read is not a signal without a change
-            return ToolResult(
-                "error",
-                "\n".join(
-                    [
-                        f"could not find the onset: {service}'s golden signals over {span} "
-                        "were not all read, so nothing is ranked",
-                        *notes,
-                    ]
-                ),
-            )
+            head = f"could not find the onset: {service}'s golden signals over {span} were not all read"
+            head += ", so nothing is ranked"
+            return ToolResult("error", "\n".join([head, *notes]))
         if onset is None:
-            return ToolResult(
-                "no_data",
-                f"no change point in {service}'s golden signals over {span}; "
-                "nothing to rank (is the incident over, or elsewhere?)",
-            )
-        metric, at, ratio = onset
+            empty = ChangeRanking(service, window, None, said)
+            return ToolResult("no_data", render_ranking(empty), empty)
         lookback = ranking.lookback_for(self._changed(service, ("memory", "restarts"), span, notes))
-        head = [f"onset: {service} {metric} changed at {at:%Y-%m-%d %H:%M} UTC (x{ratio:.1f})"]
-        if said is not None and abs(at - said) >= timedelta(minutes=15):
-            head.append(f"you said {said:%H:%M}; the {metric} change starts at {at:%H:%M} UTC")
-        shape = "a trend or sawtooth" if lookback > ranking.STEP_LOOKBACK else "a step"
-        head.append(f"lookback: {ranking.lookback_words(lookback)} ({shape})")
-        new_logs = self._new_signatures(service, at, notes)
-        suspects = self._deploy_suspects(service, at, lookback, span, [(t, t) for _, t in new_logs], notes)
-        suspects += self._surge_suspects(service, at, span, notes)
-        best = sorted(suspects, key=lambda s: -ranking.score_of(s[1]))[:MAX_SUSPECTS]
-        lines = [
-            f"{i}. {what} (score {ranking.score_of(why)}): {'; '.join(r.text for r in why)}"
-            for i, (what, why) in enumerate(best, 1)
-        ]
-        return "\n".join(
-            [
-                *head,
-                "suspects, best first:",
-                *(lines or ["(none found in the lookback)"]),
-                *(f"new log signature in {name} after the onset: {text}" for name, text in new_logs),
-                *notes,
-            ]
-        )
+        new_logs = self._new_signatures(service, onset.at, notes)
+        cited = [(t, t) for t in (f"{n.count}x {n.template}" for n in new_logs)]
+        suspects = self._deploy_suspects(service, onset.at, lookback, span, cited, notes)
+        suspects += self._surge_suspects(service, onset.at, span, notes)
+        best = tuple(sorted(suspects, key=lambda s: -s.score)[:MAX_SUSPECTS])
+        found = ChangeRanking(service, window, onset, said, lookback, best, tuple(new_logs), tuple(notes))
+        return ToolResult("ok", render_ranking(found), found)
 
     def _series_changes(self, service: str, metric: str, span: str, notes: list[str]) -> list[tuple[datetime, float]]:
         try:
@@ -140,7 +111,7 @@ class ChangeFinder:
             found.append((series.stop.last_at + timedelta(seconds=series.step_s), 0.0))
         return sorted(found)
 
-    def _onset(self, service: str, span: str, notes: list[str]) -> tuple[str, datetime, float] | None:
+    def _onset(self, service: str, span: str, notes: list[str]) -> Onset | None:
         found = [
             (at, ratio, metric)
             for role in ("latency", "errors", "traffic")
@@ -150,7 +121,7 @@ class ChangeFinder:
         if not found:
             return None
         at, ratio, metric = min(found)
-        return metric, at, ratio
+        return Onset(metric, at, ratio)
 
     def _changed(self, service: str, roles: Sequence[str], span: str, notes: list[str]) -> bool:
         return any(self._series_changes(service, m, span, notes) for r in roles if (m := self.roles.get(r)))
@@ -163,7 +134,7 @@ class ChangeFinder:
         span: str,
         signatures: Sequence[tuple[str, str]],
         notes: list[str],
-    ) -> list[_Suspect]:
+    ) -> list[Suspect]:
         near = ranking.neighbourhood(self.topology, service)
         try:
             records = self.deploys.records(None, at - lookback, at)
@@ -174,12 +145,9 @@ class ChangeFinder:
         for record in ranking.deploys_to_read(records, near, service, at, lookback):
             changed = record.service == service or self._changed(record.service, ("latency", "errors"), span, notes)
             why = ranking.deploy_reasons(record, service, at, changed)
-            suspects.append(
-                (
-                    f"deploy {record.service}/{record.version} at {record.at:%H:%M}",
-                    why + self._diff_reasons(record.service, record.version, signatures),
-                )
-            )
+            why += self._diff_reasons(record.service, record.version, signatures)
+            what = f"deploy {record.service}/{record.version} at {record.at:%H:%M}"
+            suspects.append(Suspect("deploy", what, tuple(why), record.service, record.at, record.version))
         return suspects
 
     def _diff_reasons(self, service: str, version: str, signatures: Sequence[tuple[str, str]]) -> list[Reason]:
@@ -190,7 +158,7 @@ class ChangeFinder:
         diff = found.diff if found else ""
         return ranking.diff_reasons(key_changes_from_diff(diff), risky_lines_from_diff(diff), signatures)
 
-    def _surge_suspects(self, service: str, at: datetime, span: str, notes: list[str]) -> list[_Suspect]:
+    def _surge_suspects(self, service: str, at: datetime, span: str, notes: list[str]) -> list[Suspect]:
         traffic, found = self.roles.get("traffic"), []
         signals = [m for r in ("latency", "errors") if (m := self.roles.get(r))]
         for dependency in self.topology.get(service, []):
@@ -206,17 +174,15 @@ class ChangeFinder:
                     None,
                 )
                 if surge is not None:
-                    change = f"{caller} {traffic} went x{surge[1]:.1f} at {surge[0]:%H:%M} UTC"
-                    found.append(
-                        (
-                            f"traffic surge in {caller} (x{surge[1]:.1f} at {surge[0]:%H:%M})",
-                            ranking.surge_reasons(caller, dependency, service, change),
-                        )
-                    )
+                    when, ratio = surge
+                    change = f"{caller} {traffic} went x{ratio:.1f} at {when:%H:%M} UTC"
+                    why = tuple(ranking.surge_reasons(caller, dependency, service, change))
+                    what = f"traffic surge in {caller} (x{ratio:.1f} at {when:%H:%M})"
+                    found.append(Suspect("surge", what, why, caller, when, ratio=ratio))
         return found
 
-    def _new_signatures(self, service: str, at: datetime, notes: list[str]) -> list[tuple[str, str]]:
-        """(service, "<count>x <template>") of the log signatures, any level, after the onset and not before it."""
+    def _new_signatures(self, service: str, at: datetime, notes: list[str]) -> list[NewSignature]:
+        """The log signatures, any level, after the onset and not before it, in the nearest services' logs."""
         if self.logs is None:
             notes.append("not run: new log signatures (no log source is configured)")
             return []
@@ -234,5 +200,5 @@ class ChangeFinder:
                 continue
             old = {s.template for s in cluster_signatures(before.cluster_entries)}
             fresh = [s for s in cluster_signatures(after.cluster_entries) if s.template not in old]
-            found += [(name, f"{s.count}x {s.template[:140]}") for s in fresh[:2]]
+            found += [NewSignature(name, s.count, s.template[:140]) for s in fresh[:2]]
         return found

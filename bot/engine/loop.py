@@ -22,7 +22,7 @@ from bot.engine.run import Run
 from bot.engine.screening import ignores_tools, screened
 from bot.engine.text.echo import echoed_text
 from bot.engine.types import Budget, Question, Step, StepObserver, StopReason, ToolCall, Trace
-from tools.base import Toolbox
+from tools.base import Toolbox, ToolData
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +161,7 @@ def _tool_steps(first_index: int, decision: Act, executed: Executed, reply: LLMR
             observation=outcome.result.text,
             status=outcome.result.status,
             call=outcome.call,
+            data=outcome.result.data,
         )
         steps.append(step)
     return steps
@@ -176,6 +177,7 @@ def _step(
     observation: str = "",
     status: str = "ok",
     call: ToolCall | None = None,
+    data: ToolData | None = None,
 ) -> Step:
     return Step(
         index=index,
@@ -187,6 +189,7 @@ def _step(
         elapsed_ms=elapsed_ms,
         prompt_tokens=reply.prompt_tokens if reply else 0,
         completion_tokens=reply.completion_tokens if reply else 0,
+        data=data,
     )
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the tools' data types load with the first tool result, not with the engine's vocabulary
+    from tools.base import ToolData
+
+log = logging.getLogger(__name__)
 
 StepStatus = Literal["ok", "error", "no_data", "format_error", "refused"]
 Route = Literal["diagnose", "lookup", "chitchat", "help", "act"]
@@ -65,6 +71,9 @@ class Step:
     elapsed_ms: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # What the tool's observation was rendered from (tools/results.py reads it): None for a step that ran no
+    # tool, a tool error, and a text-only (MCP) tool.
+    data: ToolData | None = None
 
 
 @dataclass(frozen=True)
@@ -192,11 +201,26 @@ def internal_error_trace(
 
 
 def trace_to_dict(trace: Trace) -> dict[str, Any]:
-    """JSON-ready form: the trace's fields, the stop reason as its value, and totals.tokens added."""
-    data = _finite(asdict(trace))
+    """JSON-ready form: the trace's fields, the stop reason as its value, and totals.tokens added; a step's data in
+    its tagged form (tools/resultjson.py), and no `data` key on a step without any."""
+    data = _finite(asdict(replace(trace, steps=tuple(replace(s, data=None) for s in trace.steps))))
     data["stop_reason"] = trace.stop_reason.value
     data["totals"]["tokens"] = trace.totals.tokens
+    for step, stored in zip(trace.steps, data["steps"], strict=True):
+        del stored["data"]
+        if step.data is not None and (kept := _stored_data(step.data)) is not None:
+            stored["data"] = kept
     return data
+
+
+def _stored_data(value: ToolData) -> dict[str, Any] | None:
+    from tools.resultjson import data_to_json
+
+    try:
+        return data_to_json(value)
+    except (TypeError, ValueError) as exc:  # a trace is kept without the data rather than not kept
+        log.warning("a step's %s data is not stored: %s", type(value).__name__, exc)
+        return None
 
 
 def _finite(value: Any) -> Any:
@@ -218,7 +242,7 @@ def trace_from_dict(data: Mapping[str, Any]) -> Trace:
         trace_id=data["trace_id"],
         question=data["question"],
         protocol=data["protocol"],
-        steps=tuple(Step(**s) for s in data.get("steps", ())),
+        steps=tuple(_step_from_dict(s) for s in data.get("steps", ())),
         answer=data.get("answer", ""),
         complete=bool(data.get("complete", False)),
         stop_reason=StopReason(data.get("stop_reason", StopReason.FINISH)),
@@ -229,3 +253,21 @@ def trace_from_dict(data: Mapping[str, Any]) -> Trace:
         notes=tuple(data.get("notes", ())),
         confirmed_by=str(data.get("confirmed_by") or ""),
     )
+
+
+def _step_from_dict(stored: Mapping[str, Any]) -> Step:
+    """A stored step; its data read back by kind (tools/resultjson.py), None when it has none (an older trace) or
+    when it no longer reads (a kind this version does not know): the observation text is still there."""
+    fields = dict(stored)
+    raw = fields.pop("data", None)
+    return Step(**fields, data=_data_from_stored(raw) if raw else None)
+
+
+def _data_from_stored(raw: Mapping[str, Any]) -> ToolData | None:
+    from tools.resultjson import data_from_json
+
+    try:
+        return data_from_json(raw)
+    except ValueError as exc:
+        log.warning("a stored step's data is not read back: %s", exc)
+        return None

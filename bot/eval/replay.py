@@ -44,7 +44,7 @@ def recorded_toolbox(trace: Trace, specs: Sequence[ToolSpec]) -> Toolbox:
                 )
             used.add(step.index)
             status = step.status if step.status in ("ok", "no_data") else "error"
-            return ToolResult(status, step.observation)
+            return ToolResult(status, step.observation, step.data)
 
         return func
 

@@ -85,7 +85,8 @@ class ProbeRun:
     timed_out: set[str] = field(default_factory=set)  # tools whose backend timed out in this run: not called again
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
-        """Run one tool as a Step; the observation text when it answered "ok", else "".
+        """Run one tool as a Step (with the tool's data: read it with tools/results.py from `self.steps[-1]`); the
+        observation text when it answered "ok", else "".
 
         A tool that timed out once is not called again in this run: a slow backend would otherwise cost a full
         timeout on every probe. The skipped probe is still a Step and a failed check, so the answer says what was
@@ -101,7 +102,9 @@ class ProbeRun:
         if result.status == "error" and "timed out" in result.text.lower():
             self.timed_out.add(name)
         elapsed_ms = int((time.monotonic() - started) * 1000)
-        step = Step(len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms)
+        step = Step(
+            len(self.steps) + 1, thought, name, dict(args), result.text, result.status, elapsed_ms, data=result.data
+        )
         log.info(
             "playbook trace_id=%s step=%d tool=%s status=%s ms=%d",
             self.trace_id,

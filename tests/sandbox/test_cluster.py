@@ -81,23 +81,22 @@ def test_crash_loop_restarts_follow_the_kubelets_back_off():
 
 def test_oom_pods_agree_with_the_restart_series_and_name_the_kill(make_sandbox):
     box = make_sandbox("oom-heap-over-limit")
-    text = _tools(box).query_pods("shop", "recommendations")
-    assert isinstance(text, str)
+    text = _tools(box).query_pods("shop", "recommendations").text
     assert _restarts_in(text) == _restarts_now(box, "recommendations") > 0
     assert text.count("last terminated: OOMKilled exit 137") == 4
     history = _tools(box).query_rollout_history("shop", "recommendations")
-    assert "rev 4 (current)" in str(history) and "recommendations:v4.2.0" in str(history)
+    assert "rev 4 (current)" in history.text and "recommendations:v4.2.0" in history.text
 
 
 def test_a_stuck_rollout_keeps_the_old_pods_and_crash_loops_the_new_one(make_sandbox):
     box = make_sandbox("crashloop-env-enum")
     tools = _tools(box)
-    pods = str(tools.query_pods("comms", "mailer"))
+    pods = tools.query_pods("comms", "mailer").text
     assert "states: CrashLoopBackOff x1, last Error exit 1 x1" in pods.splitlines()[0]
     looping = [line for line in pods.splitlines()[1:] if "CrashLoopBackOff" in line]
     assert len(looping) == 1 and "last terminated: Error exit 1" in looping[0]
     assert pods.count("ready 1/1 restarts 0") == 3
-    history = str(tools.query_rollout_history("comms", "mailer")).splitlines()
+    history = tools.query_rollout_history("comms", "mailer").text.splitlines()
     assert "mailer:v1.9.0; ready 0/1" in history[1] and "mailer:v1.8.4; ready 3/3" in history[2]
     assert _restarts_in(pods) == _restarts_now(box, "mailer")
 
@@ -105,8 +104,8 @@ def test_a_stuck_rollout_keeps_the_old_pods_and_crash_loops_the_new_one(make_san
 def test_events_older_than_an_hour_are_gone_as_in_a_real_cluster(make_sandbox):
     box = make_sandbox("runbook-kafka-rebalance")
     events = _tools(box).query_k8s_events("billing", "", "1d")
-    assert "Liveness probe failed" not in str(events)  # 5 hours before the incident: past the event TTL
-    assert "ScalingReplicaSet" in str(events)  # v3.6.0 rolled out 45 minutes ago
+    assert "Liveness probe failed" not in events.text  # 5 hours before the incident: past the event TTL
+    assert "ScalingReplicaSet" in events.text  # v3.6.0 rolled out 45 minutes ago
     earlier = _tools(box).query_k8s_events(
         "billing", "", start=(box.now - timedelta(hours=3)).isoformat(), end=(box.now - timedelta(hours=2)).isoformat()
     )

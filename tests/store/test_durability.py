@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.store.base import TraceStore, is_partial
+from bot.store.base import TraceStore, interrupted_from_partial, is_partial
 from bot.store.sqlite import SCHEMA_VERSION, SqliteTraceStore
 from tests.store.known_traces import make_trace, step
+from tests.tools.result_samples import log_summary
+from tools.results import signatures_of
 
 
 def test_steps_appended_one_by_one_form_a_partial_trace(store: TraceStore) -> None:
@@ -21,6 +24,16 @@ def test_steps_appended_one_by_one_form_a_partial_trace(store: TraceStore) -> No
     assert partial is not None and is_partial(partial) and not partial.complete
     assert [s.action for s in partial.steps] == ["query_metrics", "query_logs"]
     assert partial.totals.steps == 2 and partial.answer == ""
+
+
+def test_a_takeover_reads_the_dead_attempts_steps_with_their_data(store: TraceStore) -> None:
+    kept = replace(step(1, "query_logs"), data=log_summary())
+    store.append_step("run2", "why is order slow?", kept)
+    partial = store.get("run2")
+    assert partial is not None and is_partial(partial)
+    closed = interrupted_from_partial(partial, "interrupted")
+    [error] = signatures_of(closed.steps[0])
+    assert closed.steps == (kept,) and error.count == 256
 
 
 def test_a_final_save_replaces_the_partial_trace_and_late_steps_do_not_undo_it(store: TraceStore) -> None:

@@ -22,7 +22,10 @@ from tests.store.known_traces import (
     VOTES,
     known_traces,
     make_trace,
+    step,
 )
+from tests.tools.result_samples import samples
+from tools.results import series_of
 
 
 def fill(store: TraceStore) -> None:
@@ -39,6 +42,16 @@ def test_saved_trace_reads_back_identical(store: TraceStore) -> None:
     assert got is not None
     assert trace_to_dict(got) == trace_to_dict(trace)
     assert store.get("missing") is None
+
+
+def test_steps_read_back_with_their_typed_data(store: TraceStore) -> None:
+    steps = [replace(step(i, s.kind), data=s) for i, s in enumerate(samples(), 1)]
+    trace = make_trace("typed", "2026-11-28T10:00:00Z", steps)
+    store.save(trace)
+    got = store.get("typed")
+    assert got is not None and got.steps == trace.steps
+    series = series_of(got.steps[0])
+    assert series is not None and series.changes[0].ratio == 138.436 / 212.0  # every digit, not the text's x0.7
 
 
 def test_saving_again_replaces_the_trace(store: TraceStore) -> None:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Annotated, Literal
 
 import pytest
 
-from tools.base import Toolbox, ToolError, ToolResult, call_tool, tool
+from bot.safety.redact import redact
+from tests.safety.secret_shapes import SECRETS
+from tests.tools.result_samples import AT, log_summary
+from tools.base import Toolbox, ToolError, ToolResult, call_tool, redacted_data, tool
+from tools.logs.summary import LogSummary
+from tools.metrics.series import ServiceList
 
 
 def query_things(service: Annotated[str, "service name"], window: Literal["1h", "6h"] = "1h", limit: int = 10) -> str:
@@ -106,6 +112,36 @@ def test_redact_hook_applies_to_every_result() -> None:
     assert call_tool(box, "query_things", {"service": "order"}).text == "[REDACTED] 1h 10"
 
 
+def read_logs(secret: bool = False, fail: bool = False) -> ToolResult:
+    """Log signatures as typed data (tests only)."""
+    data = log_summary("login with api_key=sk-live-abcdef1234567890abcdef") if secret else log_summary()
+    return ToolResult("error" if fail else "ok", "the text", data)
+
+
+def test_the_data_comes_back_as_the_tool_built_it() -> None:
+    result = call_tool(Toolbox([tool(read_logs)]), "read_logs", {})
+    assert result.status == "ok" and result.data == log_summary()
+
+
+def test_redaction_reaches_the_strings_inside_the_data_and_leaves_numbers_and_times() -> None:
+    box = Toolbox([tool(read_logs)], redact=redact)
+    result = call_tool(box, "read_logs", {"secret": True})
+    data = result.data
+    assert isinstance(data, LogSummary) and data.signatures is not None
+    message = data.signatures.top[0].example.message
+    assert "sk-live" not in message and "[REDACTED" in message
+    assert data.total == 300 and data.signatures.top[0].first_at == AT
+    assert data.onset is not None and data.onset.new is not None and "sk-live" not in str(data.onset.new)
+    # where the secret was; everything else is as it was built
+    assert replace(data, signatures=None, onset=None) == replace(log_summary(), signatures=None, onset=None)
+
+
+def test_an_error_carries_no_data_whatever_the_tool_returned_with_it() -> None:
+    for box in (Toolbox([tool(read_logs)]), Toolbox([tool(read_logs)], redact=redact)):
+        result = call_tool(box, "read_logs", {"fail": True})
+        assert result == ToolResult("error", "the text")
+
+
 def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox, monkeypatch: pytest.MonkeyPatch) -> None:
     # concurrent.futures refuses new work once interpreter shutdown began (the flag its atexit hook sets),
     # while diagnoses still draining after SIGTERM need their tools.
@@ -114,3 +150,31 @@ def test_tool_calls_still_run_while_the_interpreter_shuts_down(box: Toolbox, mon
     monkeypatch.setattr(concurrent.futures.thread, "_shutdown", True)
     result = call_tool(box, "query_things", {"service": "order"})
     assert result.status == "ok" and result.text == "order 1h 10"
+
+
+def every_secret_string() -> list[str]:
+    """Each planted secret's carrier line, the secret alone, and the secret at a string's end."""
+    return [text for secret, line in SECRETS.values() for text in (line, secret, f"took {secret}")]
+
+
+@pytest.mark.parametrize("cut_key", [False, True], ids=["one-pass", "a-key-block-cut-off-at-a-string-end"])
+def test_the_data_pass_redacts_each_string_as_redacting_it_alone_would(cut_key: bool) -> None:
+    strings = every_secret_string() + (["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98R", "after"] * cut_key)
+    data = ServiceList("service", tuple(strings), len(strings))
+    calls: list[str] = []
+
+    def counted(text: str) -> str:
+        calls.append(text)
+        return redact(text)
+
+    cleaned = redacted_data(data, counted)
+    one_by_one = len({"service", *strings})  # the label is a string of the data too
+    assert len(calls) == (1 + one_by_one if cut_key else 1)  # one pass; one by one when a match ran past a string
+    assert isinstance(cleaned, ServiceList) and cleaned.services == tuple(redact(text) for text in strings)
+    carriers = dict(zip(strings, cleaned.services, strict=True))
+    assert all(secret not in carriers[line] for secret, line in SECRETS.values())
+
+
+def test_data_with_nothing_to_redact_comes_back_as_it_was() -> None:
+    data = log_summary()
+    assert redacted_data(data, redact) is data

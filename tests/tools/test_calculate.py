@@ -53,7 +53,7 @@ ERRORS = [
 
 @pytest.mark.parametrize(("expression", "expected"), [v[1:] for v in VALUES], ids=[v[0] for v in VALUES])
 def test_arithmetic_returns_one_number(expression: str, expected: str) -> None:
-    assert calculate(expression) == expected
+    assert calculate(expression).text == expected
 
 
 @pytest.mark.parametrize(("expression", "reason"), [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])

@@ -138,9 +138,9 @@ def test_elasticsearch_deploy_index_gives_the_same_records_and_diff(sandbox, es_
     tools = DeployTools(ElasticsearchDeploys(es_client(es_sandbox, plain_json=True), "deploys"))
     at = sandbox.incident_at
     records = tools.query_deploy_records("order", start=f"{at - timedelta(hours=2):%Y-%m-%dT%H:%MZ}", end="")
-    assert isinstance(records, str) and "order/v2.8.1 (from v2.8.0) by li.wei" in records
+    assert records.status == "ok" and "order/v2.8.1 (from v2.8.0) by li.wei" in records.text
     diff = tools.query_deploy_diff("v2.8.1", "order")
-    assert isinstance(diff, str) and "+      maximumPoolSize: 200" in diff
+    assert diff.status == "ok" and "+      maximumPoolSize: 200" in diff.text
     result = call_tool(Toolbox(tools.specs()), "query_deploy_diff", {"version": "v9.9.9", "service": "order"})
     assert result.status == "error" and "known: v2.8.1, v2.8.0" in result.text
 

@@ -8,6 +8,8 @@ How far back: minutes for a step, hours when memory or restarts changed (`lookba
 How to score: the timing, the path through the topology, what the diff changed (a config key or a risky
 statement beats a logging or wording change) and a log signature naming the changed key or its new value;
 a traffic surge in another caller of a dependency that degraded, just before the onset, is a suspect too.
+What find_changes found is a ChangeRanking: the onset, the suspects best first with their reasons, the log
+signatures new after the onset, and the checks that could not run.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol, TypeVar
+from typing import ClassVar, Literal, Protocol, TypeVar
 
 from tools.analysis.configdiff import KeyChange
+from tools.base import ToolData
+from tools.timerange import TimeWindow, iso_z
 
 STEP_LOOKBACK = timedelta(minutes=45)  # a step: the change that caused it landed minutes before
 TREND_LOOKBACK = timedelta(hours=6)  # a leak or a creeping trend: hours before the first symptom
@@ -41,6 +45,56 @@ class Reason:
 
 def score_of(reasons: Iterable[Reason]) -> int:
     return sum(r.points for r in reasons)
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """One change that may explain the symptom: a deploy, or a traffic surge in another caller of a dependency."""
+
+    cause: Literal["deploy", "surge"]
+    what: str  # as the ranking names it: "deploy order/v2.8.1 at 15:02", "traffic surge in web (x2.0 at 15:00)"
+    reasons: tuple[Reason, ...]
+    service: str  # the deployed service, or the caller whose traffic surged
+    at: datetime | None
+    version: str = ""  # a deploy's
+    ratio: float | None = None  # a surge's traffic, after / before
+
+    @property
+    def score(self) -> int:
+        return score_of(self.reasons)
+
+
+@dataclass(frozen=True)
+class Onset:
+    """The earliest change point in the asked service's golden signals."""
+
+    metric: str
+    at: datetime
+    ratio: float  # after / before; 0.0 when the series stopped
+
+
+@dataclass(frozen=True)
+class NewSignature:
+    """A log signature (any level) seen after the onset and not in the hour before it."""
+
+    service: str
+    count: int
+    template: str  # at most 140 characters
+
+
+@dataclass(frozen=True)
+class ChangeRanking(ToolData):
+    """What find_changes found around a symptom's onset; `onset` None when the golden signals show no change."""
+
+    kind: ClassVar[str] = "change_ranking"
+    service: str
+    window: TimeWindow  # where the onset was looked for
+    onset: Onset | None
+    said: datetime | None = None  # the time the user named, if any
+    lookback: timedelta = STEP_LOOKBACK
+    suspects: tuple[Suspect, ...] = ()  # best first
+    new_signatures: tuple[NewSignature, ...] = ()
+    not_run: tuple[str, ...] = ()  # checks that could not run, in words ("not run: deploys (...)")
 
 
 class Dated(Protocol):
@@ -159,3 +213,37 @@ def surge_reasons(caller: str, dependency: str, target: str, change: str) -> lis
         Reason(2, change),
         Reason(3, f"{caller} shares {dependency} with {target}, and {dependency} degraded at the onset"),
     ]
+
+
+def render_ranking(found: ChangeRanking) -> str:
+    """The onset, the lookback, the suspects best first with their reasons, new log signatures, checks not run."""
+    span = f"{iso_z(found.window.start)}/{iso_z(found.window.end)}"
+    onset = found.onset
+    if onset is None:
+        return (
+            f"no change point in {found.service}'s golden signals over {span}; "
+            "nothing to rank (is the incident over, or elsewhere?)"
+        )
+    head = [f"onset: {found.service} {onset.metric} changed at {onset.at:%Y-%m-%d %H:%M} UTC (x{onset.ratio:.1f})"]
+    if found.said is not None and abs(onset.at - found.said) >= timedelta(minutes=15):
+        head.append(f"you said {found.said:%H:%M}; the {onset.metric} change starts at {onset.at:%H:%M} UTC")
+    shape = "a trend or sawtooth" if found.lookback > STEP_LOOKBACK else "a step"
+    head.append(f"lookback: {lookback_words(found.lookback)} ({shape})")
+    lines = [suspect_line(rank, suspect) for rank, suspect in enumerate(found.suspects, 1)]
+    return "\n".join(
+        [
+            *head,
+            "suspects, best first:",
+            *(lines or ["(none found in the lookback)"]),
+            *(
+                f"new log signature in {n.service} after the onset: {n.count}x {n.template}"
+                for n in found.new_signatures
+            ),
+            *found.not_run,
+        ]
+    )
+
+
+def suspect_line(rank: int, suspect: Suspect) -> str:
+    """`1. deploy order/v2.8.1 at 15:02 (score 7): <reason>; <reason>`."""
+    return f"{rank}. {suspect.what} (score {suspect.score}): {'; '.join(r.text for r in suspect.reasons)}"

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
-from tools.deploys.query import DeployDiff, DeployRecord, files_from_diff
+from tools.deploys.query import files_from_diff
+from tools.deploys.records import DeployDiff, DeployRecord
 from tools.elastic import es_request, field_values, source_field
 from tools.timerange import iso_z
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tools.base import ToolError
-from tools.deploys.query import DeployDiff, DeployRecord
+from tools.deploys.records import DeployDiff, DeployRecord
 
 _FIELDS = "%(refname)%1f%(objecttype)%1f%(taggerdate:iso-strict)%1f%(taggername)%1f%(*objectname)%1f%(contents)%1e"
 _AUTHOR_LINE = re.compile(r"^author:\s*(.+)$", re.MULTILINE | re.IGNORECASE)

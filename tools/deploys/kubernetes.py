@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient, AppsV1Api
 
-from tools.deploys.query import DeployDiff, DeployRecord
+from tools.deploys.records import DeployDiff, DeployRecord
 from tools.kubernetes.api import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
 
 

@@ -1,43 +1,40 @@
 """query_deploy_records and query_deploy_diff: what changed, when, by whom, from any DeploySource.
 
-The sources live in tools/deploys/git.py (a GitOps repository, the default) and tools/deploys/elastic.py
-(an Elasticsearch deploy-events index); they import this module's records, so import them from there.
+The sources live in tools/deploys/git.py (a GitOps repository, the default), tools/deploys/elastic.py (an
+Elasticsearch deploy-events index) and tools/deploys/kubernetes.py (rollout history). The records, the tools'
+results and the text the model reads, rendered from them, are in tools/deploys/records.py.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Protocol
 
+from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.timerange import Clock, TimeWindow, iso_z, utc_now, window_from_args
+from tools.deploys.records import DeployDiff, DeployList, DeployRecord, DiffReport, render_deploys, render_diff
+from tools.timerange import Clock, utc_now, window_from_args
+
+__all__ = [
+    "DeployDiff",
+    "DeployList",
+    "DeployRecord",
+    "DeploySource",
+    "DeployTools",
+    "DiffReport",
+    "files_from_diff",
+    "render_deploys",
+    "render_diff",
+]
 
 SERVICE_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 # Strict on purpose: no "/", no leading "-" (git option injection), no ".." (ranges, traversal).
 VERSION_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 MAX_RECORDS = 50
 LISTED_VERSIONS = 20
-
-
-@dataclass(frozen=True)
-class DeployRecord:
-    service: str
-    version: str
-    at: datetime
-    author: str
-    summary: str
-    commit: str = ""
-    previous_version: str = ""
-    files: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class DeployDiff:
-    record: DeployRecord
-    diff: str  # unified diff of the service's folder against the previous deploy
 
 
 class DeploySource(Protocol):
@@ -94,24 +91,21 @@ class DeployTools:
         start: str = "",
         end: str = "",
         range: str = "24h",
-    ) -> ToolResult | str:
+    ) -> ToolResult:
         """Run query_deploy_records (the description shown to the model is _RECORDS_DOC)."""
         name = self._service_or_all(service)
         window = window_from_args(range, start, end, self.clock())
         records = self.source.records(name, window.start, window.end)
-        head = f"deploys of {name or 'every service'}, {window.describe()}"
+        found = DeployList(name, window, tuple(records[:MAX_RECORDS]), len(records))
         if not records:
-            return ToolResult("no_data", f"{head}: none.{self._latest_before(name, window)}")
-        shown = records[:MAX_RECORDS]
-        more = f" (showing the newest {len(shown)})" if len(records) > len(shown) else ""
-        lines = [f"{head}: {len(records)} found, newest first{more}"]
-        return "\n".join(lines + [_record_line(r) for r in shown])
+            found = self._with_latest_before(found)
+        return ToolResult("ok" if records else "no_data", render_deploys(found), found)
 
     def query_deploy_diff(
         self,
         version: str,
         service: str,
-    ) -> ToolResult | str:
+    ) -> ToolResult:
         """Run query_deploy_diff (the description shown to the model is _DIFF_DOC)."""
         name = self._known_service(service)
         wanted = version.strip().removeprefix(f"{name}/")
@@ -124,34 +118,15 @@ class DeployTools:
                 wanted, known[:LISTED_VERSIONS] if wanted not in known else [], "version", f"{name} deploys"
             )
             raise ToolError(f"no diff is recorded for {name}/{wanted}.")
-        return self._render_diff(found)
+        report = diff_report(found, self.max_diff_chars)
+        return ToolResult("ok", render_diff(report), report)
 
-    def _render_diff(self, found: DeployDiff) -> str:
-        r = found.record
-        lines = [f"deploy {r.service}/{r.version} at {iso_z(r.at)} by {r.author}: {r.summary}"]
-        lines.append(
-            f"diff against {r.previous_version or 'the commit before it'}, files: {', '.join(r.files) or 'none'}"
-        )
-        # `index abc..def 100644` lines carry no meaning for a diagnosis; drop them to save tokens.
-        diff = "\n".join(line for line in found.diff.strip("\n").splitlines() if not line.startswith("index "))
-        if not diff:
-            lines.append("(the deploy changed nothing in the service's folder)")
-        elif len(diff) > self.max_diff_chars:
-            cut = diff[: self.max_diff_chars].rsplit("\n", 1)[0]
-            lines += [cut, f"… diff truncated: showing {len(cut):,} of {len(diff):,} characters"]
-        else:
-            lines.append(diff)
-        return "\n".join(lines)
-
-    def _latest_before(self, service: str | None, window: TimeWindow) -> str:
+    def _with_latest_before(self, found: DeployList) -> DeployList:
         try:
-            earlier = self.source.records(service, datetime(1970, 1, 1, tzinfo=UTC), window.start)
+            earlier = self.source.records(found.service, datetime(1970, 1, 1, tzinfo=UTC), found.window.start)
         except ToolError as exc:  # the window itself was read; only the look further back failed
-            return f" Earlier deploys could not be read: {exc}"
-        if not earlier:
-            return " There are no earlier deploys either."
-        r = earlier[0]
-        return f" The latest before it: {r.service}/{r.version} at {iso_z(r.at)}."
+            return replace(found, earlier_error=str(exc))
+        return replace(found, latest_before=earlier[0] if earlier else None)
 
     def _service_or_all(self, service: str) -> str | None:
         return None if service.strip() in ("*", "") else self._known_service(service)
@@ -167,13 +142,13 @@ class DeployTools:
         return versions[0] if versions else "v1.2.3"
 
 
-def _record_line(r: DeployRecord) -> str:
-    previous = f" (from {r.previous_version})" if r.previous_version else ""
-    files = ", ".join(r.files[:6]) + (f" +{len(r.files) - 6} more" if len(r.files) > 6 else "")
-    commit = f"; commit {r.commit[:10]}" if r.commit else ""
-    return (
-        f"{iso_z(r.at)} {r.service}/{r.version}{previous} by {r.author}: {r.summary}; files: {files or 'none'}{commit}"
-    )
+def diff_report(found: DeployDiff, max_chars: int) -> DiffReport:
+    """The diff as the model reads it (`index` lines dropped, cut at `max_chars` on a line end) and what it changed."""
+    # `index abc..def 100644` lines carry no meaning for a diagnosis; drop them to save tokens.
+    diff = "\n".join(line for line in found.diff.strip("\n").splitlines() if not line.startswith("index "))
+    shown = diff[:max_chars].rsplit("\n", 1)[0] if len(diff) > max_chars else diff
+    changes, risky = key_changes_from_diff(shown), risky_lines_from_diff(shown)
+    return DiffReport(found.record, shown, len(diff), tuple(changes), tuple(risky))
 
 
 _RECORDS_DOC = """\

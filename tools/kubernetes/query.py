@@ -1,7 +1,8 @@
 """Read-only Kubernetes tools: pod status with last termination reasons, recent events, rollout history.
 
 Everything goes through the official `kubernetes` client, only in the namespaces of an allowlist (checked
-before any request), and only with list/get verbs, which is all the chart's Role grants.
+before any request), and only with list/get verbs, which is all the chart's Role grants. Each tool reads the API
+objects into the frozen values of tools/kubernetes/objects.py and renders the model's text from those.
 """
 
 from __future__ import annotations
@@ -14,8 +15,21 @@ from kubernetes.client import ApiClient, AppsV1Api, CoreV1Api
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import choice_or_error
-from tools.kubernetes.api import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
-from tools.timerange import Clock, iso_z, utc_now, window_from_args
+from tools.kubernetes.api import CHANGE_CAUSE, kube_request, revision_of, rollout_revisions
+from tools.kubernetes.objects import (
+    ContainerState,
+    EventList,
+    KubeEvent,
+    Pod,
+    PodList,
+    Revision,
+    RolloutHistory,
+    Termination,
+    render_events,
+    render_pods,
+    render_rollouts,
+)
+from tools.timerange import Clock, utc_now, window_from_args
 from tools.toolset import CheckWarning
 
 NAME_RX = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$")  # DNS-1123, what Kubernetes accepts
@@ -71,7 +85,7 @@ class KubernetesTools:
             f"listing pods in {ns}", lambda: self.core.list_namespaced_pod(ns, limit=1, _request_timeout=self.timeout_s)
         )
 
-    def query_pods(self, namespace: str, service: str = "") -> ToolResult | str:
+    def query_pods(self, namespace: str, service: str = "") -> ToolResult:
         """Run query_pods (the description shown to the model is _PODS_DOC)."""
         ns = self._namespace(namespace)
         selector = f"{self.service_label}={_name(service, 'service')}" if service.strip() else None
@@ -81,20 +95,13 @@ class KubernetesTools:
                 ns, label_selector=selector, limit=self.max_pods, _request_timeout=self.timeout_s
             ),
         )
-        pods = list(reply.items or [])
-        scope = f"pods of {service.strip()} ({selector})" if selector else "pods"
-        if not pods:
-            return ToolResult("no_data", f"{scope} in namespace {ns}: none.")
-        restarts = sum(_restarts(p) for p in pods)
-        unready = sum(1 for p in pods if not _ready(p))
-        head = f"{scope} in namespace {ns}: {len(pods)}, {unready} not ready, {restarts} restarts in total"
-        head += _states_summary(pods)
-        more = " (more exist; ask for one service)" if reply.metadata and reply.metadata._continue else ""
-        return "\n".join([head + more, *(_pod_line(p) for p in pods)])
+        more = bool(reply.metadata and reply.metadata._continue)
+        found = PodList(ns, service.strip(), selector, tuple(_pod(p) for p in reply.items or []), more)
+        return ToolResult("ok" if found.pods else "no_data", render_pods(found), found)
 
     def query_k8s_events(
         self, namespace: str, service: str = "", range: str = "1h", start: str = "", end: str = ""
-    ) -> ToolResult | str:
+    ) -> ToolResult:
         """Run query_k8s_events (the description shown to the model is _EVENTS_DOC)."""
         ns = self._namespace(namespace)
         prefix = _name(service, "service") if service.strip() else ""
@@ -104,24 +111,17 @@ class KubernetesTools:
         )
         events = [e for e in reply.items or [] if _event_matches(e, prefix, window.start, window.end)]
         events.sort(key=_event_time, reverse=True)
-        head = f"events in namespace {ns}{f' for {prefix}*' if prefix else ''}, {window.describe()}"
-        if not events:
-            return ToolResult("no_data", f"{head}: none.")
         warnings = sum(1 for e in events if e.type == "Warning")
-        shown = events[: self.max_events]
-        lines = [f"{head}: {len(events)} ({warnings} Warning), newest first, showing {len(shown)}"]
-        return "\n".join(lines + [_event_line(e) for e in shown])
+        shown = tuple(_event(e) for e in events[: self.max_events])
+        found = EventList(ns, prefix, window, shown, len(events), warnings)
+        return ToolResult("ok" if events else "no_data", render_events(found), found)
 
-    def query_rollout_history(self, namespace: str, deployment: str) -> ToolResult | str:
+    def query_rollout_history(self, namespace: str, deployment: str) -> ToolResult:
         """Run query_rollout_history (the description shown to the model is _ROLLOUT_DOC)."""
         ns = self._namespace(namespace)
         revisions = rollout_revisions(self.apps, ns, _name(deployment, "deployment"), self.timeout_s)
-        if not revisions:
-            return ToolResult("no_data", f"deployment {deployment} in {ns} has no ReplicaSet revisions.")
-        lines = [f"rollout history of deployment {deployment} in {ns}, newest first:"]
-        for i, rs in enumerate(revisions):
-            lines.append(_revision_line(rs, current=i == 0))
-        return "\n".join(lines)
+        found = RolloutHistory(ns, deployment, tuple(_revision(rs, current=i == 0) for i, rs in enumerate(revisions)))
+        return ToolResult("ok" if revisions else "no_data", render_rollouts(found), found)
 
     def _namespace(self, namespace: str) -> str:
         return choice_or_error(
@@ -129,15 +129,19 @@ class KubernetesTools:
         )
 
 
-def _revision_line(rs: Any, *, current: bool) -> str:
+def _revision(rs: Any, *, current: bool) -> Revision:
     annotations = rs.metadata.annotations or {}
-    cause = annotations.get(CHANGE_CAUSE, "")
-    ready = f"{rs.status.ready_replicas or 0}/{rs.spec.replicas or 0}" if rs.status and rs.spec else "?"
-    mark = " (current)" if current else ""
-    created = iso_z(rs.metadata.creation_timestamp) if rs.metadata.creation_timestamp else "?"
-    return (
-        f"rev {revision_of(rs)}{mark} {created} {rs.metadata.name} images {images_of(rs)}; ready {ready}; "
-        f"change-cause: {cause or '(none recorded)'}"
+    known = bool(rs.status and rs.spec)
+    containers = rs.spec.template.spec.containers if rs.spec and rs.spec.template else []
+    return Revision(
+        revision_of(rs),
+        str(rs.metadata.name),
+        rs.metadata.creation_timestamp,
+        tuple((str(c.name), str(c.image)) for c in containers or []),
+        (rs.status.ready_replicas or 0) if known else None,
+        (rs.spec.replicas or 0) if known else None,
+        str(annotations.get(CHANGE_CAUSE, "")),
+        current,
     )
 
 
@@ -148,52 +152,29 @@ def _name(value: str, kind: str) -> str:
     return name
 
 
-def _restarts(pod: Any) -> int:
-    return sum(s.restart_count or 0 for s in (pod.status.container_statuses or [])) if pod.status else 0
-
-
-def _ready(pod: Any) -> bool:
+def _pod(pod: Any) -> Pod:
     statuses = pod.status.container_statuses or [] if pod.status else []
-    return bool(statuses) and all(s.ready for s in statuses)
+    node = pod.spec.node_name if pod.spec and pod.spec.node_name else ""
+    phase = str(pod.status.phase or "?") if pod.status else "?"
+    return Pod(str(pod.metadata.name), phase, tuple(map(_container, statuses)), node)
 
 
-def _states_summary(pods: list[Any]) -> str:
-    """ "; states: CrashLoopBackOff x1, last OOMKilled exit 137 x4": the first line alone names what went wrong."""
-    counts: dict[str, int] = {}
-    for pod in pods:
-        for s in pod.status.container_statuses or [] if pod.status else []:
-            if s.state and s.state.waiting and s.state.waiting.reason:
-                counts[s.state.waiting.reason] = counts.get(s.state.waiting.reason, 0) + 1
-            if s.last_state and s.last_state.terminated:
-                t = s.last_state.terminated
-                key = f"last {t.reason or 'Terminated'} exit {t.exit_code}"
-                counts[key] = counts.get(key, 0) + 1
-    return "; states: " + ", ".join(f"{k} x{n}" for k, n in counts.items()) if counts else ""
+def _container(s: Any) -> ContainerState:
+    state, last = s.state, s.last_state
+    waiting = state.waiting if state else None
+    return ContainerState(
+        str(s.name),
+        bool(s.ready),
+        s.restart_count or 0,
+        (waiting.reason or "") if waiting else None,
+        (waiting.message or "")[:120] if waiting else "",
+        _termination(state.terminated) if state and state.terminated else None,
+        _termination(last.terminated) if last and last.terminated else None,
+    )
 
 
-def _pod_line(pod: Any) -> str:
-    statuses = pod.status.container_statuses or [] if pod.status else []
-    ready = sum(1 for s in statuses if s.ready)
-    parts = [
-        f"{pod.metadata.name} {pod.status.phase if pod.status else '?'} ready {ready}/{len(statuses)} "
-        f"restarts {_restarts(pod)}"
-    ]
-    for s in statuses:
-        state, last = s.state, s.last_state
-        if state and state.waiting:
-            parts.append(f"{s.name} waiting: {state.waiting.reason} ({(state.waiting.message or '')[:120]})")
-        elif state and state.terminated:
-            parts.append(f"{s.name} terminated: {_terminated(state.terminated)}")
-        if last and last.terminated:
-            parts.append(f"{s.name} last terminated: {_terminated(last.terminated)}")
-    node = f"; node {pod.spec.node_name}" if pod.spec and pod.spec.node_name else ""
-    return "  " + "; ".join(parts) + node
-
-
-def _terminated(t: Any) -> str:
-    at = f" at {iso_z(t.finished_at)}" if t.finished_at else ""
-    message = f" ({' '.join((t.message or '').split())[:120]})" if t.message else ""
-    return f"{t.reason or 'Terminated'} exit {t.exit_code}{at}{message}"
+def _termination(t: Any) -> Termination:
+    return Termination(t.reason or "Terminated", t.exit_code, t.finished_at, " ".join((t.message or "").split())[:120])
 
 
 def _event_time(event: Any) -> datetime:
@@ -207,11 +188,10 @@ def _event_matches(event: Any, prefix: str, start: datetime, end: datetime) -> b
     return (not prefix or (name or "").startswith(prefix)) and start <= _event_time(event) < end
 
 
-def _event_line(e: Any) -> str:
+def _event(e: Any) -> KubeEvent:
     obj = e.involved_object
-    count = f" x{e.count}" if e.count and e.count > 1 else ""
     message = " ".join((e.message or "").split())[:200]
-    return f"  {iso_z(_event_time(e))} {e.type} {e.reason} {obj.kind}/{obj.name}{count}: {message}"
+    return KubeEvent(_event_time(e), e.type or "", e.reason or "", str(obj.kind), str(obj.name), e.count or 1, message)
 
 
 _PODS_DOC = """\

@@ -6,46 +6,39 @@ get their own section, so a flood of them never crowds errors out of the error s
 Given an onset (when the metrics changed), the window is split there: a signature at any level that appears
 after the onset and not before it is new, the kind of line that names what changed ("reindex-products
 started", "feature flag X enabled"). Both halves are sampled (newest CONTRAST_SAMPLE lines each), and the
-section says so. The signatures themselves are formed and rendered by tools/logs/query.py, passed in as `block`.
+section says so. The signatures are formed in tools/logs/summary.py and rendered in tools/logs/render.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from tools.base import ToolError
-from tools.logs.model import LEVELS, LogEntry, LogQuery, LogSource
+from tools.logs.model import LEVELS, LogQuery, LogSource
+from tools.logs.summary import OnsetContrast, SignatureBlock, signature_block, signature_of
 
 CONTRAST_SAMPLE = 1_000
-# (header, entries, how many lines they were sampled from) -> the section's lines
-Block = Callable[[str, Sequence[LogEntry], int], list[str]]
 
 
-def warn_lines(source: LogSource, query: LogQuery, block: Block) -> list[str]:
-    """`top WARN signatures (...)`, or nothing when the query asked for levels without WARN or had none."""
+def warn_block(source: LogSource, query: LogQuery) -> SignatureBlock | None:
+    """The WARN signatures, or None when the query asked for levels without WARN, clusters WARN already, or had none."""
     if (query.levels and "WARN" not in query.levels) or "WARN" in query.cluster_levels:
-        return []
+        return None
     result = source.search(replace(query, limit=1, cluster_levels=("WARN",)))
     if not result.cluster_entries:
-        return []
-    return block("top WARN signatures", result.cluster_entries, result.cluster_total)
+        return None
+    return signature_block(("WARN",), result.cluster_entries, result.cluster_total)
 
 
-def onset_lines(
-    source: LogSource, query: LogQuery, onset: datetime, clock: str, key: Callable[[LogEntry], str], block: Block
-) -> list[str]:
-    """`new since HH:MM ...`: signatures at any level after `onset` that the part of the window before it lacks."""
+def onset_contrast(source: LogSource, query: LogQuery, onset: datetime) -> OnsetContrast:
+    """Signatures at any level after `onset` that the part of the window before it lacks."""
     if not query.start < onset < query.end:
         raise ToolError(f"onset {onset:%Y-%m-%dT%H:%MZ} is outside the window; pick a window around it.")
     sampled = replace(query, levels=(), text=query.text, limit=1, cluster_levels=LEVELS, cluster_sample=CONTRAST_SAMPLE)
     before = source.search(replace(sampled, end=onset))
     after = source.search(replace(sampled, start=onset))
-    seen = {key(entry) for entry in before.cluster_entries}
-    new = [entry for entry in after.cluster_entries if key(entry) not in seen]
-    span = f"the {len(before.cluster_entries):,} newest lines before it, {len(after.cluster_entries):,} after"
-    header = f"new since {onset:{clock}}, at any level, absent before it (from {span}):\nnew signatures"
-    if not new:
-        return [f"new since {onset:{clock}}: no signature after it is absent before it (from {span})."]
-    return block(header, new, len(new))
+    seen = {signature_of(entry) for entry in before.cluster_entries}
+    new = [entry for entry in after.cluster_entries if signature_of(entry) not in seen]
+    block = signature_block(LEVELS, new, len(new)) if new else None
+    return OnsetContrast(onset, len(before.cluster_entries), len(after.cluster_entries), block)

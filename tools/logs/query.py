@@ -1,7 +1,8 @@
 """query_logs: counts by level, clustered error signatures, then the newest lines, from any LogSource.
 
-The sources live in tools/logs/sqlite.py (SQLite FTS5, the embedded default) and tools/logs/elastic.py
-(Elasticsearch); both are re-exported here.
+The sources live in tools/logs/sqlite.py (SQLite FTS5, the embedded default), tools/logs/elastic.py
+(Elasticsearch) and tools/logs/loki.py; the first two are re-exported here. The tool builds a LogSummary
+(tools/logs/summary.py) and renders the model's text from it (tools/logs/render.py).
 """
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ import dataclasses
 import functools
 import inspect
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.logs.contrast import onset_lines, warn_lines
+from tools.logs.contrast import onset_contrast, warn_block
 from tools.logs.elastic import ElasticsearchLogs, LogFields
 from tools.logs.model import (
     LEVELS,
@@ -28,28 +28,31 @@ from tools.logs.model import (
     level_from_text,
     search_text_from_query,
 )
+from tools.logs.render import render_logs
 from tools.logs.sqlite import SqliteLogs
+from tools.logs.summary import (
+    LogSummary,
+    OnsetContrast,
+    SignatureBlock,
+    cluster_signatures,
+    newest_lines,
+    signature_block,
+    signature_of,
+    trim_stack,
+)
 from tools.timerange import Clock, TimeWindow, instant_from_text, utc_now, window_from_args
 
-__all__ = ["ElasticsearchLogs", "LogFields", "LogSource", "LogTools", "SqliteLogs", "signature_of"]
-
-TOP_SIGNATURES = 5
-STACK_FRAMES = 3
-MAX_LINE_CHARS = 240
-_NORMALISERS = (
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b"), "<ip>"),
-    (re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I), "<hex>"),
-    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
-)
-
-
-@dataclass(frozen=True)
-class Signature:
-    template: str
-    count: int
-    first: LogEntry
-    last: LogEntry
+__all__ = [
+    "ElasticsearchLogs",
+    "LogFields",
+    "LogSource",
+    "LogTools",
+    "SqliteLogs",
+    "cluster_signatures",
+    "log_summary",
+    "signature_of",
+    "trim_stack",
+]
 
 
 class LogTools:
@@ -102,19 +105,15 @@ class LogTools:
         end: str = "",
         limit: int = 100,
         onset: str = "",
-    ) -> ToolResult | str:
+    ) -> ToolResult:
         """Run query_logs (the description shown to the model is _QUERY_LOGS_DOC)."""
         now = self.clock()
         log_query = self._log_query(service, query, level, window_from_args(range, start, end, now), limit)
         result = self.source.search(log_query)
-        clock = _seconds_clock(log_query)
-        block = functools.partial(_signature_block, clock=clock)
-        extra = warn_lines(self.source, log_query, block)
-        if onset.strip():
-            moment = instant_from_text(onset, now)
-            extra += onset_lines(self.source, log_query, moment, clock, signature_of, block)
-        text = render_logs(log_query, result, extra)
-        return text if result.total else ToolResult("no_data", text)
+        warnings = warn_block(self.source, log_query)
+        contrast = onset_contrast(self.source, log_query, instant_from_text(onset, now)) if onset.strip() else None
+        summary = log_summary(log_query, result, warnings, contrast)
+        return ToolResult("ok" if result.total else "no_data", render_logs(summary), summary)
 
     def _log_query(self, service: str, query: str, level: str, window: TimeWindow, limit: int) -> LogQuery:
         if limit < 1 or limit > self.max_limit:
@@ -183,111 +182,27 @@ class RedactedLogs:
         return self._source.describe()
 
 
-def render_logs(query: LogQuery, result: LogResult, extra: Sequence[str] = ()) -> str:
-    """The observation: counts by level, top signatures, `extra` (WARN, new since an onset), newest lines."""
-    window = TimeWindow(query.start, query.end)
-    searched = f", query {describe_terms(query.text)}" if query.text.terms else ""
-    levels = f", level {','.join(query.levels)}" if query.levels else ""
-    lines = [f"logs of {query.service or 'every service'}, {window.describe()}{searched}{levels}"]
-    counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(result.counts_by_level.items(), key=_level_order))
-    lines.append(f"matched {result.total:,} lines · by level: {counts or 'none'}")
-    clock = _seconds_clock(query)
-    lines += _signature_lines(query, result, clock)
-    lines += extra
-    shown = len(result.entries)
-    if shown:
-        lines.append(f"newest {shown:,} of {result.total:,} matching lines (repeats folded):")
-        lines += _newest_lines(result.entries, clock, every_service=query.service is None)
-    return "\n".join(lines)
-
-
-def _newest_lines(entries: Sequence[LogEntry], clock: str, *, every_service: bool) -> list[str]:
-    """One line per entry, except that a run of lines with the same signature is folded into one note."""
-    out: list[str] = []
-    run: list[LogEntry] = []
-    for entry in [*entries, None]:
-        if entry is not None and run and signature_of(entry) == signature_of(run[0]):
-            run.append(entry)
-            continue
-        if len(run) > 1:
-            out.append(f"  … {len(run) - 1} more like this, back to {run[-1].timestamp:{clock}}")
-        if entry is not None:
-            # Trace ids are long and rarely useful line by line; the signature examples keep theirs.
-            out.append(_entry_line(entry, clock, service=every_service, trace=False))
-            run = [entry]
-    return out
-
-
-def _signature_lines(query: LogQuery, result: LogResult, clock: str) -> list[str]:
-    label = "/".join(query.cluster_levels)
-    if not result.cluster_entries:
-        return [f"no {label} lines in this window."]
-    return _signature_block(f"top {label} signatures", result.cluster_entries, result.cluster_total, clock=clock)
-
-
-def _signature_block(title: str, entries: Sequence[LogEntry], total: int, *, clock: str) -> list[str]:
-    """`<title> (5 of 12, all):` then per signature its count, first/last seen, one example and its stack."""
-    signatures = cluster_signatures(entries)
-    scope = f"from the newest {len(entries):,} of {total:,}" if len(entries) < total else "all"
-    lines = [f"{title} ({min(TOP_SIGNATURES, len(signatures))} of {len(signatures)}, {scope}):"]
-    for rank, sig in enumerate(signatures[:TOP_SIGNATURES], 1):
-        seen = f"first {sig.first.timestamp:{clock}} last {sig.last.timestamp:{clock}}"
-        lines.append(f"{rank}. {sig.count:,}x {sig.template}  {seen}")
-        lines.append(f"   example: {_entry_line(sig.last, clock)}")
-        lines += [f"     {frame}" for frame in trim_stack(sig.last.stack_trace)]
-    return lines
-
-
-def _seconds_clock(query: LogQuery) -> str:
-    return TimeWindow(query.start, query.end).clock_format.replace("%H:%M", "%H:%M:%S")
-
-
-def cluster_signatures(entries: Sequence[LogEntry]) -> list[Signature]:
-    """Group lines by their normalised message (+ exception type); biggest group first."""
-    groups: dict[str, list[LogEntry]] = {}
-    for entry in entries:
-        groups.setdefault(signature_of(entry), []).append(entry)
-    signatures = [
-        Signature(key, len(group), min(group, key=_when), max(group, key=_when)) for key, group in groups.items()
-    ]
-    return sorted(signatures, key=lambda s: (-s.count, s.template))
-
-
-def signature_of(entry: LogEntry) -> str:
-    """The message's first line with numbers, ids, uuids, hex and IPs replaced, plus the exception type."""
-    text = (entry.message.splitlines() or [""])[0]
-    for pattern, token in _NORMALISERS:
-        text = pattern.sub(token, text)
-    text = " ".join(text.split())[:160]
-    exception = entry.stack_trace.split(":", 1)[0].split("\n", 1)[0].strip() if entry.stack_trace else ""
-    return f"{text} [{exception}]" if exception and exception not in text else text
-
-
-def trim_stack(stack: str) -> list[str]:
-    """The exception line, the first frames and every `Caused by:` line; then `… N more lines`."""
-    lines = [line.rstrip() for line in stack.strip().splitlines() if line.strip()]
-    if not lines:
-        return []
-    kept = lines[: 1 + STACK_FRAMES] + [line for line in lines[1 + STACK_FRAMES :] if "Caused by" in line][:3]
-    more = len(lines) - len(kept)
-    return [line.strip() for line in kept] + ([f"… {more} more lines"] if more else [])
-
-
-def _entry_line(entry: LogEntry, clock: str, *, service: bool = True, trace: bool = True) -> str:
-    """One log line, compact: logger abbreviated the logback way, the service only when it varies."""
-    message = " ".join(entry.message.split())
-    if len(message) > MAX_LINE_CHARS:
-        message = message[: MAX_LINE_CHARS - 1] + "…"
-    who = [entry.service] if service else []
-    where = " ".join(p for p in (*who, entry.host, _short_logger(entry.logger)) if p)
-    trace_id = f" trace={entry.trace_id}" if trace and entry.trace_id else ""
-    return f"{entry.timestamp:{clock}} {entry.level} {where}: {message}{trace_id}"
-
-
-def _short_logger(logger: str) -> str:
-    """`com.zaxxer.hikari.pool.HikariPool` -> `c.z.h.p.HikariPool`."""
-    parts = logger.split(".")
-    return ".".join([p[:1] for p in parts[:-1]] + parts[-1:]) if len(parts) > 2 else logger
+def log_summary(
+    query: LogQuery,
+    result: LogResult,
+    warnings: SignatureBlock | None = None,
+    contrast: OnsetContrast | None = None,
+) -> LogSummary:
+    """What one search found: counts, the signatures at the cluster levels, the newest lines (repeats folded)."""
+    clusters = result.cluster_entries
+    return LogSummary(
+        query.service,
+        TimeWindow(query.start, query.end),
+        describe_terms(query.text) if query.text.terms else "",
+        query.levels,
+        result.total,
+        dict(result.counts_by_level),
+        query.cluster_levels,
+        signature_block(query.cluster_levels, clusters, result.cluster_total) if clusters else None,
+        warnings,
+        contrast,
+        newest_lines(result.entries),
+    )
 
 
 def _levels_from_text(text: str) -> tuple[str, ...]:
@@ -300,11 +215,3 @@ def _levels_from_text(text: str) -> tuple[str, ...]:
             raise ToolError(f"unknown level {part!r}; use one or more of {', '.join(LEVELS)}, or leave it empty.")
         levels.append(level)
     return tuple(dict.fromkeys(levels))
-
-
-def _level_order(item: tuple[str, int]) -> int:
-    return LEVELS.index(item[0]) if item[0] in LEVELS else len(LEVELS)
-
-
-def _when(entry: LogEntry) -> float:
-    return entry.timestamp.timestamp()

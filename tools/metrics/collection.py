@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
+from tools.metrics.series import GAP, SERVICE, TAIL_S, UNKNOWN, Collection, StopCause
 
 if TYPE_CHECKING:
     from tools.analysis.changepoints import ChangePoint, Spike
@@ -32,35 +33,26 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GAP = "collection gap"  # the `cause:` words of a stopped: line, read back by the playbook
-SERVICE = "the service"
-UNKNOWN = "unknown"
+__all__ = ["GAP", "SERVICE", "UNKNOWN", "Collection", "CollectionCheck", "raw_metric", "without_gap_tail"]
+
 LOOK_BEFORE_S = 900  # the checks read from this long before the stop (or 5 steps) to the window's end: cheap
-TAIL_S = 600  # before a gap, changes this close to the last sample are a rate() window running out of samples
 _METRIC_NAME_RX = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 _SELECTOR_RX = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{[^{}]*\$label\s*=\s*\"\$service\"")
 
 
 @dataclass(frozen=True)
-class Collection:
-    """What the checks said about a stopped series: `cause` is GAP, SERVICE or UNKNOWN; the rest in words."""
+class _Others:
+    """What the other services' raw series did: in words, and (when compared) how many ended with this one."""
 
-    cause: str
-    up: str
-    others: str
-    tail_left_out: int = 0  # change points in the series' last minutes before a gap, left out (see without_gap_tail)
+    text: str
+    ended: int | None = None
+    total: int | None = None
+    last_at: datetime | None = None  # this service's own last raw sample
 
-    def describe(self) -> str:
-        """`cause: collection gap (scrape health: up ended with it ...; other services: all 3 others' ...)`."""
-        tail = (
-            (
-                f"; {self.tail_left_out} change(s) in its last {TAIL_S // 60} minutes left out: a rate window "
-                "running out of samples, not the service"
-            )
-            if self.tail_left_out
-            else ""
-        )
-        return f"cause: {self.cause} (scrape health: {self.up}; other services: {self.others}{tail})"
+    @property
+    def share(self) -> float | None:
+        """The share of the others that ended with it (None: not compared)."""
+        return self.ended / self.total if self.ended is not None and self.total else None
 
 
 def without_gap_tail(
@@ -133,13 +125,15 @@ class CollectionCheck:
             if self.up_metric
             else None
         )
-        others, share = _others_text(raw, service, metric, step_s)
+        others = _others_seen(raw, service, metric, step_s)
         up_text, up_cause = _up_text(up, service, raw, stop_at, step_s, self.up_metric)
+        share = others.share
+        cause: StopCause = UNKNOWN  # some others ended with it too: a partial gap, or several stops
         if share is not None and share >= self.gap_share:
-            return Collection(GAP, up_text, others)
-        if share == 0 or up_cause == SERVICE or (raw is not None and raw.reaches_end(service)):
-            return Collection(SERVICE, up_text, others)
-        return Collection(UNKNOWN, up_text, others)  # some others ended with it too: a partial gap, or several stops
+            cause = GAP
+        elif share == 0 or up_cause == SERVICE or (raw is not None and raw.reaches_end(service)):
+            cause = SERVICE
+        return Collection(cause, up_text, others.text, 0, others.ended, others.total, others.last_at)
 
     def _ends(self, promql: str, start: datetime, end: datetime, step_s: int) -> Ends | None:
         """The query's per-service ends over [start, end], from the cache when a recent fetch covers it."""
@@ -179,27 +173,32 @@ def _last_points(result: Sequence[Mapping[str, Any]], label: str) -> dict[str, t
     return last
 
 
-def _others_text(raw: Ends | None, service: str, metric: str | None, step_s: int) -> tuple[str, float | None]:
-    """What the other services' raw series did, and the share of them that ended with this one (None: not known)."""
+def _others_seen(raw: Ends | None, service: str, metric: str | None, step_s: int) -> _Others:
+    """What the other services' raw series did, and how many of them ended with this one (None: not compared)."""
     if metric is None:
-        return "not checked (the query names no metric selector with the service label)", None
+        return _Others("not checked (the query names no metric selector with the service label)")
     if raw is None:
-        return f"not checked (the {metric} query failed)", None
+        return _Others(f"not checked (the {metric} query failed)")
     own = raw.last.get(service)
     others = {name: last for name, last in raw.last.items() if name != service}
     if own is None or raw.reaches_end(service):
-        return _still_text(raw, others, metric, own is None), None
+        return _Others(_still_text(raw, others, metric, own is None))
     if not others:
-        return f"not checked (no other service has {metric})", None
+        return _Others(f"not checked (no other service has {metric})")
     tolerance = max(step_s, 120)  # the values are the last samples' own timestamps (seconds)
     ended = [name for name, (_, ts) in others.items() if abs(ts - own[1]) <= tolerance]
-    last = f"its last sample {datetime.fromtimestamp(own[1], tz=UTC):%H:%M}"
+    last_at = datetime.fromtimestamp(own[1], tz=UTC)
+    last = f"its last sample {last_at:%H:%M}"
     if len(ended) == len(others):
-        return f"all {len(others)} others' {metric} ended at the same minute ({last})", 1.0
+        return _Others(
+            f"all {len(others)} others' {metric} ended at the same minute ({last})", len(ended), len(others), last_at
+        )
     still = sum(raw.reaches_end(name) for name in others)
-    return (
+    return _Others(
         f"{len(ended)} of {len(others)} others' {metric} ended at the same minute ({last}), {still} still report it",
-        len(ended) / len(others),
+        len(ended),
+        len(others),
+        last_at,
     )
 
 

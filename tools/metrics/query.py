@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
-from tools.metrics.series import MetricQuery, MetricSeries, MetricStats, render_series
+from tools.metrics.series import (
+    MetricQuery,
+    MetricSeries,
+    MetricStats,
+    ServiceList,
+    render_series,
+    render_services,
+    series_summary,
+)
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
@@ -29,7 +37,15 @@ if TYPE_CHECKING:  # the detectors load with the first series analysed, the clie
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MetricQuery", "MetricSeries", "MetricStats", "MetricsTools", "render_series"]
+__all__ = [
+    "MetricQuery",
+    "MetricSeries",
+    "MetricStats",
+    "MetricsTools",
+    "ServiceList",
+    "render_series",
+    "render_services",
+]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
@@ -89,32 +105,28 @@ class MetricsTools:
             tool(self.list_services, description=listing),
         ]
 
-    def list_services(self) -> ToolResult | str:
+    def list_services(self) -> ToolResult:
         """Run list_services (the docstring shown to the model is _LIST_SERVICES_DOC)."""
-        services = self.known_services()
-        if not services:
-            return ToolResult("no_data", f"Prometheus holds no values of the label {self.service_label!r}.")
+        services = tuple(self.known_services())
         shown = services[: self.max_services]
-        lines = [f"{name} -> {', '.join(self.topology[name])}" if self.topology.get(name) else name for name in shown]
-        header = f"{len(services)} services (label {self.service_label!r}); -> lists a service's downstream services:"
-        more = len(services) - len(shown)
-        footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
-        return "\n".join([header, *lines, *footer])
+        downstream = {name: tuple(self.topology[name]) for name in shown if self.topology.get(name)}
+        listed = ServiceList(self.service_label, services, len(shown), downstream)
+        if not services:
+            return ToolResult("no_data", f"Prometheus holds no values of the label {self.service_label!r}.", listed)
+        return ToolResult("ok", render_services(listed), listed)
 
     def query_metrics(
         self,
         service: str,
         metric: str,
         range: str = "1h",
-    ) -> ToolResult | str:
+    ) -> ToolResult:
         """Run query_metrics (the docstring shown to the model is _QUERY_METRICS_DOC)."""
         series = self.series(service, metric, range)
-        if not series.points:
-            return ToolResult("no_data", render_series(series))
-        return render_series(series)
+        return ToolResult("ok" if series.summary.samples else "no_data", render_series(series), series)
 
     def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
-        """The structured result (points, stats, change points) for the playbook and the observation."""
+        """The series read and analysed (stats, change points, spikes, trends, a stop): the data of query_metrics."""
         from tools.analysis.changepoints import detect_changes, detect_spikes, detect_stop
         from tools.analysis.trends import detect_sawtooth, detect_trends
 
@@ -146,7 +158,7 @@ class MetricsTools:
             unit,
             window,
             step_s,
-            points,
+            series_summary(points, step_s),
             stats,
             changes,
             len(result),

@@ -1,6 +1,7 @@
 """What query_metrics saw, as a small frozen value, and its compact text rendering.
 
-The playbook reads `MetricSeries` directly; the model reads `render_series()`: PromQL, stats with units,
+Code reads `MetricSeries` (tools/results.py finds it on a step); the model reads `render_series()`: PromQL, stats
+with units,
 `change: HH:MM before -> after (xN)` lines for level shifts,
 `spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
 `trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the window's end,
@@ -10,26 +11,34 @@ series that ended early (a service that serves no requests has no latency and no
 "no change"; C says whether the service stopped, the collection did, or it is unknown: tools/metrics/collection.py),
 and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and
 when there were too few points to look it says that instead (`change: not checked`).
+
+The raw samples are not kept: the series carries the averaged cells the text shows and how many samples they
+average, so a stored step holds what the model saw, not 288 points per query.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import fmean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
+from tools.base import ToolData
 from tools.timerange import TimeWindow, duration_to_text
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
     from tools.analysis.changepoints import ChangePoint, Spike, Stop
     from tools.analysis.trends import Sawtooth, Trend
-    from tools.metrics.collection import Collection
 
 SUMMARY_POINTS = 12
 _BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
+GAP: Final = "collection gap"  # the collection stopped with the series (tools/metrics/collection.py decides)
+SERVICE: Final = "the service"
+UNKNOWN: Final = "unknown"
+StopCause = Literal["collection gap", "the service", "unknown"]
+TAIL_S = 600  # before a gap, changes this close to the last sample are a rate() window running out of samples
 
 
 @dataclass(frozen=True)
@@ -50,16 +59,62 @@ class MetricStats:
 
 
 @dataclass(frozen=True)
-class MetricSeries:
+class SeriesSummary:
+    """About SUMMARY_POINTS means over buckets of a round length, as the text's `series (mean per ...)` line shows
+    them, and how many samples the query returned (the detectors read those)."""
+
+    bucket_s: int
+    cells: tuple[tuple[datetime, float], ...]  # (bucket start, mean), oldest first
+    samples: int
+
+    @property
+    def first_at(self) -> datetime | None:
+        """About when the series starts: its first bucket."""
+        return self.cells[0][0] if self.cells else None
+
+
+@dataclass(frozen=True)
+class Collection:
+    """What the checks said about a stopped series: whether the service stopped, the collection did, or unknown."""
+
+    cause: StopCause
+    up: str  # Prometheus' own `up` of its targets, in words
+    others: str  # what the other services' raw series did, in words
+    tail_left_out: int = 0  # change points in the series' last minutes before a gap, left out (see without_gap_tail)
+    others_ended: int | None = None  # other services whose raw series ended at the same minute (None: not compared)
+    others_total: int | None = None  # other services with the same raw metric
+    last_sample_at: datetime | None = None  # the last sample of the service's own raw series, when compared
+
+    def describe(self) -> str:
+        """`cause: collection gap (scrape health: up ended with it ...; other services: all 3 others' ...)`."""
+        tail = (
+            f"; {self.tail_left_out} change(s) in its last {TAIL_S // 60} minutes left out: a rate window "
+            "running out of samples, not the service"
+            if self.tail_left_out
+            else ""
+        )
+        return f"cause: {self.cause} (scrape health: {self.up}; other services: {self.others}{tail})"
+
+    @property
+    def ended_with(self) -> str:
+        """Whose series ended with this one: "every service", or "4 of 5 services" (this one included)."""
+        if self.others_ended is None or self.others_total is None or self.others_ended == self.others_total:
+            return "every service"
+        return f"{self.others_ended + 1} of {self.others_total + 1} services"
+
+
+@dataclass(frozen=True)
+class MetricSeries(ToolData):
     """What query_metrics saw, in the display unit; the observation text is rendered from this."""
 
+    kind: ClassVar[str] = "metric_series"
     service: str
     metric: str
     promql: str
     unit: str
     window: TimeWindow
     step_s: int
-    points: tuple[tuple[datetime, float], ...]
+    summary: SeriesSummary
     stats: MetricStats | None
     changes: tuple[ChangePoint, ...]
     series_count: int
@@ -67,9 +122,34 @@ class MetricSeries:
     trends: tuple[Trend, ...] = ()
     sawtooth: Sawtooth | None = None
     stop: Stop | None = None
-    collection: Collection | None = (
-        None  # whether the stop is the service's or the collection's (tools/metrics/collection.py)
-    )
+    collection: Collection | None = None  # whether the stop is the service's or the collection's
+
+    @property
+    def checked(self) -> bool:
+        """Whether there were enough samples for the detectors to look (else `change: not checked`)."""
+        return self.summary.samples >= min_detection_points()
+
+
+@dataclass(frozen=True)
+class ServiceList(ToolData):
+    """What list_services saw: every value of the service label, and each listed service's downstream services."""
+
+    kind: ClassVar[str] = "service_list"
+    label: str
+    services: tuple[str, ...]  # every one, sorted
+    shown: int  # how many the text lists
+    downstream: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # of the listed ones that have any
+
+
+def series_summary(points: Sequence[tuple[datetime, float]], step_s: int) -> SeriesSummary:
+    """About SUMMARY_POINTS means over buckets of a round length (2h rather than 125m)."""
+    wanted_s = math.ceil(len(points) / SUMMARY_POINTS) * step_s
+    bucket_s = next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
+    buckets: dict[int, list[tuple[datetime, float]]] = {}
+    for moment, value in points:
+        buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
+    cells = tuple((b[0][0], fmean(v for _, v in b)) for b in buckets.values())
+    return SeriesSummary(bucket_s, cells, len(points))
 
 
 def render_series(series: MetricSeries) -> str:
@@ -79,94 +159,114 @@ def render_series(series: MetricSeries) -> str:
     if series.stats is None:
         lines.append("no data: the query returned no samples in this window for this service; nothing was checked.")
         return "\n".join(lines)
-    s, u = series.stats, series.unit
-    stats = f"min {_value(s.min, u)} · median {_value(s.median, u)} · max {_value(s.max, u)}"
-    lines.append(f"{stats} · last {_value(s.last, u)}")
+    lines.append(stats_line(series.stats, series.unit))
     if series.series_count > 1:
         lines.append(f"note: the query returned {series.series_count} series; this is the first.")
-    clock = series.window.clock_format
-    found = [_change_line(c, u, clock) for c in series.changes]
-    found += [_spike_line(spike, u, clock) for spike in series.spikes]
-    found += [_trend_line(trend, u, clock) for trend in series.trends]
-    found += [_sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
-    found += [_stop_line(series.stop, series.collection, u, clock)] if series.stop else []
+    found = finding_lines(series)
     if found:
         lines += found
-    elif len(series.points) < (needed := _min_detection_points()):
-        lines.append(f"change: not checked (only {len(series.points)} points; detection needs {needed})")
+    elif not series.checked:
+        needed = min_detection_points()
+        lines.append(f"change: not checked (only {series.summary.samples} points; detection needs {needed})")
     else:
         lines.append("change: none detected (no level shift, spike, trend or sawtooth)")
-    lines.append(_summary_line(series.points, u, series.step_s, clock))
+    lines.append(_summary_line(series.summary, series.unit, series.window.clock_format))
     return "\n".join(lines)
 
 
-def _min_detection_points() -> int:
+def render_services(listed: ServiceList) -> str:
+    """One line per listed service (`shipping -> billing, shipping-db`), under a header with the total."""
+    lines = [
+        f"{name} -> {', '.join(listed.downstream[name])}" if name in listed.downstream else name
+        for name in listed.services[: listed.shown]
+    ]
+    header = f"{len(listed.services)} services (label {listed.label!r}); -> lists a service's downstream services:"
+    more = len(listed.services) - listed.shown
+    footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
+    return "\n".join([header, *lines, *footer])
+
+
+def stats_line(stats: MetricStats, unit: str) -> str:
+    """`min 190 ms · median 205 ms · max 1,240 ms · last 1,180 ms`."""
+    shown = f"min {value_text(stats.min, unit)} · median {value_text(stats.median, unit)}"
+    return f"{shown} · max {value_text(stats.max, unit)} · last {value_text(stats.last, unit)}"
+
+
+def finding_lines(series: MetricSeries) -> list[str]:
+    """The change, spike, trend, sawtooth and stopped lines of the text, in that order."""
+    u, clock = series.unit, series.window.clock_format
+    found = [change_line(c, u, clock) for c in series.changes]
+    found += [spike_line(spike, u, clock) for spike in series.spikes]
+    found += [trend_line(trend, u, clock) for trend in series.trends]
+    found += [sawtooth_line(series.sawtooth, u, clock)] if series.sawtooth else []
+    found += [stop_line(series.stop, series.collection, u, clock)] if series.stop else []
+    return found
+
+
+def min_detection_points() -> int:
     """Fewer points than this and detect_changes does not look."""
     from tools.analysis.changepoints import MIN_SIDE_POINTS
 
     return 2 * MIN_SIDE_POINTS + 1
 
 
-def _change_line(change: ChangePoint, unit: str, clock: str) -> str:
-    before, after = _value(change.before, unit), _value(change.after, unit)
-    return f"change: {change.at:{clock}} {before} -> {after} ({_factor(change.ratio)})"
+def change_line(change: ChangePoint, unit: str, clock: str) -> str:
+    before, after = value_text(change.before, unit), value_text(change.after, unit)
+    return f"change: {change.at:{clock}} {before} -> {after} ({factor_text(change.ratio)})"
 
 
-def _spike_line(spike: Spike, unit: str, clock: str) -> str:
+def spike_line(spike: Spike, unit: str, clock: str) -> str:
     """`spike: 15:26 94 ms -> peak 2,455 ms at 15:30 (x26.0), back to ~93 ms by 16:04`."""
-    rise = f"{spike.start:{clock}} {_value(spike.before, unit)} -> peak {_value(spike.peak, unit)}"
-    back = f"back to ~{_value(spike.after, unit)} by {spike.back_at:{clock}}"
-    return f"spike: {rise} at {spike.peak_at:{clock}} ({_factor(spike.ratio)}), {back}"
+    rise = f"{spike.start:{clock}} {value_text(spike.before, unit)} -> peak {value_text(spike.peak, unit)}"
+    back = f"back to ~{value_text(spike.after, unit)} by {spike.back_at:{clock}}"
+    return f"spike: {rise} at {spike.peak_at:{clock}} ({factor_text(spike.ratio)}), {back}"
 
 
-def _trend_line(trend: Trend, unit: str, clock: str) -> str:
+def trend_line(trend: Trend, unit: str, clock: str) -> str:
     """`trend: +35 %/h since 09:10 (212 MB -> 890 MB, x4.2)`."""
     ratio = trend.after / trend.before if trend.before else None
-    levels = f"{_value(trend.before, unit)} -> {_value(trend.after, unit)}, {_factor(ratio)}"
+    levels = f"{value_text(trend.before, unit)} -> {value_text(trend.after, unit)}, {factor_text(ratio)}"
     return f"trend: {trend.per_hour * 100:+.0f} %/h since {trend.start:{clock}} ({levels})"
 
 
-def _sawtooth_line(saw: Sawtooth, unit: str, clock: str) -> str:
+def sawtooth_line(saw: Sawtooth, unit: str, clock: str) -> str:
     """`sawtooth: 4 drops (restarts?) 09:40–13:10, 890 MB -> 420 MB (x2.1)`."""
     span = f"{saw.drops[0]:{clock}}–{saw.drops[-1]:{clock}}"
-    levels = f"{_value(saw.high, unit)} -> {_value(saw.low, unit)} ({_factor(saw.ratio)})"
+    levels = f"{value_text(saw.high, unit)} -> {value_text(saw.low, unit)} ({factor_text(saw.ratio)})"
     return f"sawtooth: {len(saw.drops)} drops (restarts?) {span}, {levels}"
 
 
-def _stop_line(stop: Stop, collection: Collection | None, unit: str, clock: str) -> str:
+def stop_line(stop: Stop, collection: Collection | None, unit: str, clock: str) -> str:
     """`stopped: no samples after 11:20 (last 55.9 ms), 40m to the window's end; cause: collection gap (up: ...;
     other services: ...)`: the service stopped serving, or the collection stopped, or unknown (not checked)."""
     silent = duration_to_text(int(stop.silent_s) // 60 * 60 or int(stop.silent_s))  # whole minutes
     cause = collection.describe() if collection else "cause: unknown (whether collection stopped too was not checked)"
     return (
-        f"stopped: no samples after {stop.last_at:{clock}} (last {_value(stop.before, unit)}), {silent} to the "
+        f"stopped: no samples after {stop.last_at:{clock}} (last {value_text(stop.before, unit)}), {silent} to the "
         f"window's end; {cause}"
     )
 
 
-def _factor(ratio: float | None) -> str:
+def factor_text(ratio: float | None) -> str:
+    """A ratio as the text prints it: `x6.1`, `x0.65`, `to 0` (a fall to nothing) or `from 0` (a rise from it)."""
     if ratio == 0:
         return "to 0"  # a fall to nothing, not a rise from it
     return f"x{ratio:.1f}" if ratio is not None and ratio >= 0.1 else f"x{ratio:.2g}" if ratio else "from 0"
 
 
-def _summary_line(points: Sequence[tuple[datetime, float]], unit: str, step_s: int, clock: str) -> str:
-    """About SUMMARY_POINTS means over buckets of a round length (2h rather than 125m)."""
-    wanted_s = math.ceil(len(points) / SUMMARY_POINTS) * step_s
-    bucket_s = next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
-    buckets: dict[int, list[tuple[datetime, float]]] = {}
-    for moment, value in points:
-        buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
-    cells = [f"{b[0][0]:{clock}} {_number(fmean(v for _, v in b))}" for b in buckets.values()]
-    return f"series (mean per {duration_to_text(bucket_s)}, {unit or 'count'}): " + ", ".join(cells)
+def _summary_line(summary: SeriesSummary, unit: str, clock: str) -> str:
+    cells = [f"{at:{clock}} {number_text(mean)}" for at, mean in summary.cells]
+    return f"series (mean per {duration_to_text(summary.bucket_s)}, {unit or 'count'}): " + ", ".join(cells)
 
 
-def _value(number: float, unit: str) -> str:
-    text = _number(number)
+def value_text(number: float, unit: str) -> str:
+    """A value with its display unit as the text prints it: `1,180 ms`, `0.68%`, `42.5 req/s`."""
+    text = number_text(number)
     return f"{text}%" if unit == "%" else f"{text} {unit}".rstrip()
 
 
-def _number(number: float) -> str:
+def number_text(number: float) -> str:
+    """`1,180`, `42.5`, `0.068`: thousands separated, about three significant digits below 100."""
     if abs(number) >= 100:
         return f"{number:,.0f}"
     if abs(number) >= 1:

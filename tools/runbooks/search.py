@@ -1,9 +1,9 @@
 """search_runbooks: Markdown runbooks from a folder or a git repository, split at headings, searched with FTS5.
 
-Each section is one row (file, heading path, the services the runbook names, body). Search terms are parsed by
-the same safe term language as the log search and always reach FTS5 quoted; the terms are OR-ed and ranked by
-bm25, so a long question still finds the section that shares most words with it. Hits are cited as
-"Runbook: <file> § <heading>", the form answers quote.
+Each section (tools/runbooks/hits.py) is one row: file, heading path, the services the runbook names, body.
+Search terms are parsed by the same safe term language as the log search and always reach FTS5 quoted; the terms
+are OR-ed and ranked by bm25, so a long question still finds the section that shares most words with it. Hits
+are cited as "Runbook: <file> § <heading>", the form answers quote.
 """
 
 from __future__ import annotations
@@ -13,13 +13,16 @@ import sqlite3
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.logs.model import search_text_from_query
 from tools.logs.sqlite import fts_expression
+from tools.runbooks.hits import RunbookHits, RunbookSection, render_hits
 from tools.toolset import CheckWarning
+
+__all__ = ["RunbookSection", "Runbooks", "markdown_files", "sections_from_markdown"]
 
 _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _SERVICES = re.compile(r"^services\s*:\s*\[?([^\]\n]*)\]?\s*$", re.I | re.M)
@@ -82,18 +85,6 @@ STOPWORDS = frozenset(
         "you",
     )
 )
-
-
-@dataclass(frozen=True)
-class RunbookSection:
-    file: str
-    heading: str  # "Title › Section" path below the document title
-    services: tuple[str, ...]
-    body: str
-
-    @property
-    def citation(self) -> str:
-        return f"Runbook: {self.file} § {self.heading}"
 
 
 def sections_from_markdown(file: str, text: str) -> list[RunbookSection]:
@@ -194,19 +185,14 @@ class Runbooks:
             ).fetchall()
         return [RunbookSection(f, h, tuple(s.split(",")) if s else (), b) for f, h, s, b in rows]
 
-    def search_runbooks(self, query: str, service: str = "") -> ToolResult | str:
+    def search_runbooks(self, query: str, service: str = "") -> ToolResult:
         """Run search_runbooks (the description shown to the model is _DOC)."""
-        hits = self.search(query, service)
-        scope = f" for {service.strip()}" if service.strip() else ""
-        if not hits:
-            return ToolResult(
-                "no_data", f"no runbook section matches {query!r}{scope} ({self._counts()[1]} sections searched)."
-            )
-        lines = [f"runbook sections matching {query!r}{scope}, best first (cite them as shown):"]
-        for rank, hit in enumerate(hits, 1):
-            body = hit.body if len(hit.body) <= self.max_section_chars else hit.body[: self.max_section_chars] + " …"
-            lines += [f"{rank}. {hit.citation}", *(f"   {line}" for line in body.splitlines() if line.strip())]
-        return "\n".join(lines)
+        cut = self.max_section_chars
+        hits = tuple(
+            replace(h, body=h.body if len(h.body) <= cut else h.body[:cut] + " …") for h in self.search(query, service)
+        )
+        found = RunbookHits(query, service.strip(), hits, 0 if hits else self._counts()[1])
+        return ToolResult("ok" if hits else "no_data", render_hits(found), found)
 
     def _counts(self) -> tuple[int, int]:
         with self._lock:

@@ -7,7 +7,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from tools.analysis.changepoints import ChangePoint, detect_changes, detect_stop
-from tools.metrics.series import MetricSeries, MetricStats, render_series
+from tools.metrics.series import MetricSeries, MetricStats, render_series, series_summary
 from tools.timerange import TimeWindow
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
@@ -59,4 +59,5 @@ def test_a_stopped_series_is_rendered_as_no_samples_never_as_no_change():
 def _series(metric: str, unit: str, values: list[float], changes: tuple[ChangePoint, ...] = (), stop=None):
     points = tuple(zip(minutes(len(values)), values, strict=True))
     stats = MetricStats(min(values), sorted(values)[len(values) // 2], max(values), values[-1])
-    return MetricSeries("ranker", metric, "q", unit, TimeWindow(T0, END), 60, points, stats, changes, 1, stop=stop)
+    summary = series_summary(points, 60)
+    return MetricSeries("ranker", metric, "q", unit, TimeWindow(T0, END), 60, summary, stats, changes, 1, stop=stop)

@@ -262,7 +262,7 @@ def test_search_terms_keep_words_phrases_and_prefixes_only():
 def test_signature_normalises_ids_but_keeps_words():
     entry = LogEntry(NOW, "order", "ERROR", "user 42 from 192.168.1.5:80 hit deadbeef12 id 0x1f at 3.5s")
     assert signature_of(entry) == "user <n> from <ip> hit <hex> id <hex> at <n>s"
-    assert trim_stack("") == []
+    assert trim_stack("") == ()
 
 
 def test_elasticsearch_down_is_a_clear_observation():
@@ -297,7 +297,7 @@ def test_sandbox_logs_in_elasticsearch_show_the_pool_timeouts(sandbox, es_sandbo
     tools = LogTools(ElasticsearchLogs(es_client(es_sandbox, plain_json=True), "logs-*"))
     start = (sandbox.incident_at - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%MZ")
     result = tools.query_logs("order", "Hikari*", start=start, limit=5)
-    assert isinstance(result, str) and "HikariPool-<n> - Connection is not available" in result
+    assert result.status == "ok" and "HikariPool-<n> - Connection is not available" in result.text
 
 
 def test_schema_shows_the_configured_default_limit(logs_db):

@@ -14,6 +14,7 @@ from tools.analysis.changepoints import Spike
 from tools.analysis.trends import Sawtooth, Trend
 from tools.base import ToolError, call_tool
 from tools.metrics.query import MetricQuery, MetricSeries, MetricStats, MetricsTools, render_series
+from tools.metrics.series import series_summary
 from tools.timerange import TimeWindow, iso_z
 
 
@@ -42,7 +43,7 @@ def test_latency_jump_is_reported_at_the_incident_minute_with_units_and_ratio(sa
 def test_series_gives_the_playbook_points_stats_and_change_points(sandbox):
     tools = wiring.build_metrics_tools(tool_settings(prometheus_url=sandbox.prometheus_url))
     series = tools.series("order", "p99_latency", interval(sandbox))
-    assert series.unit == "ms" and len(series.points) <= 288 and series.step_s == 120
+    assert series.unit == "ms" and series.summary.samples <= 288 and series.step_s == 120
     assert series.stats is not None and series.stats.max > 900 and series.stats.min < 300
     [change] = series.changes
     assert timedelta(0) <= change.at - sandbox.incident_at <= timedelta(minutes=2)
@@ -93,7 +94,7 @@ def test_metric_without_samples_is_no_data_not_an_error(sandbox):
     catalogue = {"queue_depth": MetricQuery('sum(no_such_metric{$label="$service"})', "count", "queue depth")}
     tools = MetricsTools(wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url)), catalogue)
     result = tools.query_metrics("order", "queue_depth", "1h")
-    assert not isinstance(result, str) and result.status == "no_data"
+    assert result.status == "no_data"
     assert "no data" in result.text and "no_such_metric" in result.text
 
 
@@ -120,7 +121,7 @@ def test_list_services_gives_one_line_per_service_with_its_downstream_services(s
 def test_list_services_is_capped_and_says_how_many_it_left_out(sandbox):
     client = wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url))
     tools = MetricsTools(client, {"qps": MetricQuery("sum(up)", "count")}, max_services=2)
-    text = str(tools.list_services())
+    text = tools.list_services().text
     total = len(tools.known_services())
     assert text.splitlines()[0].startswith(f"{total} services") and len(text.splitlines()) == 4
     assert text.splitlines()[-1].startswith(f"… and {total - 2} more not shown")
@@ -205,7 +206,9 @@ def test_spike_from_zero_renders_without_an_invented_factor():
     window = TimeWindow(at - timedelta(hours=1), at + timedelta(hours=1))
     points = ((at, 0.67), (at + timedelta(minutes=5), 0.0))
     stats = MetricStats(0.0, 0.0, 0.68, 0.0)
-    series = MetricSeries("fraud-check", "error_rate", "q", "%", window, 60, points, stats, (), 1, (spike,))
+    series = MetricSeries(
+        "fraud-check", "error_rate", "q", "%", window, 60, series_summary(points, 60), stats, (), 1, (spike,)
+    )
     assert "\nspike: 16:11 0% -> peak 0.68% at 16:15 (from 0), back to ~0% by 16:16\n" in render_series(series)
 
 
@@ -222,7 +225,7 @@ def test_trend_and_sawtooth_render_as_compact_lines():
         "MB",
         window,
         300,
-        points,
+        series_summary(points, 300),
         MetricStats(420, 600, 890, 890),
         (),
         1,
@@ -250,12 +253,17 @@ def test_too_few_points_read_as_not_checked_rather_than_nothing_found():
     at = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
     window = TimeWindow(at, at + timedelta(minutes=4))
     points = tuple((at + timedelta(minutes=i), v) for i, v in enumerate((100.0, 100.0, 900.0, 900.0)))
-    series = MetricSeries("order", "p99_latency", "q", "ms", window, 60, points, MetricStats(100, 500, 900, 900), (), 1)
+    summary = series_summary(points, 60)
+    series = MetricSeries(
+        "order", "p99_latency", "q", "ms", window, 60, summary, MetricStats(100, 500, 900, 900), (), 1
+    )
     text = render_series(series)
     assert "change: not checked (only 4 points; detection needs 7)" in text and "none detected" not in text
 
 
 def test_no_samples_say_nothing_was_checked():
     at = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
-    series = MetricSeries("order", "p99_latency", "q", "ms", TimeWindow(at, at), 60, (), None, (), 0)
+    series = MetricSeries(
+        "order", "p99_latency", "q", "ms", TimeWindow(at, at), 60, series_summary((), 60), None, (), 0
+    )
     assert "nothing was checked" in render_series(series) and "change:" not in render_series(series)

@@ -91,9 +91,8 @@ def test_with_neither_check_able_to_run_the_cause_is_unknown(gap):
     tools = MetricsTools(
         wiring.build_prometheus(tool_settings(prometheus_url=gap.prometheus_url)), catalogue, up_metric=""
     )
-    text = tools.query_metrics("checkout", "p99", "2h")
-    print(text)
-    line = next(line for line in str(text).splitlines() if line.startswith("stopped:"))
+    text = tools.query_metrics("checkout", "p99", "2h").text
+    line = next(line for line in text.splitlines() if line.startswith("stopped:"))
     assert "cause: unknown" in line and "scrape health: not checked" in line and "other services: not checked" in line
     assert "the service stopped" not in line
 
@@ -123,7 +122,7 @@ def test_the_checks_cost_two_queries_shared_by_every_series_that_stopped_in_the_
     }
     tools = MetricsTools(client, catalogue)  # type: ignore[arg-type]
     lines = [tools.query_metrics(service, "p99", "2h") for service in ("checkout", "payment", "search", "gateway")]
-    assert all("cause: collection gap" in str(text) for text in lines)
+    assert all("cause: collection gap" in result.text for result in lines)
     checks = [q for q in client.sent if "timestamp(" in q or q.startswith("max by (service) (up{")]
     assert len(checks) == 2, checks  # one up, one raw series, for the four series that stopped
 
