@@ -172,12 +172,17 @@ def test_the_proxy_named_by_the_environment_is_used(no_proxy_variables: pytest.M
     assert proxy.lines == ["GET http://prometheus.example:9090/api/v1/label/service/values"]
 
 
-def test_an_https_prometheus_is_reached_through_the_https_proxy(no_proxy_variables: pytest.MonkeyPatch) -> None:
-    with scripted_prometheus(Reply(403, b"")) as proxy:
+def test_an_https_prometheus_is_reached_through_the_https_proxy_and_a_refused_tunnel_is_retried_once(
+    no_proxy_variables: pytest.MonkeyPatch,
+) -> None:
+    url = "https://prometheus.example:9443"
+    with (
+        scripted_prometheus(Reply(403, b"")) as proxy,
+        pytest.raises(ToolError, match=rf"^Prometheus at {url} is unreachable: .*Tunnel connection failed: 403"),
+    ):
         no_proxy_variables.setenv("HTTPS_PROXY", proxy.url)
-        with pytest.raises(ToolError, match=r"Prometheus at https://prometheus.example:9443 is unreachable"):
-            PrometheusAPI("https://prometheus.example:9443", timeout_s=2.0).label_values("service")
-    assert proxy.lines[0] == "CONNECT prometheus.example:9443"
+        PrometheusAPI(url, timeout_s=2.0, backoff_s=0.0).label_values("service")
+    assert proxy.lines == ["CONNECT prometheus.example:9443"] * 2  # a connect error: one retry
 
 
 def test_a_host_named_by_no_proxy_is_reached_directly(no_proxy_variables: pytest.MonkeyPatch) -> None:
