@@ -31,9 +31,9 @@ class ConfigFileSource(TomlConfigSettingsSource):
     """A TOML file with the sections as tables, e.g. `[prometheus.metrics.p99_latency]`, `topology = {...}`,
     `[kubernetes]`, `[[mcp.servers]]`.
 
-    Stricter than its base, which skips a file that is not there and (as Settings ignores keys it does not know at
-    the top, where .env holds other tools' variables) would drop a misspelt table: both are errors here. An unknown
-    key inside a section is an error of the section itself (bot/config/section.py)."""
+    Stricter than its base: a file that is not there is an error (the base skips it), and so is a top-level table
+    that no setting has (Settings ignores unknown top-level keys, as .env also holds other tools' variables). An
+    unknown key inside a section is the section's own error (bot/config/section.py)."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path | None) -> None:
         if path is not None and not path.is_file():
