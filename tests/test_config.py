@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+from pydantic_settings import SettingsError
 
 from bot.config import Settings
 
@@ -76,3 +78,93 @@ def test_no_llm_configured_by_default(clean_env: pytest.MonkeyPatch) -> None:
 def test_secrets_do_not_leak_in_repr(clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("OPSBOT_SLACK__BOT_TOKEN", "xoxb-very-secret")
     assert "xoxb-very-secret" not in repr(Settings(_env_file=None))  # type: ignore[call-arg]
+
+
+CONFIG_FILE = """
+[agent]
+max_steps = 6
+time_budget_s = 66
+token_budget = 6666
+max_format_errors = 6
+
+[llm]
+base_url = "http://file:8000/v1"
+api_key = "file-key"
+"""
+
+
+def test_init_beats_env_beats_dotenv_beats_openai_variables_beat_the_config_file_beats_defaults(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config, env_file = tmp_path / "opsbot.toml", tmp_path / ".env"
+    config.write_text(CONFIG_FILE)
+    env_file.write_text(
+        f"OPSBOT_CONFIG_FILE={config}\n"
+        "OPSBOT_AGENT__MAX_STEPS=5\nOPSBOT_AGENT__TIME_BUDGET_S=55\nOPSBOT_AGENT__TOKEN_BUDGET=5555\n"
+    )
+    clean_env.setenv("OPSBOT_AGENT__MAX_STEPS", "4")
+    clean_env.setenv("OPSBOT_AGENT__TIME_BUDGET_S", "44")
+    clean_env.setenv("OPENAI_BASE_URL", "http://openai:8000/v1")
+
+    settings = Settings(_env_file=env_file, agent={"max_steps": 3})  # type: ignore[call-arg, arg-type]
+
+    agent = settings.agent
+    assert (agent.max_steps, agent.time_budget_s, agent.token_budget, agent.max_format_errors) == (3, 44, 5555, 6)
+    assert agent.max_args_chars == 2_000  # no source sets it: the default
+    assert settings.llm.base_url == "http://openai:8000/v1"  # OPENAI_* ranks above the file...
+    assert settings.llm.api_key.get_secret_value() == "file-key"  # ...which still gives what nothing else sets
+    assert settings.config_file == config  # named in .env, and read
+
+
+def test_the_config_file_named_in_the_environment_beats_the_one_in_dotenv(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    chosen, other, env_file = tmp_path / "chosen.toml", tmp_path / "other.toml", tmp_path / ".env"
+    chosen.write_text("[agent]\nmax_steps = 7\n")
+    other.write_text("[agent]\nmax_steps = 9\n")
+    env_file.write_text(f"OPSBOT_CONFIG_FILE={other}\n")
+    clean_env.setenv("OPSBOT_CONFIG_FILE", str(chosen))
+
+    assert Settings(_env_file=env_file).agent.max_steps == 7  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("environment", "OPSBOT_PROMETHEUS__URLL"), ("init", {"urll": "http://x"}), ("file", "[prometheus]\nurll = 1")],
+)
+def test_a_key_no_section_has_is_an_error_that_names_it(
+    where: str, value: Any, clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    kwargs: dict[str, Any] = {"_env_file": None}
+    if where == "environment":
+        clean_env.setenv(value, "http://x")
+    elif where == "init":
+        kwargs["prometheus"] = value
+    else:
+        (tmp_path / "opsbot.toml").write_text(value)
+        kwargs["config_file"] = tmp_path / "opsbot.toml"
+    with pytest.raises(ValidationError) as raised:
+        Settings(**kwargs)
+    assert [(e["loc"], e["type"]) for e in raised.value.errors()] == [(("prometheus", "urll"), "extra_forbidden")]
+
+
+def test_a_misspelt_table_in_the_config_file_is_an_error(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "opsbot.toml"
+    config.write_text('[promethus]\nurl = "http://prometheus:9090"\n')
+    with pytest.raises(SettingsError, match=r"opsbot.toml: no such section: promethus"):
+        Settings(_env_file=None, config_file=config)  # type: ignore[call-arg]
+
+
+def test_other_tools_variables_in_dotenv_are_left_alone(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("COMPOSE_PROJECT_NAME=shop\nOPENAI_API_KEY=sk-elsewhere\nOPSBOT_LOG_LEVEL=debug\n")
+    assert Settings(_env_file=env_file).log_level == "debug"  # type: ignore[call-arg]
+
+
+def test_an_unknown_variable_is_reported_by_its_name(clean_env: pytest.MonkeyPatch) -> None:
+    from bot.wiring.doctor import settings_problems
+
+    clean_env.setenv("OPSBOT_SLACK__WORKER", "8")
+    with pytest.raises(ValidationError) as raised:
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings_problems(raised.value) == ["OPSBOT_SLACK__WORKER=8: Extra inputs are not permitted"]

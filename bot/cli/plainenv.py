@@ -19,17 +19,16 @@ MODEL_KEYS = ("OPSBOT_LLM__BASE_URL", "OPSBOT_LLM__API_KEY", "OPENAI_API_KEY", "
 
 
 def dotenv_entries(env_file: Path) -> dict[str, str]:
-    """KEY=value lines of a .env file (keys upper-cased, `export ` and quotes dropped, ` #` comments cut)."""
-    try:
-        lines = env_file.read_text(encoding="utf-8").splitlines()
-    except OSError:
+    """The entries of a .env file as Settings reads them, keys upper-cased; a key without a value is left out.
+
+    python-dotenv reads it, as pydantic-settings does: a `#` inside quotes is part of the value, a quoted value may
+    span lines, and `${VAR}` is expanded. A missing file is no entries (and no import of the reader)."""
+    if not env_file.is_file():
         return {}
-    entries: dict[str, str] = {}
-    for line in lines:
-        key, sep, value = line.strip().removeprefix("export ").partition("=")
-        if sep and key.strip() and not key.startswith("#"):
-            entries[key.strip().upper()] = value.split(" #")[0].strip().strip("\"'")
-    return entries
+    from dotenv import dotenv_values
+
+    entries = dotenv_values(env_file, encoding="utf-8")
+    return {key.upper(): value for key, value in entries.items() if value is not None}
 
 
 def log_level_name(env_file: Path = Path(".env")) -> str:

@@ -33,7 +33,7 @@ ERROR_RATIO_FLOOR = 0.005  # an error ratio that stays under 0.5 % of requests i
 # How telling one change of a dependency is (Findings.weight): the walk follows the most telling change first.
 NOT_FELT, WEAK, STRONG, STOPPED = 0, 1, 2, 3
 SAME_EXCURSION_MINUTES = 10  # a change point this close to a spike's span belongs to that spike
-# The metric roles a catalogue entry may have (bot/config.py MetricTemplate.role lists the same values).
+# The metric roles a catalogue entry may have (bot/config/backends.py MetricTemplate.role lists the same values).
 GOLDEN_ROLES = ("latency", "errors", "traffic")
 SATURATION_ROLES = ("cpu", "memory", "restarts")
 ROLES = (*GOLDEN_ROLES, *SATURATION_ROLES)

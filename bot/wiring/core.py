@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 def build_prometheus(settings: Settings) -> PrometheusAPI:
     """A Prometheus client that fails fast: one retry on connect errors and 502-504, then the backend's text."""
-    from tools.metrics.prometheus import PrometheusAPI  # and urllib3: built on first use (OnFirstUse below)
+    from tools.metrics.prometheus import PrometheusAPI  # and prometheus-api-client, requests: on first use (OnFirstUse)
 
     p = settings.prometheus
     return PrometheusAPI(

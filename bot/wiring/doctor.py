@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import requests
+import urllib3
 
 from bot.config import Settings
 
@@ -65,8 +66,13 @@ def default_checks() -> list[Check]:
 
 
 def check_prometheus(settings: Settings) -> CheckResult:
-    url = settings.prometheus.url.rstrip("/")
-    body = _get_json(f"{url}/api/v1/status/buildinfo")
+    """Asks as the metrics tools do (bearer token, TLS verification), so a Prometheus behind auth is not a failure."""
+    p = settings.prometheus
+    url, token = p.url.rstrip("/"), p.bearer_token.get_secret_value()
+    auth = {"Authorization": f"Bearer {token}"} if token else None
+    if not p.verify_tls:  # asked for, as the metrics tools' client takes it: no warning on every request
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    body = _get_json(f"{url}/api/v1/status/buildinfo", headers=auth, verify=p.verify_tls)
     if isinstance(body, str):
         return CheckResult(
             "prometheus", "warn" if body.startswith("unreachable") else "fail", f"OPSBOT_PROMETHEUS__URL={url}: {body}"

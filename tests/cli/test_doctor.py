@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bot.config import DeploysSettings, LLMSettings, PrometheusSettings, Settings
 from bot.wiring.doctor import (
@@ -23,6 +24,7 @@ from bot.wiring.doctor import (
 from tests.fakes.backends import RunningSandbox
 from tests.fakes.llm import MODEL, ScriptedLLM
 from tests.slack.intake.test_serve import OPSBOT
+from tests.tools.metrics.scripted_prometheus import Reply, scripted_prometheus, self_signed_certificate, server_context
 
 
 def opsbot(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -86,6 +88,15 @@ def test_real_prometheus_passes_and_nothing_listening_is_a_warning(sandbox: Runn
     ok = check_prometheus(with_prometheus(sandbox.prometheus_url))
     assert ok.level == "ok" and ok.line.startswith("Prometheus ")
     assert check_prometheus(with_prometheus("http://127.0.0.1:9")).level == "warn"
+
+
+def test_the_prometheus_check_asks_with_the_bearer_token_and_the_tls_setting(tmp_path: Path) -> None:
+    buildinfo = Reply(body={"status": "success", "data": {"version": "3.1.0"}})
+    with scripted_prometheus(buildinfo, tls=server_context(*self_signed_certificate(tmp_path))) as prometheus:
+        p = PrometheusSettings(url=prometheus.url, bearer_token=SecretStr("t0ken"), verify_tls=False)
+        result = check_prometheus(Settings(_env_file=None, prometheus=p))  # type: ignore[call-arg]
+    assert (result.level, result.line) == ("ok", f"Prometheus 3.1.0 at {prometheus.url}")
+    assert prometheus.seen[0].headers["Authorization"] == "Bearer t0ken"
 
 
 def test_the_deploy_repo_must_be_a_git_repository(tmp_path: Path) -> None:

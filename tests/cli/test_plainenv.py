@@ -12,11 +12,18 @@ from pathlib import Path
 import pytest
 
 from bot import wiring
-from bot.cli.plainenv import dotenv_entries, gate_is_default
+from bot.cli.plainenv import dotenv_entries, gate_is_default, log_level_name
 from bot.config import Settings
 
 NO_MODEL = {"OPSBOT_LLM__BASE_URL": "", "OPSBOT_LLM__API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
 MESSAGES = ["why is order slow since 15:05?", "thanks!", "what is the p99 of checkout now?", "order 服务 P99 飙升"]
+
+
+@pytest.fixture
+def no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.upper().startswith(("OPSBOT_", "OPENAI_")):
+            monkeypatch.delenv(key)
 
 
 @pytest.fixture
@@ -69,6 +76,45 @@ def test_the_env_file_reader_keeps_keys_upper_and_values_bare(tmp_path: Path) ->
     env_file.write_text('# OPSBOT_X=1\nexport opsbot_a="b"  # note\nnot a setting\nOPSBOT_EMPTY=\n')
 
     assert dotenv_entries(env_file) == {"OPSBOT_A": "b", "OPSBOT_EMPTY": ""}
+
+
+def test_a_hash_inside_quotes_is_part_of_the_value_as_settings_read_it(no_settings: None, tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text('OPSBOT_LOG_LEVEL="warning" # quiet\nOPSBOT_LLM__API_KEY="sk-a1 #b2"  # the team key\n')
+    settings = Settings(_env_file=env_file)  # type: ignore[call-arg]
+
+    assert log_level_name(env_file) == settings.log_level == "warning"
+    assert dotenv_entries(env_file)["OPSBOT_LLM__API_KEY"] == settings.llm.api_key.get_secret_value() == "sk-a1 #b2"
+
+
+def test_a_quoted_value_over_several_lines_is_one_value_as_settings_read_it(no_settings: None, tmp_path: Path) -> None:
+    """A later line of the value that looks like a gate setting is part of the value, not a setting."""
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        'OPSBOT_TOPOLOGY=\'{"order": ["payment",\n  "orders-db"]}\'\n'
+        'OPSBOT_SLACK__ALERT_CHANNEL="alerts\nOPSBOT_INTENT__USE_MODEL=false"\n'
+    )
+    settings = Settings(_env_file=env_file)  # type: ignore[call-arg]
+    entries = dotenv_entries(env_file)
+
+    assert json.loads(entries["OPSBOT_TOPOLOGY"]) == settings.topology == {"order": ["payment", "orders-db"]}
+    assert entries["OPSBOT_SLACK__ALERT_CHANNEL"] == settings.slack.alert_channel
+    assert gate_is_default(env_file) and settings.intent.use_model
+
+
+@pytest.mark.parametrize("llm_url", ["", "http://llm:8000/v1"])
+def test_a_variable_in_a_value_is_expanded_as_settings_expand_it(
+    llm_url: str, no_settings: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LLM_URL", llm_url)
+    monkeypatch.setenv("LEVEL", "error")
+    env_file = tmp_path / ".env"
+    env_file.write_text("OPSBOT_LLM__BASE_URL=${LLM_URL}\nOPSBOT_LOG_LEVEL=${LEVEL}\n")
+    settings = Settings(_env_file=env_file)  # type: ignore[call-arg]
+
+    assert log_level_name(env_file) == settings.log_level == "error"
+    assert dotenv_entries(env_file)["OPSBOT_LLM__BASE_URL"] == settings.llm.base_url == llm_url
+    assert gate_is_default(env_file) is not settings.llm.configured
 
 
 def test_the_default_gate_is_the_one_settings_build_without_a_model(no_gate_settings: None) -> None:

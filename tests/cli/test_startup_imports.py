@@ -118,7 +118,8 @@ def test_a_command_still_gets_its_module_when_it_runs(tmp_path: Path) -> None:
 
 
 # Building the responder (what every surface does at start) loads no numeric library, no HTTP client and no
-# metrics exporter: urllib3 comes with the first Prometheus query; numpy with the first series analysed.
+# metrics exporter: the Prometheus client (prometheus-api-client over requests) comes with the first query; numpy
+# with the first series analysed.
 # Nor what only answering needs: the engine loop, the LLM adapter and the context (only with a model configured),
 # the playbook, the quick lookup and the series detectors, the redaction and grounding rules, and the intent gate.
 ANSWER_MODULES = (
@@ -181,10 +182,10 @@ def test_the_first_question_brings_what_answering_it_needs(tmp_path: Path) -> No
     assert _loaded_by_code(code, loaded, tmp_path) == sorted(set(loaded) - {"bot.engine.loop"})  # no model: no loop
 
 
-def test_the_first_metric_query_brings_urllib3_and_analysis_brings_numpy_but_not_requests(tmp_path: Path) -> None:
-    """The probe for the build can fail: a query through the built metrics tool loads urllib3 (Prometheus is
-    unreachable, so it fails; the client loads all the same). Analysing a series loads numpy (the detectors'
-    numeric work), and requests (with charset_normalizer, idna, certifi: ~4 MB resident) stays out."""
+def test_the_first_metric_query_brings_the_prometheus_client_and_analysis_brings_numpy(tmp_path: Path) -> None:
+    """The probe for the build can fail: a query through the built metrics tool loads prometheus-api-client and
+    requests (Prometheus is unreachable, so it fails; the client loads all the same). Analysing a series loads numpy
+    (the detectors' numeric work)."""
     code = (
         "from bot import wiring\nfrom tools.analysis.changepoints import detect_changes, detect_spikes\n"
         "from tools.analysis.trends import detect_sawtooth, detect_trends\nfrom tools.base import ToolError\n"
@@ -195,7 +196,8 @@ def test_the_first_metric_query_brings_urllib3_and_analysis_brings_numpy_but_not
         "v = [1.0 + (i % 7) / 50 + (2.0 if i > 150 else 0.0) for i in range(288)]\n"
         "assert detect_changes(t, v)\ndetect_spikes(t, v)\ndetect_trends(t, v)\ndetect_sawtooth(t, v)\n"
     )
-    assert _loaded_by_code(code, ("numpy", "requests", "urllib3"), tmp_path) == ["numpy", "urllib3"]
+    client = ("prometheus_api_client", "requests", "urllib3")
+    assert _loaded_by_code(code, ("numpy", *client), tmp_path) == sorted(("numpy", *client))
 
 
 def _run_code(code: str, tmp_path: Path) -> str:

@@ -1,32 +1,41 @@
-"""PrometheusAPI: the two calls query_metrics makes (query_range, label values), over urllib3 with its Retry.
+"""PrometheusAPI: the two calls query_metrics makes (a range query, a label's values) through prometheus-api-client.
 
-A thin client in place of prometheus-api-client, which wraps requests: requests adds ~4-5 MB of resident memory
-(charset_normalizer, idna, certifi) to a diagnosis for nothing this client does not do. It keeps what that
-client gave: a timeout on every request, one retry on connect errors and 502-504 (honouring Retry-After), the
-bearer token, TLS verification (the system's trust store, or SSL_CERT_FILE), the proxy named by HTTP(S)_PROXY /
-NO_PROXY, and the backend's own error text. Every failure is a ToolError whose text the model and the answer
-can use: "did not answer in time", "is unreachable", or "rejected the request: HTTP 400: <Prometheus' error>".
+PrometheusConnect sends the requests; this wrapper gives it what it does not do on its own:
+- every failure as a ToolError whose text the model and the answer can use: "did not answer in time", "is
+  unreachable", or "rejected the request: HTTP 400: <Prometheus' error>". The library raises requests' exceptions,
+  and for a non-200 answer its own exception holding the repr of the body; a response hook on the session reads
+  each answer first, so Prometheus' own error text (or the start of a page that is not Prometheus') is kept.
+- one retry on connect errors and 502-504, honouring Retry-After (urllib3's Retry, handed to the library, whose
+  default of three retries backing off from 1 s, on 408, 429 and 500-504 too, is more than a diagnosis can wait).
+- a timeout on the whole of every request (urllib3's total; a plain number would bound each read only).
+- TLS verification against the system's trust store, or the file SSL_CERT_FILE names; requests alone would trust
+  certifi's bundle (or REQUESTS_CA_BUNDLE) instead.
+The bearer token is a header. The proxy that HTTP(S)_PROXY / NO_PROXY name for the URL is found once, by requests,
+when the client is built, and handed to the library.
 
-Nothing at start-up imports this module: tools/metrics/query.py names the class for type checking only, and the wiring
-builds the client on its first use (bot/wiring/core.py OnFirstUse), so urllib3 loads with the first query.
+Nothing at start-up imports this module: tools/metrics/query.py names the class for type checking only, and the
+wiring builds the client on its first use (bot/wiring/core.py OnFirstUse), so requests loads with the first query.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
-from urllib.request import getproxies, proxy_bypass
 
+import requests
 import urllib3
+from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from tools.base import ToolError
 
 _MAX_ERROR_CHARS = 500
+_SUCCESS = b'{"status":"success",'
 
 
 class PrometheusAPI:
@@ -44,73 +53,79 @@ class PrometheusAPI:
     ) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
-        self._headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json"}
         if bearer_token:
-            self._headers["Authorization"] = f"Bearer {bearer_token}"
-        self._retry = Retry(
+            headers["Authorization"] = f"Bearer {bearer_token}"
+        retry = Retry(
             total=retries, read=0, backoff_factor=backoff_s, status_forcelist=(502, 503, 504), raise_on_status=False
         )
-        self._pool = _pool_for(self.url, verify_tls)
+        timeout: Any = urllib3.Timeout(total=timeout_s)  # requests passes a urllib3 Timeout through as it is
+        proxies = requests.utils.get_environ_proxies(self.url)  # HTTP(S)_PROXY unless NO_PROXY names the host
+        self._prometheus = PrometheusConnect(
+            self.url, headers=headers, retry=retry, session=_session(verify_tls), timeout=timeout, proxy=proxies
+        )
 
     def query_range(self, promql: str, start: datetime, end: datetime, step: str) -> list[dict[str, Any]]:
         """The matrix of a range query: one {"metric": labels, "values": [[ts, "value"], ...]} per series."""
-        fields = {
-            "query": promql,
-            "start": str(round(start.timestamp())),
-            "end": str(round(end.timestamp())),
-            "step": step,
-        }
-        result: list[dict[str, Any]] = self._get("/api/v1/query_range", fields)["result"]
+        with _failures_as_tool_errors(self.url):
+            result: list[dict[str, Any]] = self._prometheus.custom_query_range(promql, start, end, step)
         return result
 
     def label_values(self, label: str) -> list[str]:
         """Every value the label takes in Prometheus."""
-        values: list[str] = self._get(f"/api/v1/label/{label}/values", {})
+        with _failures_as_tool_errors(self.url):
+            values: list[str] = self._prometheus.get_label_values(label)
         return values
 
-    def _get(self, path: str, fields: Mapping[str, str]) -> Any:
-        """The `data` of one GET; a ToolError with the backend's text on every failure."""
-        exceptions = urllib3.exceptions
-        try:
-            response = self._pool.request(
-                "GET",
-                self.url + path,
-                fields=dict(fields),
-                headers=self._headers,
-                timeout=urllib3.Timeout(total=self.timeout_s),
-                retries=self._retry,
-            )
-        except exceptions.HTTPError as exc:
-            reason = getattr(exc, "reason", None) or exc
-            # NewConnectionError (refused, no route) subclasses ConnectTimeoutError in urllib3 2: test it first.
-            slow = isinstance(reason, exceptions.TimeoutError) and not isinstance(reason, exceptions.NewConnectionError)
-            if slow or "timed out" in str(reason):
-                raise ToolError(f"Prometheus at {self.url} did not answer in time: {reason}") from exc
-            raise ToolError(f"Prometheus at {self.url} is unreachable: {reason}") from exc
-        return data_from_response(response.status, response.data)
+
+def _session(verify_tls: bool) -> requests.Session:
+    """The library's session, with the system's trust store and the check of every answer. It reads nothing more
+    from the environment on each request (the proxy is read once, ~/.netrc and REQUESTS_CA_BUNDLE never)."""
+    session = requests.Session()
+    session.trust_env = False
+    if verify_tls:
+        paths = ssl.get_default_verify_paths()  # OpenSSL's defaults, or SSL_CERT_FILE / SSL_CERT_DIR when set
+        session.verify = paths.cafile or paths.capath or True
+    else:
+        session.verify = False
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # asked for; not a warning per query
+    session.hooks["response"].append(_check_answer)
+    return session
 
 
-def data_from_response(status: int, body: bytes) -> Any:
-    """The `data` of a Prometheus API answer; a ToolError with Prometheus' own error text when it is not one."""
+def _check_answer(response: requests.Response, *args: Any, **kwargs: Any) -> None:
+    """A response hook: anything but Prometheus' success (a redirect is followed) raises a ToolError."""
+    # Prometheus writes its status first: such an answer is parsed once, by the library (~0.3 ms a day's series).
+    if response.is_redirect or (response.status_code == 200 and response.content.startswith(_SUCCESS)):
+        return
+    check_prometheus_answer(response.status_code, response.content)
+
+
+def check_prometheus_answer(status: int, body: bytes) -> None:
+    """Nothing when this is Prometheus' success; else a ToolError with Prometheus' own error text, or the body's."""
     try:
         document = json.loads(body)
     except ValueError:
         document = None
     if status == 200 and isinstance(document, dict) and document.get("status") == "success":
-        return document.get("data")
+        return
     if isinstance(document, dict) and document.get("error"):
         raise ToolError(f"Prometheus rejected the request: HTTP {status}: {str(document['error'])[:_MAX_ERROR_CHARS]}")
     text = re.sub(r"\s+", " ", body.decode("utf-8", "replace")).strip()[:_MAX_ERROR_CHARS]
     raise ToolError(f"Prometheus rejected the request: HTTP {status}: {text or 'an empty answer'}")
 
 
-def _pool_for(url: str, verify_tls: bool) -> urllib3.PoolManager:
-    """A pool to the URL's host, through the proxy the environment names for it (as requests did)."""
-    parts = urlsplit(url)
-    tls: dict[str, Any] = {} if verify_tls else {"cert_reqs": "CERT_NONE", "assert_hostname": False}
-    if not verify_tls:
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # asked for; not a warning per query
-    proxy = getproxies().get(parts.scheme)
-    if proxy and not proxy_bypass(parts.hostname or ""):
-        return urllib3.ProxyManager(proxy, maxsize=4, **tls)
-    return urllib3.PoolManager(maxsize=4, **tls)
+@contextmanager
+def _failures_as_tool_errors(url: str) -> Iterator[None]:
+    """requests' exceptions as "did not answer in time" or "is unreachable", with urllib3's reason."""
+    try:
+        yield
+    except requests.RequestException as exc:
+        cause = exc.args[0] if exc.args else exc  # requests wraps urllib3's MaxRetryError, which holds the reason
+        reason = getattr(cause, "reason", None) or cause
+        exceptions = urllib3.exceptions
+        # NewConnectionError (refused, no route) subclasses ConnectTimeoutError in urllib3 2: test it first.
+        slow = isinstance(reason, exceptions.TimeoutError) and not isinstance(reason, exceptions.NewConnectionError)
+        if slow or "timed out" in str(reason):
+            raise ToolError(f"Prometheus at {url} did not answer in time: {reason}") from exc
+        raise ToolError(f"Prometheus at {url} is unreachable: {reason}") from exc
