@@ -83,6 +83,7 @@ def build_llm(settings: Settings, *, on_error: ErrorObserver | None = None) -> L
         cheap_model=c.cheap_model,
         timeout_s=c.timeout_s,
         max_retries=c.max_retries,
+        min_attempt_s=c.min_attempt_s,
         temperature=c.temperature,
         max_reply_tokens=c.max_reply_tokens,
         tokenizer=c.tokenizer,

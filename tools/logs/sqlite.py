@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts_ms);
 CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
   message, stack_trace, logger, content='logs', content_rowid='id', tokenize='unicode61');
 """
+_BUSY_TIMEOUT_S = 30.0  # an ingest waits this long for another writer
 _COLUMNS = "ts_ms, service, level, message, logger, host, trace_id, stack_trace"
 
 
@@ -46,18 +48,29 @@ class SqliteLogs:
         """Load JSON-lines log documents (a file path or lines); returns how many were stored."""
         lines = _lines(source)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path)) as db, db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-            first = db.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone()[0]
-            rows = _rows_from_lines(lines)
-            db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            db.execute(
-                "INSERT INTO logs_fts (rowid, message, stack_trace, logger) "
-                "SELECT id, message, stack_trace, logger FROM logs WHERE id > ?",
-                (first,),
-            )
-            return int(db.execute("SELECT count(*) FROM logs WHERE id > ?", (first,)).fetchone()[0])
+        with closing(sqlite3.connect(self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_S)) as db:
+            switch_to_wal(db, _BUSY_TIMEOUT_S)
+            # One write transaction: the schema, the rows and their index; `first` is read under the write lock,
+            # so two ingests at once each index their own rows.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                first = db.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone()[0]
+                rows = _rows_from_lines(lines)
+                db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                db.execute(
+                    "INSERT INTO logs_fts (rowid, message, stack_trace, logger) "
+                    "SELECT id, message, stack_trace, logger FROM logs WHERE id > ?",
+                    (first,),
+                )
+                added = int(db.execute("SELECT count(*) FROM logs WHERE id > ?", (first,)).fetchone()[0])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return added
 
     def services(self) -> list[str]:
         """Every service that has logs."""
@@ -84,6 +97,25 @@ class SqliteLogs:
             return closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5.0))
         except sqlite3.Error as exc:
             raise ToolError(f"cannot open the log store {self.path}: {exc}") from exc
+
+
+def switch_to_wal(db: sqlite3.Connection, wait_s: float) -> str:
+    """Put the file in WAL mode, waiting up to `wait_s` for other connections that hold its write lock.
+
+    Leaving the rollback journal (every fresh file starts with one) needs the exclusive lock, and while another
+    connection holds the write lock, e.g. a second process doing this same switch, SQLite answers "database is
+    locked" at once without calling the busy handler. So the switch is retried, with short growing pauses.
+    """
+    deadline = time.monotonic() + wait_s
+    pause_s = 0.002
+    while True:
+        try:
+            return str(db.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() + pause_s > deadline:
+                raise
+        time.sleep(pause_s)
+        pause_s = min(pause_s * 2, 0.05)
 
 
 def fts_expression(text: SearchText) -> str:
