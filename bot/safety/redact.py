@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -101,14 +100,6 @@ _ASSIGNMENT = re.compile(
 )
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEEP_VALUES = frozenset({"", "null", "none", "nil", "true", "false", "yes", "no", "required", "[]", "{}"})
-# Recent long outputs of redact(), so a second pass over the same text (redact_trace over observations the
-# Toolbox redacted when each tool returned) is a set lookup instead of ~25 regex scans. Redaction is idempotent,
-# so returning a remembered output unchanged is what a second pass would return. Bounded by characters held.
-_CLEAN_MIN_CHARS = 256
-_CLEAN_MAX_CHARS = 4_000_000
-_clean: dict[str, None] = {}  # insertion order = age
-_clean_chars = 0
-_clean_lock = threading.Lock()
 
 
 def redact(text: str) -> str:
@@ -116,27 +107,9 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _LONE_SURROGATE.sub("\ufffd", text)  # everything redacted is stored or sent: it must encode
-    if len(text) >= _CLEAN_MIN_CHARS and text in _clean:
-        return text
     for rule in _RULES:
         text = rule.pattern.sub(functools.partial(_marker, kind=rule.kind), text)
-    text = _ASSIGNMENT.sub(_redact_assignment, text)
-    if len(text) >= _CLEAN_MIN_CHARS:
-        _remember_clean(text)
-    return text
-
-
-def _remember_clean(text: str) -> None:
-    global _clean_chars
-    with _clean_lock:
-        if text in _clean or len(text) > _CLEAN_MAX_CHARS // 4:
-            return
-        _clean[text] = None
-        _clean_chars += len(text)
-        while _clean_chars > _CLEAN_MAX_CHARS:
-            oldest = next(iter(_clean))
-            del _clean[oldest]
-            _clean_chars -= len(oldest)
+    return _ASSIGNMENT.sub(_redact_assignment, text)
 
 
 def redact_value(value: Any) -> Any:
