@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
 QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
+ALREADY_WORKING = "🔁 I'm already working on that question in this thread; the answer comes here."
 
 
 class Runner:
@@ -218,25 +219,42 @@ class Runner:
             return Intent("diagnose", 0.0, "default", "classifier failed")
 
     def _answer_now(self, job: Job) -> Submission:
+        """Answer on the quick lane. Only a lookup can turn into a diagnosis: it holds the question's in-flight
+        claim from the start, an identical ask meanwhile is told it is being worked on, and a lookup that needs the
+        full diagnosis hands the claim on to its queued job, never released in between: it is queued once."""
         quick = replace(job, react_ts="", question=replace(job.question, quick_only=True))  # plain: no reactions
-        why = handed_back(self.run(quick))
+        if job.question.intent is None or job.question.intent.route != "lookup":
+            self._replier.answer(quick, on_answered=lambda: None)
+            return Submission("answered")
+        if not self._claim(job):
+            say(self.client, job, ALREADY_WORKING)
+            return Submission("duplicate")
+        why = ""
+        try:
+            why = handed_back(self._replier.answer(quick, on_answered=lambda: self._release(job)))
+        finally:
+            if not why:
+                self._release(job)
         if not why:
             return Submission("answered")
         # A lookup that needs the full diagnosis goes to the diagnosis lane like any diagnosis: its queue place,
         # its notice, its marks, the main LLM slots; the quick lane stays free for help and lookups.
         log.info("a quick answer escalates to the full diagnosis channel=%s: %s", job.channel, why)
         escalated = Intent("diagnose", 1.0, "rules", f"escalated from a quick answer: {why}")
-        return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)))
+        return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)), True)
 
     def _ask(self, job: Job) -> Submission:
         self._choices.ask(job)
         return Submission("asked")
 
-    def _enqueue(self, job: Job) -> Submission:
+    def _enqueue(self, job: Job, claimed: bool = False) -> Submission:
+        """Queue a diagnosis; `claimed`: the quick lane holds the question's in-flight claim for it already."""
         if self._quick.closed:  # stopping: its thread was told "restarting: re-run?" already
+            if claimed:
+                self._release(job)
             return Submission("rejected")
-        if not self._claim(job):
-            say(self.client, job, "🔁 I'm already working on that question in this thread; the answer comes here.")
+        if not claimed and not self._claim(job):
+            say(self.client, job, ALREADY_WORKING)
             return Submission("duplicate")
         with self._lock:  # the position, the put and the marks' future belong together
             job_id, position = self._put(job)
