@@ -19,9 +19,11 @@ from bot.safety.logfilter import install_redaction
 from bot.safety.outbound import json_bytes, plain_text
 from bot.safety.redact import redact
 from bot.slack.delivery.answer import trace_to_blocks, trace_to_stream_end, trace_to_text
+from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.listeners import build_web_client
+from bot.slack.jobs.backlog import SlackState
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, trace_to_memory
+from bot.slack.jobs.state import Job, MemoryWorkQueue, trace_to_memory
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
@@ -90,10 +92,8 @@ def test_no_secret_reaches_slack_or_the_store(
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         responder,
         persist=store.save,
-        queue=MemoryWorkQueue(4),
-        dedupe=MemoryDedupe(),
-        memory=MemoryThreadMemory(),
-        update_interval_s=0.0,
+        state=SlackState(queue=MemoryWorkQueue(4)),
+        progress=ProgressOptions(update_interval_s=0.0),
     )
     trace = runner.run(Job(QUESTION, "C1", "1700000000.000001", react_ts="1700000000.000001", user="U1"))
     assert trace.steps[0].action == "read_logs"
