@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -95,22 +96,27 @@ class OpenAILLM:
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens
         self.tokenizer = tokenizer
-        self._on_error = on_error
-        import openai  # ~0.6 s of imports: loaded only when a model is configured, not by `opsbot parse`/`--help`
+        self._on_error, self._base_url, self._api_key = on_error, base_url, api_key
+        self._sdk: openai.OpenAI | None = None
+        self._sdk_lock = threading.Lock()
 
-        # DefaultHttpxClient keeps the SDK's own limits and timeouts; the hook only watches the responses.
-        http_client = None
-        if on_error is not None:
-            hooks = {"response": [self._observe_response]}
-            http_client = openai.DefaultHttpxClient(timeout=timeout_s, event_hooks=hooks)
-        # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
-        self._client = openai.OpenAI(
-            base_url=base_url or None,
-            api_key=api_key or "unused",
-            timeout=timeout_s,
-            max_retries=max_retries,
-            http_client=http_client,
-        )
+    @property
+    def _client(self) -> openai.OpenAI:
+        """The SDK client, built with the first request: openai is ~0.45 s of imports a build need not pay."""
+        with self._sdk_lock:
+            if self._sdk is None:
+                import openai
+
+                # DefaultHttpxClient keeps the SDK's own limits and timeouts; the hook only watches the responses.
+                hooks = {"response": [self._observe_response]}
+                watched = self._on_error is not None
+                http = openai.DefaultHttpxClient(timeout=self.timeout_s, event_hooks=hooks) if watched else None
+                # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
+                key, url, retries = self._api_key or "unused", self._base_url or None, self.max_retries
+                self._sdk = openai.OpenAI(
+                    base_url=url, api_key=key, timeout=self.timeout_s, max_retries=retries, http_client=http
+                )
+            return self._sdk
 
     def complete(
         self,
@@ -131,7 +137,7 @@ class OpenAILLM:
         request = self._request(model, messages, tools, stop, max_tokens or self.max_reply_tokens)
         where = f"{model} at {self.endpoint}"
         log.debug("llm request model=%s role=%s messages=%s", model, role, messages)
-        import openai  # already loaded by __init__; a dictionary lookup here
+        import openai  # loaded with the first request (see _client); a dictionary lookup from then on
         from openai.types.chat import ChatCompletion
 
         try:

@@ -5,8 +5,10 @@ wiring builds it (`wiring.build_responder` from Settings, the tools wrapped as `
 secrets redacted at the tool boundary), called the way a surface calls it (the question through the inbound pass,
 a step observer, the intent gate deciding the route). The tools and the script are bench_naive's: the hikari-pool
 investigation over the sandbox's raw backend answers (recorded once, replayed), 7 tool calls then the answer, over
-the loopback ScriptedLLM. Runs of the naive loop and of the responder are interleaved so load weighs on both alike;
-CPU is process CPU per step (it includes the ScriptedLLM's server thread for both).
+the loopback ScriptedLLM. Each run's tool answers carry the run's number, so they differ from run to run as they do
+from question to question: nothing remembered from an earlier run can make a later one cheaper. Runs of the naive
+loop and of the responder are interleaved so load weighs on both alike; CPU is process CPU per step (it includes the
+ScriptedLLM's server thread for both). The first round (first-use imports, compiled rules) is reported apart.
 
 Import + build: `from bot import wiring; wiring.build_responder(wiring.load_settings())` in a fresh interpreter,
 with a model configured (the LLM adapter and openai load, as on a served process) and without (the playbook path).
@@ -76,21 +78,31 @@ def build_bench_responder(scripted: ScriptedLLM, tools: Toolbox) -> Callable[[],
     return ask
 
 
-def side_by_side(scripted: ScriptedLLM, tools: Toolbox, investigation: Investigation) -> dict[str, list[float]]:
-    """CPU ms per step of each contender, RUNS interleaved runs over the same script and tools."""
+class PerRun(dict[str, str]):
+    """The recorded backend answers, each ending with the number of the run that asks for it."""
+
+    run = 0
+
+    def get(self, key: str, default: str = "") -> str:  # type: ignore[override]
+        return f"{super().get(key, default)}\n(run {self.run})"
+
+
+def side_by_side(scripted: ScriptedLLM, recorded: PerRun, investigation: Investigation) -> dict[str, list[float]]:
+    """CPU ms per step of each contender: the first round, then RUNS interleaved runs over the same script."""
+    tools = raw_toolbox(recorded)
     client = openai.OpenAI(base_url=scripted.base_url, api_key="test", max_retries=1, timeout=10.0)
     ask = build_bench_responder(scripted, tools)
-    cpu: dict[str, list[float]] = {name: [] for name in CONTENDERS}
-    for run in range(RUNS + 1):  # the first round warms both up (first-use imports, compiled rules) and is dropped
+    cpu: dict[str, list[float]] = {f"{name} {kind}": [] for kind in ("first", "warm") for name in CONTENDERS}
+    for run in range(RUNS + 1):
         for name in CONTENDERS:
+            recorded.run += 1
             _script(scripted, investigation)
             started = time.process_time()
             answer = naive_run(client, tools) if name.startswith("naive") else ask()
             spent = (time.process_time() - started) * 1000 / STEPS
             assert ANSWER in answer, answer
             assert len(scripted.chat_requests) == STEPS, "the intent gate must not have asked the model"
-            if run:
-                cpu[name].append(spent)
+            cpu[f"{name} {'warm' if run else 'first'}"].append(spent)
     return cpu
 
 
@@ -99,14 +111,17 @@ def test_responder_cpu_per_step_against_a_naive_openai_loop(
 ) -> None:
     investigation = raw_investigation(sandbox.incident_at)
     calls = [(action, args) for _, action, args in investigation]
-    recorded = record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, calls, 10)
-    cpu = side_by_side(scripted_llm, raw_toolbox(recorded), investigation)
+    recorded = PerRun(record(sandbox.prometheus_url, es_sandbox, sandbox.git_repo, calls, 10))
+    cpu = side_by_side(scripted_llm, recorded, investigation)
     print(f"\n{RUNS} interleaved runs x {STEPS} steps, loopback ScriptedLLM, raw backend payloads (10 hits a search)")
-    print(f"{'contender':<20} {'CPU ms/step median':>19} {'min':>6} {'max':>6}")
+    print(f"{'contender':<26} {'CPU ms/step median':>19} {'min':>6} {'max':>6}")
     for name, samples in cpu.items():
-        print(f"{name:<20} {statistics.median(samples):19.2f} {min(samples):6.2f} {max(samples):6.2f}")
-    ratio = statistics.median(cpu[CONTENDERS[1]]) / statistics.median(cpu[CONTENDERS[0]])
-    print(f"responder / naive CPU per step: {ratio:.2f}x")
+        print(f"{name:<26} {statistics.median(samples):19.2f} {min(samples):6.2f} {max(samples):6.2f}")
+    for kind in ("first", "warm"):
+        naive, responder = (statistics.median(cpu[f"{name} {kind}"]) for name in CONTENDERS)
+        print(
+            f"responder / naive CPU per step, {kind} {'round' if kind == 'first' else 'runs'}: {responder / naive:.2f}x"
+        )
 
 
 @pytest.mark.parametrize("model", ["with a model", "without a model"])
