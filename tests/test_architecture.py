@@ -192,6 +192,21 @@ RULES = (
         ("bot", "tools", "openai", *BOLT),
         allowed=("bot.durable",),
     ),
+    # The two text boundaries, each passed once: text is cleaned (and a pasted secret redacted) where it enters,
+    # and redacted where it leaves (bot.safety.outbound for Slack, the API and the terminal; the trace stores; the
+    # log filter). The tool boundary gets its redactor from wiring. Nothing in between repeats either pass.
+    Rule(
+        "text is cleaned where it enters, once",
+        PACKAGES,
+        ("bot.safety.inbound.clean_inbound",),
+        exempt=("bot.safety", "bot.slack.intake.events", "bot.http.api", "bot.http.alerts", "bot.cli.diagnosis"),
+    ),
+    Rule(
+        "secrets are redacted at the boundaries only",
+        PACKAGES,
+        ("bot.safety.redact",),
+        exempt=("bot.safety", "bot.store", "bot.wiring"),
+    ),
 )
 
 

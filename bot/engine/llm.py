@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -106,20 +107,27 @@ class OpenAILLM:
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens
         self.tokenizer = tokenizer
-        self._on_error = on_error
-        import openai  # ~0.6 s of imports: loaded only when a model is configured, not by `opsbot parse`/`--help`
+        self._on_error, self._base_url, self._api_key = on_error, base_url, api_key
+        self._sdk: openai.OpenAI | None = None
+        self._sdk_lock = threading.Lock()
 
-        # DefaultHttpxClient keeps the SDK's own limits and timeouts (and proxies from the environment); the hooks
-        # see each attempt the SDK makes, and cut its timeout to the call's deadline.
-        hooks: dict[str, list[Callable[..., Any]]] = {"request": [before_attempt], "response": [after_response]}
-        # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
-        self._client = openai.OpenAI(
-            base_url=base_url or None,
-            api_key=api_key or "unused",
-            timeout=timeout_s,
-            max_retries=max_retries,
-            http_client=openai.DefaultHttpxClient(timeout=timeout_s, event_hooks=hooks),
-        )
+    @property
+    def _client(self) -> openai.OpenAI:
+        """The SDK client, built with the first request: openai is ~0.45 s of imports a build need not pay."""
+        with self._sdk_lock:
+            if self._sdk is None:
+                import openai
+
+                # DefaultHttpxClient keeps the SDK's own limits and timeouts (and proxies from the environment); the
+                # hooks see each attempt the SDK makes, and cut its timeout to the call's deadline.
+                hooks: dict[str, list[Callable[..., Any]]] = {"request": [before_attempt], "response": [after_response]}
+                http = openai.DefaultHttpxClient(timeout=self.timeout_s, event_hooks=hooks)
+                # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
+                key, url, retries = self._api_key or "unused", self._base_url or None, self.max_retries
+                self._sdk = openai.OpenAI(
+                    base_url=url, api_key=key, timeout=self.timeout_s, max_retries=retries, http_client=http
+                )
+            return self._sdk
 
     def complete(
         self,
@@ -162,7 +170,7 @@ class OpenAILLM:
 
     def _post(self, request: dict[str, Any], attempts: CallAttempts, where: str) -> Any:
         """The SDK's post with its retries; every way it can fail becomes LLMUnavailable with the attempt notes."""
-        import openai  # already loaded by __init__; a dictionary lookup here
+        import openai  # loaded with the client (see _client); a dictionary lookup from then on
         from openai.types.chat import ChatCompletion
 
         try:

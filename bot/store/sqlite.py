@@ -25,7 +25,7 @@ from bot.store.base import (
     is_partial,
     iso_utc,
     observations_of,
-    partial_with_step,
+    partial_after,
     started_at_of,
     tool_calls_of,
     with_voted_intent,
@@ -153,7 +153,9 @@ class SqliteTraceStore:
 
     def save(self, trace: Trace) -> None:
         """Store (or replace) one trace, redacted, with its tool calls and search text, in one transaction."""
-        trace = self._redact(trace)
+        self._write(self._redact(trace))
+
+    def _write(self, trace: Trace) -> None:
         t, started = trace.totals, started_at_of(trace)
         row = (
             trace.trace_id,
@@ -188,7 +190,7 @@ class SqliteTraceStore:
         existing = self.get(trace_id)
         if existing is not None and not is_partial(existing):
             return  # the final trace is already stored; a late step must not turn it back into a partial one
-        self.save(partial_with_step(existing, trace_id, question, step))
+        self._write(partial_after(existing, trace_id, question, step, self._redact))
 
     def delete_older_than(self, cutoff: datetime) -> int:
         with self._lock, self._conn:

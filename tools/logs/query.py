@@ -148,14 +148,18 @@ with onset, the new ones; the newest lines up to limit, and how many matched."""
 
 def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:
     """The search result with every text field of every entry redacted (message, stack, logger, host)."""
+    seen: dict[str, str] = {}  # a burst repeats its lines (a stack trace hundreds of times): each once per search
+
+    def once(text: str) -> str:
+        return seen[text] if text in seen else seen.setdefault(text, redact(text))
 
     def clean(entry: LogEntry) -> LogEntry:
         return dataclasses.replace(
             entry,
-            message=redact(entry.message),
-            stack_trace=redact(entry.stack_trace),
-            logger=redact(entry.logger),
-            host=redact(entry.host),
+            message=once(entry.message),
+            stack_trace=once(entry.stack_trace),
+            logger=once(entry.logger),
+            host=once(entry.host),
         )
 
     return dataclasses.replace(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.engine.types import Question, Trace
+from bot.safety.outbound import plain_text
 
 MIN_DEDUPE_TTL_S = 600.0  # Slack retries for about 5 minutes; keep entries at least 10
 
@@ -85,7 +86,10 @@ class MemoryDedupe:
 
 
 def trace_to_memory(trace: Trace, max_chars: int = 700) -> str:
-    """One compressed turn: question, answer and the key observations (change points first)."""
+    """One compressed turn: question, answer and the key observations (change points first).
+
+    Kept (in Redis, with several replicas) and sent to the model with the thread's next question: it leaves
+    through the outbound pass, so a secret the model wrote in its answer is not kept or sent back."""
     key_lines = [
         line.strip()
         for step in trace.steps
@@ -96,7 +100,7 @@ def trace_to_memory(trace: Trace, max_chars: int = 700) -> str:
     turn = f"Q: {' '.join(trace.question.split())[:200]} → A: {answer}"
     if key_lines:
         turn += " | observed: " + "; ".join(key_lines)
-    return turn[:max_chars]
+    return plain_text(turn[:max_chars])
 
 
 class MemoryThreadMemory:
