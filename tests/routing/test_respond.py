@@ -247,7 +247,8 @@ def test_a_lookup_with_the_model_down_is_answered_by_the_quick_lookup_and_says_s
     )
     assert trace.answer == f"_{LOOKUP_MODEL_DOWN_NOTE}_\norder p99 is 1,180 ms now."
     assert trace.notes[:2] == ("quick lookup: one query", LOOKUP_MODEL_DOWN_NOTE)
-    assert trace.notes[2].startswith("LLM unavailable")
+    assert trace.notes[2].startswith("LLM attempt 1 failed: HTTP 500")  # each failed attempt is on the record
+    assert trace.notes[3].startswith("LLM unavailable")
     assert [s.index for s in seen] == [s.index for s in trace.steps]
 
 
