@@ -121,6 +121,11 @@ def deployment(name: str, labels: dict[str, str], *, namespace: str = "default",
     }
 
 
+def replicaset_name(deployment_name: str, revision: int) -> str:
+    """A ReplicaSet's name: the Deployment's and a pod-template hash (here stable per revision)."""
+    return f"{deployment_name}-{revision:x}{'abcdef'[revision % 6]}5d9c"
+
+
 def replicaset(
     deployment_name: str,
     revision: int,
@@ -137,7 +142,7 @@ def replicaset(
     annotations = {"deployment.kubernetes.io/revision": str(revision)}
     if change_cause:
         annotations["kubernetes.io/change-cause"] = change_cause
-    name = f"{deployment_name}-{revision:x}{'abcdef'[revision % 6]}5d9c"
+    name = replicaset_name(deployment_name, revision)
     return {
         "metadata": {
             "name": name,
