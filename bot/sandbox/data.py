@@ -86,7 +86,7 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
     clock = time.perf_counter()
     signals = signals_from_scenario(scenario, start, int((end - start).total_seconds() // 60), now)
     om_path = workdir / "metrics.om"
-    write_openmetrics(collected(scenario, signals, now), om_path)
+    write_openmetrics(collected(scenario, signals, now), om_path, scenario)
     docs = log_docs(scenario, signals, now)
     write_jsonl(docs, workdir / "logs.jsonl")
     timings["generate"] = time.perf_counter() - clock

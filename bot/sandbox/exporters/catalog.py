@@ -59,7 +59,10 @@ SIGNALS: dict[str, Signal] = {
     "db_connections": Signal("connections", "service", "client connections to the database", 0.05, daily=True),
     "db_max_connections": Signal("connections", "service", "the database's max_connections"),
     "replication_lag_s": Signal("s", "service", "the replica's replay lag", 0.2),
-    "db_lock_waits": Signal("locks", "service", "sessions waiting for a lock", 0.3, 0.0),
+    "db_longest_transaction_s": Signal("s", "service", "age of the oldest open transaction", 0.3, 2.0),
+    "db_exclusive_locks": Signal(
+        "locks", "service", "ACCESS EXCLUSIVE locks held or awaited (DDL)", 0.0, 0.0, integer=True
+    ),
 }
 
 # Names of things in the series' labels: `[services.<name>]` string keys, each with its default.
