@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.sandbox.cluster import DEFAULT_NODES, Cluster, Node, cluster_from_dict
+from bot.sandbox.cluster import DEFAULT_NODES, Cluster, Node
 from bot.sandbox.exporters.catalog import LABEL_KEYS, SIGNALS, carried_signals
 
 METRICS = ("p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb")
@@ -207,6 +207,17 @@ class Scenario:
     def nodes(self) -> tuple[Node, ...]:
         return self.kubernetes.nodes if self.kubernetes else DEFAULT_NODES
 
+    @property
+    def kube_namespaces(self) -> tuple[str, ...]:
+        """Where the cluster's objects are: the block's namespace, the services' own, and "default" (node events)
+        when a node goes NotReady, is drained or has events of its own."""
+        if self.kubernetes is None:
+            return ()
+        found = [self.kubernetes.namespace, *(self.namespace_of(s.name) for s in self.services if s.kind != "external")]
+        nodes_said = any(n.not_ready_minutes is not None or n.drain_minutes is not None for n in self.nodes)
+        nodes_said = nodes_said or any(e.kind == "Node" for e in self.kubernetes.events)
+        return tuple(dict.fromkeys([*found, *(["default"] if nodes_said else [])]))
+
     def namespace_of(self, service: str) -> str:
         """The service's Kubernetes namespace: its own, else the [kubernetes] block's, else "default"."""
         return self.service(service).namespace or (self.kubernetes.namespace if self.kubernetes else "default")
@@ -264,56 +275,7 @@ def scenario_files(folder: Path) -> list[str]:
 
 
 def scenario_from_dict(data: dict[str, Any]) -> Scenario:
-    """Build a Scenario from parsed TOML and check its references."""
-    from bot.sandbox.checks import scenario_problems  # the checks read the dataclasses above
+    """Build a Scenario from parsed TOML and check it (bot/sandbox/scenariofile.py)."""
+    from bot.sandbox.scenariofile import scenario_from_table  # it builds the dataclasses above
 
-    deploys = tuple(
-        Deploy(**{**d, "files": tuple(FileChange(**f) for f in d.get("files", ()))}) for d in data.get("deploys", ())
-    )
-    scenario = Scenario(
-        name=data["name"],
-        title=data["title"],
-        question=data["question"],
-        root_cause=data["root_cause"],
-        must_name=tuple(data.get("must_name", ())),
-        incident=data["incident"],
-        services=tuple(service_from_table(n, s) for n, s in data["services"].items()),
-        timeline=tuple(Effect(**e) for e in data.get("timeline", ())),
-        deploys=deploys,
-        logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
-        resolved_minutes=data.get("resolved_minutes"),
-        expect_incident=data.get("expect_incident", True),
-        noise=data.get("noise"),
-        daily_amplitude=data.get("daily_amplitude"),
-        kubernetes=cluster_from_dict(data.get("kubernetes")),
-        runbooks=tuple(Runbook(**r) for r in data.get("runbooks", ())),
-        collection_gap_minutes=data.get("collection_gap_minutes"),
-        collection_gap_services=tuple(data.get("collection_gap_services", ())),
-        must_not_name=tuple(data.get("must_not_name", ())),
-    )
-    problems = scenario_problems(scenario, data)
-    if problems:
-        raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))
-    return scenario
-
-
-_SERVICE_KEYS = {"p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb", "version", "kind", "downstream"}
-_SERVICE_OPTIONS = {"runtime", "per_pod", "namespace", "log_format"}
-
-
-def service_from_table(name: str, table: dict[str, Any]) -> Service:
-    """A `[services.<name>]` table: the baselines, then opt-in signal levels and label names, then options."""
-    unknown = set(table) - _SERVICE_KEYS - _SERVICE_OPTIONS - set(SIGNALS) - set(LABEL_KEYS)
-    if unknown:
-        raise ScenarioError(
-            f"service {name}: unknown keys {sorted(unknown)}; a service takes "
-            f"{sorted(_SERVICE_KEYS | _SERVICE_OPTIONS)}, the signals {sorted(SIGNALS)} "
-            f"and the names {sorted(LABEL_KEYS)}"
-        )
-    core = {k: v for k, v in table.items() if k in _SERVICE_KEYS | _SERVICE_OPTIONS}
-    return Service(
-        name=name,
-        **{**core, "downstream": tuple(table.get("downstream", ()))},
-        signals={k: float(v) for k, v in table.items() if k in SIGNALS},
-        labels={k: str(v) for k, v in table.items() if k in LABEL_KEYS},
-    )
+    return scenario_from_table(data)

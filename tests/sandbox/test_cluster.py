@@ -55,8 +55,16 @@ def test_the_three_cluster_scenarios_ship_in_the_suite():
         ({"pods": [{"service": "mailer", "replicas": 2, "affected": 3}]}, "affected 3 not in 0..2"),
         ({"pods": [{"service": "smtp-relay"}]}, "pods of external service 'smtp-relay'"),
         (
-            {"events": [{"service": "mailer", "reason": "x", "message": "y", "at_minutes": 0, "kind": "Node"}]},
-            "kind 'Node' is not Pod or Deployment",
+            {"events": [{"service": "mailer", "reason": "x", "message": "y", "at_minutes": 0, "kind": "Service"}]},
+            "kind 'Service' is not Pod, Deployment or Node",
+        ),
+        (
+            {"events": [{"reason": "NodeNotReady", "message": "y", "at_minutes": 0, "kind": "Node", "node": "n9"}]},
+            "Node event names unknown node 'n9'",
+        ),
+        (
+            {"events": [{"service": "mailer", "reason": "ScalingReplicaSet", "message": "to 14", "at_minutes": 0}]},
+            "ScalingReplicaSet events come from the replicas and rollouts",
         ),
     ],
 )

@@ -1,7 +1,9 @@
-"""What is wrong with a scenario, said in the author's terms: every problem is one line naming the key to fix.
+"""A scenario file's TOML read into a Scenario, and what is wrong with it, said in the author's terms: every
+problem is one line naming the key to fix.
 
-Blind authors write scenarios from the format reference alone, so a mistake must fail loudly when the file is
-loaded (`opsbot sandbox up`, `opsbot eval`), never as a sandbox that silently lacks the series it describes.
+Authors write scenarios from the format reference alone (scenarios/README.md), so a mistake must fail loudly
+when the file is loaded (`opsbot sandbox up`, `opsbot eval`), never as a sandbox that silently lacks the series
+it describes.
 """
 
 from __future__ import annotations
@@ -11,11 +13,92 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from bot.sandbox.cluster import cluster_problems
-from bot.sandbox.exporters.catalog import RUNTIMES, SIGNALS
-from bot.sandbox.scenario import LOG_FORMATS, METRICS, SHAPES, Deploy, Effect, LogPattern, Scenario, incident_time
+from bot.sandbox.cluster import cluster_from_dict, cluster_problems
+from bot.sandbox.exporters.catalog import LABEL_KEYS, RUNTIMES, SIGNALS
+from bot.sandbox.scenario import (
+    LOG_FORMATS,
+    METRICS,
+    SHAPES,
+    Deploy,
+    Effect,
+    FileChange,
+    LogPattern,
+    Runbook,
+    Scenario,
+    ScenarioError,
+    Service,
+    incident_time,
+)
 
 LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
+
+
+def scenario_from_table(data: dict[str, Any]) -> Scenario:
+    """Build a Scenario from parsed TOML and check it; every problem found is in the one error."""
+    deploys = tuple(
+        Deploy(**{**d, "files": tuple(FileChange(**f) for f in d.get("files", ()))})
+        for d in _named_config_deploys(data)
+    )
+    scenario = Scenario(
+        name=data["name"],
+        title=data["title"],
+        question=data["question"],
+        root_cause=data["root_cause"],
+        must_name=tuple(data.get("must_name", ())),
+        incident=data["incident"],
+        services=tuple(service_from_table(n, s) for n, s in data["services"].items()),
+        timeline=tuple(Effect(**e) for e in data.get("timeline", ())),
+        deploys=deploys,
+        logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
+        resolved_minutes=data.get("resolved_minutes"),
+        expect_incident=data.get("expect_incident", True),
+        noise=data.get("noise"),
+        daily_amplitude=data.get("daily_amplitude"),
+        kubernetes=cluster_from_dict(data.get("kubernetes")),
+        runbooks=tuple(Runbook(**r) for r in data.get("runbooks", ())),
+        collection_gap_minutes=data.get("collection_gap_minutes"),
+        collection_gap_services=tuple(data.get("collection_gap_services", ())),
+        must_not_name=tuple(data.get("must_not_name", ())),
+    )
+    problems = scenario_problems(scenario, data)
+    if problems:
+        raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))
+    return scenario
+
+
+def _named_config_deploys(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The deploys, a config-only one without a version tagged `<running version>-config.<n>`."""
+    out, counts = [], dict.fromkeys(data.get("services", {}), 0)
+    for raw in data.get("deploys", ()):
+        service = raw.get("service", "")
+        if raw.get("config_only") and "version" not in raw and service in counts:
+            counts[service] += 1
+            running = data["services"][service].get("version", "v1.0.0")
+            raw = {**raw, "version": f"{running}-config.{counts[service]}"}
+        out.append(raw)
+    return out
+
+
+_SERVICE_KEYS = {"p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb", "version", "kind", "downstream"}
+_SERVICE_OPTIONS = {"runtime", "per_pod", "namespace", "log_format"}
+
+
+def service_from_table(name: str, table: dict[str, Any]) -> Service:
+    """A `[services.<name>]` table: the baselines, then opt-in signal levels and label names, then options."""
+    unknown = set(table) - _SERVICE_KEYS - _SERVICE_OPTIONS - set(SIGNALS) - set(LABEL_KEYS)
+    if unknown:
+        raise ScenarioError(
+            f"service {name}: unknown keys {sorted(unknown)}; a service takes "
+            f"{sorted(_SERVICE_KEYS | _SERVICE_OPTIONS)}, the signals {sorted(SIGNALS)} "
+            f"and the names {sorted(LABEL_KEYS)}"
+        )
+    core = {k: v for k, v in table.items() if k in _SERVICE_KEYS | _SERVICE_OPTIONS}
+    return Service(
+        name=name,
+        **{**core, "downstream": tuple(table.get("downstream", ()))},
+        signals={k: float(v) for k, v in table.items() if k in SIGNALS},
+        labels={k: str(v) for k, v in table.items() if k in LABEL_KEYS},
+    )
 
 
 def scenario_problems(scenario: Scenario, raw: dict[str, Any]) -> list[str]:
