@@ -201,7 +201,7 @@ def _runs(pattern: LogPattern, since_start: int) -> bool:
 def _pattern_doc(
     pattern: LogPattern, sig: ServiceSignals, minute: datetime, rng: random.Random, fixed: dict[str, str]
 ) -> dict[str, Any] | None:
-    """One line of the pattern; a per-pod service's comes from one of the pods it names (none alive: no line)."""
+    """One line of the pattern; a per-pod service's comes from one of the pods it names (none reachable: no line)."""
     when = minute + timedelta(milliseconds=rng.randrange(60_000))
     doc = _doc(pattern.service, pattern.level, pattern.logger, _fill(pattern.message, rng, fixed), when, rng)
     if pattern.stack_trace:
@@ -209,7 +209,8 @@ def _pattern_doc(
     doc |= {key: _fill(text, rng, fixed) for key, text in pattern.fields.items()}
     if not sig.pods:
         return doc
-    pods = [p for p in sig.pods if p.pod.alive(sig.index(minute)) and _matches(pattern, p.pod)]
+    # a crash-looping pod still logs; one on an unreachable node ships nothing
+    pods = [p for p in sig.pods if p.pod.reachable(sig.index(minute)) and _matches(pattern, p.pod)]
     return pinned(doc, rng.choice(pods).pod) if pods else None
 
 

@@ -7,6 +7,7 @@ Counters are cumulative sums rounded once, so they are monotone by construction;
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -64,11 +65,9 @@ def write_openmetrics(signals: list[ServiceSignals], path: Path, scenario: Scena
 
     With the scenario, per-pod services write their pods' series and the opt-in families follow (the exporters)."""
     samples = 0
-    families = [*_families(signals)]
-    if scenario is not None:
-        families += exporter_families(scenario, signals)
+    families = itertools.chain(_families(signals), exporter_families(scenario, signals) if scenario else ())
     with path.open("w", encoding="utf-8") as out:
-        for family, kind, series in families:
+        for family, kind, series in families:  # each family's series are written before the next family is made
             written = False
             for lines in series:
                 if lines and not written:

@@ -109,6 +109,7 @@ def roster(scenario: Scenario, service: str, rels: list[int], replicas: list[int
     namespace, nodes = scenario.namespace_of(service), scenario.nodes
     live: dict[int, _Slot] = {}
     done: list[Pod] = []
+    made: dict[tuple[int, int], int] = {}  # pods created per (slot, revision): a re-created pod gets a new name
     for index, rel in enumerate(rels):
         for slot in [s for s in live if s >= replicas[index]]:  # scaled down
             done.append(_ended(live.pop(slot).pod, index))
@@ -124,7 +125,8 @@ def roster(scenario: Scenario, service: str, rels: list[int], replicas: list[int
                 continue
             if held:
                 done.append(_ended(held.pod, index))
-            generation = held.generation + 1 if held and held.pod.revision == revision.number else 0
+            generation = made.get((slot, revision.number), 0)
+            made[(slot, revision.number)] = generation + 1
             name = f"{replicaset_name(service, revision.number)}-{pod_suffix(service, slot, generation)}"
             pod = Pod(service, slot, name, revision.number, revision.version, node.name, node.zone, namespace, index, 0)
             live[slot] = _Slot(pod, generation)

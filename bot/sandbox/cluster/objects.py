@@ -131,7 +131,7 @@ def _is_ready(sig: ServiceSignals, group: PodGroup, p: Pod, now: datetime, index
 def _restarts(sig: ServiceSignals, group: PodGroup, p: Pod, now: datetime) -> int:
     """The pod's restarts: a fixed count or the restarts series spread over the pods the failure hits; a per-pod
     service's from its own series (a pod created after some restarts has not had them)."""
-    own = next((ps for ps in sig.pods if ps.pod.name == p.name), None)
+    own = next((ps for ps in sig.pods if ps.pod == p), None)
     if own is not None and group.restarts is None:
         return own.restarts[sig.index(now) - p.first]
     hit = group.hit()

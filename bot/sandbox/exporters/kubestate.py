@@ -51,7 +51,15 @@ def kubestate_families(scenario: Scenario, signals: list[ServiceSignals]) -> Ite
         name,
         "gauge",
         (
-            _object(scenario, s, name, "horizontalpodautoscaler", [float(w > h) for w, h in _wanted_and_max(s)])
+            _object(
+                scenario,
+                s,
+                name,
+                "horizontalpodautoscaler",
+                [float(w > h) for w, h in _wanted_and_max(s)],
+                condition="ScalingLimited",
+                status="true",
+            )
             for s in limited
         ),
     )
@@ -74,9 +82,11 @@ def _resource_families(scenario: Scenario, signals: list[ServiceSignals]) -> Ite
         )
 
 
-def _object(scenario: Scenario, sig: ServiceSignals, name: str, kind: str, values: list[float]) -> list[str]:
+def _object(
+    scenario: Scenario, sig: ServiceSignals, name: str, kind: str, values: list[float], **extra: str
+) -> list[str]:
     """One series about the service's Deployment or HPA (named like the service, in its namespace)."""
-    labels = {"service": sig.service, "namespace": scenario.namespace_of(sig.service), kind: sig.service}
+    labels = {"service": sig.service, "namespace": scenario.namespace_of(sig.service), kind: sig.service, **extra}
     return Target(labels, sig.start, 0, {}).lines(name, gauge(values, digits=0))
 
 
