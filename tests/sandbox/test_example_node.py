@@ -63,7 +63,7 @@ def test_the_stand_in_tells_the_story_of_the_node(box):
     assert all(p.spec.node_name != "node-b1" for p in pods if p.metadata.name in running)
     now = (box.now - box.incident_at).total_seconds() / 60
     per_pod = {name for name in running if not name.startswith("catalog-db-")}
-    assert per_pod == set(by_label(box, 'up{service=~"storefront|cart"}', now, "pod"))
+    assert per_pod == set(by_label(box, 'last_over_time(up{service=~"storefront|cart"}[30s])', now, "pod"))
     reasons: dict[str, set[str]] = {}
     for e in api.list_namespaced_event("web").items:
         reasons.setdefault(e.involved_object.name, set()).add(e.reason)

@@ -92,7 +92,7 @@ end_minutes = 15
 [[timeline]]
 service = "db"
 metric = "db_connections"
-to = 140
+to = 240
 at_minutes = -5
 
 [[timeline]]

@@ -154,60 +154,63 @@ def _node_events(
     scenario: Scenario, node: Node, signals: list[ServiceSignals], incident: datetime, now: datetime
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """What the node lifecycle controller and a drain record: on the node, and on each pod it ran then."""
+    said = {
+        "NodeNotReady": node.not_ready_minutes,
+        "NodeReady": node.ready_minutes,
+        "NodeNotSchedulable": node.drain_minutes,
+    }
+    for reason, minutes in said.items():
+        if minutes is not None and incident + timedelta(minutes=minutes) <= now:
+            text = f"Node {node.name} status is now: {reason}"
+            name = f"{node.name}.{reason.lower()}{minutes & 0xFFFF:x}"
+            at = incident + timedelta(minutes=minutes)
+            yield NODE_EVENTS_NAMESPACE, event(name, "Node", node.name, reason, text, at, type_="Normal")
+    yield from _lost_pods(scenario, node, signals, incident, now)
+    yield from _drained_pods(scenario, node, signals, incident, now)
 
-    def at(minutes: int) -> datetime:
-        return incident + timedelta(minutes=minutes)
 
-    def said(reason: str, status: str, minutes: int) -> tuple[str, dict[str, Any]]:
-        text = f"Node {node.name} status is now: {status}"
-        name = f"{node.name}.{reason.lower()}{minutes & 0xFFFF:x}"
-        return NODE_EVENTS_NAMESPACE, event(name, "Node", node.name, reason, text, at(minutes), type_="Normal")
-
-    if node.not_ready_minutes is not None and at(node.not_ready_minutes) <= now:
-        lost = node.not_ready_minutes
-        yield said("NodeNotReady", "NodeNotReady", lost)
-        for _, pod in _pods_on(scenario, node.name, signals, at(lost)):
-            ns = pod.namespace
+def _lost_pods(
+    scenario: Scenario, node: Node, signals: list[ServiceSignals], incident: datetime, now: datetime
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """NodeNotReady on each pod of a node that stopped answering, and its eviction once the toleration is over."""
+    if node.not_ready_minutes is None or incident + timedelta(minutes=node.not_ready_minutes) > now:
+        return
+    lost = incident + timedelta(minutes=node.not_ready_minutes)
+    evicted = lost + timedelta(minutes=EVICTION_MINUTES)
+    back = node.ready_minutes is not None and node.ready_minutes <= node.not_ready_minutes + EVICTION_MINUTES
+    for _, pod in _pods_on(scenario, node.name, signals, lost):
+        ns = pod.namespace
+        yield ns, event(f"{pod.name}.nr", "Pod", pod.name, "NodeNotReady", "Node is not ready", lost, namespace=ns)
+        if not back and evicted <= now:
+            text = f"Marking for deletion Pod {ns}/{pod.name}"
             yield (
                 ns,
-                event(f"{pod.name}.nr", "Pod", pod.name, "NodeNotReady", "Node is not ready", at(lost), namespace=ns),
-            )
-            evicted = lost + EVICTION_MINUTES
-            back = node.ready_minutes is not None and node.ready_minutes <= evicted
-            if not back and at(evicted) <= now:
-                text = f"Marking for deletion Pod {ns}/{pod.name}"
-                yield (
-                    ns,
-                    event(
-                        f"{pod.name}.te",
-                        "Pod",
-                        pod.name,
-                        "TaintManagerEviction",
-                        text,
-                        at(evicted),
-                        type_="Normal",
-                        namespace=ns,
-                    ),
-                )
-    if node.ready_minutes is not None and at(node.ready_minutes) <= now:
-        yield said("NodeReady", "NodeReady", node.ready_minutes)
-    if node.drain_minutes is not None and at(node.drain_minutes) <= now:
-        yield said("NodeNotSchedulable", "NodeNotSchedulable", node.drain_minutes)
-        for sig, pod in _pods_on(scenario, node.name, signals, at(node.drain_minutes - 1)):
-            text = f"Stopping container {sig.service}"
-            yield (
-                pod.namespace,
                 event(
-                    f"{pod.name}.k",
+                    f"{pod.name}.te",
                     "Pod",
                     pod.name,
-                    "Killing",
+                    "TaintManagerEviction",
                     text,
-                    at(node.drain_minutes),
+                    evicted,
                     type_="Normal",
-                    namespace=pod.namespace,
+                    namespace=ns,
                 ),
             )
+
+
+def _drained_pods(
+    scenario: Scenario, node: Node, signals: list[ServiceSignals], incident: datetime, now: datetime
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Killing for each pod a drain moved off the node."""
+    if node.drain_minutes is None or incident + timedelta(minutes=node.drain_minutes) > now:
+        return
+    drained = incident + timedelta(minutes=node.drain_minutes)
+    for sig, pod in _pods_on(scenario, node.name, signals, drained - timedelta(minutes=1)):
+        text = f"Stopping container {sig.service}"
+        yield (
+            pod.namespace,
+            event(f"{pod.name}.k", "Pod", pod.name, "Killing", text, drained, type_="Normal", namespace=pod.namespace),
+        )
 
 
 def _pods_on(

@@ -51,7 +51,7 @@ SIGNALS: dict[str, Signal] = {
     "replicas": Signal("pods", "service", "pods of the Deployment (with an HPA: at average load)", integer=True),
     "hpa_max_replicas": Signal("pods", "service", "the HPA's maxReplicas", needs="replicas", integer=True),
     "hpa_min_replicas": Signal("pods", "service", "the HPA's minReplicas", 0.0, 1.0, "hpa_max_replicas", integer=True),
-    "clock_offset_ms": Signal("ms", "node", "the clock's offset from true time (NTP)", 0.2),
+    "clock_offset_ms": Signal("ms", "node", "the clock's offset from true time (NTP)", 0.05),
     "cpu_request_cores": Signal("cores", "pod", "CPU request per container"),
     "cpu_limit_cores": Signal("cores", "pod", "CPU limit per container"),
     "memory_request_mb": Signal("MB", "pod", "memory request per container"),
@@ -59,7 +59,7 @@ SIGNALS: dict[str, Signal] = {
     "db_connections": Signal("connections", "service", "client connections to the database", 0.05, daily=True),
     "db_max_connections": Signal("connections", "service", "the database's max_connections"),
     "replication_lag_s": Signal("s", "service", "the replica's replay lag", 0.2),
-    "db_longest_transaction_s": Signal("s", "service", "age of the oldest open transaction", 0.3, 2.0),
+    "db_longest_transaction_s": Signal("s", "service", "age of the oldest open transaction", 0.1, 2.0),
     "db_exclusive_locks": Signal(
         "locks", "service", "ACCESS EXCLUSIVE locks held or awaited (DDL)", 0.0, 0.0, integer=True
     ),

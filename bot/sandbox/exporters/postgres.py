@@ -13,8 +13,8 @@ ACTIVE_SHARE = 0.3  # of the client connections, the share running a statement; 
 
 
 def postgres_families(scenario: Scenario, signals: list[ServiceSignals]) -> Iterator[Family]:
-    def datname(sig: ServiceSignals) -> str:
-        return scenario.service(sig.service).label("database")
+    def datname(sig: ServiceSignals) -> dict[str, str]:
+        return {"datname": scenario.service(sig.service).label("database")}
 
     connected = carrying(scenario, signals, "db_connections")
     yield (
@@ -22,43 +22,32 @@ def postgres_families(scenario: Scenario, signals: list[ServiceSignals]) -> Iter
         "gauge",
         (
             service_target(s).lines(
-                "pg_stat_activity_count", gauge(s.values["db_connections"], share, 0), datname=datname(s), state=state
+                "pg_stat_activity_count", gauge(s.values["db_connections"], share, 0), labels=datname(s), state=state
             )
             for s in connected
             for state, share in (("active", ACTIVE_SHARE), ("idle", 1 - ACTIVE_SHARE))
         ),
     )
-    per_server = (
-        ("pg_settings_max_connections", "db_max_connections"),
-        ("pg_replication_lag_seconds", "replication_lag_s"),
+    # (family, signal, per database, its own labels)
+    rows: tuple[tuple[str, str, bool, dict[str, str]], ...] = (
+        ("pg_settings_max_connections", "db_max_connections", False, {}),
+        ("pg_replication_lag_seconds", "replication_lag_s", False, {}),
+        ("pg_stat_activity_max_tx_duration", "db_longest_transaction_s", True, {"state": "active"}),
+        ("pg_locks_count", "db_exclusive_locks", True, {"mode": "accessexclusivelock"}),
     )
-    for name, key in per_server:
-        yield (
-            name,
-            "gauge",
-            (service_target(s).lines(name, gauge(s.values[key], digits=3)) for s in carrying(scenario, signals, key)),
-        )
-    name = "pg_stat_activity_max_tx_duration"
-    yield (
-        name,
-        "gauge",
-        (
-            service_target(s).lines(
-                name, gauge(s.values["db_longest_transaction_s"], digits=3), datname=datname(s), state="active"
-            )
-            for s in carrying(scenario, signals, "db_longest_transaction_s")
-        ),
-    )
-    yield (
-        "pg_locks_count",
-        "gauge",
-        (
-            service_target(s).lines(
-                "pg_locks_count",
-                gauge(s.values["db_exclusive_locks"], digits=0),
-                datname=datname(s),
-                mode="accessexclusivelock",
-            )
-            for s in carrying(scenario, signals, "db_exclusive_locks")
-        ),
-    )
+    for name, key, per_database, extra in rows:
+        yield name, "gauge", _series(scenario, signals, name, key, {} if not per_database else None, extra)
+
+
+def _series(
+    scenario: Scenario,
+    signals: list[ServiceSignals],
+    name: str,
+    key: str,
+    server: dict[str, str] | None,
+    extra: dict[str, str],
+) -> Iterator[list[str]]:
+    """One series per service that carries `key`; `server` None: it is per database (the datname label)."""
+    for sig in carrying(scenario, signals, key):
+        labels = server if server is not None else {"datname": scenario.service(sig.service).label("database")}
+        yield service_target(sig).lines(name, gauge(sig.values[key], digits=3), labels={**labels, **extra})
