@@ -134,6 +134,7 @@ def test_the_scenarios_runbook_is_in_the_sandbox_repository_beside_the_shared_on
 def test_an_incidents_own_events_outlive_the_hour_while_older_ones_go(tmp_path, sandbox_now):
     raw = copy.deepcopy(_raw("crashloop-env-enum")) | {"incident": "-240m"}
     data = build_sandbox(scenario_from_dict(raw), tmp_path / "box", sandbox_now)
+    assert data.cluster_json is not None
     kube = FakeKubeAPI.from_file(data.cluster_json)
     try:
         api = kube_config.new_client_from_config(config_file=str(kube.write_kubeconfig(tmp_path / "kubeconfig")))

@@ -4,16 +4,13 @@ logs, the git deploy repository and the Kubernetes API stand-in (through the off
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from datetime import datetime
 
 import pytest
-from kubernetes import config as kube_config
-from kubernetes.client import AutoscalingV2Api, CoreV1Api
 
 from bot.sandbox.data import read_jsonl
-from tests.sandbox.queries import at, by_label, value
+from tests.sandbox.queries import at, by_label, kube_items, value
 
 NAME = "examples/hpa-cap-daily-peak"
 SVC = 'service="checkout-api"'
@@ -125,18 +122,19 @@ def test_a_config_only_deploy_keeps_the_image_and_a_sub_folder_file_deploys(box)
 
 
 def test_the_stand_in_agrees_with_the_series(box):
-    api = kube_config.new_client_from_config(config_file=str(box.kubeconfig))
     now = (box.now - box.incident_at).total_seconds() / 60
-    [hpa] = AutoscalingV2Api(api).list_namespaced_horizontal_pod_autoscaler("shop").items
+    [hpa] = kube_items(box, "horizontalpodautoscalers", "shop")
     limited = value(box, f'kube_horizontalpodautoscaler_status_condition{{{SVC},condition="ScalingLimited"}}', now)
-    assert hpa.spec.max_replicas == 10 and hpa.spec.min_replicas == 4
-    assert hpa.status.current_replicas == value(box, f"kube_deployment_spec_replicas{{{SVC}}}", now)
-    assert [c.status for c in hpa.status.conditions if c.type == "ScalingLimited"] == ["True" if limited else "False"]
-    pods = CoreV1Api(api).list_namespaced_pod("shop", label_selector="app=checkout-api").items
-    assert {p.metadata.name for p in pods} == set(by_label(box, f"last_over_time(up{{{SVC}}}[30s])", now, "pod"))
-    scaled = [e for e in CoreV1Api(api).list_namespaced_event("shop").items if e.reason == "ScalingReplicaSet"]
+    assert hpa["spec"]["maxReplicas"] == 10 and hpa["spec"]["minReplicas"] == 4
+    assert hpa["status"]["currentReplicas"] == value(box, f"kube_deployment_spec_replicas{{{SVC}}}", now)
+    conditions = [c["status"] for c in hpa["status"]["conditions"] if c["type"] == "ScalingLimited"]
+    assert conditions == ["True" if limited else "False"]
+    pods = kube_items(box, "pods", "shop", "app=checkout-api")
+    there = set(by_label(box, f"last_over_time(up{{{SVC}}}[30s])", now, "pod"))
+    assert {p["metadata"]["name"] for p in pods} == there
+    scaled = [e for e in kube_items(box, "events", "shop") if e["reason"] == "ScalingReplicaSet"]
     assert scaled
     for e in scaled:  # every "Scaled up/down ... to N" is what the Deployment had at that minute
-        size = int(re.search(r" to (\d+)$", e.message).group(1))
-        minutes = (e.last_timestamp - box.incident_at).total_seconds() / 60
-        assert size == value(box, f"kube_deployment_spec_replicas{{{SVC}}}", minutes + 0.5), e.message
+        size = int(e["message"].rsplit(" to ", 1)[1])
+        minutes = (_time({"@timestamp": e["lastTimestamp"]}) - box.incident_at).total_seconds() / 60
+        assert size == value(box, f"kube_deployment_spec_replicas{{{SVC}}}", minutes + 0.5), e["message"]

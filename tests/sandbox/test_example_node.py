@@ -8,10 +8,9 @@ from datetime import datetime, timedelta
 
 import pytest
 from kubernetes import config as kube_config
-from kubernetes.client import CoreV1Api
 
 from bot.sandbox.data import read_jsonl
-from tests.sandbox.queries import by_label, value, vector
+from tests.sandbox.queries import by_label, kube_items, value, vector
 from tools.kubernetes.query import KubernetesTools
 
 NAME = "examples/node-not-ready-zone-b"
@@ -21,10 +20,6 @@ SF = 'service="storefront"'
 @pytest.fixture(scope="module")
 def box(make_sandbox):
     return make_sandbox(NAME)
-
-
-def _api(box) -> CoreV1Api:
-    return CoreV1Api(kube_config.new_client_from_config(config_file=str(box.kubeconfig)))
 
 
 def test_the_nodes_pods_stop_answering_then_start_elsewhere(box):
@@ -48,25 +43,24 @@ def test_effects_narrowed_to_a_node_and_a_zone_move_only_those_pods(box):
 
 
 def test_the_stand_in_tells_the_story_of_the_node(box):
-    api = _api(box)
-    nodes = {n.metadata.name: n for n in api.list_node().items}
-    ready = {name: next(c.status for c in n.status.conditions if c.type == "Ready") for name, n in nodes.items()}
+    nodes = {n["metadata"]["name"]: n for n in kube_items(box, "nodes")}
+    ready = {
+        name: next(c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready") for name, n in nodes.items()
+    }
     assert ready == {"node-a1": "True", "node-b1": "Unknown", "node-c1": "True"}
-    assert nodes["node-b1"].metadata.labels["topology.kubernetes.io/zone"] == "eu-west-1b"
-    node_events = {e.reason for e in api.list_namespaced_event("default").items}
-    assert node_events == {"NodeNotReady"}
-    pods = api.list_namespaced_pod("web").items
-    terminating = sorted(p.metadata.name for p in pods if p.metadata.deletion_timestamp is not None)
-    running = {p.metadata.name for p in pods if p.metadata.deletion_timestamp is None}
+    assert nodes["node-b1"]["metadata"]["labels"]["topology.kubernetes.io/zone"] == "eu-west-1b"
+    assert {e["reason"] for e in kube_items(box, "events", "default")} == {"NodeNotReady"}
+    pods = {p["metadata"]["name"]: p for p in kube_items(box, "pods", "web")}
+    terminating = {name for name, p in pods.items() if "deletionTimestamp" in p["metadata"]}
     # storefront's two, cart's one and catalog-db's one: every pod node-b1 ran, kept until the node answers
-    assert len(terminating) == 4 and all(p.spec.node_name == "node-b1" for p in pods if p.metadata.name in terminating)
-    assert all(p.spec.node_name != "node-b1" for p in pods if p.metadata.name in running)
+    assert len(terminating) == 4 and {pods[name]["spec"]["nodeName"] for name in terminating} == {"node-b1"}
+    assert all(p["spec"]["nodeName"] != "node-b1" for name, p in pods.items() if name not in terminating)
     now = (box.now - box.incident_at).total_seconds() / 60
-    per_pod = {name for name in running if not name.startswith("catalog-db-")}
+    per_pod = {name for name in pods if name not in terminating and not name.startswith("catalog-db-")}
     assert per_pod == set(by_label(box, 'last_over_time(up{service=~"storefront|cart"}[30s])', now, "pod"))
     reasons: dict[str, set[str]] = {}
-    for e in api.list_namespaced_event("web").items:
-        reasons.setdefault(e.involved_object.name, set()).add(e.reason)
+    for e in kube_items(box, "events", "web"):
+        reasons.setdefault(e["involvedObject"]["name"], set()).add(e["reason"])
     assert all({"NodeNotReady", "TaintManagerEviction"} <= reasons[name] for name in terminating)
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from kubernetes import config as kube_config
-from kubernetes.client import AppsV1Api, CoreV1Api
 
 from bot.eval import case_from_scenario
 from bot.sandbox.data import read_jsonl
 from bot.sandbox.scenario import load_scenario
-from tests.sandbox.queries import by_label, value
+from tests.sandbox.queries import by_label, kube_items, value
 
 NAME = "examples/clock-skew-401"
 PAY = 'service="payments-api"'
@@ -46,13 +44,13 @@ def test_401s_come_from_the_pods_on_that_node_only(box):
 def test_the_canary_runs_on_one_pod_of_four(box):
     assert by_label(box, 'count by (version) (up{service="auth"})', 0, "version") == {"v2.4.0": 1, "v2.3.7": 3}
     assert by_label(box, 'count by (version) (up{service="auth"})', -30, "version") == {"v2.3.7": 4}
-    api = kube_config.new_client_from_config(config_file=str(box.kubeconfig))
-    sets = AppsV1Api(api).list_namespaced_replica_set("payments", label_selector="app=auth").items
-    held = {rs.spec.template.spec.containers[0].image.rsplit(":", 1)[1]: rs.spec.replicas for rs in sets}
-    assert {v: n for v, n in held.items() if n} == {"v2.4.0": 1, "v2.3.7": 3}
-    scaled = {
-        e.message for e in CoreV1Api(api).list_namespaced_event("payments").items if e.reason == "ScalingReplicaSet"
+    sets = kube_items(box, "replicasets", "payments", "app=auth")
+    held = {
+        rs["spec"]["template"]["spec"]["containers"][0]["image"].rsplit(":", 1)[1]: rs["spec"]["replicas"]
+        for rs in sets
     }
+    assert {v: n for v, n in held.items() if n} == {"v2.4.0": 1, "v2.3.7": 3}
+    scaled = {e["message"] for e in kube_items(box, "events", "payments") if e["reason"] == "ScalingReplicaSet"}
     assert any(re.fullmatch(r"Scaled up replica set auth-\w+ to 1", m) for m in scaled), scaled
     assert any(re.fullmatch(r"Scaled down replica set auth-\w+ to 3", m) for m in scaled), scaled
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from datetime import UTC, datetime
 from importlib import resources
+from typing import Any
 
 import pytest
 
@@ -80,7 +81,7 @@ def test_bad_incident_spec_says_what_is_allowed():
         incident_time("last tuesday", datetime(2026, 11, 29, tzinfo=UTC))
 
 
-def _with(raw: dict, **changes: object) -> dict:
+def _with(raw: dict, **changes: Any) -> dict:
     """hikari-pool with `changes`: `order` merges into the order service, the others replace top-level keys."""
     changed = {**raw, **{k: v for k, v in changes.items() if k != "order"}}
     changed["services"] = {**raw["services"], "order": {**raw["services"]["order"], **dict(changes.get("order", {}))}}
