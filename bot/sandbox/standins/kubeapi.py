@@ -5,7 +5,7 @@ horizontalpodautoscalers under /apis/autoscaling/v2, and the cluster-scoped /api
 filters by `labelSelector` (equality terms) and `limit` (with a `continue` token when more exist), requires the
 kubeconfig's bearer token (401 otherwise), answers 403 Forbidden with a real Status object for namespaces the
 "Role" does not cover, 404 NotFound for unknown objects, and can be told to fail (429 + Retry-After, 500) or be slow.
-The tests run it in-process; the sandbox serves a scenario's cluster from a JSON file (bot/sandbox/cluster.py
+The tests run it in-process; the sandbox serves a scenario's cluster from a JSON file (bot/sandbox/cluster/objects.py
 writes it, bot/sandbox/standins/launch.py serves it).
 The objects themselves come from bot/sandbox/standins/kubeobjects.py.
 """
@@ -74,7 +74,7 @@ class FakeKubeAPI(HttpStandIn):
 
     @classmethod
     def from_file(cls, path: Path, *, port: int = 0, token: str = TOKEN) -> FakeKubeAPI:
-        """Serve the objects a sandbox wrote (bot/sandbox/cluster.py: {"objects": [[ns, resource, items]...]})."""
+        """Serve the objects a sandbox wrote (bot/sandbox/cluster/objects.py: {"objects": [[ns, resource, items]]})."""
         raw = json.loads(path.read_text(encoding="utf-8"))
         objects = {(ns, resource): list(items) for ns, resource, items in raw["objects"]}
         return cls(objects=objects, port=port, token=token)
