@@ -16,9 +16,11 @@ from bot.playbook.evidence import (
     signatures_in,
     spikes_of,
 )
+from bot.playbook.findings import ServiceHealth
+from bot.playbook.probes import ProbeRun, Window
 from tests.playbook.canned import block, change, clock, deploy, deploys, entry, logs, series, signature, spike
 from tools.analysis.configdiff import key_changes_from_diff
-from tools.base import ToolResult
+from tools.base import Toolbox, ToolResult, tool
 from tools.logs.render import render_logs
 from tools.logs.summary import LogLine
 from tools.metrics.series import finding_lines
@@ -140,3 +142,16 @@ def test_yaml_diff_gives_dotted_key_with_old_and_new_value():
     [key] = key_changes_from_diff(DIFF)
     assert (key.key, key.old, key.new) == ("spring.datasource.hikari.maximumPoolSize", "50", "200")
     assert key.path == "services/order/application.yaml"
+
+
+def test_a_metric_tool_that_answers_text_only_is_not_read_and_says_so():
+    """A text-only tool (an MCP server's) carries no data: its text is the model's, the playbook does not parse it."""
+
+    def query_metrics(service: str, metric: str, range: str = "6h") -> str:
+        """A text-only metrics tool (tests only)."""
+        return "change: 15:05 212 ms -> 1,180 ms (x5.6)"
+
+    run = ProbeRun(Toolbox([tool(query_metrics)]), None, Window("6h", "the last 6 hours", NOW))
+    health = ServiceHealth("order")
+    assert run.read_metric("order's latency", health, "p99_latency") is None
+    assert run.steps[-1].status == "ok" and health.readings == {"p99_latency": None}  # could not be read, not steady
