@@ -87,6 +87,8 @@ def _from_node(node: yaml.Node, depth: int) -> Any:
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):  # `{{ .Values.x }}` reads as a mapping key: a template
+                raise ConfigParseError(f"a key that is not text at line {key.start_mark.line + 1} (a template?)")
             if key.value == "<<":  # a merge key: the merged mapping's keys, overridden by the explicit ones
                 merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
                 for item in merged:

@@ -68,6 +68,7 @@ class ArgoCDDeploys(ReadsDeploys):
         self.environment_from = environment_from
         self.apps = list(apps)
         self.git = git
+        self._versions: dict[tuple[str, str, str], str] = {}
         body = re.escape(app_pattern).replace(r"\{service\}", "(?P<service>.+?)").replace(r"\{env\}", "(?P<env>.+?)")
         self._rx = re.compile(f"^{body}$")
 
@@ -171,30 +172,39 @@ class ArgoCDDeploys(ReadsDeploys):
         )
 
     def _version(self, sync: _Sync) -> str:
-        """The chart version; the image tag the sync's commits set (with a clone); else the short revision."""
+        """The chart version; the image tag the sync set (with a clone: read from the change since the sync before,
+        or from the files themselves for the first sync); else the short revision."""
         if sync.chart or not SHA_RX.match(sync.revision):
             return re.sub(r"[^A-Za-z0-9._+-]", "-", sync.revision)[:64]
         before = sync.before
-        if before is not None and self._in_clone(sync, before):
-            assert self.git is not None
+        key = (before.revision if before else "", sync.revision, sync.path)
+        if key not in self._versions:  # a sync's revisions never change: its version is read once
+            self._versions[key] = self._read_version(sync)
+        return self._versions[key]
+
+    def _read_version(self, sync: _Sync) -> str:
+        before = sync.before
+        if self.git is None or not self._in_clone(sync, *([before] if before else [])):
+            return sync.revision[:7]
+        if before is None:
+            listed = self.git.run("ls-tree", "-r", "--name-only", sync.revision, "--", f":(literal){sync.path}")
+            changes, _ = keys_between(self.git, "", sync.revision, listed.splitlines(), "")
+        else:
             changes, _ = keys_between(self.git, before.revision, sync.revision, self._files(before, sync), "")
-            return version_from_changes(changes, sync.service, sync.revision)
-        return sync.revision[:7]
+        return version_from_changes(changes, sync.service, sync.revision)
 
     def _files(self, before: _Sync, sync: _Sync) -> list[str]:
         assert self.git is not None
         out = self.git.run("diff", "--name-only", before.revision, sync.revision, "--", f":(literal){sync.path}")
         return [line for line in out.splitlines() if line]
 
-    def _in_clone(self, sync: _Sync, before: _Sync) -> bool:
-        """Both revisions are commits of the configured clone (a chart source has none)."""
-        if self.git is None or sync.chart or not sync.path:
-            return False
-        if not (SHA_RX.match(before.revision) and SHA_RX.match(sync.revision)):
+    def _in_clone(self, *syncs: _Sync) -> bool:
+        """Every sync's revision is a commit of the configured clone (a chart source has none)."""
+        if self.git is None or any(s.chart or not s.path or not SHA_RX.match(s.revision) for s in syncs):
             return False
         try:
-            self.git.run("cat-file", "-e", f"{before.revision}^{{commit}}")
-            self.git.run("cat-file", "-e", f"{sync.revision}^{{commit}}")
+            for sync in syncs:
+                self.git.run("cat-file", "-e", f"{sync.revision}^{{commit}}")
         except ToolError:
             return False
         return True
@@ -202,7 +212,7 @@ class ArgoCDDeploys(ReadsDeploys):
     def _no_clone_note(self, sync: _Sync, before: _Sync | None) -> str:
         if before is None:
             return f"the first sync in {sync.app}'s history: nothing earlier to compare"
-        where = "is not configured (deploys.git_repo)"
+        where = "is not configured (deploys.argocd.git_repo)"
         if self.git is not None:
             where = f"at {self.git.path} lacks them (fetch it)"
         return (

@@ -43,14 +43,14 @@ class DeployFilter:
         if elsewhere:
             shown = ", ".join(f"{r.service}/{r.version} in {r.environment}" for r in elsewhere[:_EXAMPLES])
             notes.append(
-                f"left out {len(elsewhere)} deploys outside {', '.join(self.environments)} ({shown}): "
+                f"left out {_deploys(len(elsewhere))} outside {', '.join(self.environments)} ({shown}): "
                 "not suspects there"
             )
         if unsuccessful:
             shown = ", ".join(f"{r.service}/{r.version} {r.status}" for r in unsuccessful[:_EXAMPLES])
-            notes.append(f"left out {len(unsuccessful)} deploys that did not succeed ({shown})")
+            notes.append(f"left out {_deploys(len(unsuccessful))} that did not succeed ({shown})")
         if unknown_env:
-            notes.append(f"{unknown_env} deploys record no environment, so the environment filter could not apply")
+            notes.append(f"{_deploys(unknown_env)} record no environment, so the environment filter could not apply")
         return kept, notes
 
 
@@ -87,3 +87,7 @@ class FilteredDeploys(ReadsDeploys):
     def service_setting(self) -> str:
         """The setting that decides which services the source finds (named when a service has no deploys)."""
         return str(getattr(self.inner, "service_setting", "deploys.source"))
+
+
+def _deploys(count: int) -> str:
+    return f"{count} deploy{'' if count == 1 else 's'}"

@@ -23,6 +23,7 @@ from tools.deploys.records import DeployDiff, DeployRecord
 from tools.deploys.rest import RestClient
 
 DEPLOYED = frozenset({"success", "inactive"})  # inactive: a successful deploy that a newer one replaced
+MAX_STATUSES = 50  # deployments of one window whose status is read (a request each)
 MAX_CONFIG_FILES = 10  # config files read whole per diff; others give their hunks' keys
 _VERSION_REF_RX = re.compile(r"^v?\d+(\.\d+)*([-+][0-9A-Za-z.]+)?$")
 _SAFE_RX = re.compile(r"[^A-Za-z0-9._+@-]")
@@ -49,9 +50,11 @@ class GitHubDeploys(ReadsDeploys):
         records, notes = [], []
         for name in [service] if service else self.services():
             found, more = self._deployments(name)
-            for i, d in enumerate(found):
-                if start <= _time(d["created_at"]) < end:
-                    records.append(self._record(name, d, _previous(found, i), self._status(name, d)))
+            inside = [i for i, d in enumerate(found) if start <= _time(d["created_at"]) < end]
+            for i in inside[:MAX_STATUSES]:  # one status request each
+                records.append(self._record(name, found[i], _previous(found, i), self._status(name, found[i])))
+            if len(inside) > MAX_STATUSES:
+                notes.append(f"{name}: only the newest {MAX_STATUSES} of {len(inside)} deployments were read")
             if more and found and _time(found[-1]["created_at"]) > start:
                 notes.append(f"{name}: only the newest {len(found)} deployments were read ({self.max_pages} pages)")
         return DeployRead(tuple(sorted(records, key=lambda r: r.at, reverse=True)), tuple(notes))

@@ -211,7 +211,7 @@ def _history_findings(repo: GitRepo, layout: Layout, settings: dict[str, object]
     production = [e for e in envs if e.lower() in PRODUCTION_WORDS]
     if production:
         settings["environments"] = production
-        listed = ", ".join(f"{e} ({n} services)" for e, n in envs.most_common())
+        listed = ", ".join(f"{e} ({n} services)" for e, n in sorted(envs.items(), key=lambda en: (-en[1], en[0])))
         findings.append(Finding("deploys.environments", ", ".join(production), f"environments in folders: {listed}"))
     return findings
 

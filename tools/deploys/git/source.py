@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from tools.base import ToolError
 from tools.deploys.git.cli import GitRepo
 from tools.deploys.git.commits import (
     Commit,
@@ -56,6 +57,15 @@ class GitDeploys(ReadsDeploys):
     def describe(self) -> str:
         """Where the deploy records come from."""
         return f"the git deploy repository {self.repo.path}"
+
+    @property
+    def service_setting(self) -> str:
+        """The setting that decides which services have deploys: the tag pattern when tags are read, else the
+        folder layout."""
+        try:
+            return "deploys.tag_pattern" if self._tags()[0] is not None else "deploys.service_path"
+        except ToolError:
+            return "deploys.git_repo"
 
     def services(self) -> list[str]:
         """Every service with a deploy tag; in a repository read by commits, every service folder on the branch."""
@@ -210,7 +220,8 @@ class GitDeploys(ReadsDeploys):
             f"{c.sha[:7]} {c.subject[:60]!r} ({', '.join(c.files[:2]) or 'no files'})" for c in outside[:_EXAMPLES]
         )
         return (
-            f"not a deploy of any service: {len(outside)} commits in this window touch no service folder "
+            f"not a deploy of any service: {len(outside)} commit{'s' if len(outside) != 1 else ''} in this window "
+            f"touch{'' if len(outside) != 1 else 'es'} no service folder "
             f"({self.layout}), e.g. {examples}"
         )
 
