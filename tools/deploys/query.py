@@ -212,12 +212,14 @@ Legal values:
 - service: as the deploy records name it; "*" = all
 - range: <n>m|h|d ending at end (or now), or ISO "start/end"
 - start, end: ISO 8601 UTC instead of range (2026-11-28T14:00Z); empty end = now
-Returns one line per deploy (time, service/version, previous version, author, summary, files), \
-at most {max_records}."""
+Returns one line per deploy (time, service/version, previous version, author, summary, files; environment and \
+status where recorded), at most {max_records}, then notes on what was left out: other environments, failed \
+deploys, commits outside every service folder."""
 
 _DIFF_DOC = """\
 What one deploy changed: the diff of the service's folder (config and code) against the previous deploy.
 Use it after query_deploy_records named a suspect version, for the exact setting or code that changed.
-Legal values: version as query_deploy_records lists it, e.g. v1.4.0 (an unknown one gets the known ones \
-back); service: the version's service.
-Returns a header (time, author, summary, files) and the diff, cut at {max_chars} characters."""
+Legal values: version as query_deploy_records lists it, e.g. v1.4.0 or config@3f2a9c1 (an unknown one gets the \
+known ones back); service: the version's service.
+Returns a header (time, author, summary, files), the changed keys with their full paths (old → new), and the \
+diff, cut at {max_chars} characters."""
