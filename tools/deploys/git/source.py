@@ -13,7 +13,7 @@ folder, tags whose commit changes nothing in the service's folder.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from tools.base import ToolError
@@ -21,6 +21,7 @@ from tools.deploys.git.cli import GitRepo
 from tools.deploys.git.commits import (
     Commit,
     FolderChange,
+    Touched,
     folder_changes,
     folder_diff,
     keys_between,
@@ -35,6 +36,7 @@ from tools.timerange import iso_z
 
 MAX_WINDOW_COMMITS = 2_000  # commits read for one window; more are reported as not read
 MAX_SERVICE_HISTORY = 200  # a service's newest commits searched for a version's diff
+MAX_LOOKBACK_COMMITS = 500  # commits before a window searched for the versions its folders had
 _EXAMPLES = 3
 
 
@@ -179,7 +181,7 @@ class GitDeploys(ReadsDeploys):
         commits = [c for c in log_commits(self.repo, *window) if start <= c.at < end]
         touched, outside = split_by_folder(self.layout, commits)
         changes = folder_changes(self.repo, [t for t in touched if service in (None, t[1].service)])
-        records = self._with_previous(changes)
+        records = self._with_previous(changes, start)
         notes = []
         if outside and (service is None or not records):
             notes.append(self._outside_note(outside))
@@ -187,17 +189,32 @@ class GitDeploys(ReadsDeploys):
             notes.append(f"only the newest {MAX_WINDOW_COMMITS} commits of this window were read; narrow the window")
         return DeployRead(tuple(records), tuple(notes))
 
-    def _with_previous(self, changes: list[FolderChange]) -> list[DeployRecord]:
+    def _with_previous(self, changes: list[FolderChange], start: datetime) -> list[DeployRecord]:
         """Records newest first, each with the version its folder had before (looked up before the window)."""
         by_place: dict[Place, list[FolderChange]] = {}
         for change in changes:
             by_place.setdefault(change.place, []).append(change)
+        earlier = self._changes_before(list(by_place), start)
         records = []
-        for folder in by_place.values():
+        for place, folder in by_place.items():
             for i, change in enumerate(folder):
-                before = folder[i + 1] if i + 1 < len(folder) else self._previous_change(change)
+                before = folder[i + 1] if i + 1 < len(folder) else earlier.get(place)
                 records.append(_record(change, before))
         return sorted(records, key=lambda r: r.at, reverse=True)
+
+    def _changes_before(self, places: list[Place], start: datetime) -> dict[Place, FolderChange]:
+        """Each folder's newest change before `start`: one `git log` over all the folders, one read of their files."""
+        if not places:
+            return {}
+        specs = [f":(literal){p.folder}" for p in places]
+        until = f"--until={iso_z(start - timedelta(seconds=1))}"
+        found = log_commits(self.repo, until, f"--max-count={MAX_LOOKBACK_COMMITS}", "HEAD", pathspecs=specs)
+        touched, _ = split_by_folder(self.layout, found)
+        first: dict[Place, Touched] = {}
+        for commit, place, files in touched:
+            if place in places:
+                first.setdefault(place, (commit, place, files))
+        return {c.place: c for c in folder_changes(self.repo, list(first.values()))}
 
     def _previous_change(self, change: FolderChange) -> FolderChange | None:
         """The commit before `change` that touched the same folder."""
