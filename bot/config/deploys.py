@@ -73,5 +73,7 @@ class DeploysSettings(Section):
         if isinstance(data, dict) and "backend" in data:
             data = dict(data)
             old = data.pop("backend")
-            data.setdefault("source", "index" if old == "elasticsearch" else old)
+            named = "index" if old == "elasticsearch" else old
+            if data.setdefault("source", named) != named:
+                raise ValueError(f"deploys.backend {old!r} (the old name) disagrees with source {data['source']!r}")
         return data

@@ -51,3 +51,9 @@ def test_a_source_the_registry_does_not_have_is_refused() -> None:
     never = Connections(elasticsearch=lambda: None, kubernetes=lambda: None)
     with pytest.raises(ValueError, match=r"deploys\.source 'svn' is not one of git, index, github, argocd, kubernetes"):
         build_deploy_source({"source": "svn"}, never)
+
+
+def test_the_old_and_the_new_name_may_not_disagree() -> None:
+    with pytest.raises(ValueError, match="disagrees with source 'git'"):
+        DeploysSettings.model_validate({"backend": "kubernetes", "source": "git"})
+    assert DeploysSettings.model_validate({"backend": "elasticsearch", "source": "index"}).source == "index"

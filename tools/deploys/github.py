@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from tools.analysis.configdiff import FileVersions, is_config, key_changes_from_versions
 from tools.base import ToolError
@@ -151,7 +152,8 @@ class GitHubDeploys(ReadsDeploys):
 
     def _content(self, repo: str, path: str, ref: str) -> str | None:
         try:
-            reply = self.client.get(f"/repos/{repo}/contents/{path}", {"ref": ref}, what=f"reading {path} at {ref[:7]}")
+            where = f"/repos/{repo}/contents/{quote(path)}"  # a file name may hold spaces or '#'
+            reply = self.client.get(where, {"ref": ref}, what=f"reading {path} at {ref[:7]}")
         except ToolError as exc:
             if "HTTP 404" in str(exc):
                 return None  # the file did not exist at that commit
