@@ -52,7 +52,6 @@ class GitDeploys(ReadsDeploys):
         timeout_s: float = 10.0,
     ) -> None:
         self.repo = GitRepo(repo_path, timeout_s=timeout_s)
-        self.repo_path = self.repo.path
         self.tag_pattern = TagPattern(tag_pattern) if tag_pattern.strip() else None
         self.layout = Layout(service_path)
 
