@@ -26,7 +26,8 @@ from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
 from tools.deploys.git import GitDeploys
 from tools.deploys.query import DeploySource, DeployTools
-from tools.logs.query import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
+from tools.logs.model import LogFields
+from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
 from tools.metrics.query import MetricQuery, MetricsTools
 from tools.timerange import Clock, utc_now
 
@@ -103,14 +104,10 @@ class OnFirstUse:
         return getattr(self._built, name)
 
 
-def build_log_source(settings: Settings) -> LogSource:
-    """SQLite FTS5 (default), Elasticsearch or Loki, as settings.logs.backend says."""
+def build_log_fields(settings: Settings) -> LogFields:
+    """Where a log document keeps each field: one mapping for every log backend (and the SQLite ingest)."""
     c = settings.logs
-    if c.backend == "sqlite":
-        return SqliteLogs(c.sqlite_path)
-    if c.backend == "loki":
-        return build_loki_logs(settings)
-    fields = LogFields(
+    return LogFields(
         timestamp=c.timestamp_field,
         service=c.service_field,
         level=c.level_field,
@@ -119,8 +116,24 @@ def build_log_source(settings: Settings) -> LogSource:
         trace_id=c.trace_field,
         logger=c.logger_field,
         host=c.host_field,
+        error_type=c.error_type_field,
     )
-    return ElasticsearchLogs(build_es(settings), c.index_pattern, fields)
+
+
+def build_log_store(settings: Settings) -> SqliteLogs:
+    """The SQLite log store at logs.sqlite_path, reading documents through the configured field mapping (what
+    `opsbot logs ingest` loads, whichever backend query_logs reads)."""
+    return SqliteLogs(settings.logs.sqlite_path.expanduser(), build_log_fields(settings))
+
+
+def build_log_source(settings: Settings) -> LogSource:
+    """SQLite FTS5 (default), Elasticsearch or Loki, as settings.logs.backend says."""
+    c = settings.logs
+    if c.backend == "sqlite":
+        return build_log_store(settings)
+    if c.backend == "loki":
+        return build_loki_logs(settings, build_log_fields(settings))
+    return ElasticsearchLogs(build_es(settings), c.index_pattern, build_log_fields(settings))
 
 
 def build_deploy_source(settings: Settings) -> DeploySource:

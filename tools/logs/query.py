@@ -17,10 +17,11 @@ from typing import Any
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
 from tools.logs.contrast import onset_contrast, warn_block
-from tools.logs.elastic import ElasticsearchLogs, LogFields
+from tools.logs.elastic import ElasticsearchLogs
 from tools.logs.model import (
     LEVELS,
     LogEntry,
+    LogFields,
     LogQuery,
     LogResult,
     LogSource,
@@ -160,6 +161,7 @@ def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResul
             stack_trace=once(entry.stack_trace),
             logger=once(entry.logger),
             host=once(entry.host),
+            error_type=once(entry.error_type),
         )
 
     return dataclasses.replace(
@@ -206,6 +208,8 @@ def log_summary(
         warnings,
         contrast,
         newest_lines(result.entries),
+        dict(result.counts_by_error_type),
+        result.notes,
     )
 
 
