@@ -10,7 +10,7 @@ import difflib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from tools.elastic import source_field
@@ -26,27 +26,37 @@ class IngestReport:
     """What one ingest read: lines stored and skipped, and per configured field how many documents lacked it."""
 
     fields: LogFields
+    default_service: str = ""  # for documents without a service (a file per service)
     read: int = 0
     stored: int = 0
     skipped: int = 0  # not a JSON object, or no readable timestamp
     missing: Counter[str] = field(default_factory=Counter)  # LogFields attribute -> documents without it
     keys: Counter[str] = field(default_factory=Counter)  # every dotted key seen, for did-you-mean
     levels: Counter[str] = field(default_factory=Counter)  # raw level values as written
+    services: Counter[str] = field(default_factory=Counter)
 
     def problems(self) -> list[str]:
-        """One line per required field that some stored document lacked, with the closest keys the documents have."""
-        lines = []
-        for name in REQUIRED:
-            lacking = self.missing.get(name, 0)
-            if lacking and self.read:
-                configured = getattr(self.fields, name)
-                close = difflib.get_close_matches(configured, list(self.keys), n=2, cutoff=0.5)
-                hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-                lines.append(f"logs.{name}_field = {configured!r}: missing in {lacking:,} of {self.read:,} lines{hint}")
+        """One line per required field that some document lacked, with the closest keys the documents have."""
+        lines = [self._missing_line(name) for name in self._required() if self.missing.get(name)]
         unknown = sorted(raw for raw in self.levels if level_from_text(raw) is None)
         if unknown:
             lines.append(f"level values that are no known level: {', '.join(repr(v) for v in unknown[:8])}")
         return lines
+
+    def absent(self) -> list[str]:
+        """The problem lines of required fields that no document had: loading such lines would be silently wrong."""
+        return [self._missing_line(n) for n in self._required() if self.stored and self.missing.get(n) == self.stored]
+
+    def _required(self) -> list[str]:
+        return [name for name in REQUIRED if not (name == "service" and self.default_service)]
+
+    def _missing_line(self, name: str) -> str:
+        configured = getattr(self.fields, name)
+        close = difflib.get_close_matches(configured, list(self.keys), n=2, cutoff=0.5)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        setting = "stack" if name == "stack_trace" else "trace" if name == "trace_id" else name
+        lacking = self.missing.get(name, 0)
+        return f"logs.{setting}_field = {configured!r}: missing in {lacking:,} of {self.stored:,} documents{hint}"
 
 
 def entry_from_document(doc: dict[str, Any], fields: LogFields) -> LogEntry:
@@ -90,6 +100,9 @@ def entries_from_lines(lines: Iterable[str], report: IngestReport) -> Iterator[L
             report.skipped += 1
             continue
         _count(doc, report)
+        if not entry.service and report.default_service:
+            entry = replace(entry, service=report.default_service)
+        report.services[entry.service] += 1
         report.stored += 1
         yield entry
 
@@ -114,3 +127,11 @@ def _count(doc: dict[str, Any], report: IngestReport) -> None:
     for key in dotted_keys(doc):
         if key in report.keys or len(report.keys) < MAX_KEYS:
             report.keys[key] += 1
+
+
+def sample_report(lines: Iterable[str], fields: LogFields, default_service: str = "") -> IngestReport:
+    """What ingesting `lines` would read, without storing anything (a look at a file's first lines)."""
+    report = IngestReport(fields, default_service)
+    for _ in entries_from_lines(lines, report):
+        pass
+    return report

@@ -55,9 +55,10 @@ class SqliteLogs:
         """Load JSON-lines log documents (a file path or lines); returns how many were stored."""
         return self.ingest(source).stored
 
-    def ingest(self, source: str | Path | Iterable[str]) -> IngestReport:
-        """Load JSON-lines log documents (a file path or lines) through the field mapping; what was read and missed."""
-        report = IngestReport(self.fields)
+    def ingest(self, source: str | Path | Iterable[str], default_service: str = "") -> IngestReport:
+        """Load JSON-lines log documents (a file path or lines) through the field mapping; what was read and missed.
+        `default_service` names the service of documents that carry none."""
+        report = IngestReport(self.fields, default_service)
         lines = _lines(source)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_S)) as db:
