@@ -78,8 +78,28 @@ class LokiLogs:
 
     def services(self) -> list[str]:
         """Every value of the service label."""
-        reply = self._get(f"/loki/api/v1/label/{self.service_label}/values", {}, "listing services")
+        return self.label_values(self.service_label, "listing services")
+
+    def labels(self) -> list[str]:
+        """Every stream label name (discovery and checks read which labels name the service and the level)."""
+        return sorted(str(v) for v in self._get("/loki/api/v1/labels", {}, "listing labels").get("data") or [])
+
+    def label_values(self, label: str, what: str = "") -> list[str]:
+        """Every value of one stream label (a name from labels(), never model input)."""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", label):
+            raise ToolError(f"{label!r} is not a Loki label name")
+        reply = self._get(f"/loki/api/v1/label/{label}/values", {}, what or f"listing {label} values")
         return sorted(str(v) for v in reply.get("data") or [])
+
+    def newest_lines(self, label: str, start: datetime, end: datetime, limit: int) -> list[tuple[dict[str, str], str]]:
+        """The newest raw lines of every stream that has `label`, with their labels (for discovery)."""
+        params = {"query": f'{{{label}=~".+"}}', "start": _ns(start), "end": _ns(end), "limit": limit}
+        reply = self._get("/loki/api/v1/query_range", params, "sampling lines")
+        return [
+            (dict(stream.get("stream", {})), line)
+            for stream in reply.get("data", {}).get("result", [])
+            for _, line in stream.get("values", [])
+        ][:limit]
 
     def search(self, query: LogQuery) -> LogResult:
         """Counts by level (one instant query), the newest lines and a sample at the cluster levels."""
