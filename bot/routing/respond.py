@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.engine.types import (
@@ -51,10 +52,9 @@ from bot.routing.replies import (
     READ_ONLY_ANSWER,
 )
 from bot.safety.inbound import has_request_text
+from bot.zones import is_utc, localise_text
 
 if TYPE_CHECKING:  # what a route needs loads when the route first runs: building the Router imports none of it
-    from datetime import datetime
-
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM
     from tools.base import Toolbox
@@ -98,6 +98,7 @@ class Router:
     protocol: Literal["text", "native"] = "native"
     limits: ContextLimits | None = None
     tool_timeout_s: float | None = 20.0
+    zone: tzinfo = UTC  # the team's: the answer's UTC times are shown in it, with UTC beside them
     # models whose server ignored the tools they were offered: they get the text protocol from then on
     _text_models: set[str] = field(default_factory=set, compare=False, repr=False)
 
@@ -120,7 +121,7 @@ class Router:
             for stage in (self._canned, self._model_lookup, self._quick_lookup, self._agent, self._playbook):
                 if run.open:
                     stage(run)
-            return _grounded(run.finished())
+            return _in_zone(_grounded(run.finished()), self.zone)
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
             return internal_error_trace(
@@ -272,6 +273,20 @@ class Router:
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
         greeting = trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)
         return replace(after_attempt(trace, greeting), model=trace.model)
+
+
+def _in_zone(trace: Trace, zone: tzinfo) -> Trace:
+    """The answer's UTC times in the team's zone with UTC beside them (after grounding, which reads them as UTC)."""
+    if is_utc(zone):
+        return trace
+    return replace(trace, answer=localise_text(trace.answer, zone, _started(trace)))
+
+
+def _started(trace: Trace) -> datetime | None:
+    try:
+        return datetime.fromisoformat(trace.started_at) if trace.started_at else None
+    except ValueError:
+        return None
 
 
 def _grounded(trace: Trace) -> Trace:

@@ -21,6 +21,7 @@ from bot.wiring.basics import (
     redact_on_first_use,
 )
 from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
+from bot.zones import zone_from_name
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
@@ -32,7 +33,7 @@ from tools.metrics.query import MetricQuery, MetricsTools
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
-    from datetime import datetime
+    from datetime import datetime, tzinfo
 
     from elasticsearch import Elasticsearch
 
@@ -226,10 +227,24 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
+def build_zone(settings: Settings) -> tzinfo:
+    """The team's time zone (OPSBOT_TIMEZONE); a name that is no zone is a ValueError naming the setting."""
+    try:
+        return zone_from_name(settings.timezone)
+    except ValueError as exc:
+        raise ValueError(f"OPSBOT_TIMEZONE: {exc}") from exc
+
+
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
-    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
-    bound = functools.partial(playbook_on_first_use, topology=settings.topology, metric_roles=_metric_roles(settings))
+    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it. A question's time without a
+    zone is read in the team's."""
+    bound = functools.partial(
+        playbook_on_first_use,
+        topology=settings.topology,
+        metric_roles=_metric_roles(settings),
+        zone=build_zone(settings),
+    )
     if clock is None:
         return bound
 
@@ -277,6 +292,7 @@ def build_responder(
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,
+        zone=build_zone(settings),
     )
 
 
