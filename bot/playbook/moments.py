@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from bot.zones import ABBREVIATIONS, zone_from_name
+from bot.zones import ABBREVIATIONS, is_utc, zone_from_name
 
 _WORD_NUMBERS = {
     "a": 1,
@@ -102,6 +102,18 @@ def moment_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> dateti
     if day:
         return moment - timedelta(days=day)
     return moment if moment <= now or day == 0 else moment - timedelta(days=1)
+
+
+def time_hint(text: str, now: datetime, zone: tzinfo = UTC) -> str:
+    """For a model that reads the question itself: the team's zone and the question's time in UTC, the tools'
+    terms ("" when the team is on UTC and the question names no other zone)."""
+    moment = moment_from_question(text, now, zone)
+    said_in = moment.tzinfo if moment is not None else None
+    if is_utc(zone) and (said_in is None or is_utc(said_in)):
+        return ""
+    team = "" if is_utc(zone) else f"the team's time zone is {zone} ({now.astimezone(zone):%Z, UTC%z}); "
+    said = f"; the question's time is {moment.astimezone(UTC):%Y-%m-%dT%H:%MZ}" if moment is not None else ""
+    return f"Times: {team}the tools take and print UTC{said}."
 
 
 def zone_in_question(text: str, team: tzinfo = UTC) -> tzinfo | None:

@@ -199,7 +199,7 @@ class Router:
 
         protocol, chosen = self._protocol_for(self.llm.model)
         trace = run_agent(
-            run.question,
+            _with_time_hint(run.question, self.zone),
             self.llm,
             self.tools,
             self.budget,
@@ -273,6 +273,15 @@ class Router:
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
         greeting = trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)
         return replace(after_attempt(trace, greeting), model=trace.model)
+
+
+def _with_time_hint(question: Question, zone: tzinfo) -> Question:
+    """The question with a line telling the model the team's zone and the question's time in UTC, when either is
+    not plain UTC (the model reads the question itself; the tools speak UTC)."""
+    from bot.playbook.moments import time_hint
+
+    hint = time_hint(question.text, datetime.now(UTC), zone)
+    return replace(question, history=(*question.history, hint)) if hint else question
 
 
 def _in_zone(trace: Trace, zone: tzinfo) -> Trace:
