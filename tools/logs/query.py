@@ -143,8 +143,9 @@ Legal values:
 - start, end: ISO 8601 UTC instead of range (2026-11-28T15:00Z); empty end = now
 - limit: 1-{maximum} newest lines
 - onset: ISO time in the window (when the metric changed): adds the signatures, any level, new after it
-Returns: counts by level; top ERROR then WARN signatures (count, first/last seen, one example, trimmed stack); \
-with onset, the new ones; the newest lines up to limit, and how many matched."""
+Returns: counts by level (and by error type where the logs have one); top ERROR then WARN signatures \
+(count, first/last seen, one example, trimmed stack); with onset, the new ones; the newest lines up to limit, \
+and how many matched."""
 
 
 def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:
