@@ -14,13 +14,11 @@ from collections.abc import Sequence
 from tools.base import ToolError
 from tools.discovery import Finding, did_you_mean
 from tools.elastic import es_request
-from tools.logs.conventions import REQUIRED, SETTINGS
+from tools.logs.conventions import REQUIRED, SETTINGS, level_finding
 from tools.logs.elastic import ElasticsearchLogs
-from tools.logs.esfilters import field_use, level_aggregation, level_counts, levels_filter
-from tools.logs.fieldchoice import level_finding
 from tools.logs.indices import has_service, pattern_for, resolved_names
 from tools.logs.loki import LokiLogs
-from tools.logs.mapping import IndexMapping
+from tools.logs.mapping import IndexMapping, field_use, level_aggregation, level_counts, levels_filter
 from tools.logs.model import LogSource, level_from_text
 from tools.logs.sqlite import SqliteLogs
 

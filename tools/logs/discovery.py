@@ -2,7 +2,7 @@
 
 Elasticsearch: the index pattern from the index names (daily indices of several services -> `logs-{service}-*`,
 data streams and single indices -> their common prefix), then each field from the mapping and the newest documents
-(tools/logs/fieldchoice.py over ECS, OpenTelemetry and plain JSON), the level field's values as written over the
+(tools/logs/conventions.py over ECS, OpenTelemetry and plain JSON), the level field's values as written over the
 whole pattern, and the services. Loki: the stream labels that name the service and the level, and the fields of the
 JSON lines. JSON-lines files (the SQLite store): the fields of their documents. Nothing is guessed silently: what was
 not found is a Finding without a value that says where it looked.
@@ -17,12 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 from tools.discovery import Finding
 from tools.elastic import es_request
-from tools.logs.conventions import LOKI_LEVEL_LABELS, LOKI_SERVICE_LABELS, SETTINGS, candidates
-from tools.logs.esfilters import bucket_counts, field_use
-from tools.logs.fieldchoice import Sample, field_findings, level_finding, listing
+from tools.logs.conventions import (
+    LOKI_LEVEL_LABELS,
+    LOKI_SERVICE_LABELS,
+    SETTINGS,
+    Sample,
+    candidates,
+    field_findings,
+    level_finding,
+    listing,
+)
 from tools.logs.indices import IndexName, has_service, pattern_for, resolved_names, service_of
 from tools.logs.loki import LokiLogs
-from tools.logs.mapping import IndexMapping, MappingCache
+from tools.logs.mapping import IndexMapping, MappingCache, bucket_counts, field_use
 from tools.timerange import utc_now
 
 if TYPE_CHECKING:

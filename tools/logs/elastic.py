@@ -2,7 +2,7 @@
 
 The index pattern may name the service (`logs-{service}-*`): one service's search then reads only its indices, and
 the services are read from the index names when the documents carry no service field. How each field is filtered
-comes from the mapping (tools/logs/mapping.py, tools/logs/esfilters.py): a keyword field or a text field's keyword
+comes from the mapping (tools/logs/mapping.py): a keyword field or a text field's keyword
 sub-field gets exact terms, levels match in any case and under any alias, a text-only field is matched. Search text
 goes through `simple_query_string`, which never fails on syntax, with every term quoted and its specials escaped.
 Counts by level (and by error type) come from aggregations, with the level filter as a post_filter so they show the
@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
 from tools.elastic import es_request, field_values, source_field
-from tools.logs.esfilters import (
+from tools.logs.indices import has_service, index_name, pattern_for, resolved_names, service_of
+from tools.logs.mapping import (
     FieldUse,
+    IndexMapping,
+    MappingCache,
     bucket_counts,
     error_type_aggregation,
     field_use,
@@ -27,8 +30,6 @@ from tools.logs.esfilters import (
     levels_filter,
     values_filter,
 )
-from tools.logs.indices import has_service, index_name, pattern_for, resolved_names, service_of
-from tools.logs.mapping import IndexMapping, MappingCache
 from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text
 from tools.timerange import iso_z, moment_from_value
 
