@@ -15,8 +15,10 @@ other, and prints as the user wrote it (convert to UTC to print it in the tools'
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
+from bot.engine.types import Question
 from bot.zones import ABBREVIATIONS, is_utc, zone_from_name
 
 _WORD_NUMBERS = {
@@ -114,6 +116,12 @@ def time_hint(text: str, now: datetime, zone: tzinfo = UTC) -> str:
     team = "" if is_utc(zone) else f"the team's time zone is {zone} ({now.astimezone(zone):%Z, UTC%z}); "
     said = f"; the question's time is {moment.astimezone(UTC):%Y-%m-%dT%H:%MZ}" if moment is not None else ""
     return f"Times: {team}the tools take and print UTC{said}."
+
+
+def with_time_hint(question: Question, now: datetime, zone: tzinfo = UTC) -> Question:
+    """The question with time_hint's line beside its thread memory, when there is something to say."""
+    hint = time_hint(question.text, now, zone)
+    return replace(question, history=(*question.history, hint)) if hint else question
 
 
 def zone_in_question(text: str, team: tzinfo = UTC) -> tzinfo | None:

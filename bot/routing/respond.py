@@ -121,7 +121,8 @@ class Router:
             for stage in (self._canned, self._model_lookup, self._quick_lookup, self._agent, self._playbook):
                 if run.open:
                     stage(run)
-            return _in_zone(_grounded(run.finished()), self.zone)
+            trace = _grounded(run.finished())  # then its UTC times in the team's zone (grounding reads them as UTC)
+            return trace if is_utc(self.zone) else replace(trace, answer=localise_text(trace.answer, self.zone))
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
             return internal_error_trace(
@@ -196,10 +197,11 @@ class Router:
         if self.llm is None or run.down is not None or (run.route != "diagnose" and not run.diagnose):
             return
         from bot.engine.loop import run_agent  # the loop (and its text reader) loads with the first model run
+        from bot.playbook.moments import with_time_hint  # the model reads the question; the tools speak UTC
 
         protocol, chosen = self._protocol_for(self.llm.model)
         trace = run_agent(
-            _with_time_hint(run.question, self.zone),
+            with_time_hint(run.question, datetime.now(UTC), self.zone),
             self.llm,
             self.tools,
             self.budget,
@@ -273,29 +275,6 @@ class Router:
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
         greeting = trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)
         return replace(after_attempt(trace, greeting), model=trace.model)
-
-
-def _with_time_hint(question: Question, zone: tzinfo) -> Question:
-    """The question with a line telling the model the team's zone and the question's time in UTC, when either is
-    not plain UTC (the model reads the question itself; the tools speak UTC)."""
-    from bot.playbook.moments import time_hint
-
-    hint = time_hint(question.text, datetime.now(UTC), zone)
-    return replace(question, history=(*question.history, hint)) if hint else question
-
-
-def _in_zone(trace: Trace, zone: tzinfo) -> Trace:
-    """The answer's UTC times in the team's zone with UTC beside them (after grounding, which reads them as UTC)."""
-    if is_utc(zone):
-        return trace
-    return replace(trace, answer=localise_text(trace.answer, zone, _started(trace)))
-
-
-def _started(trace: Trace) -> datetime | None:
-    try:
-        return datetime.fromisoformat(trace.started_at) if trace.started_at else None
-    except ValueError:
-        return None
 
 
 def _grounded(trace: Trace) -> Trace:

@@ -108,22 +108,12 @@ class OnFirstUse:
 def build_log_fields(settings: Settings) -> LogFields:
     """Where a log document keeps each field: one mapping for every log backend (and the SQLite ingest)."""
     c = settings.logs
-    return LogFields(
-        timestamp=c.timestamp_field,
-        service=c.service_field,
-        level=c.level_field,
-        message=c.message_field,
-        stack_trace=c.stack_field,
-        trace_id=c.trace_field,
-        logger=c.logger_field,
-        host=c.host_field,
-        error_type=c.error_type_field,
-    )
+    names = (c.timestamp_field, c.service_field, c.level_field, c.message_field, c.stack_field, c.trace_field)
+    return LogFields(*names, logger=c.logger_field, host=c.host_field, error_type=c.error_type_field)
 
 
 def build_log_store(settings: Settings) -> SqliteLogs:
-    """The SQLite log store at logs.sqlite_path, reading documents through the configured field mapping (what
-    `opsbot logs ingest` loads, whichever backend query_logs reads)."""
+    """The SQLite store `opsbot logs ingest` loads through the field mapping (whatever query_logs reads)."""
     return SqliteLogs(settings.logs.sqlite_path.expanduser(), build_log_fields(settings))
 
 
@@ -231,8 +221,8 @@ def build_zone(settings: Settings) -> tzinfo:
     """The team's time zone (OPSBOT_TIMEZONE); a name that is no zone is a ValueError naming the setting."""
     try:
         return zone_from_name(settings.timezone)
-    except ValueError as exc:
-        raise ValueError(f"OPSBOT_TIMEZONE: {exc}") from exc
+    except ValueError as exc:  # the value may come from the config file: the setting's name fits both
+        raise ValueError(f"timezone (OPSBOT_TIMEZONE): {exc}") from exc
 
 
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
