@@ -66,7 +66,7 @@ OPENTELEMETRY = Convention(
         "error_type": ("attributes.exception.type", "exception.type"),
         "stack_trace": ("attributes.exception.stacktrace", "exception.stacktrace"),
         "trace_id": ("trace_id", "traceId"),
-        "logger": ("scope.name", "instrumentation_scope.name"),
+        "logger": ("scope.name", "instrumentation_scope.name", "attributes.code.namespace"),
         "host": ("resource.host.name", "resource.attributes.host.name"),
     },
 )

@@ -50,7 +50,10 @@ def otel_doc(minutes_ago: int, severity: str) -> dict[str, Any]:
         "body": "payment declined" if severity == "Error" else "payment accepted",
         "resource": {"service": {"name": "payment"}},
         "trace_id": f"{minutes_ago:032x}",
-        "attributes": {"exception": {"type": "DeclinedError"}} if severity == "Error" else {},
+        "attributes": {
+            "code": {"namespace": "pay.Api"},
+            **({"exception": {"type": "DeclinedError"}} if severity == "Error" else {}),
+        },
     }
 
 
@@ -120,6 +123,7 @@ def test_open_telemetry_logs_give_severity_body_and_resource_service(es: Any) ->
     assert values["logs.level_field"] == "severity_text" and values["logs.message_field"] == "body"
     assert values["logs.service_field"] == "resource.service.name"
     assert values["logs.error_type_field"] == "attributes.exception.type"
+    assert values["logs.logger_field"] == "attributes.code.namespace"  # OpenTelemetry's code.namespace: the class
     assert "(OpenTelemetry)" in evidence(found, "logs.level_field")
     assert "read in any case as ERROR, INFO" in evidence(found, "logs.level_field")
 
