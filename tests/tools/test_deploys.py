@@ -151,7 +151,14 @@ def test_elasticsearch_deploys_down_is_a_clear_observation():
     assert result.status == "error" and "Elasticsearch is unreachable" in result.text
 
 
-def test_git_too_slow_is_a_clear_observation(repo):
-    box = Toolbox(DeployTools(GitDeploys(repo, timeout_s=0.0001)).specs())
+def test_git_too_slow_is_a_clear_observation(repo, tmp_path, monkeypatch):
+    # a git that hangs (the process is replaced by a sleep, so the timeout's kill ends it): the 0.5 s timeout is what
+    # ends the call, on any machine load (a timeout of a fraction of a millisecond raced the real git under load)
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 30\n")
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    box = Toolbox(DeployTools(GitDeploys(repo, timeout_s=0.5)).specs())
     result = call_tool(box, "query_deploy_records", {"service": "order"})
     assert result.status == "error" and "git did not answer within" in result.text
