@@ -245,7 +245,6 @@ def test_no_grab_bag_module_names(folder: str) -> None:
 # still read the text for it.
 MOVES_TO_DATA = "moves to typed data: tools/results.py"
 READS_TOOL_TEXT = {  # each entry goes once its module reads the data instead
-    "bot.engine.history.digest": MOVES_TO_DATA,
     "bot.playbook.collectiongap": MOVES_TO_DATA,
     "bot.playbook.confirmation": MOVES_TO_DATA,
     "bot.playbook.diffs": MOVES_TO_DATA,
