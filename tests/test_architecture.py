@@ -254,9 +254,6 @@ READS_TOOL_TEXT = {  # each entry goes once its module reads the data instead
     "bot.playbook.suspects": MOVES_TO_DATA,
     "bot.playbook.toolsetprobes": MOVES_TO_DATA,
     "bot.routing.lookup": MOVES_TO_DATA,
-    "bot.slack.delivery.findings": MOVES_TO_DATA,
-    "bot.slack.delivery.render": MOVES_TO_DATA,
-    "bot.slack.jobs.state": MOVES_TO_DATA,
 }
 TEXT_BY_DESIGN = {  # text is what these modules are about; none of them reads a fact out of a tool's text
     "bot.safety.grounding": "checks the answer's numbers and versions against the text the model read",

@@ -48,13 +48,13 @@ def series(
     metric: str = "p99_latency",
     *,
     unit: str = "ms",
-    changes: Sequence[tuple[str, float, float]] = (("15:05", 212.0, 1_180.0),),
+    changes: Sequence[tuple[str | datetime, float, float]] = (("15:05", 212.0, 1_180.0),),
     spikes: Sequence[Spike] = (),
     stop: Stop | None = None,
     samples: int = 120,
     window: TimeWindow = WINDOW,
 ) -> MetricSeries:
-    """A series with level shifts (HH:MM, before, after); no changes and no spike is a steady one."""
+    """A series with level shifts (HH:MM or a time, before, after); no changes and no spike is a steady one."""
     points = [value for _, before, after in changes for value in (before, after)] or [100.0]
     stats = MetricStats(min(points), sorted(points)[len(points) // 2], max(points), points[-1]) if samples else None
     cells = tuple((window.start + timedelta(minutes=10 * i), points[-1]) for i in range(12 if samples else 0))
@@ -67,7 +67,7 @@ def series(
         30,
         SeriesSummary(600, cells, samples),
         stats,
-        tuple(ChangePoint(at(hhmm), before, after) for hhmm, before, after in changes),
+        tuple(ChangePoint(when if isinstance(when, datetime) else at(when), a, b) for when, a, b in changes),
         1,
         tuple(spikes),
         stop=stop,
