@@ -253,12 +253,11 @@ READS_TOOL_TEXT = {  # each entry goes once its module reads the data instead
     "bot.playbook.onset": MOVES_TO_DATA,
     "bot.playbook.suspects": MOVES_TO_DATA,
     "bot.playbook.toolsetprobes": MOVES_TO_DATA,
-    "bot.routing.lookup": MOVES_TO_DATA,
 }
 TEXT_BY_DESIGN = {  # text is what these modules are about; none of them reads a fact out of a tool's text
     "bot.safety.grounding": "checks the answer's numbers and versions against the text the model read",
     "bot.safety.redact": "removes secrets from every text that is stored or sent, a tool's text included",
-    "bot.engine.history.payloads": "rewrites text-only (MCP) tools' JSON and git payloads for the model",
+    "bot.engine.history.payloads": "rewrites text-only (MCP) tools' JSON and git payloads, marking the lines it writes",
     "bot.engine.history.memory": "the model's memory of earlier steps is text; its patterns shorten its own lines",
     "bot.eval.scoring": "scores an answer and the texts behind it against a scenario's facts, as a reader would",
 }

@@ -132,8 +132,13 @@ def call_text(step: Step) -> str:
 
 def step_to_line(step: Step) -> str:
     """One line for an old step: what was called, how it went, and its key finding (see digest.py)."""
-    gist = observation_gist(reading_of(step.observation, step.data), GIST_CHARS)
-    return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {gist}"
+    return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {result_gist(step)}"
+
+
+def result_gist(step: Step, max_chars: int = GIST_CHARS) -> str:
+    """The key finding of a step's result on one line, from its data (digest.py); a result without data (an
+    error, a text-only tool's) by its first line."""
+    return observation_gist(reading_of(step.observation, step.data), max_chars)
 
 
 def _compact_call_text(step: Step) -> str:
