@@ -126,7 +126,7 @@ def indexed_evidence(reading: Reading) -> list[tuple[int, str]]:
 
 
 def observation_digest(reading: Reading) -> str | None:
-    """The first line and the evidence lines, with a note of how much went; output in no known form has its
+    """The first line and the evidence lines, with a note of how much went; a result with no cited line has its
     repeated lines folded instead; None when neither applies."""
     lines = reading.text.splitlines()
     kept = kept_lines(reading)
@@ -143,7 +143,7 @@ def observation_digest(reading: Reading) -> str | None:
 
 def resent(reading: Reading, max_chars: int, *, digest: bool) -> tuple[str, list[tuple[int, str]]]:
     """A result as it is re-sent before any cut, and its evidence lines by line index in that text: the evidence
-    digest when `digest` and it is shorter; else the text, a long one in no known form with its repeats folded."""
+    digest when `digest` and it is shorter; else the text, a long one with no cited line with its repeats folded."""
     kept = kept_lines(reading)
     indexed = [(k.index, k.text) for k in kept]
     if digest:

@@ -33,12 +33,6 @@ _HASH_CHARS = 7
 _MESSAGE_CHARS = 300
 
 
-def text_from_git(output: str) -> str | None:
-    """Compact lines for raw `git log` / `git show` output (commits and tags); None for anything else."""
-    lines = lines_from_git(output)
-    return "\n".join(line.text for line in lines) if lines is not None else None
-
-
 def lines_from_git(output: str) -> list[Cited] | None:
     """The compact lines of raw `git log` / `git show` output, each commit and diff line marked; None for anything
     else."""

@@ -1,4 +1,4 @@
-"""What a step FOUND, in the words people use in an incident channel. Pure: reads the step's data, never its text.
+"""What a step FOUND, in the words people use in an incident channel. Pure: reads each fact from the step's data.
 
 "diff: hikari.maximumPoolSize 50 → 200", "logs: 256× HikariPool-1 - Connection is not available, from 15:05",
 "order p99 latency 202 ms → 1,221 ms at 15:07 (x6.1)": findings, not queries. Numbers are printed as the text
