@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         build_telemetry,
         build_tool_specs,
         build_toolbox,
+        build_zone,
     )
     from bot.wiring.doctor import (
         CheckResult,
@@ -106,6 +107,7 @@ _HOMES: dict[str, str] = {
     "build_tool_specs": "core",
     "build_toolbox": "core",
     "build_toolsets": "readiness",
+    "build_zone": "core",
     "default_checks": "doctor",
     "install_log_redaction": "basics",
     "job_statuses": "surfaces",
@@ -162,6 +164,7 @@ __all__ = [
     "build_tool_specs",
     "build_toolbox",
     "build_toolsets",
+    "build_zone",
     "default_checks",
     "install_log_redaction",
     "job_statuses",

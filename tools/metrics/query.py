@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
+from tools.metrics.chartline import CHART_POINTS, ChartLine
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
 from tools.metrics.series import (
     MetricQuery,
     MetricSeries,
     MetricStats,
     ServiceList,
+    bucket_length,
     render_series,
     render_services,
     series_summary,
@@ -167,6 +169,7 @@ class MetricsTools:
             sawtooth,
             stop,
             collection,
+            ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
         )
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:

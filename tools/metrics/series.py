@@ -26,6 +26,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from tools.base import ToolData
+from tools.metrics.chartline import ChartLine
 from tools.timerange import TimeWindow, duration_to_text
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
@@ -123,6 +124,7 @@ class MetricSeries(ToolData):
     sawtooth: Sawtooth | None = None
     stop: Stop | None = None
     collection: Collection | None = None  # whether the stop is the service's or the collection's
+    chart: ChartLine | None = None  # about CHART_POINTS means: what a chart of it draws
 
     @property
     def checked(self) -> bool:
@@ -143,13 +145,23 @@ class ServiceList(ToolData):
 
 def series_summary(points: Sequence[tuple[datetime, float]], step_s: int) -> SeriesSummary:
     """About SUMMARY_POINTS means over buckets of a round length (2h rather than 125m)."""
-    wanted_s = math.ceil(len(points) / SUMMARY_POINTS) * step_s
-    bucket_s = next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
+    bucket_s, cells = _bucket_means(points, step_s, SUMMARY_POINTS)
+    return SeriesSummary(bucket_s, cells, len(points))
+
+
+def bucket_length(points: Sequence[tuple[datetime, float]], step_s: int, count: int) -> int:
+    wanted_s = math.ceil(len(points) / count) * step_s
+    return next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
+
+
+def _bucket_means(
+    points: Sequence[tuple[datetime, float]], step_s: int, count: int
+) -> tuple[int, tuple[tuple[datetime, float], ...]]:
+    bucket_s = bucket_length(points, step_s, count)
     buckets: dict[int, list[tuple[datetime, float]]] = {}
     for moment, value in points:
         buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
-    cells = tuple((b[0][0], fmean(v for _, v in b)) for b in buckets.values())
-    return SeriesSummary(bucket_s, cells, len(points))
+    return bucket_s, tuple((b[0][0], fmean(v for _, v in b)) for b in buckets.values())
 
 
 def render_series(series: MetricSeries) -> str:
