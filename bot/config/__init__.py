@@ -23,6 +23,7 @@ from bot.config.backends import (
     MetricTemplate,
     PrometheusSettings,
     RunbooksSettings,
+    ServiceMetricsSettings,
     default_metric_catalogue,
 )
 from bot.config.section import DEFAULT_STATE_DIR
@@ -58,6 +59,7 @@ __all__ = [
     "RunbooksSettings",
     "SandboxSettings",
     "ServerSettings",
+    "ServiceMetricsSettings",
     "Settings",
     "SlackSettings",
     "StoreSettings",

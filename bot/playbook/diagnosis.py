@@ -31,6 +31,7 @@ from bot.playbook.probes import (
     check_deploys,
     check_logs,
     check_onset,
+    check_saturation,
     iso_from_moment,
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
@@ -60,18 +61,22 @@ def run_playbook(
     *,
     topology: Mapping[str, Sequence[str]],
     metric_roles: Mapping[str, str] | None = None,
+    saturation: Sequence[str] = (),
     on_step: StepObserver | None = None,
     now: datetime | None = None,
 ) -> Trace:
     """Diagnose `question` without a model: fixed checks over the tools, a templated, cited conclusion.
 
-    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name.
+    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name;
+    `saturation` names the catalogue's saturation metrics (GC pauses, pool pending, queues, consumer lag).
     """
     started_at, started = datetime.now(UTC), time.monotonic()
     run = ProbeRun(tools, on_step, window_from_question(question.text, now or started_at))
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    if findings.service:
+        check_saturation(run, findings, findings.service, saturation)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):

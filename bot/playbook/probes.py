@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import tools.analysis.ranking as ranking
 from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.diffs import deploys_from_text
 from bot.playbook.evidence import (
@@ -35,6 +36,7 @@ DEPLOYS_AFTER_MINUTES = 10  # listed too, to show a deploy in the window that ca
 LOGS_AROUND_MINUTES = 30
 ONSET_MINUTES = 10
 ONSET_QUERY = "started OR starting OR job OR cron OR batch OR reindex OR backfill OR migration"
+SATURATION_AROUND_MINUTES = 15  # a saturation signal that rose this close to the onset rose with the symptom
 TOOL_TIMEOUT_S = 20.0
 
 
@@ -272,3 +274,23 @@ def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -
         "limit": 20,
     }
     findings.onset_lines = log_lines_from_text(run.call(thought, "query_logs", args))[:3]
+
+
+def check_saturation(run: ProbeRun, findings: Findings, service: str, metrics: Sequence[str]) -> None:
+    """The catalogue's saturation signals of the service (GC pauses, a pool's pending connections, a queue,
+    consumer lag) around its first change; each one that rose with it weighs for a deploy suspect of the service,
+    more when the deploy changed what saturated (tools/analysis/ranking.py saturation_reasons)."""
+    first = findings.first_change(service)
+    if first is None or "query_metrics" not in run.tools:
+        return
+    health, risen = findings.health.setdefault(service, ServiceHealth(service)), []
+    for metric in (m for m in metrics if m not in health.readings):
+        thought = f"{service} changed at {first[1]:%H:%M} UTC; checking its {metric}: a saturated resource explains it."
+        run.read_metric(thought, health, metric)
+        point = health.changed(metric)
+        if point and point.ratio > 1 and abs(point.at - first[1]) <= timedelta(minutes=SATURATION_AROUND_MINUTES):
+            risen.append((metric, health.describe(metric, point)))
+    for suspect in findings.suspects if risen else []:
+        if suspect.deploy is not None and suspect.deploy.service == service:
+            suspect.add(ranking.saturation_reasons(risen, suspect.key_changes))
+    findings.suspects.sort(key=lambda s: -s.score)

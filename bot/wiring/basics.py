@@ -146,13 +146,22 @@ def playbook_on_first_use(
     *,
     topology: Mapping[str, Sequence[str]],
     metric_roles: Mapping[str, str] | None = None,
+    saturation: Sequence[str] = (),
     on_step: StepObserver | None = None,
     now: datetime | None = None,
 ) -> Trace:
     """run_playbook, imported with the first diagnosis: building a responder needs neither it nor its detectors."""
     from bot.playbook.diagnosis import run_playbook
 
-    return run_playbook(question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now)
+    return run_playbook(
+        question,
+        tools,
+        topology=topology,
+        metric_roles=metric_roles,
+        saturation=saturation,
+        on_step=on_step,
+        now=now,
+    )
 
 
 def lookup_on_first_use(

@@ -27,7 +27,7 @@ from tools.changes import ChangeFinder
 from tools.deploys.git import GitDeploys
 from tools.deploys.query import DeploySource, DeployTools
 from tools.logs.query import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
-from tools.metrics.query import MetricQuery, MetricsTools
+from tools.metrics.query import MetricQuery, MetricsTools, ServiceCatalogue
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
@@ -76,6 +76,14 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
     client = cast("PrometheusAPI", OnFirstUse(functools.partial(build_prometheus, settings)))
+    services = {
+        name: ServiceCatalogue(
+            own.service_label,
+            {metric: MetricQuery(m.promql, m.unit, m.description) for metric, m in own.metrics.items()},
+            frozenset(own.not_measured),
+        )
+        for name, own in p.services.items()
+    }
     return MetricsTools(
         client,
         catalogue,
@@ -85,6 +93,7 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
         clock=clock,
         up_metric=p.up_metric,
         gap_share=p.collection_gap_share,
+        services=services,
     )
 
 
@@ -216,7 +225,12 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
     `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
-    bound = functools.partial(playbook_on_first_use, topology=settings.topology, metric_roles=_metric_roles(settings))
+    bound = functools.partial(
+        playbook_on_first_use,
+        topology=settings.topology,
+        metric_roles=_metric_roles(settings),
+        saturation=saturation_metrics(settings),
+    )
     if clock is None:
         return bound
 
@@ -229,9 +243,12 @@ def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
 
 
 def _metric_roles(settings: Settings) -> dict[str, str]:
-    """role -> metric name; the first catalogue entry with a role wins (a second one is logged and ignored)."""
+    """role -> metric name; the first catalogue entry with a role wins (a second one is logged and ignored).
+    Saturation is the one role many entries share (saturation_metrics)."""
     roles: dict[str, str] = {}
     for name, metric in settings.prometheus.metrics.items():
+        if metric.role == "saturation":
+            continue
         if metric.role and metric.role in roles:
             log.warning(
                 "metric %r has role %r, already taken by %r; the playbook reads %r",
@@ -243,6 +260,11 @@ def _metric_roles(settings: Settings) -> dict[str, str]:
         elif metric.role:
             roles[metric.role] = name
     return roles
+
+
+def saturation_metrics(settings: Settings) -> list[str]:
+    """The catalogue entries with the role "saturation", in catalogue order: the playbook reads each."""
+    return [name for name, metric in settings.prometheus.metrics.items() if metric.role == "saturation"]
 
 
 def build_responder(
