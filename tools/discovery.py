@@ -46,6 +46,11 @@ def did_you_mean(value: str, candidates: Iterable[str]) -> str:
     return " (did you mean " + " or ".join(repr(by_fold[c]) for c in close) + "?)"
 
 
+def setting_key(part: str) -> str:
+    """One part of a setting path, quoted when it holds a dot (a service named "api.v2")."""
+    return f'"{part}"' if "." in part else part
+
+
 def problems_of(findings: Sequence[Finding]) -> list[Finding]:
     """The findings that do not hold, in order."""
     return [f for f in findings if f.problems]

@@ -64,6 +64,10 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         serve_forever,
         slack_health,
     )
+    from bot.wiring.stack import (
+        StackOptions,
+        discover_stack,
+    )
     from bot.wiring.surfaces import (
         build_api,
         build_dispatcher,
@@ -75,6 +79,8 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
 _HOMES: dict[str, str] = {
     "SHUTDOWN_DRAIN_S": "service",
     "Settings": "config",
+    "StackOptions": "stack",
+    "discover_stack": "stack",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
     "build_access": "core",
@@ -130,6 +136,7 @@ __all__ = [
     "SHUTDOWN_DRAIN_S",
     "CheckResult",
     "Settings",
+    "StackOptions",
     "bring_up_sandbox",
     "build_access",
     "build_api",
@@ -157,6 +164,7 @@ __all__ = [
     "build_toolbox",
     "build_toolsets",
     "default_checks",
+    "discover_stack",
     "install_log_redaction",
     "job_statuses",
     "load_settings",

@@ -29,9 +29,15 @@ if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when u
 
 
 def load_settings() -> Settings:
-    """Settings from the environment and ./.env."""
+    """Settings from the environment, ./.env and the config file; an OPSBOT_ variable that names no setting is an
+    error here (UnknownSettings), as a misspelt key is everywhere else."""
     from bot.config import Settings  # pydantic-settings: ~0.3 s of imports
+    from bot.config.problems import UnknownSettings, unknown_variables
+    from bot.config.provenance import dotenv_entries, environment
 
+    unknown = unknown_variables(Settings, environment(), dotenv_entries())
+    if unknown:
+        raise UnknownSettings(unknown)
     return Settings()
 
 

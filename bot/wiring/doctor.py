@@ -8,12 +8,11 @@ that cannot work, is a failure, and `serve` refuses to start on a failure.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import requests
@@ -230,38 +229,18 @@ def _es_auth(settings: Settings) -> tuple[str, str] | None:
 
 
 def settings_problems(exc: Exception, environ: Mapping[str, str] | None = None) -> list[str]:
-    """One line per problem in the configuration, each naming the environment variable to fix.
+    """One line per problem in the configuration, each naming where the bad value came from: the environment
+    variable, the .env entry, or the config file's table and key (bot/config/problems.py).
 
-    `exc` is what Settings() raised: pydantic's ValidationError (a value of the wrong type), or pydantic-settings'
-    SettingsError (a JSON value that does not parse, which names only the section).
+    `exc` is what Settings() raised: pydantic's ValidationError (a value of the wrong type, a key no setting has),
+    pydantic-settings' SettingsError (a JSON value that does not parse), or UnknownSettings (an OPSBOT_ variable
+    that names no setting).
     """
-    env = os.environ if environ is None else environ
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        return [_problem_line(error, env) for error in errors()]
-    broken = [name for name, value in env.items() if name.startswith("OPSBOT_") and not _json_ok(value)]
-    if broken:
-        return [f"{name}: not valid JSON ({_json_error(env[name])})" for name in broken]
-    return [f"configuration: {exc}"]
+    from bot.config.problems import settings_problems as problems
+    from bot.config.provenance import dotenv_entries, environment
+    from bot.config.sources import CONFIG_FILE_VARIABLE
 
-
-def _problem_line(error: Mapping[str, Any], env: Mapping[str, str]) -> str:
-    loc = [str(part) for part in error["loc"]]
-    for cut in range(len(loc), 0, -1):  # a JSON-valued variable holds the deeper parts of the path
-        name = "OPSBOT_" + "__".join(part.upper() for part in loc[:cut])
-        if name in env:
-            inside = f" (at {'.'.join(loc[cut:])})" if cut < len(loc) else ""
-            return f"{name}={env[name]:.60}{inside}: {error['msg']}"
-    return f"OPSBOT_{'__'.join(part.upper() for part in loc)}: {error['msg']} (got {error.get('input')!s:.60})"
-
-
-def _json_ok(value: str) -> bool:
-    return not value.lstrip().startswith(("{", "[")) or not _json_error(value)
-
-
-def _json_error(value: str) -> str:
-    try:
-        json.loads(value)
-    except ValueError as exc:
-        return str(exc)
-    return ""
+    env = environment() if environ is None else dict(environ)
+    dotenv = dotenv_entries() if environ is None else {}
+    named = env.get(CONFIG_FILE_VARIABLE) or dotenv.get(CONFIG_FILE_VARIABLE)
+    return problems(exc, Settings, env, dotenv, Path(named).expanduser() if named else None)

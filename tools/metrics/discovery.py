@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from tools.discovery import Finding
+from tools.discovery import Finding, setting_key
 from tools.metrics.collection import raw_metric
 from tools.metrics.conventions import (
     CONVENTIONS,
@@ -174,7 +174,7 @@ def _common_entries(services: Sequence[ServiceFound]) -> dict[str, Entry]:
 
 
 def _own_findings(found: ServiceFound, label: str, catalogue: dict[str, Entry]) -> list[Finding]:
-    prefix = f"prometheus.services.{found.name}"
+    prefix = f"prometheus.services.{setting_key(found.name)}"
     why = f"{found.name} follows {found.convention.title}"
     findings = []
     if found.label != label:

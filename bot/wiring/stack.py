@@ -1,0 +1,80 @@
+"""`opsbot init`: inspect a team's stack, one backend family at a time, and return what each found.
+
+Each family has one discovery function returning Findings (tools/discovery.py): metrics from Prometheus, logs
+from Elasticsearch or Loki, deploys from a git repository or a deploy index. What the command line names is a
+finding too (its evidence: "given"), so the file says where every value came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.config import Settings
+from bot.wiring.core import build_prometheus
+from tools.base import ToolError
+from tools.discovery import Finding
+
+GIVEN = "given on the command line"
+
+
+@dataclass(frozen=True)
+class StackOptions:
+    """What `opsbot init` was pointed at."""
+
+    prometheus: str
+    elasticsearch: str = ""
+    loki: str = ""
+    deploys_git: Path | None = None
+    deploys_index: str = ""
+
+
+def settings_for(settings: Settings, options: StackOptions) -> Settings:
+    """The settings init asks the stack with: the given URLs, and the credentials the environment holds."""
+    update: dict[str, object] = {"prometheus": settings.prometheus.model_copy(update={"url": options.prometheus})}
+    if options.elasticsearch:
+        update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": options.elasticsearch})
+    if options.loki:
+        update["loki"] = settings.loki.model_copy(update={"url": options.loki})
+    return settings.model_copy(update=update)
+
+
+def discover_stack(settings: Settings, options: StackOptions, now: datetime | None = None) -> list[Finding]:
+    """Every family's findings, in the order the config file lists them."""
+    settings = settings_for(settings, options)
+    moment = now or datetime.now(UTC)
+    return [*_metrics(settings, options, moment), *_logs(settings, options), *_deploys(settings, options)]
+
+
+def _metrics(settings: Settings, options: StackOptions, now: datetime) -> list[Finding]:
+    from tools.metrics.discovery import discover_metrics
+
+    try:
+        return discover_metrics(build_prometheus(settings), now, options.prometheus)
+    except ToolError as exc:  # unreachable, or not Prometheus: nothing else can be learnt from it
+        return [Finding("prometheus.url", None, options.prometheus, (str(exc),))]
+
+
+def _logs(settings: Settings, options: StackOptions) -> list[Finding]:
+    if options.elasticsearch:
+        return [
+            Finding("elasticsearch.url", options.elasticsearch, GIVEN),
+            Finding("logs.backend", "elasticsearch", GIVEN),
+        ]
+    if options.loki:
+        return [Finding("loki.url", options.loki, GIVEN), Finding("logs.backend", "loki", GIVEN)]
+    return [Finding("logs.backend", None, "", ("no --elasticsearch or --loki given: logs were not looked at",))]
+
+
+def _deploys(settings: Settings, options: StackOptions) -> list[Finding]:
+    if options.deploys_git is not None:
+        repo = options.deploys_git.expanduser().resolve()
+        return [Finding("deploys.backend", "git", GIVEN), Finding("deploys.git_repo", str(repo), GIVEN)]
+    if options.deploys_index:
+        return [
+            Finding("deploys.backend", "elasticsearch", GIVEN),
+            Finding("deploys.index", options.deploys_index, GIVEN),
+        ]
+    unasked = "no --deploys-git or --deploys-index given: deploys were not looked at"
+    return [Finding("deploys.backend", None, "", (unasked,))]
