@@ -72,7 +72,8 @@ TABLE: dict[str, Entry] = {
     ),
     "doctor": Entry(
         "bot.cli.service:doctor_command",
-        "Check the settings and probe each backend (Prometheus, Elasticsearch, git, the LLM, Redis, Slack).",
+        "Check the settings, probe each backend, and prove the settings against live data: every catalogue query of "
+        "every service returns data; a problem names the setting, where it was set, and what it may have meant.",
     ),
     "toolsets": Entry(
         "bot.cli.toolsets:toolsets_command",

@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
+from tools.discovery import setting_parts
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-_PART = re.compile(r'"[^"]*"|[^.]+')
 
 
 class Found(Protocol):
@@ -33,11 +34,6 @@ class Found(Protocol):
     def problems(self) -> tuple[str, ...]: ...
 
 
-def path_parts(setting: str) -> list[str]:
-    """`a."b.c".d` -> ["a", "b.c", "d"]."""
-    return [part.strip('"') for part in _PART.findall(setting)]
-
-
 def config_toml(findings: Sequence[Found], header: Sequence[str]) -> str:
     """The whole file: the header lines and what was not found as comments, then every table."""
     lines = [f"# {line}" for line in header]
@@ -47,7 +43,7 @@ def config_toml(findings: Sequence[Found], header: Sequence[str]) -> str:
         lines += [f"# - {f.setting}: {problem}" for f in missing for problem in f.problems]
     tables: dict[tuple[str, ...], list[str]] = {}
     for finding in (f for f in findings if f.value is not None):
-        parts = tuple(path_parts(finding.setting))
+        parts = tuple(setting_parts(finding.setting))
         comment = [f"# {line}" for line in _wrapped(finding.evidence)]
         if isinstance(finding.value, Mapping):
             body = tables.setdefault(parts, [])

@@ -36,15 +36,17 @@ class CheckResult:
         return f"{self.level.upper():4} {self.name}: {self.line}"
 
 
-Check = Callable[[Settings], CheckResult]
+Check = Callable[[Settings], "CheckResult | list[CheckResult]"]
 
 
 def run_checks(settings: Settings, checks: Sequence[Check] | None = None) -> list[CheckResult]:
-    """Every check's result; a check that raises is a failure of that check, never a traceback."""
-    results = []
+    """Every check's result (a meaning check gives one per problem); a check that raises is a failure of that
+    check, never a traceback."""
+    results: list[CheckResult] = []
     for check in checks if checks is not None else default_checks():
         try:
-            results.append(check(settings))
+            found = check(settings)
+            results += found if isinstance(found, list) else [found]
         except Exception as exc:
             name = getattr(check, "__name__", "check").removeprefix("check_")
             results.append(CheckResult(name, "fail", f"the check itself failed: {type(exc).__name__}: {exc}"))
@@ -52,6 +54,8 @@ def run_checks(settings: Settings, checks: Sequence[Check] | None = None) -> lis
 
 
 def default_checks() -> list[Check]:
+    """The startup checks `serve` runs: the settings and each backend's reachability. `opsbot doctor` adds the
+    meaning checks (bot/wiring/meaning.py), which prove the settings against live data."""
     return [
         check_prometheus,
         check_elasticsearch,
