@@ -75,13 +75,13 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
-    if findings.service:
-        check_saturation(run, findings, findings.service, saturation)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):
         said = moment_from_question(question.text, now or started_at)
         findings.time_note = time_note(said, findings.first_change(findings.service))
+    if findings.service:  # last: a saturation signal that rose a minute before the symptom is not the symptom
+        check_saturation(run, findings, findings.service, saturation)
     findings.failed_checks = [f.describe() for f in run.failures]
     findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)

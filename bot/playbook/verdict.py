@@ -66,7 +66,8 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     changes = health.changes() if health else []
     if not changes:
         return gap_headline(findings) or flat_headline(findings), False
-    symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
+    felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
+    symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:

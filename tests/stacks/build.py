@@ -115,3 +115,15 @@ def start_stack(built: BuiltStack) -> RunningStack:
     prometheus = start_prometheus(built.prometheus_data, free_port(), die_with_parent=True)
     es = start_osmem(free_port(), built.seed, die_with_parent=True) if built.seed else None
     return RunningStack(built, prometheus, es)
+
+
+def discovered_config(stack: RunningStack, path: Path) -> Path:
+    """The config file `opsbot init` would write for the stack's metrics (no subprocess), at `path`."""
+    from bot import wiring
+    from bot.cli.tomlfile import config_toml
+    from bot.config import Settings
+
+    options = wiring.StackOptions(stack.prometheus_url)
+    findings = wiring.discover_stack(Settings(_env_file=None), options, stack.built.now)  # type: ignore[call-arg]
+    path.write_text(config_toml(findings, ["written by the stack builder"]))
+    return path
