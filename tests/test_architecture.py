@@ -246,14 +246,6 @@ def test_no_grab_bag_module_names(folder: str) -> None:
 MOVES_TO_DATA = "moves to typed data: tools/results.py"
 READS_TOOL_TEXT = {  # each entry goes once its module reads the data instead
     "bot.engine.history.digest": MOVES_TO_DATA,
-    "bot.playbook.collectiongap": MOVES_TO_DATA,
-    "bot.playbook.confirmation": MOVES_TO_DATA,
-    "bot.playbook.diffs": MOVES_TO_DATA,
-    "bot.playbook.evidence": MOVES_TO_DATA,
-    "bot.playbook.findings": MOVES_TO_DATA,
-    "bot.playbook.onset": MOVES_TO_DATA,
-    "bot.playbook.suspects": MOVES_TO_DATA,
-    "bot.playbook.toolsetprobes": MOVES_TO_DATA,
     "bot.routing.lookup": MOVES_TO_DATA,
     "bot.slack.delivery.findings": MOVES_TO_DATA,
     "bot.slack.delivery.render": MOVES_TO_DATA,

@@ -10,8 +10,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import json_repair
-
 from bot.engine.attempts import (
     AttemptRefused,
     CallAttempts,
@@ -20,6 +18,7 @@ from bot.engine.attempts import (
     before_attempt,
     error_kind_from_status,
 )
+from bot.engine.text.arguments import args_from_json
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import ToolCall
 
@@ -68,11 +67,6 @@ class LLM(Protocol):
 
 # A reply longer than this many characters per requested token ran past max_tokens (servers that ignore it).
 MAX_CHARS_PER_TOKEN = 8
-
-# Native tool-call arguments that are not a JSON object land under this key, so the protocol can tell the
-# model its arguments were unreadable instead of running the tool with nothing.
-UNPARSED_ARGS_KEY = "_unparsed_arguments"
-MAX_ARGS_DEPTH = 32  # real tool arguments nest two or three levels
 
 
 class OpenAILLM:
@@ -267,35 +261,6 @@ def _tool_call_from_sdk(call: Any) -> ToolCall:
     name = getattr(function, "name", "") or ""
     raw = getattr(function, "arguments", "") or ""
     return ToolCall(name=name, args=args_from_json(raw), call_id=getattr(call, "id", "") or "")
-
-
-def args_from_json(raw: str) -> dict[str, Any]:
-    """Tool-call arguments as a dict; json-repair forgives small slips, anything else is kept for the model."""
-    if not raw.strip():
-        return {}
-    if too_deeply_nested(raw):  # a format error the model is told about, never "LLM unavailable"
-        return {UNPARSED_ARGS_KEY: f"nested deeper than {MAX_ARGS_DEPTH} levels: {raw[:200]}"}
-    try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
-        try:
-            value = json_repair.loads(raw)
-        except (ValueError, RecursionError):
-            value = None
-    return value if isinstance(value, dict) else {UNPARSED_ARGS_KEY: raw}
-
-
-def too_deeply_nested(raw: str, max_depth: int = MAX_ARGS_DEPTH) -> bool:
-    """True when JSON-ish text opens more than `max_depth` brackets at once (counted before any parser recurses)."""
-    depth = 0
-    for char in raw:
-        if char in "[{":
-            depth += 1
-            if depth > max_depth:
-                return True
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-    return False
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

@@ -23,8 +23,9 @@ from bot.engine.context import (
     tool_catalogue,
     tool_schemas,
 )
-from bot.engine.llm import UNPARSED_ARGS_KEY, LLMReply
+from bot.engine.llm import LLMReply
 from bot.engine.prompts import load_prompt
+from bot.engine.text.arguments import UNPARSED_ARGS_KEY
 from bot.engine.text.parser import EXPECTED_FORMAT, FINISH_NAMES, ParsedAction, ParsedFinal, parse_reply
 from bot.engine.types import Budget, Question, Step, ToolCall
 from tools.base import Toolbox, ToolResult

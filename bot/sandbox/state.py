@@ -52,6 +52,7 @@ class SandboxInfo:
     kubeconfig: str = ""  # the scenario's Kubernetes API stand-in ("" when it has no [kubernetes] block)
     kube_namespace: str = ""
     kubeapi_pid: int = 0
+    kube_namespaces: list[str] = field(default_factory=list)  # every namespace with objects (the toolset allowlist)
     loki_url: str = ""  # the Loki stand-in over the logs (`up --loki`), then the log backend
     loki_pid: int = 0
     metric_templates: dict[str, dict[str, str]] = field(default_factory=lambda: dict(SANDBOX_METRIC_TEMPLATES))
@@ -74,7 +75,7 @@ class SandboxInfo:
             values |= {
                 "OPSBOT_KUBERNETES__ENABLED": "true",
                 "OPSBOT_KUBERNETES__KUBECONFIG": self.kubeconfig,
-                "OPSBOT_KUBERNETES__NAMESPACES": json.dumps([self.kube_namespace]),
+                "OPSBOT_KUBERNETES__NAMESPACES": json.dumps(self.kube_namespaces or [self.kube_namespace]),
             }
         if self.loki_url:
             values["OPSBOT_LOKI__URL"] = self.loki_url

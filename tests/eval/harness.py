@@ -49,7 +49,8 @@ def sandbox_settings(
     if toolsets:
         values["runbooks"] = {"enabled": True, "path": box.runbooks_dir}
     if toolsets and box.kubeconfig is not None:
-        values["kubernetes"] = {"enabled": True, "kubeconfig": str(box.kubeconfig), "namespaces": [box.kube_namespace]}
+        namespaces = list(box.scenario.kube_namespaces) or [box.kube_namespace]  # node events live in "default"
+        values["kubernetes"] = {"enabled": True, "kubeconfig": str(box.kubeconfig), "namespaces": namespaces}
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
