@@ -1,0 +1,115 @@
+"""The two team stacks end to end, as a platform engineer would connect them: `opsbot init` -> `opsbot doctor`
+exits 0 -> `opsbot diagnose` (the playbook, no model) names the change; and the misconfigurations doctor must name.
+
+Every command runs as the real CLI, against the stack's real Prometheus, the Elasticsearch stand-in holding its
+logs, and its GitOps repository. Log and deploy discovery come from their own families (tools/logs/,
+tools/deploys/): where a family is not part of this build, its tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.slack.intake.test_serve import OPSBOT
+from tests.stacks.build import RunningStack
+
+FAMILIES = ("tools.logs.discovery", "tools.deploys.discovery")
+
+
+def _families_present() -> None:
+    for module in FAMILIES:
+        pytest.importorskip(module, reason=f"{module} (log or deploy discovery) is not part of this build")
+
+
+def opsbot(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
+    base = {
+        "OPSBOT_ELASTICSEARCH__PLAIN_JSON": "true",  # osmem-server speaks plain JSON
+        "OPSBOT_STORE__SQLITE_PATH": str(cwd / "traces.db"),
+    }
+    return subprocess.run(
+        [OPSBOT, *args], env=clean | base | env, cwd=cwd, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+def init(stack: RunningStack, folder: Path) -> Path:
+    result = opsbot(
+        "init",
+        "--prometheus",
+        stack.prometheus_url,
+        "--elasticsearch",
+        stack.elasticsearch_url,
+        "--deploys-git",
+        str(stack.built.repo),
+        "--output",
+        "opsbot.toml",
+        cwd=folder,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return folder / "opsbot.toml"
+
+
+def doctor(config: Path) -> tuple[int, list[str]]:
+    result = opsbot("doctor", cwd=config.parent, OPSBOT_CONFIG_FILE=str(config))
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, (result.stdout + result.stderr).splitlines()
+
+
+def fails(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("FAIL")]
+
+
+@pytest.fixture(scope="module", params=["shop", "otel"])
+def connected(request, make_stack: Callable[[str], RunningStack], tmp_path_factory) -> tuple[RunningStack, Path]:
+    _families_present()
+    stack = make_stack(request.param)
+    return stack, init(stack, tmp_path_factory.mktemp(f"connect-{request.param}"))
+
+
+def test_doctor_passes_what_init_wrote(connected):
+    _, config = connected
+    code, lines = doctor(config)
+    assert code == 0 and not fails(lines), lines
+
+
+def test_the_playbook_names_the_change(connected):
+    stack, config = connected
+    result = opsbot("diagnose", stack.built.question, cwd=config.parent, OPSBOT_CONFIG_FILE=str(config))
+    assert result.returncode == 0, result.stderr
+    headline = result.stdout.split("Evidence:")[0]
+    for fact in stack.built.spec.must_name:
+        assert fact in headline, result.stdout
+
+
+def broken(config: Path, old: str, new: str) -> Path:
+    text = config.read_text()
+    assert old in text, f"{old!r} is not in the written config"
+    copy = config.with_name(f"broken-{len(list(config.parent.glob('broken-*')))}.toml")
+    copy.write_text(text.replace(old, new, 1))
+    return copy
+
+
+@pytest.fixture(scope="module")
+def shop_config(make_stack: Callable[[str], RunningStack], tmp_path_factory) -> Path:
+    _families_present()
+    return init(make_stack("shop"), tmp_path_factory.mktemp("probes"))
+
+
+def test_a_misspelt_service_label_is_named(shop_config):
+    code, lines = doctor(broken(shop_config, "service_label = 'application'", "service_label = 'aplication'"))
+    assert code == 1 and any("'aplication'" in line and "did you mean 'application'" in line for line in fails(lines))
+
+
+def test_a_misspelt_level_field_is_named(shop_config):
+    code, lines = doctor(broken(shop_config, "level_field = 'log.level'", "level_field = 'log.levle'"))
+    assert code == 1 and any("log.levle" in line and "log.level" in line for line in fails(lines)), lines
+
+
+def test_a_deploy_path_that_matches_nothing_is_named(shop_config):
+    code, lines = doctor(broken(shop_config, "envs/{env}/{service}", "env/{env}/{service}"))
+    assert code == 1 and any("env/{env}/{service}" in line for line in fails(lines)), lines
