@@ -71,10 +71,10 @@ def test_every_query_init_wrote_returns_data_for_every_service(written, shop):
             assert tools.series(service, metric, "1h").summary.samples, (service, metric)
 
 
-def test_doctor_passes_the_written_config(written):
+def test_doctor_passes_the_written_metric_settings(written):
     config, _ = written
-    code, lines = doctor_lines(config)
-    assert code == 0, lines
+    _, lines = doctor_lines(config)  # logs and deploys are not configured here: the end-to-end tests connect them
+    assert not [line for line in lines if line.startswith("FAIL metrics")], lines
     [metrics] = [line for line in lines if line.startswith("OK   metrics:")]
     assert "4 of the 4 services Prometheus holds" in metrics and "inventory: p99_latency, qps, error_rate" in metrics
 
