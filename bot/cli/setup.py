@@ -40,6 +40,9 @@ def init_command(
     findings = wiring.discover_stack(wiring.load_settings(), options)
     for finding in findings:
         typer.echo(_finding_lines(finding))
+    if any(f.setting == "prometheus.url" and f.value is None for f in findings):
+        typer.echo(f"opsbot init: Prometheus could not be inspected; {output} was not written", err=True)
+        raise typer.Exit(1)
     header = [
         f"Written by `opsbot init` at {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Each setting says what it is based on.",
         f"Load it with OPSBOT_CONFIG_FILE={output}; `opsbot doctor` checks every setting against live data.",

@@ -153,3 +153,13 @@ def test_toolsets_fails_the_metrics_toolset_on_a_broken_template(written):
     [metrics] = [s for s in wiring.toolset_statuses(settings) if s.name == "metrics"]
     assert metrics.state == "fail"
     assert metrics.detail.startswith("the catalogue's template db_pool_pending is broken: unknown placeholder $lable")
+
+
+def test_init_writes_nothing_when_prometheus_cannot_be_inspected(tmp_path):
+    from tests.fakes.faulty import closed_port_url
+
+    url = closed_port_url()
+    result = opsbot("init", "--prometheus", url, "--output", "opsbot.toml", cwd=tmp_path)
+    assert result.returncode == 1 and not (tmp_path / "opsbot.toml").exists()
+    assert f"✗ prometheus.url: Prometheus at {url} is unreachable" in result.stdout
+    assert "was not written" in result.stderr and "Traceback" not in result.stderr
