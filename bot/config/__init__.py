@@ -2,7 +2,8 @@
 
 This package is a leaf: it imports nothing else from the project. Only bot/wiring/ and bot/cli/ read it.
 Every field is documented in deploy/.env.example (tests/test_config.py keeps the two in step). The sections live in
-service.py (how opsbot runs) and backends.py (what it reads); the sources beyond pydantic-settings' in sources.py.
+service.py (how opsbot runs), backends.py and deploys.py (what it reads); the sources beyond pydantic-settings' in
+sources.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot.config.backends import (
-    DeploysSettings,
     ElasticsearchSettings,
     KubernetesSettings,
     LogsSettings,
@@ -26,6 +26,7 @@ from bot.config.backends import (
     ServiceMetricsSettings,
     default_metric_catalogue,
 )
+from bot.config.deploys import ArgoCDDeploysSettings, DeploysSettings, GitHubDeploysSettings
 from bot.config.section import DEFAULT_STATE_DIR
 from bot.config.service import (
     AccessSettings,
@@ -44,8 +45,10 @@ __all__ = [
     "DEFAULT_STATE_DIR",
     "AccessSettings",
     "AgentSettings",
+    "ArgoCDDeploysSettings",
     "DeploysSettings",
     "ElasticsearchSettings",
+    "GitHubDeploysSettings",
     "IntentSettings",
     "KubernetesSettings",
     "LLMSettings",

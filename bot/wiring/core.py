@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import SecretStr
+
 from bot.config import Settings
 from bot.routing.respond import Playbook, Router
 from bot.wiring.basics import (
@@ -20,11 +22,10 @@ from bot.wiring.basics import (
     playbook_on_first_use,
     redact_on_first_use,
 )
-from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
+from bot.wiring.toolsets import build_kube_api, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
-from tools.deploys.git import GitDeploys
 from tools.deploys.query import DeploySource, DeployTools
 from tools.logs.query import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
 from tools.metrics.query import MetricQuery, MetricsTools, ServiceCatalogue
@@ -133,25 +134,26 @@ def build_log_source(settings: Settings) -> LogSource:
 
 
 def build_deploy_source(settings: Settings) -> DeploySource:
-    """A GitOps repository (default), an Elasticsearch deploy-events index, or Kubernetes rollout history."""
-    d = settings.deploys
-    if d.backend == "git":
-        return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
-    if d.backend == "kubernetes":
-        return build_kubernetes_deploys(settings)
-    from tools.deploys.elastic import DeployFields, ElasticsearchDeploys
+    """The source settings.deploys.source names (tools/deploys/registry.py), read through its environment and status
+    filters; the Elasticsearch and Kubernetes clients are built only when that source asks for them."""
+    from tools.deploys.registry import Connections
+    from tools.deploys.registry import build_deploy_source as from_registry
 
-    fields = DeployFields(
-        timestamp=d.timestamp_field,
-        service=d.service_field,
-        version=d.version_field,
-        previous_version=d.previous_version_field,
-        author=d.author_field,
-        commit=d.commit_field,
-        summary=d.summary_field,
-        diff=d.diff_field,
+    k = settings.kubernetes
+    connections = Connections(
+        elasticsearch=lambda: build_es(settings),
+        kubernetes=lambda: build_kube_api(settings),
+        kubernetes_namespaces=tuple(k.namespaces),
+        kubernetes_timeout_s=k.timeout_s,
     )
-    return ElasticsearchDeploys(build_es(settings), d.index, fields)
+    return from_registry(_plain(settings.deploys.model_dump()), connections)
+
+
+def _plain(value: Any) -> Any:
+    """Settings values with their secrets unwrapped (tools take plain values, never pydantic's SecretStr)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
 
 
 def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpec]:

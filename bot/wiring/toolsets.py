@@ -22,7 +22,6 @@ from tools.toolset import Toolset
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
     from kubernetes.client import ApiClient
 
-    from tools.deploys.kubernetes import KubernetesDeploys
     from tools.kubernetes.query import KubernetesTools
     from tools.logs.loki import LokiLogs  # requests, when logs.backend = "loki"
     from tools.mcp.client import MCPTools
@@ -60,14 +59,6 @@ def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
         max_events=k.max_events,
         max_pods=k.max_pods,
     )
-
-
-def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
-    """Deploy records from the Deployments' rollout history (deploys.backend = "kubernetes")."""
-    from tools.deploys.kubernetes import KubernetesDeploys
-
-    k = settings.kubernetes
-    return KubernetesDeploys(build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s)
 
 
 def build_loki_logs(settings: Settings) -> LokiLogs:
