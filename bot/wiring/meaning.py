@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from bot.config import Settings
 from bot.config.provenance import dotenv_entries, environment, origin_of, origins
-from bot.wiring.core import build_metrics_tools
+from bot.wiring.core import build_deploy_source, build_metrics_tools
 from bot.wiring.doctor import CheckResult
 from tools.base import ToolError
 from tools.discovery import Finding, setting_parts
@@ -22,7 +22,7 @@ MAX_OK_CHARS = 400
 
 def meaning_checks() -> list[Callable[[Settings], list[CheckResult]]]:
     """Each family's check of what its settings mean, in the order doctor prints them."""
-    return [check_metrics_meaning]
+    return [check_metrics_meaning, check_deploys_meaning]
 
 
 def services_to_check(settings: Settings, known: Callable[[], list[str]]) -> tuple[list[str], str]:
@@ -50,6 +50,35 @@ def check_metrics_meaning(settings: Settings) -> list[CheckResult]:
     return results_from_findings("metrics", findings, settings, f"{chosen}: ")
 
 
+def check_deploys_meaning(settings: Settings) -> list[CheckResult]:
+    """The deploy source yields deploys of each service, and its patterns match (tools/deploys/discovery.py)."""
+    from tools.deploys.discovery import check_deploys
+
+    services, chosen = _named_or_metric_services(settings)
+    try:
+        checked = check_deploys(build_deploy_source(settings), services, datetime.now(UTC))
+    except ToolError as exc:
+        return [CheckResult("deploys", "warn", f"not checked: {exc}")]
+    findings = [
+        Finding(f.setting, f.value, f.evidence, () if f.ok else (f.evidence + _suggested(f.suggestion),))
+        for f in checked
+    ]
+    return results_from_findings("deploys", findings, settings, f"{chosen}: ")
+
+
+def _suggested(suggestion: str) -> str:
+    return f" (did you mean {suggestion!r}?)" if suggestion else ""
+
+
+def _named_or_metric_services(settings: Settings) -> tuple[list[str], str]:
+    """The services the logs and deploys must cover: the topology's, else those the metrics know (when Prometheus
+    answers), so each family is checked for the same services."""
+    try:
+        return services_to_check(settings, build_metrics_tools(settings).known_services)
+    except ToolError:
+        return list(settings.topology), "the services the topology names"
+
+
 def results_from_findings(
     family: str, findings: Sequence[Finding], settings: Settings, scope: str = ""
 ) -> list[CheckResult]:
@@ -66,5 +95,8 @@ def results_from_findings(
         ]
     if failed:
         return failed
-    evidence = "; ".join(f.evidence for f in findings if f.evidence) or f"{len(findings)} checks hold"
-    return [CheckResult(family, "ok", f"{scope}{evidence}"[:MAX_OK_CHARS])]
+    if family == "metrics":  # each finding is one service's queries
+        held = "; ".join(f.evidence for f in findings if f.evidence)
+    else:
+        held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting)) + " hold"
+    return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS])]

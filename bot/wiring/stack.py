@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.config import Settings
-from bot.wiring.core import build_prometheus
+from bot.wiring.core import build_es, build_prometheus
 from tools.base import ToolError
 from tools.discovery import Finding
 
@@ -68,13 +68,25 @@ def _logs(settings: Settings, options: StackOptions) -> list[Finding]:
 
 
 def _deploys(settings: Settings, options: StackOptions) -> list[Finding]:
-    if options.deploys_git is not None:
-        repo = options.deploys_git.expanduser().resolve()
-        return [Finding("deploys.backend", "git", GIVEN), Finding("deploys.git_repo", str(repo), GIVEN)]
-    if options.deploys_index:
-        return [
-            Finding("deploys.backend", "elasticsearch", GIVEN),
-            Finding("deploys.index", options.deploys_index, GIVEN),
-        ]
-    unasked = "no --deploys-git or --deploys-index given: deploys were not looked at"
-    return [Finding("deploys.backend", None, "", (unasked,))]
+    """A repository or a deploy index (tools/deploys/discovery.py): the source, its layout, tags and environments."""
+    from tools.deploys.discovery import discover_deploys
+
+    if options.deploys_git is None and not options.deploys_index:
+        unasked = "no --deploys-git or --deploys-index given: deploys were not looked at"
+        return [Finding("deploys.source", None, "", (unasked,))]
+    repo = options.deploys_git.expanduser().resolve() if options.deploys_git is not None else None
+    es = build_es(settings) if options.deploys_index and settings.elasticsearch.url else None
+    found = discover_deploys(repo, es, options.deploys_index)
+    evidence: dict[str, list[str]] = {}
+    problems = []
+    for item in found.findings:
+        if item.ok:
+            evidence.setdefault(item.setting, []).append(item.evidence)
+        else:
+            hint = f" (did you mean {item.suggestion!r}?)" if item.suggestion else ""
+            problems.append(Finding(item.setting, None, "", (f"{item.evidence}{hint}",)))
+    chosen = [
+        Finding(f"deploys.{name}", value, "; ".join(evidence.get(f"deploys.{name}", [])) or GIVEN)
+        for name, value in found.settings.items()
+    ]
+    return [*chosen, *problems, *(Finding("deploys", None, "", (m,)) for m in found.missing)]
