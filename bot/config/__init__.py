@@ -88,6 +88,9 @@ class Settings(BaseSettings):
     logs: LogsSettings = Field(default_factory=LogsSettings)
     deploys: DeploysSettings = Field(default_factory=DeploysSettings)
     topology: dict[str, list[str]] = Field(default_factory=dict)  # service -> downstream services
+    # The team's time zone: a question's time without a zone is read in it, and answers show times in it with UTC
+    # beside them. An IANA name (Europe/Berlin), UTC+8 or an abbreviation (CET); checked where it is used (wiring).
+    timezone: str = "UTC"
     slack: SlackSettings = Field(default_factory=SlackSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)

@@ -97,6 +97,10 @@ class ElasticsearchSettings(Section):
 
 
 class LogsSettings(Section):
+    """Where logs live and where a document keeps each field: the same mapping for Elasticsearch, the SQLite store's
+    ingest and Loki's JSON lines. A dotted name reads a nested object or a dotted key; `name.keyword` is read as
+    `name` and filtered on the sub-field. `{service}` in the index pattern names each service's indices."""
+
     backend: Literal["sqlite", "elasticsearch", "loki"] = "sqlite"
     sqlite_path: Path = DEFAULT_STATE_DIR / "logs.db"
     index_pattern: str = "logs-*"
@@ -108,6 +112,7 @@ class LogsSettings(Section):
     trace_field: str = "trace_id"
     logger_field: str = "logger"
     host_field: str = "host"
+    error_type_field: str = "error.type"  # the exception's class (ECS error.type; OpenTelemetry exception.type)
     default_limit: int = 100
     max_limit: int = 1_000
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC
 from typing import TYPE_CHECKING
 
 from bot.engine.types import Budget, Intent
 from bot.safety.logfilter import install_noise_filter, install_redaction
 
 if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when used, not at import
-    from datetime import datetime
+    from datetime import datetime, tzinfo
     from pathlib import Path
 
     from bot.config import Settings
@@ -155,6 +156,7 @@ def playbook_on_first_use(
     saturation: Sequence[str] = (),
     on_step: StepObserver | None = None,
     now: datetime | None = None,
+    zone: tzinfo = UTC,
 ) -> Trace:
     """run_playbook, imported with the first diagnosis: building a responder needs neither it nor its detectors."""
     from bot.playbook.diagnosis import run_playbook
@@ -167,6 +169,7 @@ def playbook_on_first_use(
         saturation=saturation,
         on_step=on_step,
         now=now,
+        zone=zone,
     )
 
 

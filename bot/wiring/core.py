@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import SecretStr
 
 from bot.config import Settings
+from bot.playbook.zones import zone_from_name
 from bot.routing.respond import Playbook, Router
 from bot.wiring.basics import (
     build_budget,
@@ -27,12 +28,13 @@ from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
 from tools.deploys.query import DeploySource, DeployTools
-from tools.logs.query import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
+from tools.logs.model import LogFields
+from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
 from tools.metrics.query import MetricQuery, MetricsTools, ServiceCatalogue
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
-    from datetime import datetime
+    from datetime import datetime, tzinfo
 
     from elasticsearch import Elasticsearch
 
@@ -113,24 +115,26 @@ class OnFirstUse:
         return getattr(self._built, name)
 
 
+def build_log_fields(settings: Settings) -> LogFields:
+    """Where a log document keeps each field: one mapping for every log backend (and the SQLite ingest)."""
+    c = settings.logs
+    names = (c.timestamp_field, c.service_field, c.level_field, c.message_field, c.stack_field, c.trace_field)
+    return LogFields(*names, logger=c.logger_field, host=c.host_field, error_type=c.error_type_field)
+
+
+def build_log_store(settings: Settings) -> SqliteLogs:
+    """The SQLite store `opsbot logs ingest` loads through the field mapping (whatever query_logs reads)."""
+    return SqliteLogs(settings.logs.sqlite_path.expanduser(), build_log_fields(settings))
+
+
 def build_log_source(settings: Settings) -> LogSource:
     """SQLite FTS5 (default), Elasticsearch or Loki, as settings.logs.backend says."""
     c = settings.logs
     if c.backend == "sqlite":
-        return SqliteLogs(c.sqlite_path)
+        return build_log_store(settings)
     if c.backend == "loki":
-        return build_loki_logs(settings)
-    fields = LogFields(
-        timestamp=c.timestamp_field,
-        service=c.service_field,
-        level=c.level_field,
-        message=c.message_field,
-        stack_trace=c.stack_field,
-        trace_id=c.trace_field,
-        logger=c.logger_field,
-        host=c.host_field,
-    )
-    return ElasticsearchLogs(build_es(settings), c.index_pattern, fields)
+        return build_loki_logs(settings, build_log_fields(settings))
+    return ElasticsearchLogs(build_es(settings), c.index_pattern, build_log_fields(settings))
 
 
 def build_deploy_source(settings: Settings) -> DeploySource:
@@ -224,14 +228,24 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
+def build_zone(settings: Settings) -> tzinfo:
+    """The team's time zone (OPSBOT_TIMEZONE); a name that is no zone is a ValueError naming the setting."""
+    try:
+        return zone_from_name(settings.timezone)
+    except ValueError as exc:  # the value may come from the config file: the setting's name fits both
+        raise ValueError(f"timezone (OPSBOT_TIMEZONE): {exc}") from exc
+
+
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
-    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
+    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it. A question's time without a
+    zone is read in the team's."""
     bound = functools.partial(
         playbook_on_first_use,
         topology=settings.topology,
         metric_roles=_metric_roles(settings),
         saturation=saturation_metrics(settings),
+        zone=build_zone(settings),
     )
     if clock is None:
         return bound
@@ -288,6 +302,7 @@ def build_responder(
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,
+        zone=build_zone(settings),
     )
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset th
 
     from tools.kubernetes.query import KubernetesTools
     from tools.logs.loki import LokiLogs  # requests, when logs.backend = "loki"
+    from tools.logs.model import LogFields
     from tools.mcp.client import MCPTools
     from tools.runbooks.search import Runbooks
 
@@ -61,8 +62,8 @@ def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
     )
 
 
-def build_loki_logs(settings: Settings) -> LokiLogs:
-    """The Loki log source (logs.backend = "loki")."""
+def build_loki_logs(settings: Settings, fields: LogFields | None = None) -> LokiLogs:
+    """The Loki log source (logs.backend = "loki"); `fields` says where its JSON lines keep message, stack etc."""
     from tools.logs.loki import LokiLogs
 
     c = settings.loki
@@ -73,6 +74,7 @@ def build_loki_logs(settings: Settings) -> LokiLogs:
         timeout_s=c.timeout_s,
         service_label=c.service_label,
         level_label=c.level_label,
+        fields=fields,
     )
 
 

@@ -1,6 +1,7 @@
 """The text query_logs shows the model, rendered from a LogSummary (tools/logs/summary.py).
 
-`logs of order, <window>` · `matched N lines · by level: ERROR 256 · WARN 12` · `top ERROR/FATAL signatures
+`logs of order, <window>` · `matched N lines · by level: ERROR 256 · WARN 12` · `by error type: <type> 256` (when
+the index has an error type field) · `top ERROR/FATAL signatures
 (5 of 12, all):` with per signature `1. 256x <template>  first HH:MM:SS last HH:MM:SS`, one example line and its
 trimmed stack · the same for WARN · `new since HH:MM ...` with an onset · `newest N of M matching lines (repeats
 folded):` and the lines.
@@ -19,6 +20,9 @@ def render_logs(summary: LogSummary) -> str:
     levels = f", level {','.join(summary.levels)}" if summary.levels else ""
     lines = [f"logs of {summary.service or 'every service'}, {summary.window.describe()}{searched}{levels}"]
     lines.append(counts_line(summary))
+    if summary.counts_by_error_type:
+        lines.append(error_types_line(summary))
+    lines += [f"not checked: {note}" for note in summary.notes]
     clock = seconds_clock(summary.window)
     if summary.signatures is None:
         lines.append(f"no {'/'.join(summary.cluster_levels)} lines in this window.")
@@ -38,6 +42,12 @@ def counts_line(summary: LogSummary) -> str:
     """`matched 300 lines · by level: ERROR 256 · WARN 44`."""
     counts = " · ".join(f"{lv} {n:,}" for lv, n in sorted(summary.counts_by_level.items(), key=_level_order))
     return f"matched {summary.total:,} lines · by level: {counts or 'none'}"
+
+
+def error_types_line(summary: LogSummary) -> str:
+    """`by error type: java.sql.SQLTransientConnectionException 206 · java.net.SocketTimeoutException 3`."""
+    ranked = sorted(summary.counts_by_error_type.items(), key=lambda item: (-item[1], item[0]))
+    return "by error type: " + " · ".join(f"{name} {n:,}" for name, n in ranked)
 
 
 def block_lines(title: str, block: SignatureBlock, clock: str) -> list[str]:
