@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from bot.config import Settings
 from bot.config.provenance import dotenv_entries, environment, origin_of, origins
-from bot.wiring.core import build_deploy_source, build_metrics_tools
+from bot.wiring.core import build_deploy_source, build_log_source, build_metrics_tools
 from bot.wiring.doctor import CheckResult
 from tools.base import ToolError
 from tools.discovery import Finding, setting_parts
@@ -22,7 +22,7 @@ MAX_OK_CHARS = 400
 
 def meaning_checks() -> list[Callable[[Settings], list[CheckResult]]]:
     """Each family's check of what its settings mean, in the order doctor prints them."""
-    return [check_metrics_meaning, check_deploys_meaning]
+    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning]
 
 
 def services_to_check(settings: Settings, known: Callable[[], list[str]]) -> tuple[list[str], str]:
@@ -48,6 +48,14 @@ def check_metrics_meaning(settings: Settings) -> list[CheckResult]:
     except ToolError as exc:
         return [CheckResult("metrics", "warn", f"not checked: {exc}")]
     return results_from_findings("metrics", findings, settings, f"{chosen}: ")
+
+
+def check_logs_meaning(settings: Settings) -> list[CheckResult]:
+    """The log fields exist in the mapping and hold values, the level values match (tools/logs/checks.py)."""
+    from tools.logs.checks import check_logs
+
+    services, chosen = _named_or_metric_services(settings)
+    return results_from_findings("logs", check_logs(build_log_source(settings), services), settings, f"{chosen}: ")
 
 
 def check_deploys_meaning(settings: Settings) -> list[CheckResult]:

@@ -7,12 +7,14 @@ finding too (its evidence: "given"), so the file says where every value came fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.config import Settings
 from bot.wiring.core import build_es, build_prometheus
+from bot.wiring.toolsets import build_loki_logs
 from tools.base import ToolError
 from tools.discovery import Finding
 
@@ -57,13 +59,17 @@ def _metrics(settings: Settings, options: StackOptions, now: datetime) -> list[F
 
 
 def _logs(settings: Settings, options: StackOptions) -> list[Finding]:
+    """Elasticsearch or Loki (tools/logs/discovery.py): the backend, the index pattern, every field and the levels."""
+    from tools.logs.discovery import discover_logs, discover_loki_logs
+
     if options.elasticsearch:
-        return [
-            Finding("elasticsearch.url", options.elasticsearch, GIVEN),
-            Finding("logs.backend", "elasticsearch", GIVEN),
-        ]
+        given = [Finding("elasticsearch.url", options.elasticsearch, GIVEN)]
+        if settings.elasticsearch.plain_json:  # the connection init needed (OpenSearch and its kin) is kept
+            given.append(Finding("elasticsearch.plain_json", True, "set in the environment when init ran"))
+        return [*given, *_asked(lambda: discover_logs(build_es(settings)), "logs.backend")]
     if options.loki:
-        return [Finding("loki.url", options.loki, GIVEN), Finding("logs.backend", "loki", GIVEN)]
+        given = [Finding("loki.url", options.loki, GIVEN)]
+        return [*given, *_asked(lambda: discover_loki_logs(build_loki_logs(settings)), "logs.backend")]
     return [Finding("logs.backend", None, "", ("no --elasticsearch or --loki given: logs were not looked at",))]
 
 
@@ -90,3 +96,11 @@ def _deploys(settings: Settings, options: StackOptions) -> list[Finding]:
         for name, value in found.settings.items()
     ]
     return [*chosen, *problems, *(Finding("deploys", None, "", (m,)) for m in found.missing)]
+
+
+def _asked(discover: Callable[[], list[Finding]], setting: str) -> list[Finding]:
+    """A family's findings; a backend that does not answer is one finding that says so."""
+    try:
+        return discover()
+    except Exception as exc:  # the stack's answer, whatever its kind, is reported, never a traceback
+        return [Finding(setting, None, "", (f"could not be inspected: {type(exc).__name__}: {exc}",))]
