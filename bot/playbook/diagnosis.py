@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
@@ -63,6 +63,7 @@ def run_playbook(
     topology: Mapping[str, Sequence[str]],
     metric_roles: Mapping[str, str] | None = None,
     saturation: Sequence[str] = (),
+    unmeasured: Mapping[str, Collection[str]] | None = None,
     on_step: StepObserver | None = None,
     now: datetime | None = None,
     zone: tzinfo = UTC,
@@ -70,11 +71,13 @@ def run_playbook(
     """Diagnose `question` without a model: fixed checks over the tools, a templated, cited conclusion.
 
     `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name;
-    `saturation` names the catalogue's saturation metrics (GC pauses, pool pending, queues, consumer lag); `zone`
-    is the team's, for a time the question gives without one.
+    `saturation` names the catalogue's saturation metrics (GC pauses, pool pending, queues, consumer lag);
+    `unmeasured` the metrics each service does not measure (not queried; the answer says so); `zone` is the
+    team's, for a time the question gives without one.
     """
     started_at, started = datetime.now(UTC), time.monotonic()
-    run = ProbeRun(tools, on_step, window_from_question(question.text, now or started_at, zone))
+    window = window_from_question(question.text, now or started_at, zone)
+    run = ProbeRun(tools, on_step, window, unmeasured=unmeasured or {})
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -78,6 +78,7 @@ class ProbeRun:
     steps: list[Step] = field(default_factory=list)
     failures: list[FailedCheck] = field(default_factory=list)
     timed_out: set[str] = field(default_factory=set)  # tools whose backend timed out in this run: not called again
+    unmeasured: Mapping[str, Collection[str]] = field(default_factory=dict)  # service -> metrics it does not measure
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool as a Step (see `probe`); the observation text when it answered "ok", else "" (for a reader
@@ -142,7 +143,11 @@ class ProbeRun:
 
     def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> MetricSeries | None:
         """query_metrics over the run's window, recorded in `health` (ServiceHealth.record): None when it could not
-        be read. A metric with no samples at all is recorded as silent, never as "no change"."""
+        be read. A metric with no samples at all is recorded as silent, never as "no change"; one the service's
+        catalogue says it does not measure is not queried, and the answer says it was not checked."""
+        if metric in self.unmeasured.get(health.service, ()):
+            health.unmeasured.add(metric)
+            return None
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
         step = self.probe(thought, "query_metrics", args)
         series = series_of(step) if step is not None else None

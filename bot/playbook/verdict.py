@@ -256,6 +256,11 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
             f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "
             "(set `role` on a metric catalogue entry so the playbook reads it)"
         )
+    lines += [
+        f"not checked: {h.service}'s {', '.join(sorted(h.unmeasured))} (prometheus.services.{h.service}.not_measured)"
+        for h in findings.health.values()
+        if h.unmeasured
+    ]
     if findings.deploy is not None:
         lines.append("whether reverting the deploy restores the metrics (not verified by the playbook)")
     if complete:

@@ -9,7 +9,7 @@ when first called, so building a responder loads none of them (tests/cli/test_st
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING
 
@@ -154,6 +154,7 @@ def playbook_on_first_use(
     topology: Mapping[str, Sequence[str]],
     metric_roles: Mapping[str, str] | None = None,
     saturation: Sequence[str] = (),
+    unmeasured: Mapping[str, Collection[str]] | None = None,
     on_step: StepObserver | None = None,
     now: datetime | None = None,
     zone: tzinfo = UTC,
@@ -167,6 +168,7 @@ def playbook_on_first_use(
         topology=topology,
         metric_roles=metric_roles,
         saturation=saturation,
+        unmeasured=unmeasured,
         on_step=on_step,
         now=now,
         zone=zone,

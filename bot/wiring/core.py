@@ -23,6 +23,7 @@ from bot.wiring.basics import (
     playbook_on_first_use,
     redact_on_first_use,
 )
+from bot.wiring.roles import metric_roles, saturation_metrics, unmeasured_metrics
 from bot.wiring.toolsets import build_kube_api, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -173,7 +174,7 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
         log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use, clock=clock
     )
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
-    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings), clock=clock)
+    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, metric_roles(settings), clock=clock)
     return [
         *metrics.specs(),
         *logs.specs(),
@@ -243,8 +244,9 @@ def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     bound = functools.partial(
         playbook_on_first_use,
         topology=settings.topology,
-        metric_roles=_metric_roles(settings),
+        metric_roles=metric_roles(settings),
         saturation=saturation_metrics(settings),
+        unmeasured=unmeasured_metrics(settings),
         zone=build_zone(settings),
     )
     if clock is None:
@@ -256,31 +258,6 @@ def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
         return bound(question, tools, on_step=on_step, now=now or clock())
 
     return at_clock
-
-
-def _metric_roles(settings: Settings) -> dict[str, str]:
-    """role -> metric name; the first catalogue entry with a role wins (a second one is logged and ignored).
-    Saturation is the one role many entries share (saturation_metrics)."""
-    roles: dict[str, str] = {}
-    for name, metric in settings.prometheus.metrics.items():
-        if metric.role == "saturation":
-            continue
-        if metric.role and metric.role in roles:
-            log.warning(
-                "metric %r has role %r, already taken by %r; the playbook reads %r",
-                name,
-                metric.role,
-                roles[metric.role],
-                roles[metric.role],
-            )
-        elif metric.role:
-            roles[metric.role] = name
-    return roles
-
-
-def saturation_metrics(settings: Settings) -> list[str]:
-    """The catalogue entries with the role "saturation", in catalogue order: the playbook reads each."""
-    return [name for name, metric in settings.prometheus.metrics.items() if metric.role == "saturation"]
 
 
 def build_responder(
@@ -297,7 +274,7 @@ def build_responder(
         playbook=build_playbook(settings, clock),
         # the model-free quick lookup reads the same metric roles as the playbook
         lookup=functools.partial(
-            lookup_on_first_use, metric_roles=_metric_roles(settings), services=_services(settings)
+            lookup_on_first_use, metric_roles=metric_roles(settings), services=_services(settings)
         ),
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them

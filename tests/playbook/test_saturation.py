@@ -12,6 +12,8 @@ from bot import wiring
 from bot.config import Settings
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from bot.playbook.probes import ProbeRun, Window, check_saturation, iso_from_moment
+from bot.playbook.verdict import conclusion_from_findings
+from bot.wiring.roles import saturation_metrics, unmeasured_metrics
 from tests.stacks.build import RunningStack, discovered_config
 from tools.analysis.configdiff import KeyChange
 from tools.base import Toolbox
@@ -45,3 +47,27 @@ def test_a_pool_that_filled_with_the_symptom_weighs_for_the_deploy_that_shrank_i
     assert why.startswith("order db pool pending went from ") and suspect.score == 3
     assert why.endswith("and its diff changed spring.datasource.hikari.maximum-pool-size 20 → 4, which sizes it")
     assert health.changed("gc_pause") is None  # steady: read, and no reason
+
+
+def test_a_metric_the_service_does_not_measure_is_not_queried_and_the_answer_says_it_was_not_checked(
+    make_stack: Callable[[str], RunningStack], tmp_path
+):
+    shop = make_stack("shop")
+    settings = Settings(_env_file=None, config_file=discovered_config(shop, tmp_path / "opsbot.toml"))  # type: ignore[call-arg]
+    assert unmeasured_metrics(settings)["web"] == {"db_pool_pending", "db_pool_usage"}
+    at = shop.built.incident_at
+    window = Window(f"{iso_from_moment(at - timedelta(hours=1))}/{iso_from_moment(at + timedelta(hours=1))}", "", at)
+    tools = Toolbox(wiring.build_metrics_tools(settings).specs())
+    run = ProbeRun(tools, None, window, unmeasured=unmeasured_metrics(settings))
+    findings = Findings(window_label="", service="web", roles={"latency": "p99_latency"})
+    health = findings.health.setdefault("web", ServiceHealth("web"))
+    run.read_metric("the symptom", health, "p99_latency")
+
+    check_saturation(run, findings, "web", saturation_metrics(settings))
+
+    assert [step.args["metric"] for step in run.steps] == ["p99_latency", "gc_pause", "thread_pool_queue"]
+    assert all(step.status == "ok" for step in run.steps)
+    assert health.unmeasured == {"db_pool_pending", "db_pool_usage"}
+    answer, _ = conclusion_from_findings(findings)
+    assert "not checked: web's db_pool_pending, db_pool_usage (prometheus.services.web.not_measured)" in answer
+    assert "could not be read" not in answer

@@ -84,6 +84,7 @@ def test_the_playbook_names_the_change(connected):
     headline = result.stdout.split("Evidence:")[0]
     for fact in stack.built.spec.must_name:
         assert fact in headline, result.stdout
+    assert "could not be read" not in result.stdout  # what a service does not measure is not asked for
 
 
 def broken(config: Path, old: str, new: str) -> Path:
