@@ -8,6 +8,9 @@
   checkout 1.4.2 cuts PAYMENTS_TIMEOUT_MS 2000 -> 200; then checkout fails authorisations.
 - mesh: metrics only, the conventions neither of the two uses: ingress-nginx, Istio (milliseconds), a Java
   simpleclient summary, Micrometer without a histogram.
+- holdout: written after discovery and the playbook were done and run once before any change for it: Istio
+  (milliseconds) with one simpleclient summary service on `service`, ECS logs, Flux. reviews 3.2.0 switches
+  RATINGS_MERGE eager -> lazy; then reviews fails with a NullPointerException and storefront's errors follow.
 The scenario part is bot/sandbox's format (services, timeline, log patterns), read by scenario_from_dict.
 """
 
@@ -210,4 +213,66 @@ MESH = StackSpec(
     },
 )
 
-STACKS = {spec.name: spec for spec in (SHOP, OTEL, MESH)}
+NPE_TRACE = """java.lang.NullPointerException: Cannot invoke "Rating.stars()" because "rating" is null
+\tat com.example.reviews.RatingsClient.merge(RatingsClient.java:112)
+\tat com.example.reviews.ReviewsController.list(ReviewsController.java:48)"""
+
+HOLDOUT = StackSpec(
+    name="holdout",
+    scenario=_scenario(
+        "holdout",
+        {
+            "storefront": _service(220, 300, ("reviews", "recs"), kind="gateway"),
+            "reviews": _service(110, 140, ("ratings",)),
+            "ratings": _service(35, 140),
+            "recs": _service(80, 60),
+        },
+        [
+            {"service": "reviews", "metric": "error_ratio", "to": 0.12, "shape": "ramp", "ramp_minutes": 2},
+            {"service": "reviews", "metric": "p99_ms", "to": 650, "shape": "ramp", "ramp_minutes": 2},
+            {
+                "service": "storefront",
+                "metric": "error_ratio",
+                "to": 0.05,
+                "at_minutes": 1,
+                "shape": "ramp",
+                "ramp_minutes": 2,
+            },
+        ],
+        [
+            {
+                "service": "reviews",
+                "level": "ERROR",
+                "logger": "com.example.reviews.ReviewsController",
+                "message": "GET /reviews/$n failed: rating is null",
+                "per_minute": 9,
+                "stack_trace": NPE_TRACE,
+            },
+        ],
+    ),
+    styles={
+        "storefront": Style("istio", "destination_service_name"),
+        "reviews": Style("istio", "destination_service_name"),
+        "ratings": Style("istio", "destination_service_name"),
+        "recs": Style("summary", "service"),
+    },
+    logs="ecs",
+    gitops="flux",
+    start={
+        ("storefront", "prod"): {"tag": "1.12.0"},
+        ("reviews", "prod"): {"tag": "3.1.4", "RATINGS_MERGE": "eager"},
+        ("ratings", "prod"): {"tag": "2.0.1"},
+        ("recs", "prod"): {"tag": "0.7.0"},
+    },
+    changes=(
+        Change("ratings", -1440 - 30, "ratings-team", "ratings 2.0.2", {"tag": "2.0.2"}),
+        Change("recs", -35, "recs-team", "recs 0.7.1: warm the model cache", {"tag": "0.7.1"}),
+        Change(
+            "reviews", -6, "lee.m", "reviews 3.2.0: merge ratings lazily", {"tag": "3.2.0", "RATINGS_MERGE": "lazy"}
+        ),
+    ),
+    question="why is reviews failing since {at}?",
+    must_name=("3.2.0",),
+)
+
+STACKS = {spec.name: spec for spec in (SHOP, OTEL, MESH, HOLDOUT)}

@@ -1,4 +1,5 @@
-"""The two team stacks end to end, as a platform engineer would connect them: `opsbot init` -> `opsbot doctor`
+"""The team stacks end to end (the two the issue describes and one held out: tests/stacks/spec.py), as a
+platform engineer would connect them: `opsbot init` -> `opsbot doctor`
 exits 0 -> `opsbot diagnose` (the playbook, no model) names the change; and the misconfigurations doctor must name.
 
 Every command runs as the real CLI, against the stack's real Prometheus, the Elasticsearch stand-in holding its
@@ -64,7 +65,7 @@ def fails(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith("FAIL")]
 
 
-@pytest.fixture(scope="module", params=["shop", "otel"])
+@pytest.fixture(scope="module", params=["shop", "otel", "holdout"])
 def connected(request, make_stack: Callable[[str], RunningStack], tmp_path_factory) -> tuple[RunningStack, Path]:
     _families_present()
     stack = make_stack(request.param)
