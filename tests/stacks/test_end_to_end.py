@@ -1,6 +1,6 @@
-"""The team stacks end to end (the two the issue describes and one held out: tests/stacks/spec.py), as a
-platform engineer would connect them: `opsbot init` -> `opsbot doctor`
-exits 0 -> `opsbot diagnose` (the playbook, no model) names the change; and the misconfigurations doctor must name.
+"""The team stacks end to end (shop, otel, and one held out: tests/stacks/spec.py), as a platform engineer would
+connect them: `opsbot init` -> `opsbot doctor` exits 0 -> `opsbot diagnose` (the playbook, no model) names the
+change; and the misconfigurations doctor must name.
 
 Every command runs as the real CLI, against the stack's real Prometheus, the Elasticsearch stand-in holding its
 logs, and its GitOps repository. Log and deploy discovery come from their own families (tools/logs/,
