@@ -116,3 +116,16 @@ def test_a_misspelt_level_field_is_named(shop_config):
 def test_a_deploy_path_that_matches_nothing_is_named(shop_config):
     code, lines = doctor(broken(shop_config, "envs/{env}/{service}", "env/{env}/{service}"))
     assert code == 1 and any("env/{env}/{service}" in line for line in fails(lines)), lines
+
+
+def test_without_a_topology_the_deploys_of_other_services_are_named_as_not_weighed(
+    make_stack: Callable[[str], RunningStack], tmp_path_factory
+):
+    _families_present()
+    stack = make_stack("holdout")
+    config = init(stack, tmp_path_factory.mktemp("no-topology"))
+    question = f"why is storefront returning errors since {stack.built.incident_at:%H:%M}?"
+    result = opsbot("diagnose", question, cwd=config.parent, OPSBOT_CONFIG_FILE=str(config))
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if "not weighed:" in line]
+    assert "reviews 3.2.0 at" in line and "set `topology`" in line, result.stdout
