@@ -46,7 +46,22 @@ def discover_stack(settings: Settings, options: StackOptions, now: datetime | No
     """Every family's findings, in the order the config file lists them."""
     settings = settings_for(settings, options)
     moment = now or datetime.now(UTC)
-    return [*_metrics(settings, options, moment), *_logs(settings, options), *_deploys(settings, options)]
+    found = [*_metrics(settings, options, moment), *_logs(settings, options), *_deploys(settings, options)]
+    return [*found, _topology(settings)]
+
+
+def _topology(settings: Settings) -> Finding:
+    """Which service calls which is not in what init reads: said, with what the playbook does without it."""
+    if settings.topology:
+        return Finding("topology", settings.topology, "set in the environment when init ran")
+    return Finding("topology", None, "", (NO_TOPOLOGY,))
+
+
+NO_TOPOLOGY = (
+    "not discovered (nothing init reads says which service calls which): set it, each service with the services "
+    "it calls (web = ['order', 'inventory']); without it diagnose does not follow a symptom to a dependency and "
+    "names other services' deploys without weighing them"
+)
 
 
 def _metrics(settings: Settings, options: StackOptions, now: datetime) -> list[Finding]:

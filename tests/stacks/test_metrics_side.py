@@ -47,6 +47,7 @@ def test_init_prints_each_choice_with_its_evidence_and_writes_a_file_settings_lo
     assert "✓ prometheus.service_label = application\n    application: 3 services [order, payment, web]" in printed
     assert "app_kubernetes_io_name: 1 service [inventory]" in printed
     assert "✗ logs.backend: no --elasticsearch or --loki given: logs were not looked at" in printed
+    assert "✗ topology: not discovered (nothing init reads says which service calls which)" in printed
     text = config.read_text()
     assert "# application: 3 services [order, payment, web] (Micrometer (Spring Boot));" in text
     data = tomllib.loads(text)
