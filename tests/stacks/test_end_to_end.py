@@ -118,7 +118,7 @@ def test_a_deploy_path_that_matches_nothing_is_named(shop_config):
     assert code == 1 and any("env/{env}/{service}" in line for line in fails(lines)), lines
 
 
-def test_without_a_topology_the_deploys_of_other_services_are_named_as_not_weighed(
+def test_without_a_topology_other_services_deploys_are_named_as_not_weighed_and_with_one_ranked(
     make_stack: Callable[[str], RunningStack], tmp_path_factory
 ):
     _families_present()
@@ -129,3 +129,9 @@ def test_without_a_topology_the_deploys_of_other_services_are_named_as_not_weigh
     assert result.returncode == 0, result.stderr
     [line] = [line for line in result.stdout.splitlines() if "not weighed:" in line]
     assert "reviews 3.2.0 at" in line and "set `topology`" in line, result.stdout
+
+    with config.open("a") as toml:  # as the README says: the topology init cannot see, added by hand
+        toml.write('\n[topology]\nstorefront = ["reviews", "recs"]\nreviews = ["ratings"]\n')
+    result = opsbot("diagnose", question, cwd=config.parent, OPSBOT_CONFIG_FILE=str(config))
+    assert "Likely cause: deploy reviews 3.2.0" in result.stdout.split("Evidence:")[0], result.stdout
+    assert "not weighed:" not in result.stdout
