@@ -135,3 +135,14 @@ def test_without_a_topology_other_services_deploys_are_named_as_not_weighed_and_
     result = opsbot("diagnose", question, cwd=config.parent, OPSBOT_CONFIG_FILE=str(config))
     assert "Likely cause: deploy reviews 3.2.0" in result.stdout.split("Evidence:")[0], result.stdout
     assert "not weighed:" not in result.stdout
+
+
+def test_an_environment_no_deploy_records_is_named(shop_config):
+    code, lines = doctor(broken(shop_config, "environments = ['prod']", "environments = ['production']"))
+    assert code == 1, lines
+    assert any("'production'" in line and "the deploys record prod, staging" in line for line in fails(lines)), lines
+
+
+def test_a_misspelt_environment_among_others_is_named_with_the_one_meant(shop_config):
+    code, lines = doctor(broken(shop_config, "environments = ['prod']", "environments = ['prod', 'stagin']"))
+    assert code == 1 and any("did you mean 'staging'" in line for line in fails(lines)), lines

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import ToolError
+from tools.deploys.filters import FilteredDeploys
 from tools.deploys.query import DeploySource, Finding
 
 LOOKBACK = timedelta(days=90)
@@ -73,6 +74,8 @@ def check_deploys(source: DeploySource, services: Sequence[str], now: datetime) 
     for service in services:
         findings.append(_service_finding(source, setting, service, known, counts.get(service, 0)))
     findings += [Finding("deploys", "last 90 days", note) for note in recent.notes]
+    if isinstance(source, FilteredDeploys):
+        findings += source.check_environments(now - LOOKBACK, now)
     return findings
 
 
