@@ -53,6 +53,18 @@ def run_checks(settings: Settings, checks: Sequence[Check] | None = None) -> lis
     return results
 
 
+def named(settings: Settings, setting: str, value: object) -> str:
+    """A setting and its value as its source names it: `OPSBOT_X__Y=value` when the environment set it, else
+    `x.y = 'value' (config file F [x] y)` or `(default)`, so the reader fixes the right place."""
+    from bot.config.provenance import dotenv_entries, environment, origin_of, origins, variable_name
+
+    path = tuple(setting.split("."))
+    where = origin_of(path, origins(environment(), dotenv_entries(), settings.config_file))
+    if where.startswith(("environment variable", ".env entry")):
+        return f"{where.rsplit(' ', 1)[-1]}={value}"
+    return f"{setting} = {str(value)!r} ({where})" if where != "default" else f"{variable_name(path)}={value} (default)"
+
+
 def default_checks() -> list[Check]:
     """The startup checks `serve` runs: the settings and each backend's reachability. `opsbot doctor` adds the
     meaning checks (bot/wiring/meaning.py), which prove the settings against live data."""
@@ -78,11 +90,15 @@ def check_prometheus(settings: Settings) -> CheckResult:
     body = _get_json(f"{url}/api/v1/status/buildinfo", headers=auth, verify=p.verify_tls)
     if isinstance(body, str):
         return CheckResult(
-            "prometheus", "warn" if body.startswith("unreachable") else "fail", f"OPSBOT_PROMETHEUS__URL={url}: {body}"
+            "prometheus",
+            "warn" if body.startswith("unreachable") else "fail",
+            f"{named(settings, 'prometheus.url', url)}: {body}",
         )
     version = (body.get("data") or {}).get("version") if body.get("status") == "success" else None
     if not version:
-        return CheckResult("prometheus", "fail", f"OPSBOT_PROMETHEUS__URL={url} answers, but not like Prometheus")
+        return CheckResult(
+            "prometheus", "fail", f"{named(settings, 'prometheus.url', url)} answers, but not like Prometheus"
+        )
     return CheckResult("prometheus", "ok", f"Prometheus {version} at {url}")
 
 
@@ -106,12 +122,12 @@ def check_elasticsearch(settings: Settings) -> CheckResult:
         return CheckResult(
             "elasticsearch",
             "warn" if body.startswith("unreachable") else "fail",
-            f"OPSBOT_ELASTICSEARCH__URL={url}: {body}",
+            f"{named(settings, 'elasticsearch.url', url)}: {body}",
         )
     number = (body.get("version") or {}).get("number")
     if not number:
         return CheckResult(
-            "elasticsearch", "fail", f"OPSBOT_ELASTICSEARCH__URL={url} answers, but not like Elasticsearch"
+            "elasticsearch", "fail", f"{named(settings, 'elasticsearch.url', url)} answers, but not like Elasticsearch"
         )
     return CheckResult(
         "elasticsearch",
@@ -127,7 +143,9 @@ def check_logs(settings: Settings) -> CheckResult:
         return CheckResult("logs", "ok", f"Elasticsearch index pattern {settings.logs.index_pattern}")
     path = settings.logs.sqlite_path.expanduser()
     if not path.is_file():
-        return CheckResult("logs", "warn", f"OPSBOT_LOGS__SQLITE_PATH={path} does not exist (query_logs will say so)")
+        return CheckResult(
+            "logs", "warn", f"{named(settings, 'logs.sqlite_path', path)} does not exist (query_logs will say so)"
+        )
     return CheckResult("logs", "ok", f"SQLite logs at {path}")
 
 
@@ -136,7 +154,7 @@ def check_deploys(settings: Settings) -> CheckResult:
         return _core_toolset_check("deploys", settings)
     repo = settings.deploys.git_repo.expanduser()
     if not repo.exists():
-        return CheckResult("deploys", "warn", f"OPSBOT_DEPLOYS__GIT_REPO={repo} does not exist")
+        return CheckResult("deploys", "warn", f"{named(settings, 'deploys.git_repo', repo)} does not exist")
     probe = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "--git-dir"],
         capture_output=True,
@@ -145,7 +163,7 @@ def check_deploys(settings: Settings) -> CheckResult:
         check=False,
     )
     if probe.returncode != 0:
-        return CheckResult("deploys", "fail", f"OPSBOT_DEPLOYS__GIT_REPO={repo} is not a git repository")
+        return CheckResult("deploys", "fail", f"{named(settings, 'deploys.git_repo', repo)} is not a git repository")
     return CheckResult("deploys", "ok", f"git repository {repo}")
 
 
@@ -157,7 +175,7 @@ def check_llm(settings: Settings) -> CheckResult:
     key = c.api_key.get_secret_value()
     body = _get_json(f"{base}/models", headers={"Authorization": f"Bearer {key}"} if key else None)
     if isinstance(body, str):
-        return CheckResult("llm", "warn", f"OPSBOT_LLM__BASE_URL={base}: /models {body}")
+        return CheckResult("llm", "warn", f"{named(settings, 'llm.base_url', base)}: /models {body}")
     listed = {str(m.get("id")) for m in body.get("data") or [] if isinstance(m, dict)}
     missing = [m for m in dict.fromkeys([c.model, c.cheap_model or c.model]) if m not in listed]
     if missing and listed:

@@ -146,3 +146,10 @@ def test_an_environment_no_deploy_records_is_named(shop_config):
 def test_a_misspelt_environment_among_others_is_named_with_the_one_meant(shop_config):
     code, lines = doctor(broken(shop_config, "environments = ['prod']", "environments = ['prod', 'stagin']"))
     assert code == 1 and any("did you mean 'staging'" in line for line in fails(lines)), lines
+
+
+def test_a_value_from_the_file_is_named_by_its_table_and_key_not_by_a_variable(shop_config):
+    code, lines = doctor(broken(shop_config, "git_repo = '", "git_repo = '/nonexistent"))
+    named = [line for line in lines if line.startswith(("WARN deploys", "FAIL deploys")) and "/nonexistent" in line]
+    assert code == 1 and named, lines
+    assert all("[deploys] git_repo" in line and "OPSBOT_DEPLOYS__GIT_REPO" not in line for line in named), named
