@@ -164,3 +164,20 @@ def test_init_writes_nothing_when_prometheus_cannot_be_inspected(tmp_path):
     assert result.returncode == 1 and not (tmp_path / "opsbot.toml").exists()
     assert f"✗ prometheus.url: Prometheus at {url} is unreachable" in result.stdout
     assert "was not written" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_matcher_value_no_series_holds_is_named_with_the_value_meant(written):
+    config, _ = written
+    bad = broken(config, 'status=~"5.."', 'status="5000"')
+    code, lines = doctor_lines(bad)
+    assert code == 1
+    fail = [line for line in lines if line.startswith("FAIL metrics: prometheus.metrics.error_rate.promql")]
+    assert fail and all(line.endswith("(did you mean '500'?)") for line in fail), lines
+    expected = 'status="5000" matches none of order\'s http_server_requests_seconds_count status values (200, 500)'
+    assert any(line.endswith(f"{expected} (did you mean '500'?)") for line in fail), fail
+
+
+def test_a_matcher_value_that_matches_nothing_yet_is_not_a_typo(written):
+    config, _ = written
+    _, lines = doctor_lines(broken(config, 'status=~"5.."', 'status="503"'))  # no 503 so far: not a problem
+    assert not [line for line in lines if line.startswith("FAIL metrics")], lines

@@ -29,6 +29,8 @@ WINDOW = timedelta(hours=1)
 STEP = "300s"
 _SELECTOR_RX = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{([^{}]*)\}")
 _MATCHER_RX = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*\"")
+_VALUE_RX = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+MAX_VALUES = 6
 SERVICE_LABELS = tuple(dict.fromkeys(label for c in CONVENTIONS for label in c.service_labels))
 STATUS_LABELS = tuple(dict.fromkeys(label for c in CONVENTIONS for label in c.status_labels))
 
@@ -157,7 +159,23 @@ class _Labels:
         for used, _ in _MATCHER_RX.findall(matchers):
             if used not in present:
                 return f"the label {used!r} is not on {service}'s {metric} series{_hint(used, present)}"
+        for used, op, written in _VALUE_RX.findall(matchers):
+            values = self._ask("values", used, f'{metric}{{{label}="{service}"}}') if op in ("=", "=~") else []
+            wanted = re.sub(r"\\(.)", r"\1", written)  # PromQL's string escapes: "a\\.b" is the regex a\.b
+            close = did_you_mean(wanted, values) if used != label and not _any_match(op, wanted, values) else ""
+            if close:  # none matches yet a value is close: a typo, not a 5xx that never happened
+                shown = ", ".join(values[:MAX_VALUES])
+                return f'{used}{op}"{written}" matches none of {service}\'s {metric} {used} values ({shown}){close}'
         return ""
+
+
+def _any_match(op: str, wanted: str, values: Sequence[str]) -> bool:
+    """Whether an = or =~ matcher (anchored, as Prometheus anchors it) matches one of `values`; True when the
+    regex is not one Python reads (not checked)."""
+    try:
+        return any(re.fullmatch(wanted, v) if op == "=~" else v == wanted for v in values)
+    except re.error:
+        return True
 
 
 def _hint(label: str, present: set[str]) -> str:
