@@ -55,7 +55,11 @@ def check_logs_meaning(settings: Settings) -> list[CheckResult]:
     from tools.logs.checks import check_logs
 
     services, chosen = _named_or_metric_services(settings)
-    return results_from_findings("logs", check_logs(build_log_source(settings), services), settings, f"{chosen}: ")
+    claims = origins(environment(), dotenv_entries(), settings.config_file)
+    logs = settings.logs.model_dump()
+    set_by_user = [f"logs.{key}" for key in logs if origin_of(("logs", key), claims) != "default"]
+    found = check_logs(build_log_source(settings), services, set_by_user)
+    return results_from_findings("logs", found, settings, f"{chosen}: ")
 
 
 def check_deploys_meaning(settings: Settings) -> list[CheckResult]:

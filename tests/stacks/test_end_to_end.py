@@ -153,3 +153,9 @@ def test_a_value_from_the_file_is_named_by_its_table_and_key_not_by_a_variable(s
     named = [line for line in lines if line.startswith(("WARN deploys", "FAIL deploys")) and "/nonexistent" in line]
     assert code == 1 and named, lines
     assert all("[deploys] git_repo" in line and "OPSBOT_DEPLOYS__GIT_REPO" not in line for line in named), named
+
+
+def test_an_optional_log_field_the_file_sets_must_be_in_the_mapping(shop_config):
+    _families_present(LOGS)
+    code, lines = doctor(broken(shop_config, "error_type_field = 'error.type'", "error_type_field = 'error.kind'"))
+    assert code == 1 and any("logs.error_type_field = 'error.kind'" in line for line in fails(lines)), lines
