@@ -76,6 +76,7 @@ def default_checks() -> list[Check]:
         check_llm,
         check_redis,
         check_slack,
+        check_timezone,
         check_optional_toolsets,
     ]
 
@@ -196,6 +197,17 @@ def check_redis(settings: Settings) -> CheckResult:
     except Exception as exc:
         return CheckResult("redis", "fail", f"OPSBOT_REDIS__URL: no answer to PING ({type(exc).__name__})")
     return CheckResult("redis", "ok", "Redis answers PING: state is shared between replicas")
+
+
+def check_timezone(settings: Settings) -> CheckResult:
+    """The team's zone is one opsbot reads: a name that is none would fail every question that gives a time."""
+    from bot.playbook.zones import zone_from_name
+
+    try:
+        zone_from_name(settings.timezone)
+    except ValueError as exc:
+        return CheckResult("timezone", "fail", f"{named(settings, 'timezone', settings.timezone)}: {exc}")
+    return CheckResult("timezone", "ok", f"{settings.timezone}: a time a question gives without a zone is read in it")
 
 
 def check_slack(settings: Settings) -> CheckResult:

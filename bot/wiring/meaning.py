@@ -105,8 +105,8 @@ def results_from_findings(
             CheckResult(family, "fail", f"{finding.setting} = {value} ({source}): {problem}")
             for problem in finding.problems
         ]
-    if failed:
-        return failed
+    if failed:  # one line per problem, however many services showed it
+        return list({str(result): result for result in failed}.values())
     if family == "metrics":  # each finding is one service's queries
         held = "; ".join(f.evidence for f in findings if f.evidence)
     else:

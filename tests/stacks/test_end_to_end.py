@@ -159,3 +159,9 @@ def test_an_optional_log_field_the_file_sets_must_be_in_the_mapping(shop_config)
     _families_present(LOGS)
     code, lines = doctor(broken(shop_config, "error_type_field = 'error.type'", "error_type_field = 'error.kind'"))
     assert code == 1 and any("logs.error_type_field = 'error.kind'" in line for line in fails(lines)), lines
+
+
+def test_a_team_zone_that_is_no_zone_is_named_where_it_was_set(shop_config):
+    code, lines = doctor(broken(shop_config, "[prometheus]\n", "timezone = 'Europe/Parris'\n\n[prometheus]\n"))
+    [line] = [line for line in fails(lines) if line.startswith("FAIL timezone")]
+    assert code == 1 and "timezone = 'Europe/Parris' (config file " in line and "Europe/Paris" in line, line
