@@ -181,3 +181,10 @@ def test_a_matcher_value_that_matches_nothing_yet_is_not_a_typo(written):
     config, _ = written
     _, lines = doctor_lines(broken(config, 'status=~"5.."', 'status="503"'))  # no 503 so far: not a problem
     assert not [line for line in lines if line.startswith("FAIL metrics")], lines
+
+
+def test_list_services_names_the_label_of_a_service_on_another_one(written):
+    config, _ = written
+    tools = wiring.build_metrics_tools(Settings(_env_file=None, config_file=config))  # type: ignore[call-arg]
+    header = tools.list_services().text.splitlines()[0]
+    assert header.startswith("4 services (label 'application'; inventory on 'app_kubernetes_io_name');"), header

@@ -117,7 +117,8 @@ class MetricsTools:
         services = tuple(self.known_services())
         shown = services[: self.max_services]
         downstream = {name: tuple(self.topology[name]) for name in shown if self.topology.get(name)}
-        listed = ServiceList(self.service_label, services, len(shown), downstream)
+        own = {name: c.label for name, c in self.services.items() if c.label not in ("", self.service_label)}
+        listed = ServiceList(self.service_label, services, len(shown), downstream, own)
         if not services:
             return ToolResult("no_data", f"Prometheus holds no values of the label {self.service_label!r}.", listed)
         return ToolResult("ok", render_services(listed), listed)

@@ -139,6 +139,7 @@ class ServiceList(ToolData):
     services: tuple[str, ...]  # every one, sorted
     shown: int  # how many the text lists
     downstream: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # of the listed ones that have any
+    own_labels: Mapping[str, str] = field(default_factory=dict)  # service -> its own label, where not `label`
 
 
 def series_summary(points: Sequence[tuple[datetime, float]], step_s: int) -> SeriesSummary:
@@ -193,7 +194,9 @@ def render_services(listed: ServiceList) -> str:
         f"{name} -> {', '.join(listed.downstream[name])}" if name in listed.downstream else name
         for name in listed.services[: listed.shown]
     ]
-    header = f"{len(listed.services)} services (label {listed.label!r}); -> lists a service's downstream services:"
+    labels = "".join(f"; {name} on {label!r}" for name, label in sorted(listed.own_labels.items()))
+    header = f"{len(listed.services)} services (label {listed.label!r}{labels}); -> lists a service's downstream"
+    header += " services:"
     more = len(listed.services) - listed.shown
     footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
     return "\n".join([header, *lines, *footer])
