@@ -67,6 +67,10 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         serve_forever,
         slack_health,
     )
+    from bot.wiring.stack import (
+        StackOptions,
+        discover_stack,
+    )
     from bot.wiring.surfaces import (
         build_api,
         build_dispatcher,
@@ -78,6 +82,8 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
 _HOMES: dict[str, str] = {
     "SHUTDOWN_DRAIN_S": "service",
     "Settings": "config",
+    "StackOptions": "stack",
+    "discover_stack": "stack",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
     "build_access": "core",
@@ -136,6 +142,7 @@ __all__ = [
     "SHUTDOWN_DRAIN_S",
     "CheckResult",
     "Settings",
+    "StackOptions",
     "bring_up_sandbox",
     "build_access",
     "build_api",
@@ -166,6 +173,7 @@ __all__ = [
     "build_toolsets",
     "build_zone",
     "default_checks",
+    "discover_stack",
     "install_log_redaction",
     "job_statuses",
     "load_settings",

@@ -1,4 +1,5 @@
-"""The points of a series a chart draws, kept compact in a stored step: a start, a step and the values.
+"""The points of a series a chart draws, kept compact in a stored step: a start, a step and the values; and the
+round buckets both the chart and the text's summary average over.
 
 About CHART_POINTS means over buckets of a round length (the same bucketing as the text's summary), each rounded to
 four significant digits (a picture, not a measurement: the detectors and the text read the full samples). A bucket
@@ -15,6 +16,7 @@ from statistics import fmean
 
 CHART_POINTS = 120
 SIGNIFICANT = 4
+_BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,23 @@ class ChartLine:
         """(bucket start, mean) for every bucket that has one, oldest first."""
         step = timedelta(seconds=self.step_s)
         return tuple((self.start + i * step, v) for i, v in enumerate(self.values) if math.isfinite(v))
+
+
+def bucket_length(points: Sequence[tuple[datetime, float]], step_s: int, count: int) -> int:
+    """A round bucket length (2h rather than 125m) that gives about `count` buckets over `points`."""
+    wanted_s = math.ceil(len(points) / count) * step_s
+    return next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
+
+
+def bucket_means(
+    points: Sequence[tuple[datetime, float]], step_s: int, count: int
+) -> tuple[int, tuple[tuple[datetime, float], ...]]:
+    """(bucket length, (first moment, mean) per bucket that has a point): the text's summary cells."""
+    bucket_s = bucket_length(points, step_s, count)
+    buckets: dict[int, list[tuple[datetime, float]]] = {}
+    for moment, value in points:
+        buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
+    return bucket_s, tuple((b[0][0], fmean(v for _, v in b)) for b in buckets.values())
 
 
 def _rounded(value: float) -> float:
