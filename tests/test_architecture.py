@@ -44,6 +44,11 @@ RESULT_TYPES = (
     "tools.deploys.records",
     "tools.kubernetes.objects",
     "tools.runbooks.hits",
+    "tools.database.sessions",
+    "tools.database.locks",
+    "tools.database.replication",
+    "tools.database.storage",
+    "tools.database.units",
     "tools.analysis.ranking",
     "tools.calculate",
 )

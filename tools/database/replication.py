@@ -45,7 +45,7 @@ class ReplayState:
     paused: bool | None  # pg_is_wal_replay_paused(); None when unknown
     last_replay_age_s: float | None = None  # since the last replayed transaction committed on the primary
     unreplayed_bytes: float | None = None  # received (pg_last_wal_receive_lsn) and not replayed
-    receiver: str = ""  # pg_stat_wal_receiver.status; "" = no WAL receiver (not streaming)
+    receiver: str = ""  # pg_stat_wal_receiver.status (`streaming`); "none": no WAL receiver; "": unknown
     error: str = ""  # why the replica could not be asked
 
     @property
@@ -103,7 +103,7 @@ def replay_from_row(target: str, row: Mapping[str, Any]) -> ReplayState:
         None if paused is None else bool(paused),
         _number(row.get("replay_age_s")),
         _number(row.get("unreplayed")),
-        row.get("receiver_status") or "",
+        row.get("receiver_status") or "none",
     )
 
 
@@ -148,20 +148,23 @@ def replay_line(r: ReplayState) -> str:
     """`replica orders-db-replica: REPLAY PAUSED; 4.2 MB received and not replayed; last replayed …`."""
     if r.error:
         return f"replica {r.target}: not asked: {r.error}"
-    parts = ["REPLAY PAUSED (pg_wal_replay_pause(); resume with pg_wal_replay_resume())" if r.paused else "replaying"]
+    paused = {True: "REPLAY PAUSED (pg_wal_replay_pause(); resume with pg_wal_replay_resume())", False: "replaying"}
+    parts = [paused[r.paused]] if r.paused is not None else []  # the exporter does not say
     if r.unreplayed_bytes:
         parts.append(f"{size_text(r.unreplayed_bytes)} received and not replayed")
     if r.last_replay_age_s is not None:
         parts.append(f"last replayed transaction committed {age_text(r.last_replay_age_s)} ago")
-    parts.append(f"WAL receiver {r.receiver}" if r.receiver else "no WAL receiver (not streaming)")
-    return f"replica {r.target}: " + "; ".join(parts)
+    if r.receiver:
+        parts.append("no WAL receiver (not streaming)" if r.receiver == "none" else f"WAL receiver {r.receiver}")
+    return f"replica {r.target}: " + ("; ".join(parts) or "no replay state known")
 
 
 def slot_line(s: ReplicationSlot) -> str:
     """`slot orphan_cdc (logical, shop): INACTIVE, retains 48 MB of WAL: orphaned …`."""
     kind = ", ".join(p for p in (s.slot_type, s.database) if p)
     status = f", wal_status {s.wal_status}" if s.wal_status else ""
-    line = f"slot {s.name} ({kind}): {'active' if s.active else 'INACTIVE'}, retains {size_text(s.retained_bytes)}"
+    line = f"slot {s.name}{f' ({kind})' if kind else ''}: {'active' if s.active else 'INACTIVE'}"
+    line += f", retains {size_text(s.retained_bytes)}"
     line += f" of WAL{status}"
     if s.orphaned:
         line += ": ORPHANED: nobody reads it and the WAL it holds cannot be removed (read it, or drop it)"
