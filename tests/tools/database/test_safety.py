@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot import wiring
+from bot.wiring.doctor import check_optional_toolsets
 from bot.wiring.toolsets import optional_toolsets
 from tests.tools.conftest import tool_settings
 from tests.tools.database.conftest import Shop, database_settings
@@ -55,10 +56,12 @@ def test_the_check_fails_when_no_target_answers_and_is_off_until_one_is_configur
     assert database_check().state == "off"
 
 
-def test_opsbot_toolsets_lists_the_database_check(shop: Shop) -> None:
+def test_opsbot_toolsets_and_doctor_run_the_database_check(shop: Shop) -> None:
     settings = tool_settings(database=database_settings(shop))
     statuses = {s.name: s for s in wiring.toolset_statuses(settings, timeout_s=20)}
     assert statuses["database"].state == "ok"
+    doctor = check_optional_toolsets(settings)
+    assert doctor.level == "ok" and doctor.line.startswith("database ok: shop-db: SQL as opsbot_ro")
     tools = [spec.name for spec in wiring.build_tool_specs(settings)]
     assert [name for name in tools if name.startswith("query_db_")] == [
         "query_db_sessions",
