@@ -82,7 +82,7 @@ class ExporterViews:
         if not sizes:
             return None
         sizes.sort(key=lambda s: (("database", "wal", "slot").index(s.what), -(s.last_bytes or 0)))
-        return DbStorage(database, "", "postgres_exporter", tuple(sizes), True, window)
+        return DbStorage(database, self.selector, "postgres_exporter", tuple(sizes), True, window)
 
     def connections(self, database: str, window: TimeWindow) -> DbConnections | None:
         used = self.read("sum(pg_stat_activity_count{$sel})", window)
@@ -94,7 +94,7 @@ class ExporterViews:
         peak_at, peak = used[0].peak
         return DbConnections(
             database,
-            "",
+            self.selector,
             "postgres_exporter",
             round(used[0].last),
             None if limit is None else round(limit),
@@ -127,7 +127,7 @@ class ExporterViews:
         total = sum(g.count for g in found)
         return DbSessions(
             database,
-            "",
+            self.selector,
             "postgres_exporter",
             total,
             tuple(g for g in found if g.count),
@@ -147,7 +147,7 @@ class ExporterViews:
         note = "The blocking chain (who blocks whom, with what statement) needs SQL access (a read-only role)."
         return DbLocks(
             database,
-            "",
+            self.selector,
             "postgres_exporter",
             (),
             tuple(c for c in counts if c.count),
@@ -178,7 +178,7 @@ class ExporterViews:
         note = f"Replication lag peaked at {lag[0].peak[1]:.0f} s in the window." if lag and is_replica else ""
         return DbReplication(
             database,
-            "",
+            self.selector,
             "postgres_exporter",
             "replica" if is_replica else "primary",
             tuple(ReplicaLag(s.labels.get("application_name", "?"), replay_behind_bytes=s.last) for s in standbys),
