@@ -37,7 +37,7 @@ from tools.database.sessions import (
     sessions_from_rows,
 )
 from tools.database.sql import PostgresReader, SqlSession
-from tools.database.storage import NO_HISTORY, DbStorage, SizeSeries, render_storage
+from tools.database.storage import NO_EXPORTER, NO_HISTORY, DbStorage, SizeSeries, render_storage
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 _V = TypeVar("_V", bound=ToolData)
@@ -140,10 +140,18 @@ class DatabaseTools:
     def query_db_storage(self, database: str, range: str = "24h", start: str = "", end: str = "") -> ToolResult:
         """Run query_db_storage (the description shown to the model is _STORAGE_DOC)."""
         target, window = self.target(database), window_from_args(range, start, end, self.clock())
-        history = target.exporter.storage(target.name, window) if target.exporter is not None else None
+        why, unread = NO_HISTORY if target.exporter is not None else NO_EXPORTER, ""
+        try:
+            history = target.exporter.storage(target.name, window) if target.exporter is not None else None
+        except ToolError as exc:  # Prometheus down: the current sizes by SQL still answer, saying why
+            if target.sql is None:
+                raise
+            unread = f"postgres_exporter's series could not be read ({exc})"
+            history, why = None, f"History is not available: {unread}; these are the current sizes."
         if history is not None or target.sql is None:
             return self._answer(target, window, None, lambda views: history, render_storage)
-        return self._answer(target, window, self._sql_storage(target.name), None, render_storage)
+        # when SQL fails too, the error says both
+        return self._answer(target, window, self._sql_storage(target.name, why), _raises(unread), render_storage)
 
     def query_db_connections(self, database: str, range: str = "1h", start: str = "", end: str = "") -> ToolResult:
         """Run query_db_connections (the description shown to the model is _CONNECTIONS_DOC)."""
@@ -158,15 +166,17 @@ class DatabaseTools:
 
         return self._answer(target, window, by_sql, by_exporter, render_connections)
 
-    def _sql_storage(self, name: str) -> Callable[[SqlSession], DbStorage]:
+    def _sql_storage(self, name: str, why: str) -> Callable[[SqlSession], DbStorage]:
+        """The current sizes by SQL; `why` says why there is no history."""
+
         def by_sql(db: SqlSession) -> DbStorage:
             sizes = [SizeSeries(r["datname"], "database", r["size_bytes"]) for r in db.rows(queries.DATABASE_SIZES)]
             try:
                 wal = db.row(queries.WAL_SIZE)
             except ToolError as exc:  # pg_ls_waldir() needs pg_monitor: the databases' sizes still stand
-                return DbStorage(name, "", "sql", tuple(sizes), note=f"{NO_HISTORY} The WAL size is unknown: {exc}")
+                return DbStorage(name, "", "sql", tuple(sizes), note=f"{why} The WAL size is unknown: {exc}")
             sizes.append(SizeSeries("WAL", "wal", wal["size_bytes"]))
-            return DbStorage(name, "", "sql", tuple(sizes), segments=int(wal["segments"]), note=NO_HISTORY)
+            return DbStorage(name, "", "sql", tuple(sizes), segments=int(wal["segments"]), note=why)
 
         return by_sql
 
@@ -204,7 +214,10 @@ class DatabaseTools:
             raise ToolError(
                 f"{target.name} has neither SQL access nor postgres_exporter series configured for this view"
             )
-        found_exporter = by_exporter(target.exporter)
+        try:
+            found_exporter = by_exporter(target.exporter)
+        except ToolError as exc:  # both sources failed: say both, the SQL failure first
+            raise ToolError(f"{failed} {exc}".strip()) from exc
         if found_exporter is None:
             hint = "check database.exporter_label and the target's exporter_value"
             missing = f"Prometheus holds no postgres_exporter series for {target.name} in the window; {hint}."
@@ -222,6 +235,17 @@ def _known_application(application: str, rows: Sequence[Mapping[str, Any]]) -> N
     if application:
         present = sorted({r.get("application_name") or "" for r in rows} - {""})
         choice_or_error(application, present, "application", "the application_names connected now")
+
+
+def _raises(error: str) -> Callable[[ExporterViews], None] | None:
+    """An exporter read that failed already, replayed as its error (None: there was no failure to replay)."""
+    if not error:
+        return None
+
+    def read(views: ExporterViews) -> None:
+        raise ToolError(error)
+
+    return read
 
 
 def _with_note(text: str, note: str) -> str:

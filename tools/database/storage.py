@@ -19,6 +19,10 @@ NO_HISTORY = (
     "History is not available: Prometheus holds no postgres_exporter size series for this database "
     "(pg_database_size_bytes, pg_wal_size_bytes); these are the current sizes."
 )
+NO_EXPORTER = (
+    "History is not available: no postgres_exporter series are read for this database (its exporter setting is "
+    "off); these are the current sizes."
+)
 
 
 @dataclass(frozen=True)

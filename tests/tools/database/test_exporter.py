@@ -128,3 +128,13 @@ def test_replication_from_the_exporter_after_sql_fails_names_the_lag_and_why(exp
     assert "SQL failed (could not connect to /nonexistent:1/orders as opsbot_ro" in result.text
     primary = database_of(call_tool(exporter_tools, "query_db_replication", {"database": "orders-db"}))
     assert isinstance(primary, DbReplication) and [s.name for s in primary.orphaned_slots] == ["orphan_cdc"]
+
+
+def test_when_sql_and_prometheus_both_fail_the_error_names_both() -> None:
+    targets = {"orders-db": {"dsn": "host=/nonexistent port=1 user=opsbot_ro dbname=orders"}}
+    box = wiring.build_toolbox(tool_settings(prometheus_url="http://127.0.0.1:9", database={"targets": targets}))
+    for tool in ("query_db_locks", "query_db_storage"):
+        result = call_tool(box, tool, {"database": "orders-db"})
+        assert result.status == "error", tool
+        assert "SQL failed (could not connect to /nonexistent:1/orders as opsbot_ro" in result.text, tool
+        assert "Prometheus at http://127.0.0.1:9 is unreachable" in result.text, tool

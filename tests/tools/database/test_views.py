@@ -101,3 +101,16 @@ def test_connections_are_counted_against_max_connections_and_a_role_at_its_limit
 def test_an_unknown_database_is_refused_with_the_configured_ones(shop_tools: Tools) -> None:
     result = call_tool(shop_tools(), "query_db_locks", {"database": "shop"})
     assert result.status == "error" and "shop-db" in result.text and "order" in result.text
+
+
+def test_storage_answers_by_sql_when_prometheus_cannot_be_read_and_says_why(shop: Shop) -> None:
+    from bot import wiring
+    from tests.tools.conftest import tool_settings
+
+    targets = {"shop-db": {"dsn": shop.primary.dsn(user="opsbot_ro")}}  # exporter on; nothing listens at port 9
+    box = wiring.build_toolbox(tool_settings(prometheus_url="http://127.0.0.1:9", database={"targets": targets}))
+    result = call_tool(box, "query_db_storage", {"database": "shop-db"})
+    found = database_of(result)
+    assert result.status == "ok" and isinstance(found, DbStorage) and found.source == "sql" and not found.history
+    assert "History is not available: postgres_exporter's series could not be read (" in result.text
+    assert "127.0.0.1:9" in result.text and {s.what for s in found.sizes} == {"database", "wal"}
