@@ -49,6 +49,7 @@ RESULT_TYPES = (
     "tools.database.replication",
     "tools.database.storage",
     "tools.database.units",
+    "tools.database.statements",
     "tools.analysis.ranking",
     "tools.calculate",
 )
