@@ -3,8 +3,9 @@ what SQL cannot give: how sizes and connections moved over a window.
 
 The metric names are the exporter's (pg_stat_activity_count, pg_locks_count, pg_settings_max_connections,
 pg_database_size_bytes, pg_wal_size_bytes, pg_replication_lag_seconds, pg_stat_replication_pg_wal_lsn_diff,
-pg_replication_slots_pg_wal_lsn_diff / _active); a server is picked by one label (the exporter label's value), and
-only PromQL written here runs. Each builder returns None when Prometheus holds none of its series.
+pg_replication_slots_pg_wal_lsn_diff / _active, else pg_replication_slot_slot_is_active); a server is picked by one
+label (the exporter label's value), and only PromQL written here runs. Each builder returns None when Prometheus
+holds none of its series.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from tools.timerange import TimeWindow
 LABEL_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 POINTS = 120  # samples a window is read at
 SHOWN_POINTS = 8  # samples a size series keeps for the text
+# Whether each slot is read: the slots collector's family, else the replication_slot collector's (on by default).
+ACTIVE_SLOTS = (
+    "sum by (slot_name) (pg_replication_slots_active{$sel})"
+    " or sum by (slot_name) (pg_replication_slot_slot_is_active{$sel})"
+)
 
 
 class RangeQuery(Protocol):
@@ -160,21 +166,11 @@ class ExporterViews:
         lag = self.read("max(pg_replication_lag_seconds{$sel})", window)
         replica = self._last("max(pg_replication_is_replica{$sel})", window)
         standbys = self._by("pg_stat_replication_pg_wal_lsn_diff", "application_name", window)
-        retained = {
-            s.labels.get("slot_name", "?"): s
-            for s in self._by("pg_replication_slots_pg_wal_lsn_diff", "slot_name", window)
-        }
-        active = {
-            s.labels.get("slot_name", "?"): s.last for s in self._by("pg_replication_slots_active", "slot_name", window)
-        }
-        if not (lag or standbys or retained or replica is not None):
+        slots = self._slots(window)
+        if not (lag or standbys or slots or replica is not None):
             return None
         is_replica = bool(replica) or (replica is None and bool(lag) and not standbys)
         replays = (ReplayState(database, None, lag[0].last if lag else None),) if is_replica else ()
-        slots = tuple(
-            ReplicationSlot(name, "", "", bool(active.get(name, 0)), s.last)
-            for name, s in sorted(retained.items(), key=lambda i: -i[1].last)
-        )
         note = f"Replication lag peaked at {lag[0].peak[1]:.0f} s in the window." if lag and is_replica else ""
         return DbReplication(
             database,
@@ -187,6 +183,17 @@ class ExporterViews:
             window,
             note,
         )
+
+    def _slots(self, window: TimeWindow) -> tuple[ReplicationSlot, ...]:
+        """Each slot, most WAL retained first; a slot the exporter shows only as active or not (its default
+        replication_slot collector gives no retained bytes for an inactive slot) comes last, its WAL unknown."""
+        retained = {
+            s.labels.get("slot_name", "?"): s.last
+            for s in self._by("pg_replication_slots_pg_wal_lsn_diff", "slot_name", window)
+        }
+        active = {s.labels.get("slot_name", "?"): s.last for s in self.read(ACTIVE_SLOTS, window)}
+        names = sorted(set(retained) | set(active), key=lambda n: (-retained.get(n, -1.0), n))
+        return tuple(ReplicationSlot(n, "", "", bool(active.get(n, 0)), retained.get(n)) for n in names)
 
     def _by(self, metric: str, label: str, window: TimeWindow) -> list[Sampled]:
         return self.read(f"sum by ({label}) ({metric}{{$sel}})", window)

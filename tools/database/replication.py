@@ -164,8 +164,8 @@ def slot_line(s: ReplicationSlot) -> str:
     kind = ", ".join(p for p in (s.slot_type, s.database) if p)
     status = f", wal_status {s.wal_status}" if s.wal_status else ""
     line = f"slot {s.name}{f' ({kind})' if kind else ''}: {'active' if s.active else 'INACTIVE'}"
-    line += f", retains {size_text(s.retained_bytes)}"
-    line += f" of WAL{status}"
+    held = "WAL it retains unknown" if s.retained_bytes is None else f"retains {size_text(s.retained_bytes)} of WAL"
+    line += f", {held}{status}"
     if s.orphaned:
         line += ": ORPHANED: nobody reads it and the WAL it holds cannot be removed (read it, or drop it)"
     return line

@@ -35,6 +35,11 @@ def _series() -> dict[str, list[tuple[dict[str, str], Series]]]:
             ({**primary, "slot_name": "orphan_cdc", "database": "orders"}, lambda m: max(0, 180 - m) * 20 * MB)
         ],
         "pg_replication_slots_active": [({**primary, "slot_name": "orphan_cdc"}, lambda m: float(m > 180))],
+        # the default replication_slot collector's family: whether a slot is read, never its WAL when it is not
+        "pg_replication_slot_slot_is_active": [
+            ({**primary, "slot_name": "orphan_cdc", "slot_type": "logical"}, lambda m: float(m > 180)),
+            ({**primary, "slot_name": "search_sync", "slot_type": "logical"}, lambda m: 0.0),
+        ],
         "pg_stat_activity_count": [
             ({**app, "state": "idle"}, lambda m: 40.0 if m > 60 else 92.0),
             ({**app, "state": "active"}, lambda m: 5.0),
@@ -126,8 +131,12 @@ def test_replication_from_the_exporter_after_sql_fails_names_the_lag_and_why(exp
     assert isinstance(found, DbReplication) and found.role == "replica"
     assert 1400 < (found.replays[0].last_replay_age_s or 0) <= 1560
     assert "SQL failed (could not connect to /nonexistent:1/orders as opsbot_ro" in result.text
-    primary = database_of(call_tool(exporter_tools, "query_db_replication", {"database": "orders-db"}))
+    primary_result = call_tool(exporter_tools, "query_db_replication", {"database": "orders-db"})
+    primary, primary_text = database_of(primary_result), primary_result.text
     assert isinstance(primary, DbReplication) and [s.name for s in primary.orphaned_slots] == ["orphan_cdc"]
+    (unread,) = [s for s in primary.slots if s.name == "search_sync"]
+    assert not unread.active and unread.retained_bytes is None and primary.slots[-1] == unread
+    assert "slot search_sync: INACTIVE, WAL it retains unknown" in primary_text
 
 
 def test_when_sql_and_prometheus_both_fail_the_error_names_both() -> None:
