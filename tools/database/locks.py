@@ -50,6 +50,7 @@ class DbLocks(ToolData):
     waiting_peak: int | None = None  # the exporter: sessions waiting on a lock at the peak (wait_event_type="Lock")
     window: TimeWindow | None = None
     note: str = ""
+    max_shown: int = 10  # sessions the text's trees show; the data keeps every one
 
     @property
     def waiting(self) -> tuple[LockSession, ...]:
@@ -80,10 +81,12 @@ class DbLocks(ToolData):
         return tuple(seen)
 
 
-def locks_from_rows(rows: Iterable[Mapping[str, Any]], *, database: str, server: str, max_chars: int) -> DbLocks:
+def locks_from_rows(
+    rows: Iterable[Mapping[str, Any]], *, database: str, server: str, max_chars: int, max_shown: int = 10
+) -> DbLocks:
     """DbLocks from the LOCKS query: the waiting sessions and the sessions they wait for."""
-    sessions = tuple(_lock_session(r, max_chars) for r in rows)
-    return DbLocks(database, server, "sql", tuple(sorted(sessions, key=lambda s: s.pid)))
+    sessions = tuple(sorted((_lock_session(r, max_chars) for r in rows), key=lambda s: s.pid))
+    return DbLocks(database, server, "sql", sessions, max_shown=max_shown)
 
 
 def _lock_session(row: Mapping[str, Any], max_chars: int) -> LockSession:
@@ -102,20 +105,20 @@ def _lock_session(row: Mapping[str, Any], max_chars: int) -> LockSession:
     )
 
 
-def render_locks(found: DbLocks, max_rows: int = 10) -> str:
-    """The counts, then each root blocker with the sessions behind it as an indented tree."""
+def render_locks(found: DbLocks) -> str:
+    """The counts, then each root blocker with the sessions behind it as an indented tree (at most max_shown)."""
     scope = scope_text("lock waits", found.database, found.server, found.source, found.window)
     if found.source == "postgres_exporter":
         return _render_counts(scope, found)
     waiting, roots = found.waiting, found.roots
-    if not waiting:
-        return f"{scope}: no session waits for a lock."
     lines = [f"{scope}: {len(waiting)} sessions wait for a lock; {len(roots)} root blocker(s)"]
+    if not waiting:
+        lines = [f"{scope}: no session waits for a lock."]
     shown: set[int] = set()
     for root in roots:
         behind = len(found.blocked_behind(root.pid))
         lines.append(f"ROOT BLOCKER {session_text(root)}; {behind} session(s) wait behind it")
-        lines += _tree(found, root.pid, 1, shown, max_rows)
+        lines += _tree(found, root.pid, 1, shown, found.max_shown)
     return "\n".join(lines + ([found.note] if found.note else []))
 
 

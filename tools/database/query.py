@@ -113,12 +113,13 @@ class DatabaseTools:
         target, window = self.target(database), window_from_args(range, start, end, self.clock())
 
         def by_sql(db: SqlSession) -> DbLocks:
-            return locks_from_rows(db.rows(queries.LOCKS), database=target.name, server="", max_chars=self.max_chars)
+            rows, most = db.rows(queries.LOCKS), self.max_rows
+            return locks_from_rows(rows, database=target.name, server="", max_chars=self.max_chars, max_shown=most)
 
         def by_exporter(views: ExporterViews) -> DbLocks | None:
             return views.locks(target.name, window)
 
-        return self._answer(target, window, by_sql, by_exporter, lambda found: render_locks(found, self.max_rows))
+        return self._answer(target, window, by_sql, by_exporter, render_locks)
 
     def query_db_replication(self, database: str, range: str = "1h", start: str = "", end: str = "") -> ToolResult:
         """Run query_db_replication (the description shown to the model is _REPLICATION_DOC)."""
@@ -205,7 +206,7 @@ class DatabaseTools:
             try:
                 with target.sql.session() as db:
                     found = replace(by_sql(db), server=target.sql.where)  # type: ignore[type-var]
-                return ToolResult("ok", _with_note(render(found), self._past(window)), found)
+                return _result(found, self._past(window), render)
             except ToolError as exc:
                 if by_exporter is None or target.exporter is None:
                     raise
@@ -222,7 +223,7 @@ class DatabaseTools:
             hint = "check database.exporter_label and the target's exporter_value"
             missing = f"Prometheus holds no postgres_exporter series for {target.name} in the window; {hint}."
             raise ToolError(f"{failed} {missing}".strip())
-        return ToolResult("ok", _with_note(render(found_exporter), failed), found_exporter)
+        return _result(found_exporter, failed, render)
 
     def _past(self, window: TimeWindow) -> str:
         if self.clock() - window.end <= PAST:
@@ -248,8 +249,12 @@ def _raises(error: str) -> Callable[[ExporterViews], None] | None:
     return read
 
 
-def _with_note(text: str, note: str) -> str:
-    return f"{text}\n{note}" if note else text
+def _result(found: _V, note: str, render: Callable[[_V], str]) -> ToolResult:
+    """The view with `note` added to its own, and its text rendered from it: the text is its data's, note and all."""
+    own = str(getattr(found, "note", ""))  # every database view has a note
+    if note:
+        found = replace(found, note=f"{own}\n{note}" if own else note)  # type: ignore[type-var]
+    return ToolResult("ok", render(found), found)
 
 
 _SESSIONS_DOC = """\

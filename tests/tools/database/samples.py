@@ -52,7 +52,9 @@ def database_samples() -> list[ToolData]:
             WINDOW,
             "a note",
         ),
-        DbLocks("orders-db", SERVER, "sql", (holder, waiter), (LockCount("accessexclusivelock", 1),), 3, WINDOW, "n"),
+        DbLocks(
+            "orders-db", SERVER, "sql", (holder, waiter), (LockCount("accessexclusivelock", 1),), 3, WINDOW, "n", 5
+        ),
         DbReplication(
             "orders-db",
             SERVER,

@@ -14,7 +14,7 @@ from bot.sandbox.backends import backfill, free_port, start_prometheus
 from tests.tools.conftest import tool_settings
 from tools.base import Toolbox, call_tool
 from tools.database.locks import DbLocks
-from tools.database.replication import DbReplication
+from tools.database.replication import DbReplication, render_replication
 from tools.database.sessions import DbConnections, DbSessions
 from tools.database.storage import DbStorage
 from tools.results import database_of
@@ -130,7 +130,8 @@ def test_replication_from_the_exporter_after_sql_fails_names_the_lag_and_why(exp
     found = database_of(result)
     assert isinstance(found, DbReplication) and found.role == "replica"
     assert 1400 < (found.replays[0].last_replay_age_s or 0) <= 1560
-    assert "SQL failed (could not connect to /nonexistent:1/orders as opsbot_ro" in result.text
+    assert "SQL failed (could not connect to /nonexistent:1/orders as opsbot_ro" in found.note
+    assert result.text == render_replication(found)  # the note is the data's: the text is its rendering
     primary_result = call_tool(exporter_tools, "query_db_replication", {"database": "orders-db"})
     primary, primary_text = database_of(primary_result), primary_result.text
     assert isinstance(primary, DbReplication) and [s.name for s in primary.orphaned_slots] == ["orphan_cdc"]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from tests.tools.database.conftest import POOL_SIZE, Shop
 from tools.base import Toolbox, call_tool
-from tools.database.locks import DbLocks
+from tools.database.locks import DbLocks, render_locks
 from tools.database.replication import DbReplication
 from tools.database.sessions import DbConnections, DbSessions
 from tools.database.storage import DbStorage
@@ -55,6 +55,7 @@ def test_lock_waits_show_the_blocking_chain_up_to_the_root_blocker(shop: Shop, s
     assert by_pid[pids["order"]].wait_since is not None and (by_pid[pids["order"]].wait_s or 0) > 0
     assert result.text.splitlines()[1].startswith(f"ROOT BLOCKER pid {pids['billing-batch']} billing-batch/batch")
     assert f"└ pid {pids['order-reader']} order-reader" in result.text
+    assert result.text == render_locks(found)
 
 
 def test_replication_names_the_paused_replica_and_the_orphaned_slot(shop: Shop, shop_tools: Tools) -> None:
