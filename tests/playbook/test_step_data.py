@@ -91,4 +91,5 @@ def test_each_observation_is_its_data_rendered(make_sandbox, tmp_path, name):
     seen = assert_rendered_from_data(steps)
     assert {"query_metrics", "query_logs", "query_deploy_records", "find_changes", "list_services"} <= seen
     if name == "crashloop-env-enum":
-        assert seen == set(RENDERED)  # every built-in tool, each with its data
+        # every built-in tool, each with its data; the database views need a Postgres (tests/tools/database)
+        assert seen == {tool for tool in RENDERED if not tool.startswith("query_db_")}

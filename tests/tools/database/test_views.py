@@ -7,9 +7,9 @@ from collections.abc import Callable
 from tests.tools.database.conftest import POOL_SIZE, Shop
 from tools.base import Toolbox, call_tool
 from tools.database.locks import DbLocks, render_locks
-from tools.database.replication import DbReplication
-from tools.database.sessions import DbConnections, DbSessions
-from tools.database.storage import DbStorage
+from tools.database.replication import DbReplication, render_replication
+from tools.database.sessions import DbConnections, DbSessions, render_connections, render_sessions
+from tools.database.storage import DbStorage, render_storage
 from tools.results import database_of
 
 Tools = Callable[..., Toolbox]
@@ -115,3 +115,21 @@ def test_storage_answers_by_sql_when_prometheus_cannot_be_read_and_says_why(shop
     assert result.status == "ok" and isinstance(found, DbStorage) and found.source == "sql" and not found.history
     assert "History is not available: postgres_exporter's series could not be read (" in result.text
     assert "127.0.0.1:9" in result.text and {s.what for s in found.sizes} == {"database", "wal"}
+
+
+def test_each_views_text_is_its_data_rendered(shop_tools: Tools) -> None:
+    box = shop_tools()
+    renders = {
+        "query_db_sessions": render_sessions,
+        "query_db_connections": render_connections,
+        "query_db_locks": render_locks,
+        "query_db_replication": render_replication,
+        "query_db_storage": render_storage,
+    }
+    for tool, render in renders.items():
+        # a window that ended long ago: SQL's note that it shows now is part of the data
+        result = call_tool(
+            box, tool, {"database": "shop-db", "start": "2026-01-01T10:00:00Z", "end": "2026-01-01T11:00:00Z"}
+        )
+        assert result.status == "ok" and result.text == render(result.data), tool  # type: ignore[operator]
+        assert "SQL shows the server now" in result.text, tool
