@@ -9,16 +9,19 @@ A level shift is found by optimal segmentation of the log series (least squares,
 tools/analysis/segmentation.py) with a penalty scaled to that noise. Every break it proposes is
 checked against the medians of the points on each side (at most SIDE_POINTS each): kept only when they
 differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors. Medians
-keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step, and
-over most of a day the daily curve (fitted together with the break) is taken out first (tools/analysis/dailycurve.py).
+keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step. Over
+most of a day the daily curve is taken out before segmenting (fitted robustly with the best single step, so
+outliers do not bend it and a real step stays a step; only when it earns the segmentation's penalty), and again
+with each break when it is judged (tools/analysis/dailycurve.py): on a +-40 % day, the steep part of the curve
+under noise otherwise hides a step or cuts the segments at the wrong place.
 A kept break is then placed by a local least-squares split and moved back to where a ramp first crossed
 halfway (a rate() window spreads a step over a few points; the operator wants its start).
 
 A spike is an incident that rose and decayed (a cache refilling, a queue draining): over a long window it is
 too short to move a segment median, so it is found separately, as a run of (3-point median smoothed) points
-well above the local level that comes back near the level it left. It must last MIN_SPIKE_POINTS points; a
-lone outlier does not count. A plateau is both: two change points and a spike. Slow trends and sawtooth
-restarts are in tools/analysis/trends.py.
+well above the local level (with the daily curve taken out, so the day's peak is no spike) that comes back
+near the level it left. It must last MIN_SPIKE_POINTS points; a lone outlier does not count. A plateau is
+both: two change points and a spike. Slow trends and sawtooth restarts are in tools/analysis/trends.py.
 
 A stop is a series that had samples and then none up to the window's end: a service that serves no requests
 has no latency quantile (NaN, dropped) and a 0/0 error ratio, so its series ends. That is the biggest change a
@@ -36,7 +39,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike, NDArray
 
-from tools.analysis.dailycurve import daily_design, without_daily
+from tools.analysis.dailycurve import daily_component, daily_design, without_daily
 from tools.analysis.segmentation import TIE, optimal_breaks
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
@@ -107,10 +110,12 @@ def detect_changes(
     raw = np.asarray(values, dtype=float)
     logs = log_values(raw)
     sigma = noise_sigma(logs)
-    breaks = optimal_breaks(logs, _PENALTY * sigma**2 * math.log(n), MIN_SIDE_POINTS)
+    penalty = _PENALTY * sigma**2 * math.log(n)
+    daily = daily_design(times)  # over most of a day, the daily curve is taken out before segmenting...
+    logs = logs - daily_component(daily, logs, penalty)
+    breaks = optimal_breaks(logs, penalty, MIN_SIDE_POINTS)
     floor = 0.02 * float(np.abs(raw).max())  # ignore shifts that are tiny next to the series' peak
-    daily = daily_design(times)  # over most of a day, each break is judged with the daily curve taken out
-    scored = [
+    scored = [  # ...and each break is judged with what is left of it taken out too
         (s, b)
         for b in breaks
         if (s := _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor)) > 0
@@ -213,6 +218,7 @@ def detect_spikes(
     raw = np.asarray(values, dtype=float)
     logs = log_values(raw)
     sigma = noise_sigma(logs)
+    logs = logs - daily_component(daily_design(times), logs, _PENALTY * sigma**2 * math.log(n))  # its peak is no spike
     window = max(MIN_SIDE_POINTS, min(n // 10, 30))
     level = np.minimum(rolling_median(logs, 2 * window), np.median(logs))  # local for a daily curve; global
     raised = rolling_median(logs, 1) > level + max(math.log(min_ratio) * 0.6, 2.5 * sigma)  # under a plateau
