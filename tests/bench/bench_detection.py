@@ -30,6 +30,7 @@ import numpy as np
 
 import tests.bench.detection_series as series
 import tools.analysis.changepoints as cp
+from tools.analysis.pooling import Counts
 
 try:
     import tools.analysis.trends as trends
@@ -50,9 +51,7 @@ def noisy(levels: list[float], noise: float, rng: random.Random, daily: bool = F
     return [level * c * max(0.05, 1 + rng.gauss(0, noise)) for level, c in zip(levels, curve, strict=True)]
 
 
-def findings(
-    values: list[float], times: list[datetime] = TIMES, counts: list[float] | None = None
-) -> dict[str, list[Any]]:
+def findings(values: list[float], times: list[datetime] = TIMES, counts: Counts | None = None) -> dict[str, list[Any]]:
     """Whatever the detectors offer: changes and spikes always, trends and sawtooth when
     tools.analysis.trends exists; `counts` (the requests behind each point) go to every detector that takes them."""
     found: dict[str, list[Any]] = {
@@ -66,7 +65,7 @@ def findings(
     return found
 
 
-def call(detector: Callable[..., Any], times: list[datetime], values: list[float], counts: list[float] | None) -> Any:
+def call(detector: Callable[..., Any], times: list[datetime], values: list[float], counts: Counts | None) -> Any:
     """The detector on the series, with the counts when it takes them (older detectors do not)."""
     if counts is not None and "counts" in inspect.signature(detector).parameters:
         return detector(times, values, counts=counts)
@@ -196,7 +195,7 @@ def low_traffic_case(kind: str, factor: float, counted: bool) -> Callable[[float
         at = int(rng.integers(60, N - 60))
         factors = np.where(np.arange(N) >= at, factor, 1.0)
         times, values, counts = series.low_traffic(rate, rng, kind, factors)
-        found = findings(values, times, counts if counted else None)
+        found = findings(values, times, Counts(counts, share=kind == "errors") if counted else None)
         if factor == 1.0:
             return any(found.values())
         return any(abs(s - at) <= NEAR for s in upward_starts(found))

@@ -40,6 +40,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike, NDArray
 
 from tools.analysis.dailycurve import daily_component, daily_design, without_daily
+from tools.analysis.pooling import Counts, pooled
 from tools.analysis.segmentation import TIE, optimal_breaks
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
@@ -67,17 +68,18 @@ class ChangePoint:
         return self.after / self.before if self.before else None
 
 
-def log_values(values: ArrayLike) -> Floats:
-    """log(value + log_shift(values)): ratios become distances, and zeros stay finite."""
-    return np.log(np.asarray(values, dtype=float) + log_shift(values))
+def log_values(values: ArrayLike, floor: float = 0.0) -> Floats:
+    """log(value + log_shift(values, floor)): ratios become distances, and zeros stay finite."""
+    return np.log(np.asarray(values, dtype=float) + log_shift(values, floor))
 
 
-def log_shift(values: ArrayLike) -> float:
-    """What log_values adds before the log: 1 % of the 90th percentile (less any negative minimum)."""
+def log_shift(values: ArrayLike, floor: float = 0.0) -> float:
+    """What log_values adds before the log: 1 % of the 90th percentile, or `floor` (the least value the counts
+    behind the points can tell from zero) when that is more, less any negative minimum."""
     raw = np.asarray(values, dtype=float)
     low = min(0.0, float(raw.min()))
     top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
-    return max(0.01 * top, 1e-12) - low
+    return max(0.01 * top, floor, 1e-12) - low
 
 
 def rolling_median(logs: Floats, half: int) -> Floats:
@@ -102,13 +104,17 @@ def detect_changes(
     *,
     min_ratio: float = 1.5,
     max_changes: int = 3,
+    counts: Counts | None = None,
 ) -> list[ChangePoint]:
-    """Change points in time order: shifts of at least `min_ratio`x that stand well clear of the noise."""
+    """Change points in time order: shifts of at least `min_ratio`x that stand well clear of the noise. `counts`,
+    when given, are the requests behind each point: points on too few are pooled first (tools/analysis/pooling.py)."""
+    series = pooled(times, values, counts)
+    times, values = series.times, series.values
     n = len(values)
     if n < 2 * MIN_SIDE_POINTS + 1:
         return []
     raw = np.asarray(values, dtype=float)
-    logs = log_values(raw)
+    logs = log_values(raw, series.floor)
     sigma = noise_sigma(logs)
     penalty = _PENALTY * sigma**2 * math.log(n)
     daily = daily_design(times)  # over most of a day, the daily curve is taken out before segmenting...
@@ -209,14 +215,17 @@ def detect_spikes(
     *,
     min_ratio: float = 2.0,
     max_spikes: int = 3,
+    counts: Counts | None = None,
 ) -> list[Spike]:
     """Spikes in time order: runs of at least MIN_SPIKE_POINTS points clearly above the local level,
-    peaking at least `min_ratio`x above it, that came back down inside the window."""
+    peaking at least `min_ratio`x above it, that came back down inside the window (`counts`: as detect_changes)."""
+    series = pooled(times, values, counts)
+    times, values = series.times, series.values
     n = len(values)
     if n < MIN_SPIKE_POINTS + 2:
         return []
     raw = np.asarray(values, dtype=float)
-    logs = log_values(raw)
+    logs = log_values(raw, series.floor)
     sigma = noise_sigma(logs)
     logs = logs - daily_component(daily_design(times), logs, _PENALTY * sigma**2 * math.log(n))  # its peak is no spike
     window = max(MIN_SIDE_POINTS, min(n // 10, 30))
