@@ -40,6 +40,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike, NDArray
 
 from tools.analysis.dailycurve import daily_component, daily_design, without_daily
+from tools.analysis.logscale import Floats, log_values, noise_sigma, rolling_median
 from tools.analysis.pooling import Counts, pooled
 from tools.analysis.segmentation import TIE, optimal_breaks
 
@@ -47,13 +48,10 @@ MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a chang
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
 SIDE_POINTS = 30  # the most points each side of a break that judge it (more lets a daily curve read as a step)
 Z_SHIFT = 5.0  # a shift must stand this many standard errors of the two medians clear of the noise
-MIN_NOISE = 0.01  # log units: a perfectly flat series still has a 1 % noise floor
 STOP_MIN_STEPS = 3  # a series that ends this many steps before the window does has stopped...
 STOP_MIN_S = 600.0  # ...and at least this long before: a late scrape or a rate() window is not a stop
 _PENALTY = 5.0  # segmentation penalty, in units of noise variance x log(n)
 _MEDIAN_SE = 1.2533  # the standard error of a median is this x sigma / sqrt(n) (normal noise)
-
-Floats = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -66,36 +64,6 @@ class ChangePoint:
     def ratio(self) -> float | None:
         """after / before, or None when before is zero."""
         return self.after / self.before if self.before else None
-
-
-def log_values(values: ArrayLike, floor: float = 0.0) -> Floats:
-    """log(value + log_shift(values, floor)): ratios become distances, and zeros stay finite."""
-    return np.log(np.asarray(values, dtype=float) + log_shift(values, floor))
-
-
-def log_shift(values: ArrayLike, floor: float = 0.0) -> float:
-    """What log_values adds before the log: 1 % of the 90th percentile, or `floor` (the least value the counts
-    behind the points can tell from zero) when that is more, less any negative minimum."""
-    raw = np.asarray(values, dtype=float)
-    low = min(0.0, float(raw.min()))
-    top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
-    return max(0.01 * top, floor, 1e-12) - low
-
-
-def rolling_median(logs: Floats, half: int) -> Floats:
-    """The median of each point and `half` points either side (mirrored at the ends)."""
-    half = min(half, len(logs) - 1)
-    padded = np.pad(logs, half, mode="reflect")  # mirrored ends: the median still sees only this series' values
-    return np.median(sliding_window_view(padded, 2 * half + 1), axis=1)
-
-
-def noise_sigma(logs: Floats) -> float:
-    """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
-    if len(logs) < 3:
-        return MIN_NOISE
-    diffs = np.diff(logs)
-    mad = float(np.median(np.abs(diffs - np.median(diffs))))
-    return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
 
 
 def detect_changes(

@@ -24,8 +24,9 @@ from datetime import datetime
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tools.analysis.changepoints import Floats, best_step, log_shift, log_values, noise_sigma
+from tools.analysis.changepoints import best_step
 from tools.analysis.dailycurve import daily_design, daily_sse
+from tools.analysis.logscale import Floats, log_shift, log_values, noise_sigma
 from tools.analysis.pooling import Counts, pooled
 
 MIN_TREND_POINTS = 12

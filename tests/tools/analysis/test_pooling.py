@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tools.analysis.changepoints import log_shift
+from tools.analysis.logscale import log_shift
 from tools.analysis.pooling import MIN_COUNT, Counts, Pooled, pooled
 
 T0 = datetime(2026, 11, 28, tzinfo=UTC)
