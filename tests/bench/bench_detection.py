@@ -11,9 +11,15 @@ multiplied by (1 + N(0, noise)) clipped at 0.05: real latency and traffic spread
 - sawtooth: memory climbing 2x over ~60 points then dropping back (restarts), 3-5 times; found = a sawtooth.
 - spike 3x: a 6-15 point excursion to 3x that comes back; found = a spike (or change pair) at it.
 - FA flat / FA +daily: no incident at all; an alarm = any finding (change, spike, trend or sawtooth).
-Prints a table and the CPU it took; asserts nothing about the numbers
-(tests/tools/analysis/test_detection_floor.py guards
-a floor).
+
+Two more tables (series from tests/bench/detection_series.py):
+- lognormal noise (sigma 0.25 and 0.35 in log space) with 1 % outliers, a 2x step on a flat base and on a
+  +-40 % daily curve (found as above), and false alarms on the same without a step;
+- one pod at 0.1 / 0.5 / 2 requests a second: its p99 and its error ratio over 5-minute buckets, a step found
+  (latency x3, errors 1 % -> 20 %) and false alarms over a day of noise, once on the values alone and once with
+  the counts of requests behind each point (tools/analysis/pooling.py).
+Prints the tables and the CPU they took; asserts nothing about the numbers (tests/tools/analysis/
+test_detection_floor.py guards a floor).
 """
 
 from __future__ import annotations
