@@ -3,7 +3,8 @@
 diagnose -> the agent loop, or the deterministic playbook when no LLM is configured or it is unavailable at the
 first call (the answer says so); lookup -> one answer with at most one tool call, or without a model the quick
 lookup (one query), else the playbook with a note saying why (a `quick_only` question, from a surface with a
-diagnosis lane of its own, is handed back instead: see HANDED_BACK); chitchat -> one cheap answer; help -> canned help;
+diagnosis lane of its own, is handed back instead: see HANDED_BACK); chitchat -> one cheap answer (or a template for
+a writing request without a model); help -> canned help;
 act (roll back, restart, page...) -> the canned read-only answer.
 The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs last. Never raises: an
 unexpected failure becomes a labelled answer. The canned texts live in replies.py; attempts.py keeps a failed
@@ -37,6 +38,7 @@ from bot.routing.replies import (
     MODEL_DOWN_NOTE,
     NO_MODEL_NOTE,
     READ_ONLY_ANSWER,
+    WRITE_ANSWER,
 )
 from bot.safety.inbound import clean_inbound, has_request_text
 
@@ -90,6 +92,7 @@ class Router:
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
+        from bot.routing.intent import confirm_investigation, needs_confirmation, with_confirmation_cost
         from bot.safety.grounding import mark_unverified  # the rules compile with the first question, not at build
         from bot.safety.redact import redact, redact_trace
 
@@ -102,6 +105,8 @@ class Router:
         )
         try:
             intent = question.intent or self.classify(question.text)
+            if self.llm is not None and needs_confirmation(intent):  # the second line of defence: the cheap model
+                intent = confirm_investigation(question.text, intent, self.llm)  # confirms an investigation first
             log.info(
                 "intent route=%s tier=%s confidence=%.2f reason=%s",
                 intent.route,
@@ -109,7 +114,7 @@ class Router:
                 intent.confidence,
                 intent.reason,
             )
-            trace = replace(self._answer(question, intent, on_step), intent=intent)
+            trace = with_confirmation_cost(replace(self._answer(question, intent, on_step), intent=intent))
             if intent.route in ("diagnose", "lookup"):
                 trace = mark_unverified(_confirmed(trace))
             return redact_trace(trace)
@@ -124,6 +129,8 @@ class Router:
             return trace_from_answer(question, HELP_ANSWER)
         if intent.route == "act":
             return trace_from_answer(question, READ_ONLY_ANSWER)
+        if intent.route == "chitchat" and self.llm is None and intent.request == "write":
+            return trace_from_answer(question, WRITE_ANSWER)  # a writing request without a model: a template
         if intent.route == "chitchat":
             return self._chitchat(question, on_step)
         if intent.route == "lookup" and self.llm is not None:

@@ -1,7 +1,9 @@
 """How well a router routes a labelled corpus: accuracy per language and per route, the confusion matrix, and the
 two costly errors (a needless investigation of a non-diagnosis message, a missed diagnosis).
 
-Also reads the corpus (bot/routing/corpus/intent.jsonl: one {text, route, lang, kind, split} object per line).
+Also reads the corpus (bot/routing/corpus/intent.jsonl: one {text, route, request, lang, kind, split} object per line;
+`request`, what the message asks for, is there where it is known: every line of the writers who labelled requests,
+and the older lines whose route or kind says it).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Example:
     lang: str = "en"
     kind: str = ""
     split: str = "train"
+    request: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,15 @@ def score(route_of: Callable[[str], str], examples: Iterable[Example]) -> Scorec
 
 
 def scorecard_to_text(card: Scorecard, routes: Sequence[str] = ROUTES) -> str:
-    """The accuracy table, the two costly error rates and the confusion matrix, as plain text."""
+    """The accuracy table (overall, per language, per route and per request where known: is the route right), the two
+    costly error rates and the confusion matrix, as plain text."""
     lines = [_rate_line("overall", *card.accuracy())]
     for lang in sorted({e.lang for e in card.examples}):
         lines.append(_rate_line(f"lang {lang}", *card.accuracy(_field_is("lang", lang))))
     for route in routes:
         lines.append(_rate_line(f"route {route}", *card.accuracy(_field_is("route", route))))
+    for request in sorted({e.request for e in card.examples} - {""}):  # where the corpus knows what was asked
+        lines.append(_rate_line(f"request {request}", *card.accuracy(_field_is("request", request))))
     lines.append(_rate_line("needless investigations", *card.needless_investigations()))
     lines.append(_rate_line("missed diagnoses", *card.missed_diagnoses()))
     confusion = card.confusion()
@@ -116,4 +122,5 @@ def _example_from_dict(data: dict[str, str]) -> Example:
         lang=data.get("lang", "en"),
         kind=data.get("kind", ""),
         split=data.get("split", "train"),
+        request=data.get("request", ""),
     )
