@@ -11,6 +11,7 @@ bot/routing/cues.py, and their pairs, as features of their own. Traditional Chin
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import math
@@ -118,12 +119,19 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
     indices = {zlib.crc32(name.encode("utf-8", "surrogatepass")) % spec.buckets for name in names}
     features = dict.fromkeys(indices, 1.0 / math.sqrt(len(indices)))
     if spec.cue_weight:
-        found = alert_cues(text) if spec.lexicon else []
-        for name in cues_in(norm, found, lexicon=spec.lexicon):
+        for name in cue_names(text, spec.simplified, spec.lexicon):
             bucket = zlib.crc32(f"q:{name}".encode()) % spec.buckets
             weight = spec.ask_weight if any(part in ASKED_CUES for part in name.split("+")) else spec.cue_weight
             features[bucket] = features.get(bucket, 0.0) + weight
     return features
+
+
+@functools.lru_cache(maxsize=64)
+def cue_names(text: str, simplified: bool = True, lexicon: bool = True) -> tuple[str, ...]:
+    """The cues of a message and their pairs (bot/routing/cues.py), a pasted alert's read in the raw text. Cached: the
+    gate reads them twice, for the features and for the request (a third of a message's cost)."""
+    found = alert_cues(text) if lexicon else []
+    return tuple(cues_in(normalised(text, simplified, lexicon), found, lexicon=lexicon))
 
 
 def _char_grams(norm: str, low: int, high: int) -> set[str]:

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from bot.engine.types import Intent, Request, Route, Trace
-from bot.routing.features import normalised, plain_from_slack
+from bot.routing.features import cue_names, plain_from_slack
 from bot.routing.model import IntentModel, Scores, shipped_model
 from bot.safety.inbound import has_request_text, visible_text
 
@@ -79,10 +79,7 @@ def _with_request(intent: Intent, text: str) -> Intent:
 
 
 def _asked_in(text: str) -> frozenset[str]:
-    from bot.routing.cues import cues_in
-    from bot.routing.lexicon import alert_cues
-
-    return frozenset(cues_in(normalised(text), alert_cues(text)))
+    return frozenset(cue_names(text))
 
 
 def request_of(route: str, asked: frozenset[str]) -> Request:
