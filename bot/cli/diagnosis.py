@@ -11,7 +11,8 @@ import typer
 
 from bot.cli.terminal import mode_line, step_printer, trace_summary
 from bot.engine.types import Question, Trace, trace_to_dict
-from bot.safety.inbound import clean_inbound, visible_text
+from bot.safety.inbound import clean_inbound
+from bot.safety.outbound import plain_text, plain_value
 from bot.sandbox.scenario import ScenarioError, load_scenario
 
 if TYPE_CHECKING:  # pydantic-settings loads when a command reads settings, not for --help
@@ -42,11 +43,11 @@ def diagnose_command(
         wiring.build_store(settings).save(trace)
     except Exception as exc:
         log.warning("trace %s not stored: %s", trace.trace_id, exc)
-    # no control character of the model's or a log line's reaches the terminal (ESC sequences could rewrite it)
+    # through the outbound pass: no secret the model wrote, no control character (ESC sequences could rewrite it)
     typer.echo(
-        json.dumps(trace_to_dict(trace), ensure_ascii=False, indent=2, allow_nan=False)
+        json.dumps(plain_value(trace_to_dict(trace)), ensure_ascii=False, indent=2, allow_nan=False)
         if as_json
-        else visible_text(trace_summary(trace))
+        else plain_text(trace_summary(trace))
     )
 
 
@@ -72,7 +73,7 @@ def demo_command(
         typer.echo(f"demo failed: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from exc
     saved = _store_trace(settings, trace)  # stored before the answer is shown, as every surface does
-    typer.echo(trace_summary(trace))
+    typer.echo(plain_text(trace_summary(trace)))
     typer.echo('\nThe sandbox keeps running (ask more with opsbot diagnose "..."); opsbot sandbox down stops it.')
     if saved:
         typer.echo(f"Saved: opsbot traces show {trace.trace_id}")

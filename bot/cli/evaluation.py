@@ -12,7 +12,19 @@ import typer
 from pydantic import SecretStr
 
 from bot.cli.terminal import mode_line
-from bot.eval import EvalCase, case_from_scenario, report_to_dict, report_to_table, run_eval, runs_to_table, score_trace
+from bot.eval import (
+    EvalCase,
+    case_from_scenario,
+    clocks_to_dict,
+    clocks_to_table,
+    report_to_dict,
+    report_to_table,
+    run_clocks,
+    run_eval,
+    runs_to_table,
+    score_trace,
+    spread_clocks,
+)
 from bot.eval.replay import recorded_toolbox, replay_summary
 from bot.sandbox.scenario import HELDOUT, ScenarioError, load_scenario, scenario_files, scenario_names
 
@@ -55,10 +67,20 @@ def eval_command(
             "occurrence) or ISO 8601; e.g. 00:05 puts every incident window across midnight",
         ),
     ] = "",
+    clocks: Annotated[
+        str,
+        typer.Option(
+            "--clocks",
+            metavar="N|TIMES",
+            help="run at several UTC clocks: N spread over the day ending now (or at --at), or a comma-separated "
+            "list of HH:MM / ISO times; a scenario is a hit only when it hits at every clock",
+        ),
+    ] = "",
 ) -> None:
     """Diagnose every sandbox scenario through the full path and score it; the run is kept in the trace store.
 
-    The headline (the named cause) is scored apart from the evidence: a fact found only in the evidence is no hit.
+    The headline (the named cause) is scored apart from the evidence: a fact found only in the evidence is no hit,
+    and a headline that names one of the scenario's decoys (must_not_name) is a miss.
     """
     from bot import wiring
 
@@ -77,6 +99,9 @@ def eval_command(
             f"eval: --model {model} given, but no LLM is configured (or --playbook): measuring the playbook.", err=True
         )
     typer.echo(f"eval: {len(cases)} scenarios ({scenario_set}), {mode}. {mode_line(settings)}", err=True)
+    if clocks.strip():
+        _eval_at_clocks(settings, cases, _clocks(clocks, at), mode, scenario_set, as_json)
+        return
     run_clock = _run_clock(at)
     if run_clock is not None:
         typer.echo(f"eval: run clock {run_clock:%Y-%m-%d %H:%M} UTC (--at {at})", err=True)
@@ -124,6 +149,44 @@ def _run_clock(text: str) -> datetime | None:
     if at > now:
         raise typer.BadParameter(f"{text} is in the future: a sandbox can only hold data up to now", param_hint="--at")
     return at
+
+
+def _clocks(spec: str, at: str) -> list[datetime]:
+    """--clocks: a count spread over the day that ends at --at (or now), or a list of times (then no --at)."""
+    if spec.strip().isdigit():
+        count = int(spec)
+        if not 1 <= count <= 48:
+            raise typer.BadParameter("give between 1 and 48 run clocks", param_hint="--clocks")
+        return spread_clocks(count, _run_clock(at) or datetime.now(UTC))
+    if at.strip():
+        raise typer.BadParameter(
+            "--at sets the last of N clocks; with a list of times, leave it out", param_hint="--clocks"
+        )
+    return [clock for part in spec.split(",") if (clock := _run_clock(part)) is not None]
+
+
+def _eval_at_clocks(
+    settings: Settings, cases: list[EvalCase], clocks: list[datetime], mode: str, scenario_set: str, as_json: bool
+) -> None:
+    """Every case at every clock; each clock's run is stored, the verdict needs a hit at all of them."""
+    from bot import wiring
+
+    typer.echo(f"eval: run clocks {', '.join(f'{c:%Y-%m-%d %H:%M}' for c in clocks)} UTC", err=True)
+    report = run_clocks(
+        cases,
+        lambda clock: wiring.build_eval_diagnoser(settings, clock),
+        clocks,
+        mode=mode,
+        model=settings.llm.model if mode == "model" else "",
+        scenario_set=scenario_set,
+        on_result=lambda at, r: typer.echo(
+            f"  {at:%H:%M} {r.scenario}: {'hit' if r.hit else 'MISS'} ({r.wall_s:.1f} s)", err=True
+        ),
+    )
+    result = clocks_to_dict(report)
+    for run in result["runs"]:
+        _save_run(settings, run)
+    typer.echo(json.dumps(result, ensure_ascii=False, indent=2) if as_json else clocks_to_table(report))
 
 
 def _eval_cases(refs: list[str]) -> list[EvalCase]:

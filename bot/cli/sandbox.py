@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.sandbox.backends import BackendError
-from bot.sandbox.scenario import ScenarioError, load_scenario, scenario_names
+from bot.sandbox.scenario import EXAMPLES, HELDOUT, ScenarioError, load_scenario, scenario_names
 from bot.sandbox.standins.osmem import local_search_status, read_local_search
 
 if TYPE_CHECKING:
@@ -19,7 +19,12 @@ app = typer.Typer(no_args_is_help=True, help="Local incident sandbox: Prometheus
 @app.command("up")
 def up_command(
     scenario: Annotated[
-        str, typer.Option("--scenario", metavar="NAME", help="scenario name (default: OPSBOT_SANDBOX__SCENARIO)")
+        str,
+        typer.Option(
+            "--scenario",
+            metavar="NAME",
+            help="a bundled name (heldout/<name>, examples/<name>) or a .toml file (default: OPSBOT_SANDBOX__SCENARIO)",
+        ),
     ] = "",
     es: Annotated[
         str,
@@ -76,9 +81,9 @@ def status_command() -> None:
 
 @app.command("scenarios")
 def scenarios_command() -> None:
-    """The bundled incident scenarios: name and title."""
-    for name in scenario_names():
-        typer.echo(f"{name:<22} {load_scenario(name).title}")
+    """The bundled incident scenarios: the suite, then the held-out set and the examples, with their titles."""
+    for name in scenario_names() + scenario_names(HELDOUT) + scenario_names(EXAMPLES):
+        typer.echo(f"{name:<34} {load_scenario(name).title}")
 
 
 def _echo_sandbox(info: SandboxInfo) -> None:

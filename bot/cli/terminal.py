@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from bot.engine.types import Step, Trace
-from bot.safety.inbound import visible_text
-from bot.safety.redact import redact
+from bot.safety.outbound import plain_text
 
 if TYPE_CHECKING:  # pydantic-settings loads when a command reads settings, not for --help
     from bot.config import Settings
@@ -38,8 +37,8 @@ def step_printer(out: TextIO) -> Callable[[Step], None]:
     """An on_step observer that prints each step as soon as it is taken."""
 
     def show(step: Step) -> None:
-        # printed before the trace is redacted: redact here, and no control character may reach the terminal
-        out.write(redact(visible_text(step_to_text(step))) + "\n\n")
+        # the terminal is a boundary text leaves by: secrets redacted, no control character (an ESC rewrites it)
+        out.write(plain_text(step_to_text(step)) + "\n\n")
         out.flush()
 
     return show

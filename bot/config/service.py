@@ -21,6 +21,7 @@ class LLMSettings(Section):
     protocol: Literal["text", "native"] = "native"
     timeout_s: float = 60.0
     max_retries: int = 2
+    min_attempt_s: float = 1.0  # a retry is made only if this much of the run's time is left after its wait
     temperature: float = 0.0
     max_reply_tokens: int = 1024
     tokenizer: str = "o200k_base"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from bot.engine.attempts import failed_attempt_notes
 from bot.engine.context import ContextLimits, call_text, question_text, step_to_line, steps_as_text
 from bot.engine.guards import STOP_TEXT
 from bot.engine.llm import LLM
@@ -49,7 +50,7 @@ def conclude(run: Run, llm: LLM, reason: StopReason, budget: Budget, limits: Con
     """The labelled partial answer: the model's conclusion without tools, or one built from the observations."""
     detail = stop_detail(reason, run, budget)
     label = partial_label(reason, detail)
-    if reason is StopReason.LLM_UNAVAILABLE:  # the SDK already retried; asking again only adds delay
+    if reason is StopReason.LLM_UNAVAILABLE:  # the SDK already retried (or no retry fitted): asking again adds delay
         return f"{label}\n\n{answer_from_observations(run.steps, f'The LLM was unavailable: {detail}.')}"
     if not any(s.action and s.action != "finish" for s in run.steps):  # no observation: nothing to conclude from
         return f"{label}\n\n{answer_from_observations(run.steps, '')}"
@@ -70,9 +71,11 @@ def conclude(run: Run, llm: LLM, reason: StopReason, budget: Budget, limits: Con
         )
     except Exception as exc:  # LLMUnavailable or a broken adapter: either way, answer from what we have
         log.warning("forced conclusion failed (trace_id=%s): %s", run.trace_id, exc)
+        run.notes.extend(failed_attempt_notes(exc))
         run.notes.append(f"LLM unavailable for the conclusion: {exc}")
         preface = f"The LLM was unavailable for the conclusion: {exc}."
         return f"{label}\n\n{answer_from_observations(run.steps, preface)}"
+    run.notes.extend(reply.failed_attempts)
     run.extra_prompt_tokens += reply.prompt_tokens
     run.extra_completion_tokens += reply.completion_tokens
     text = split_final(reply.content)[1]

@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import json_repair
-
+from bot.engine.attempts import (
+    AttemptRefused,
+    CallAttempts,
+    ErrorObserver,
+    after_response,
+    before_attempt,
+    error_kind_from_status,
+)
+from bot.engine.text.arguments import args_from_json
 from bot.engine.tokens import count_message_tokens, count_tokens
 from bot.engine.types import ToolCall
 
 if TYPE_CHECKING:
-    import httpx2
     import openai
 
 log = logging.getLogger(__name__)
 
 Role = Literal["main", "cheap"]
-# Called with the kind of every failed LLM request: rate_limited, server_error, timeout, connection, auth,
-# bad_request, bad_body (a 200 whose body is not a completion) or other (see OpenAILLM).
-ErrorObserver = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -32,10 +37,15 @@ class LLMReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str = ""
+    failed_attempts: tuple[str, ...] = ()  # a note per attempt that failed before this reply (for the trace)
 
 
 class LLMUnavailable(Exception):
-    """The model could not be reached or kept failing after the SDK's retries."""
+    """The model could not be reached or kept failing after the SDK's retries (or no retry fitted in time)."""
+
+    def __init__(self, message: str, failed_attempts: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.failed_attempts = tuple(failed_attempts)
 
 
 class LLM(Protocol):
@@ -58,19 +68,13 @@ class LLM(Protocol):
 # A reply longer than this many characters per requested token ran past max_tokens (servers that ignore it).
 MAX_CHARS_PER_TOKEN = 8
 
-# Native tool-call arguments that are not a JSON object land under this key, so the protocol can tell the
-# model its arguments were unreadable instead of running the tool with nothing.
-UNPARSED_ARGS_KEY = "_unparsed_arguments"
-MAX_ARGS_DEPTH = 32  # real tool arguments nest two or three levels
-
 
 class OpenAILLM:
-    """Any OpenAI-compatible chat-completions endpoint, through the official SDK (its retries and timeouts).
+    """Any OpenAI-compatible chat-completions endpoint, through the official SDK: its retries, its backoff, its
+    Retry-After handling, all kept inside the deadline a call is given (bot/engine/attempts.py).
 
-    `on_error` hears every failed attempt, for both roles. Error responses (429, 5xx, 4xx) are seen by an
-    event hook on the SDK's HTTP client, so the ones the SDK retried and recovered from count too. Timeouts
-    and connection failures raise inside the transport where no hook sees them: they count once per call,
-    when the SDK gives up (replacing the transport to see them would also drop the SDK's proxy handling).
+    `on_error` hears every failed attempt, for both roles: the error answers and the timeouts and failed
+    connections the SDK retried and recovered from too, and a 200 that holds no usable completion (bad_reply).
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class OpenAILLM:
         cheap_model: str = "",
         timeout_s: float = 60.0,
         max_retries: int = 2,
+        min_attempt_s: float = 1.0,
         temperature: float = 0.0,
         max_reply_tokens: int = 1024,
         tokenizer: str = "o200k_base",
@@ -92,25 +97,31 @@ class OpenAILLM:
         self.cheap_model = cheap_model or model
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        self.min_attempt_s = min_attempt_s
         self.temperature = temperature
         self.max_reply_tokens = max_reply_tokens
         self.tokenizer = tokenizer
-        self._on_error = on_error
-        import openai  # ~0.6 s of imports: loaded only when a model is configured, not by `opsbot parse`/`--help`
+        self._on_error, self._base_url, self._api_key = on_error, base_url, api_key
+        self._sdk: openai.OpenAI | None = None
+        self._sdk_lock = threading.Lock()
 
-        # DefaultHttpxClient keeps the SDK's own limits and timeouts; the hook only watches the responses.
-        http_client = None
-        if on_error is not None:
-            hooks = {"response": [self._observe_response]}
-            http_client = openai.DefaultHttpxClient(timeout=timeout_s, event_hooks=hooks)
-        # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
-        self._client = openai.OpenAI(
-            base_url=base_url or None,
-            api_key=api_key or "unused",
-            timeout=timeout_s,
-            max_retries=max_retries,
-            http_client=http_client,
-        )
+    @property
+    def _client(self) -> openai.OpenAI:
+        """The SDK client, built with the first request: openai is ~0.45 s of imports a build need not pay."""
+        with self._sdk_lock:
+            if self._sdk is None:
+                import openai
+
+                # DefaultHttpxClient keeps the SDK's own limits and timeouts (and proxies from the environment); the
+                # hooks see each attempt the SDK makes, and cut its timeout to the call's deadline.
+                hooks: dict[str, list[Callable[..., Any]]] = {"request": [before_attempt], "response": [after_response]}
+                http = openai.DefaultHttpxClient(timeout=self.timeout_s, event_hooks=hooks)
+                # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
+                key, url, retries = self._api_key or "unused", self._base_url or None, self.max_retries
+                self._sdk = openai.OpenAI(
+                    base_url=url, api_key=key, timeout=self.timeout_s, max_retries=retries, http_client=http
+                )
+            return self._sdk
 
     def complete(
         self,
@@ -124,33 +135,24 @@ class OpenAILLM:
     ) -> LLMReply:
         """One chat completion; raises LLMUnavailable naming the model and endpoint once the SDK gives up.
 
-        `timeout_s` bounds all attempts together (the run's time left): each attempt gets at most that, and
-        there are only as many retries as fit in it.
+        `timeout_s` bounds all attempts together (the run's time left): each attempt's timeout is cut to what is
+        left, and a retry whose wait would not leave `min_attempt_s` is not made. The reply, or the exception,
+        carries a note per failed attempt.
         """
         model = self.cheap_model if role == "cheap" else self.model
         request = self._request(model, messages, tools, stop, max_tokens or self.max_reply_tokens)
         where = f"{model} at {self.endpoint}"
         log.debug("llm request model=%s role=%s messages=%s", model, role, messages)
-        import openai  # already loaded by __init__; a dictionary lookup here
-        from openai.types.chat import ChatCompletion
-
-        try:
-            # post() sends the body as built: chat.completions.create() first walks it against the SDK's TypedDicts
-            # (maybe_transform), a no-op for this plain JSON and the largest CPU cost of a step (bench_naive).
-            response = self._client_within(timeout_s).post("/chat/completions", body=request, cast_to=ChatCompletion)
-        except openai.APIStatusError as exc:  # its response was counted by the hook, like every retried one
-            raise LLMUnavailable(f"{where}: HTTP {exc.status_code}: {_error_text(exc)}") from exc
-        except openai.OpenAIError as exc:
-            self._report(_kind_from_exception(exc))
-            raise LLMUnavailable(f"{where}: {type(exc).__name__}: {exc}") from exc
-        except (ValueError, TypeError, AttributeError) as exc:  # a 200 whose body is not a completion
-            self._report("bad_body")
-            raise LLMUnavailable(f"{where}: unreadable response body ({type(exc).__name__}: {exc})") from exc
+        attempts = CallAttempts(
+            timeout_s=timeout_s, max_retries=self.max_retries, min_attempt_s=self.min_attempt_s, report=self._report
+        )
+        with attempts.running():
+            response = self._post(request, attempts, where)
         try:
             reply = self._reply_from_response(response, messages, tools, request["max_tokens"])
         except (LLMUnavailable, ValueError, TypeError, AttributeError) as exc:
-            self._report("bad_body")
-            raise LLMUnavailable(f"{where}: unreadable response body ({exc})") from exc
+            attempts.bad_reply(str(exc))
+            raise LLMUnavailable(f"{where}: unreadable response body ({exc})", attempts.notes) from exc
         log.debug(
             "llm reply model=%s finish=%s content=%r calls=%s",
             model,
@@ -158,7 +160,29 @@ class OpenAILLM:
             reply.content,
             reply.tool_calls,
         )
-        return reply
+        return dataclasses.replace(reply, failed_attempts=tuple(attempts.notes)) if attempts.notes else reply
+
+    def _post(self, request: dict[str, Any], attempts: CallAttempts, where: str) -> Any:
+        """The SDK's post with its retries; every way it can fail becomes LLMUnavailable with the attempt notes."""
+        import openai  # loaded with the client (see _client); a dictionary lookup from then on
+        from openai.types.chat import ChatCompletion
+
+        try:
+            # post() sends the body as built: chat.completions.create() first walks it against the SDK's TypedDicts
+            # (maybe_transform), a no-op for this plain JSON and the largest CPU cost of a step (bench_naive).
+            return self._client.post("/chat/completions", body=request, cast_to=ChatCompletion)
+        except AttemptRefused as exc:  # a retry that did not fit in the deadline: the note says why
+            raise LLMUnavailable(f"{where}: {exc}", attempts.notes) from exc
+        except openai.APIStatusError as exc:  # its answer was counted by the hook, like every retried one
+            attempts.gave_up(error_kind_from_status(exc.status_code), f"HTTP {exc.status_code}")
+            raise LLMUnavailable(f"{where}: HTTP {exc.status_code}: {_error_text(exc)}", attempts.notes) from exc
+        except openai.OpenAIError as exc:
+            attempts.gave_up(_kind_from_exception(exc), type(exc).__name__)
+            raise LLMUnavailable(f"{where}: {type(exc).__name__}: {exc}", attempts.notes) from exc
+        except (ValueError, TypeError, AttributeError) as exc:  # a 200 whose body is not a completion
+            attempts.bad_reply(f"{type(exc).__name__}: {exc}")
+            message = f"{where}: unreadable response body ({type(exc).__name__}: {exc})"
+            raise LLMUnavailable(message, attempts.notes) from exc
 
     def _request(
         self,
@@ -181,19 +205,6 @@ class OpenAILLM:
         if stop:
             request["stop"] = list(stop)[:4]  # the API accepts at most four
         return request
-
-    def _client_within(self, timeout_s: float | None) -> openai.OpenAI:
-        """The client, with its timeout and retries cut to what fits in `timeout_s` (None: the configured ones)."""
-        if timeout_s is None:
-            return self._client
-        left = max(timeout_s, 1.0)
-        per_attempt = min(self.timeout_s, left)
-        retries = max(0, min(self.max_retries, int(left // per_attempt) - 1))
-        return self._client.with_options(timeout=per_attempt, max_retries=retries)
-
-    def _observe_response(self, response: httpx2.Response) -> None:
-        if response.status_code >= 400:
-            self._report(error_kind_from_status(response.status_code))
 
     def _report(self, kind: str) -> None:
         if self._on_error is None:
@@ -230,23 +241,7 @@ class OpenAILLM:
 
 def wire_message(message: Mapping[str, Any]) -> dict[str, Any]:
     """A message as strict servers take it: llama.cpp's answers HTTP 500 to `"content": null`, so send ""."""
-    out = dict(message)
-    if out.get("content") is None:
-        out["content"] = ""
-    return out
-
-
-def error_kind_from_status(status: int) -> str:
-    """The error kind of an HTTP status from the LLM endpoint (the label opsbot_llm_errors_total uses)."""
-    if status == 429:
-        return "rate_limited"
-    if status == 408:
-        return "timeout"
-    if status >= 500:
-        return "server_error"
-    if status in (401, 403):
-        return "auth"  # a revoked or wrong key: no retry will help, someone has to act
-    return "bad_request" if status >= 400 else "other"
+    return {**message, "content": ""} if message.get("content") is None else dict(message)
 
 
 def _kind_from_exception(exc: openai.OpenAIError) -> str:
@@ -257,7 +252,7 @@ def _kind_from_exception(exc: openai.OpenAIError) -> str:
     if isinstance(exc, openai.APIConnectionError):
         return "connection"
     if isinstance(exc, openai.APIResponseValidationError):
-        return "bad_body"
+        return "bad_reply"
     return "other"
 
 
@@ -266,35 +261,6 @@ def _tool_call_from_sdk(call: Any) -> ToolCall:
     name = getattr(function, "name", "") or ""
     raw = getattr(function, "arguments", "") or ""
     return ToolCall(name=name, args=args_from_json(raw), call_id=getattr(call, "id", "") or "")
-
-
-def args_from_json(raw: str) -> dict[str, Any]:
-    """Tool-call arguments as a dict; json-repair forgives small slips, anything else is kept for the model."""
-    if not raw.strip():
-        return {}
-    if too_deeply_nested(raw):  # a format error the model is told about, never "LLM unavailable"
-        return {UNPARSED_ARGS_KEY: f"nested deeper than {MAX_ARGS_DEPTH} levels: {raw[:200]}"}
-    try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
-        try:
-            value = json_repair.loads(raw)
-        except (ValueError, RecursionError):
-            value = None
-    return value if isinstance(value, dict) else {UNPARSED_ARGS_KEY: raw}
-
-
-def too_deeply_nested(raw: str, max_depth: int = MAX_ARGS_DEPTH) -> bool:
-    """True when JSON-ish text opens more than `max_depth` brackets at once (counted before any parser recurses)."""
-    depth = 0
-    for char in raw:
-        if char in "[{":
-            depth += 1
-            if depth > max_depth:
-                return True
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-    return False
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

@@ -2,7 +2,8 @@
 
 Wiring builds one LimitedLLM around the one adapter, and every surface's Router gets that same object, so a
 burst on one surface cannot start more model calls than the endpoint (or the bill) can take. A call waits for a
-slot; the time it waited is logged when it is noticeable. Calls of the cheap role (the intent gate, a one-shot
+slot, at most for its time left (the slot holders may be sleeping through a Retry-After); the time it waited is
+logged when it is noticeable. Calls of the cheap role (the intent gate, a one-shot
 lookup or chit-chat answer) have slots of their own, as many again: quick answers never wait behind diagnoses.
 """
 
@@ -14,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.engine.llm import LLM, LLMReply, Role
+from bot.engine.llm import LLM, LLMReply, LLMUnavailable, Role
 
 log = logging.getLogger(__name__)
 
@@ -53,23 +54,29 @@ class LimitedLLM:
         max_tokens: int | None = None,
         timeout_s: float | None = None,
     ) -> LLMReply:
-        """The inner adapter's completion, once a slot is free; the wait comes out of `timeout_s`."""
+        """The inner adapter's completion, once a slot is free; the wait comes out of `timeout_s`, and a call that
+        finds no free slot within `timeout_s` (other calls holding them, e.g. through a long Retry-After) fails."""
         started = time.monotonic()
-        with self._slots[role]:
-            waited_s = time.monotonic() - started
-            if waited_s >= _WAIT_LOGGED_S:
-                log.info("LLM call (%s) waited %.1f s for one of %d slots", role, waited_s, self.max_calls)
+        slot = self._slots[role]
+        if not slot.acquire(timeout=timeout_s):  # None: as long as it takes
+            raise LLMUnavailable(
+                f"all {self.max_calls} {role} LLM slots stayed busy for the {timeout_s:.1f} s left of the run's time"
+            )
+        waited_s = time.monotonic() - started
+        if waited_s >= _WAIT_LOGGED_S:
+            log.info("LLM call (%s) waited %.1f s for one of %d slots", role, waited_s, self.max_calls)
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            left_s = None if timeout_s is None else max(1.0, timeout_s - waited_s)
+            return self.inner.complete(
+                messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens, timeout_s=left_s
+            )
+        finally:
             with self._lock:
-                self._in_flight += 1
-                self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
-            try:
-                left_s = None if timeout_s is None else max(1.0, timeout_s - waited_s)
-                return self.inner.complete(
-                    messages, tools=tools, stop=stop, role=role, max_tokens=max_tokens, timeout_s=left_s
-                )
-            finally:
-                with self._lock:
-                    self._in_flight -= 1
+                self._in_flight -= 1
+            slot.release()
 
 
 def limited(llm: LLM | None, max_calls: int) -> LLM | None:

@@ -11,6 +11,7 @@ import logging
 import time
 from typing import Literal
 
+from bot.engine.attempts import failed_attempt_notes
 from bot.engine.conclusion import answer_from_observations, conclude, partial_label
 from bot.engine.context import ContextLimits, call_text, fence_observation, question_text, tool_schemas
 from bot.engine.execution import Executed, execute_calls
@@ -73,8 +74,10 @@ def _take_turn(
         )
     except Exception as exc:  # LLMUnavailable, or an adapter bug: either way the model is out of reach
         log.warning("LLM unavailable at call %d (trace_id=%s): %s", run.llm_calls, run.trace_id, exc)
+        run.notes.extend(failed_attempt_notes(exc))
         run.notes.append(f"LLM unavailable at call {run.llm_calls}: {exc}")
         return StopReason.LLM_UNAVAILABLE
+    run.notes.extend(reply.failed_attempts)  # the attempts the SDK retried before this reply
     llm_ms = int((time.monotonic() - started) * 1000)
     decision = proto.decision_from_reply(reply, tools, run.next_index)
     if ignores_tools(decision, reply, tools_offered=bool(request.tools), first_call=run.llm_calls == 1):
@@ -220,12 +223,15 @@ def answer_once(
         started = time.monotonic()
         specs = tool_schemas(tools) if allow_tool and len(tools) else None
         reply = llm.complete(messages, tools=specs, role="cheap", timeout_s=llm_timeout_s)
+        run.notes.extend(reply.failed_attempts)
         if specs and reply.tool_calls:
             messages = _with_lookup(run, reply, tools, messages, started, tool_timeout_s)
             started = time.monotonic()
             reply = llm.complete(messages, role="cheap", timeout_s=llm_timeout_s)  # no tools now: lookup done
+            run.notes.extend(reply.failed_attempts)
     except Exception as exc:  # LLMUnavailable or an adapter bug: answer anyway, honestly
         log.warning("LLM unavailable for a single answer (trace_id=%s): %s", run.trace_id, exc)
+        run.notes.extend(failed_attempt_notes(exc))
         run.notes.append(f"LLM unavailable: {exc}")
         preface = f"The LLM was unavailable: {exc}."
         label = partial_label(StopReason.LLM_UNAVAILABLE, "")

@@ -23,8 +23,9 @@ from bot.engine.context import (
     tool_catalogue,
     tool_schemas,
 )
-from bot.engine.llm import UNPARSED_ARGS_KEY, LLMReply
+from bot.engine.llm import LLMReply
 from bot.engine.prompts import load_prompt
+from bot.engine.text.arguments import UNPARSED_ARGS_KEY
 from bot.engine.text.parser import EXPECTED_FORMAT, FINISH_NAMES, ParsedAction, ParsedFinal, parse_reply
 from bot.engine.types import Budget, Question, Step, ToolCall
 from tools.base import Toolbox, ToolResult
@@ -208,7 +209,7 @@ def _observation(outcome: Outcome, role: Literal["tool", "user"], *, prefix: str
     if not outcome.ran:  # our own words ("not run: ..."), not tool output
         return Answer(role, prefix + outcome.result.text, suffix=suffix, tool_call_id=call_id)
     status = "" if outcome.result.status == "ok" else f"[{outcome.result.status}] "
-    return Answer(role, prefix + status, outcome.result.text, suffix, call_id)
+    return Answer(role, prefix + status, outcome.result.text, suffix, call_id, outcome.result.data)
 
 
 def _steps_in(exchanges: Sequence[Exchange]) -> int:

@@ -16,6 +16,7 @@ class EvalCase:
     must_name: tuple[str, ...]
     no_incident: bool = False  # the right answer is that there is no incident
     source: str = ""  # what load_scenario reads: a bundled name, "heldout/<name>" or a .toml path ("" = name)
+    must_not_name: tuple[str, ...] = ()  # decoys: a headline that names one blames the wrong thing (a miss)
 
     @property
     def scenario_ref(self) -> str:
@@ -32,4 +33,5 @@ def case_from_scenario(scenario: Scenario, source: str = "") -> EvalCase:
         scenario.must_name,
         no_incident=not scenario.expect_incident,
         source=source if source != scenario.name else "",
+        must_not_name=scenario.must_not_name,
     )

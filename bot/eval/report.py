@@ -109,13 +109,19 @@ def report_to_table(report: EvalReport) -> str:
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in (_COLUMNS, *rows)]
     for r in report.results:
         if not r.hit:
-            why = r.error or (
-                f"headline misses: {', '.join(r.missing)}" if r.missing else "did not say there is no incident"
-            )
-            lines.append(f"miss {r.scenario}: {why}")
+            lines.append(f"miss {r.scenario}: {miss_reason(r)}")
         if r.unverified:
             lines.append(f"unverified in {r.scenario}: {', '.join(r.unverified)}")
     return "\n".join(lines)
+
+
+def miss_reason(r: CaseResult) -> str:
+    """Why a result is a miss: the run's error, the facts its headline lacks, the decoys it blames."""
+    if r.error:
+        return r.error
+    reasons = [f"headline misses: {', '.join(r.missing)}"] if r.missing else []
+    reasons += [f"headline blames the decoy {', '.join(r.blamed)}"] if r.blamed else []
+    return "; ".join(reasons) or "did not say there is no incident"
 
 
 def _row(r: CaseResult) -> tuple[str, ...]:

@@ -33,7 +33,9 @@ _SECTION_RX = re.compile(
 @dataclass(frozen=True)
 class CaseResult:
     """`hit` is the strict score: every fact in the headline (the named cause). `evidence_hit` is the lenient one:
-    every fact somewhere in the answer, the evidence included. A fact found only in the evidence is not a hit."""
+    every fact somewhere in the answer, the evidence included. A fact found only in the evidence is not a hit.
+    A headline that names a decoy (`blamed`, from the scenario's must_not_name) is a miss in both scores, even when
+    it names the cause too: blaming two things is not an answer."""
 
     scenario: str
     hit: bool
@@ -55,6 +57,7 @@ class CaseResult:
     error: str = ""  # set when the run itself failed; the case then counts as a miss
     evidence_hit: bool = False
     headline: str = ""
+    blamed: tuple[str, ...] = ()  # decoys the headline names
 
     @property
     def format_error_rate(self) -> float:
@@ -108,15 +111,17 @@ def score_trace(case: EvalCase, trace: Trace, wall_s: float) -> CaseResult:
     headline = headline_from_answer(trace.answer)
     quiet = not case.no_incident or (says_no_incident(headline) and says_no_incident(trace.answer))
     missing = tuple(f for f in case.must_name if not fact_named(f, headline))
+    blamed = tuple(f for f in case.must_not_name if fact_named(f, headline))
     anywhere = all(fact_named(f, trace.answer) for f in case.must_name)
     evidence = [trace.question, *(s.observation for s in trace.steps)]
     totals = trace.totals
     tool_steps = [s for s in trace.steps if s.action not in ("", "finish")]
     return CaseResult(
         scenario=case.name,
-        hit=not missing and quiet,
+        hit=not missing and quiet and not blamed,
         missing=missing,
-        evidence_hit=anywhere and quiet,
+        blamed=blamed,
+        evidence_hit=anywhere and quiet and not blamed,
         headline=headline[:300],
         route=trace.intent.route if trace.intent else "",
         protocol=trace.protocol,

@@ -68,7 +68,7 @@ class Telemetry:
         self.gate_hits = Counter("opsbot_gate_hits", "Runs or steps stopped by a gate", ["gate"], registry=r)
         self.llm_errors = Counter(
             "opsbot_llm_errors",
-            "Failed LLM requests by kind, each attempt (the SDK's retried ones too)",
+            "Failed LLM attempts by kind (the SDK's retried ones and unreadable 200 replies too)",
             ["kind"],
             registry=r,
         )
@@ -146,7 +146,8 @@ class Telemetry:
             self.observe_ack(time.monotonic() - started)
 
     def observe_llm_error(self, kind: str) -> None:
-        """OpenAILLM's on_error: rate_limited, server_error, timeout, connection, auth, bad_request, other.
+        """OpenAILLM's on_error, once per failed attempt: rate_limited, server_error, timeout, connection, auth,
+        bad_request, bad_reply (a 200 that is garbage, truncated or has no choices) or other.
 
         Runs that ended because the LLM stayed down are counted by opsbot_diagnoses{stop_reason="llm_unavailable"}.
         """

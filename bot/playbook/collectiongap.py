@@ -9,14 +9,12 @@ logs around that minute, and whether it still logs after it), and calls the conc
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from bot.playbook.evidence import Gap
 from bot.playbook.findings import Findings, ServiceHealth
 from bot.playbook.probes import ProbeRun, check_deploys, check_logs, iso_from_moment
-
-_MATCHED_RX = re.compile(r"^matched (?P<count>[\d,]+) lines", re.MULTILINE)
+from tools.results import logs_of
 
 
 def collection_gap(findings: Findings, service: str) -> tuple[str, Gap] | None:
@@ -53,10 +51,10 @@ def check_around_gap(run: ProbeRun, findings: Findings, service: str) -> bool:
             "end": iso_from_moment(run.window.end),
             "limit": 3,
         }
-        observation = run.call(thought, "query_logs", args)
+        step = run.probe(thought, "query_logs", args)
         if not run.failed():
-            match = _MATCHED_RX.search(observation)
-            findings.after_gap = match.group("count") if match else "0"
+            summary = logs_of(step) if step is not None else None
+            findings.after_gap = summary.total if summary is not None else 0
     findings.unknowns.append(
         f"what any metric did after {gap.at:%H:%M} UTC: none was collected; check Prometheus "
         "itself (its targets page, whether it restarted, remote-write or federation lag)"
@@ -89,11 +87,11 @@ def gap_evidence(health: ServiceHealth) -> list[str]:
 
 
 def _logs_after(findings: Findings, at: datetime) -> str:
-    if not findings.after_gap:
+    if findings.after_gap is None:
         return f"whether {findings.service} still logs after {at:%H:%M} (not checked)"
-    if findings.after_gap == "0":
+    if findings.after_gap == 0:
         return f"{findings.service} logged nothing after {at:%H:%M} either (its logs stopped too)"
-    return f"{findings.service} still logs after {at:%H:%M} ({findings.after_gap} lines), so it is running"
+    return f"{findings.service} still logs after {at:%H:%M} ({findings.after_gap:,} lines), so it is running"
 
 
 def _errors_around(findings: Findings) -> str:
@@ -106,10 +104,9 @@ def _errors_around(findings: Findings) -> str:
 
 def _deploys_around(findings: Findings) -> str:
     if (deploy := findings.deploy) is not None:
-        when = f" at {deploy.at:%H:%M}" if deploy.at else ""
         return (
-            f"deploy {deploy.service} {deploy.version}{when} came before it; with no metrics after it, whether "
-            "it changed anything is not known"
+            f"deploy {deploy.service} {deploy.version} at {deploy.at:%H:%M} came before it; with no metrics after "
+            "it, whether it changed anything is not known"
         )
     if findings.deploys_checked:
         return "no deploy in the hour before it"

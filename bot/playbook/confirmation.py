@@ -1,4 +1,4 @@
-"""What CONFIRMS a cause, as opposed to what only lines up in time. Pure: reads the steps' tool observations.
+"""What CONFIRMS a cause, as opposed to what only lines up in time. Pure: reads the data of the steps' tools.
 
 A careful SRE calls a cause confirmed only on evidence that would look different if the cause were wrong:
 - the logs: an error signature that appears only AFTER the suspect deploy (its first line comes after the deploy,
@@ -19,42 +19,25 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.engine.types import Step, Trace
-from bot.playbook.diffs import KeyChange, key_changes_from_diff
-from tools.timerange import CLOCK_PATTERN
+from tools.analysis.configdiff import KeyChange
+from tools.deploys.records import DeployRecord
+from tools.logs.summary import LogSummary, SignatureBlock
+from tools.metrics.series import value_text
+from tools.results import deploys_of, diff_of, logs_of, series_of
 
 RECOVERY_MINUTES = 15  # a recovery this long after a rollback is still "right after" it
 SPIKE_SLACK_MINUTES = 2  # change points are pinned to a minute or two: a spike this early still follows the deploy
 BEFORE_DEPLOY_MINUTES = 10  # a log window must start this long before the deploy to show a signature was absent
 
-_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z"
-_RECORD = re.compile(
-    rf"^(?P<at>{_ISO}) (?P<service>[\w.-]+)/(?P<version>\S+) (?:\(from (?P<previous>\S+)\) )?by ", re.MULTILINE
-)
-_DIFF_HEAD = re.compile(rf"^deploy (?P<service>[\w.-]+)/(?P<version>\S+) at (?P<at>{_ISO})")
-_WINDOW = re.compile(r"^\S+ of (?P<service>[\w.-]+), (?P<day>\d{4}-\d\d-\d\d) (?P<hhmm>\d\d:\d\d) →", re.MULTILINE)
-_STAMP = CLOCK_PATTERN  # HH:MM[:SS], or MM-DD HH:MM[:SS] when the tool's window spans two days
-_SIGNATURE = re.compile(rf"^\s*\d+[.)]\s+\d[\d,]*\s*[x×]\s+(?P<text>\S.*?)\s+first (?P<first>{_STAMP})\b")
-_EXAMPLE = re.compile(rf"^\s+example:\s+{_STAMP}\s+(?P<level>[A-Z]+)\s+(?P<line>.+)$")
-_SPIKE = re.compile(
-    rf"^\s*spike:\s*(?P<start>{_STAMP})\b.*,\s*back to (?P<level>\S.*?) by (?P<back>{_STAMP})\s*$", re.MULTILINE
-)
 _ERRORISH = ("ERROR", "FATAL", "CRITICAL", "WARN", "WARNING")
 _IMAGE_KEYS = ("newTag", "tag", "image", "version")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+")
 
 
 @dataclass(frozen=True)
-class Deploy:
-    service: str
-    version: str
-    at: datetime
-    previous: str = ""
-
-
-@dataclass(frozen=True)
 class LogLine:
-    """One signature of a query_logs observation: its text and example, when it first appeared, whether that
-    first time can be trusted (the window was clustered whole, or the section lists only new signatures)."""
+    """One signature query_logs found: its example's message, when it first appeared, whether that first time can
+    be trusted (the window was clustered whole, or the block lists only signatures new since an onset)."""
 
     service: str
     text: str
@@ -75,7 +58,7 @@ def confirmation_from_trace(trace: Trace) -> str:
     return _by_logs(trace.steps, suspect) or _by_rollback(trace.steps, suspect, deploys)
 
 
-def _named_deploy(answer: str, deploys: Sequence[Deploy]) -> Deploy | None:
+def _named_deploy(answer: str, deploys: Sequence[DeployRecord]) -> DeployRecord | None:
     """The deploy the answer names first: the cause it states (a runner-up comes later)."""
     found = [(pos, d) for d in deploys if (pos := _position(answer, d.version)) >= 0]
     return min(found, key=lambda pd: pd[0])[1] if found else None
@@ -86,13 +69,8 @@ def _position(text: str, version: str) -> int:
     return match.start() if match else -1
 
 
-def _by_logs(steps: Sequence[Step], deploy: Deploy) -> str:
-    changes = [
-        c
-        for step in steps
-        if step.action == "query_deploy_diff" and _diff_of(step, deploy)
-        for c in key_changes_from_diff(step.observation)
-    ]
+def _by_logs(steps: Sequence[Step], deploy: DeployRecord) -> str:
+    changes = [c for step in steps for c in _key_changes(step, deploy)]
     for line in _log_lines(steps):
         if not _only_after(line, deploy.at):
             continue
@@ -104,11 +82,14 @@ def _by_logs(steps: Sequence[Step], deploy: Deploy) -> str:
     return ""
 
 
-def _by_rollback(steps: Sequence[Step], deploy: Deploy, deploys: Sequence[Deploy]) -> str:
+def _by_rollback(steps: Sequence[Step], deploy: DeployRecord, deploys: Sequence[DeployRecord]) -> str:
     rollbacks = [
         d
         for d in deploys
-        if d.service == deploy.service and d.at > deploy.at and deploy.previous and d.version == deploy.previous
+        if d.service == deploy.service
+        and d.at > deploy.at
+        and deploy.previous_version
+        and d.version == deploy.previous_version
     ]
     for rollback in sorted(rollbacks, key=lambda d: d.at):
         for metric, start, level, back in _recoveries(steps, deploy.service):
@@ -141,81 +122,53 @@ def _names(text: str, change: KeyChange) -> tuple[str, str]:
     return "", ""
 
 
-def _deploys(steps: Sequence[Step]) -> list[Deploy]:
-    found: dict[tuple[str, str], Deploy] = {}
+def _deploys(steps: Sequence[Step]) -> list[DeployRecord]:
+    found: dict[tuple[str, str], DeployRecord] = {}
     for step in steps:
-        if step.action == "query_deploy_records" and step.status == "ok":
-            for m in _RECORD.finditer(step.observation):
-                deploy = Deploy(m["service"], m["version"], _iso(m["at"]), m["previous"] or "")
-                known = found.get((deploy.service, deploy.version))  # a version deployed again is a rollback to it
-                found[(deploy.service, deploy.version)] = deploy if known is None or deploy.at < known.at else known
+        listed = deploys_of(step) if step.status == "ok" else None
+        for deploy in listed.records if listed else ():
+            known = found.get((deploy.service, deploy.version))  # a version deployed again is a rollback to it
+            found[(deploy.service, deploy.version)] = deploy if known is None or deploy.at < known.at else known
     return list(found.values())
 
 
-def _diff_of(step: Step, deploy: Deploy) -> bool:
-    head = _DIFF_HEAD.match(step.observation)
-    return head is not None and (head["service"], head["version"]) == (deploy.service, deploy.version)
+def _key_changes(step: Step, deploy: DeployRecord) -> tuple[KeyChange, ...]:
+    """What the step's diff changed, when it is the diff of `deploy`."""
+    report = diff_of(step)
+    if report is None or (report.record.service, report.record.version) != (deploy.service, deploy.version):
+        return ()
+    return report.key_changes
 
 
 def _log_lines(steps: Sequence[Step]) -> Iterator[LogLine]:
+    """Each error signature (and each signature new since an onset) of the steps' query_logs, with its example."""
     for step in steps:
-        window = _WINDOW.search(step.observation) if step.action == "query_logs" and step.status == "ok" else None
-        if window is not None:
-            start = datetime.fromisoformat(f"{window['day']}T{window['hhmm']}:00+00:00")
-            yield from _signatures(step.observation, window["service"], start)
+        summary = logs_of(step) if step.status == "ok" else None
+        if summary is None:
+            continue
+        errors = summary.signatures
+        if errors is not None and "WARN" not in errors.levels:
+            yield from _signatures(summary, errors, new_since=False)
+        if summary.onset is not None and summary.onset.new is not None:
+            yield from _signatures(summary, summary.onset.new, new_since=True)
 
 
-def _signatures(observation: str, service: str, start: datetime) -> Iterator[LogLine]:
-    """Each signature of the error and the new-since sections, with its example line (which names more)."""
-    section, whole, pending = "", False, None
-    for raw in observation.splitlines():
-        if example := _EXAMPLE.match(raw):
-            if pending is not None and example["level"] in _ERRORISH:
-                yield LogLine(service, _message(example["line"]), *pending)
-            pending = None
-        elif (sig := _SIGNATURE.match(raw)) and section:
-            pending = (_clock(start, sig["first"]), start, whole, section == "new")
-        elif not raw.startswith(" "):
-            section = _section(raw)
-            whole, pending = raw.rstrip().endswith("all):"), None
-
-
-def _section(header: str) -> str:
-    if header.startswith("new signatures ("):
-        return "new"
-    is_errors = header.startswith("top ") and "signatures (" in header and "WARN" not in header.split("(")[0]
-    return "errors" if is_errors else ""
+def _signatures(summary: LogSummary, block: SignatureBlock, *, new_since: bool) -> Iterator[LogLine]:
+    for sig in block.top:
+        if sig.example.level in _ERRORISH:
+            service = summary.service or sig.example.service
+            yield LogLine(service, sig.example.message, sig.first_at, summary.window.start, block.whole, new_since)
 
 
 def _recoveries(steps: Sequence[Step], service: str) -> Iterator[tuple[str, datetime, str, datetime]]:
     """(metric, spike start, level it came back to, when) for each spike of the service that came back."""
     for step in steps:
-        if step.action != "query_metrics" or step.status != "ok" or step.args.get("service") != service:
+        series = series_of(step) if step.status == "ok" else None
+        if series is None or series.service != service:
             continue
-        window = _WINDOW.search(step.observation)
-        if window is None:
-            continue
-        start = datetime.fromisoformat(f"{window['day']}T{window['hhmm']}:00+00:00")
-        metric = str(step.args.get("metric", "")).replace("_", " ")
-        for m in _SPIKE.finditer(step.observation):
-            yield metric, _clock(start, m["start"]), m["level"], _clock(start, m["back"])
-
-
-def _clock(start: datetime, stamp: str) -> datetime:
-    """[MM-DD ]HH:MM[:SS] inside a window that began at `start`: a bare time earlier than the start is the next day,
-    a dated one earlier than the start's day is next year (a window across New Year)."""
-    day, _, hhmm = stamp.rpartition(" ")
-    parts = [int(p) for p in hhmm.split(":")]
-    at = start.replace(hour=parts[0], minute=parts[1], second=parts[2] if len(parts) > 2 else 0)
-    if day:
-        month, _, mday = day.partition("-")
-        at = at.replace(month=int(month), day=int(mday))
-        return at.replace(year=at.year + 1) if at < start - timedelta(days=1) else at
-    return at + timedelta(days=1) if at < start - timedelta(minutes=1) else at
-
-
-def _iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        metric = series.metric.replace("_", " ")
+        for spike in series.spikes:
+            yield metric, spike.start, f"~{value_text(spike.after, series.unit)}", spike.back_at
 
 
 def _minutes(delta: timedelta) -> str:
@@ -225,12 +178,6 @@ def _minutes(delta: timedelta) -> str:
 
 def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def _message(line: str) -> str:
-    """An example line without its service, host, logger and trace id: what the application said."""
-    line = re.sub(r"\s+trace=\w+$", "", line)
-    return line.split(": ", 1)[1] if re.match(r"^\S+ \S+ [\w.$-]+: ", line) else line
 
 
 def _quote(text: str, needle: str, max_chars: int = 90) -> str:

@@ -8,23 +8,24 @@ conclusion written from these findings is in bot/playbook/verdict.py.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import (
-    NO_SAMPLES,
     ChangePoint,
     Gap,
     LogSignature,
-    moment_from_text,
-    number_from_text,
-    spikes_from_text,
+    Recovery,
+    change_points_of,
+    gap_of,
+    spikes_of,
+    stops_of,
 )
 from tools.analysis.configdiff import KeyChange
 from tools.analysis.ranking import Reason
+from tools.deploys.records import DeployRecord
+from tools.metrics.series import UNKNOWN, MetricSeries
 
 SIGNIFICANT_STRENGTH = math.log(1.5)  # a shift of at least x1.5 (or to 2/3) counts as a change
 COLLAPSE_RATIO = 0.2  # traffic that falls to this fraction of its level (or less) collapsed: it stopped serving
@@ -46,14 +47,6 @@ LOCAL_CAUSES = (
 )
 
 
-@dataclass(frozen=True)
-class Recovery:
-    """Where a spike came back to, as the tool printed it ("back to ~243 ms by 16:16")."""
-
-    level: str  # "~243 ms"
-    at: datetime
-
-
 @dataclass
 class ServiceHealth:
     """Change points per metric of one service; None when the metric could not be read."""
@@ -63,6 +56,19 @@ class ServiceHealth:
     recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
     silent: set[str] = field(default_factory=set)  # metrics whose query returned no samples at all in the window
     gaps: dict[str, Gap] = field(default_factory=dict)  # metrics that stopped with the collection, not the service
+
+    def record(self, metric: str, series: MetricSeries) -> None:
+        """One metric's reading: its change points and a stop, or the spike when the series came back (see
+        excursion); a series that stopped with the collection is a gap, not a change of the service."""
+        points = sorted([*change_points_of(series), *stops_of(series)], key=lambda p: p.at)
+        if (gap := gap_of(series)) is not None:
+            self.gaps[metric] = gap
+        found = excursion(spikes_of(series), points)
+        if found is None:
+            self.readings[metric] = points
+            return
+        spike, self.recoveries[metric] = found
+        self.readings[metric] = [spike]
 
     def describe(self, metric: str, point: ChangePoint) -> str:
         """One change point of this service in words (a spike says where it came back to)."""
@@ -87,40 +93,21 @@ def _significant(point: ChangePoint) -> bool:
     return point.strength >= SIGNIFICANT_STRENGTH
 
 
-def excursion_from_text(
-    observation: str, end: datetime, points: Sequence[ChangePoint]
-) -> tuple[ChangePoint, Recovery | None] | None:
+def excursion(
+    spikes: Sequence[tuple[ChangePoint, Recovery]], points: Sequence[ChangePoint]
+) -> tuple[ChangePoint, Recovery] | None:
     """The spike to report instead of the change points, with where it came back to; None to keep the points.
 
-    A plateau or a decay at fine resolution gives a `change:` line AND a `spike:` line for the same excursion.
-    The spike says what matters at 3 a.m., that it came back, so it wins when every significant change
-    point falls within its span; a level shift outside every spike keeps the change points.
+    A plateau or a decay at fine resolution gives a change point AND a spike for the same excursion. The spike
+    says what matters at 3 a.m., that it came back, so it wins when every significant change point falls within
+    its span; a level shift outside every spike keeps the change points.
     """
-    recoveries = _recoveries_from_text(observation, end)
     shifts = [p for p in points if _significant(p)]
-    for spike in sorted(spikes_from_text(observation, end), key=lambda p: p.strength, reverse=True):
-        recovery = recoveries.get(spike.at)
-        until = (recovery.at if recovery else spike.at) + timedelta(minutes=SAME_EXCURSION_MINUTES)
+    for spike, recovery in sorted(spikes, key=lambda pair: pair[0].strength, reverse=True):
+        until = recovery.at + timedelta(minutes=SAME_EXCURSION_MINUTES)
         if all(spike.at - timedelta(minutes=SAME_EXCURSION_MINUTES) <= p.at <= until for p in shifts):
             return spike, recovery
     return None
-
-
-_RECOVERY_RX = re.compile(
-    r"^\s*spike:\s*(?P<when>\S+(?:[ T]\d{1,2}:\d{2}\S*)?)\s.*,\s*back to (?P<level>\S.*?) by "
-    r"(?P<back>\S+(?:[ T]\d{1,2}:\d{2}\S*)?)\s*$",
-    re.MULTILINE,
-)
-
-
-def _recoveries_from_text(observation: str, end: datetime) -> dict[datetime, Recovery]:
-    """Each `spike:` line's "back to ~A by HH:MM", keyed by the spike's start as spikes_from_text reads it."""
-    found = {}
-    for match in _RECOVERY_RX.finditer(observation):
-        start, back = moment_from_text(match.group("when"), end), moment_from_text(match.group("back"), end)
-        if start is not None and back is not None:
-            found[start] = Recovery(match.group("level"), back)
-    return found
 
 
 @dataclass(frozen=True)
@@ -181,7 +168,7 @@ class Findings:
     pod_service: str = ""  # whose pods those are: the deployed service, else the origin, else the one asked about
     lookback: Lookback | None = None  # the second, wider look when the window was flat (bot/playbook/onset.py)
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
-    after_gap: str = ""  # lines the service logged after a collection gap began (bot/playbook/collectiongap.py)
+    after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""
@@ -197,7 +184,7 @@ class Findings:
         """Whether a change says the service stopped serving: any series that stopped (no samples since), or
         traffic that fell to COLLAPSE_RATIO of its level or less. A dependency that stops serving shows it so,
         its latency and errors have nothing left to measure."""
-        return point.after == NO_SAMPLES or (self.role_of(metric) == "traffic" and point.ratio <= COLLAPSE_RATIO)
+        return point.after is None or (self.role_of(metric) == "traffic" and point.ratio <= COLLAPSE_RATIO)
 
     def weight(self, metric: str, point: ChangePoint) -> int:
         """How telling one significant change of a dependency is for its callers' trouble: STOPPED when it
@@ -226,9 +213,10 @@ class Findings:
 
 
 def _tiny_ratio(point: ChangePoint) -> bool:
-    """Whether a change of a ratio printed in % stays under ERROR_RATIO_FLOOR on both sides."""
-    levels = [number_from_text(side) for side in (point.before, point.after) if side.rstrip().endswith("%")]
-    return len(levels) == 2 and all(v is not None and v / 100 < ERROR_RATIO_FLOOR for v in levels)
+    """Whether a change of a ratio in % stays under ERROR_RATIO_FLOOR on both sides."""
+    if point.unit != "%" or point.after is None:
+        return False
+    return point.before / 100 < ERROR_RATIO_FLOOR and point.after / 100 < ERROR_RATIO_FLOOR
 
 
 def describe_change(service: str, metric: str, point: ChangePoint, recovery: Recovery | None = None) -> str:
@@ -236,16 +224,17 @@ def describe_change(service: str, metric: str, point: ChangePoint, recovery: Rec
     label = metric.replace("_", " ")  # the catalogue's own name, as the observation shows it
     # only the factor the tool printed: a number computed here would be one no observation backs
     factor = f", {point.factor}" if point.factor and point.ratio >= 1 else ""
-    if point.after == NO_SAMPLES:
-        unsure = " (whether the service or the metrics collection stopped is unknown)" * (point.cause == "unknown")
+    if point.after is None:
+        unsure = " (whether the service or the metrics collection stopped is unknown)" * (point.cause == UNKNOWN)
         return (
-            f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before}), "
+            f"{service} {label} stopped at {point.at:%H:%M} UTC: no samples since (last {point.before_text}), "
             f"so no requests were measured{unsure}"
         )
     if not point.spike:
-        return f"{service} {label} went from {point.before} to {point.after} at {point.at:%H:%M} UTC{factor}"
+        before, after = point.before_text, point.after_text
+        return f"{service} {label} went from {before} to {after} at {point.at:%H:%M} UTC{factor}"
     back = f"; it recovered to {recovery.level} by {recovery.at:%H:%M} UTC" if recovery else ", then came back"
     return (
-        f"{service} {label} spiked at {point.at:%H:%M} UTC from {point.before} (its level before the spike) "
-        f"to a peak of {point.after}{factor}{back}"
+        f"{service} {label} spiked at {point.at:%H:%M} UTC from {point.before_text} (its level before the spike) "
+        f"to a peak of {point.after_text}{factor}{back}"
     )

@@ -12,10 +12,9 @@ Otherwise the findings record how far back the metrics were checked, for an hone
 from __future__ import annotations
 
 import math
-import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from bot.playbook.evidence import ChangePoint, moment_from_text, number_from_text
+from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import (
     GOLDEN_ROLES,
     SATURATION_ROLES,
@@ -26,12 +25,12 @@ from bot.playbook.findings import (
 )
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.verdict import SAME_ONSET_MINUTES
+from bot.playbook.zones import is_utc, local_with_utc
 from tools.base import ToolError
 from tools.timerange import duration_from_text, instant_from_text
 
 LOOKBACK_RANGE = "7d"  # one more look, coarse so it stays cheap; Prometheus answers with what it holds
 TIME_OFF_MINUTES = 15  # the user's time and the metrics' onset further apart than this: say so
-_FIRST_CELL_RX = re.compile(r"^series \(mean per [^)]*\):\s*(?P<when>(?:\d{2}-\d{2} )?\d{1,2}:\d{2})", re.MULTILINE)
 
 
 def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
@@ -45,17 +44,17 @@ def look_further_back(run: ProbeRun, findings: Findings, service: str) -> None:
         return
     run.window = Window(LOOKBACK_RANGE, f"the last {LOOKBACK_RANGE}", narrow.end)
     wide = ServiceHealth(service)
-    observations = []
+    starts = []  # about where each series begins: its first summary bucket
     for role in (*GOLDEN_ROLES, *SATURATION_ROLES):
         if (metric := findings.roles.get(role)) is not None:
             thought = (
                 f"{service}'s {metric} shows no change over {narrow.label}; a problem that began earlier is "
                 f"flat there too, so looking back over {run.window.label} at a coarse step."
             )
-            run.read_metric(thought, wide, metric)
-            observations.append(run.steps[-1].observation)
+            series = run.read_metric(thought, wide, metric)
+            starts.append(series.summary.first_at if series is not None else None)
     found = ongoing_shift(wide, narrow_start)
-    reach = min((m for o in observations if (m := _data_from(o, narrow.end)) is not None), default=None)
+    reach = min((at for at in starts if at is not None), default=None)
     if found is None:
         run.window = narrow
         findings.lookback = Lookback(f"the last {LOOKBACK_RANGE}", narrow.label, reach)
@@ -71,7 +70,7 @@ def onset_text(service: str, metric: str, point: ChangePoint, now_level: str, na
     would be a claim no observation backs."""
     return (
         f"Started {day_of(point.at, narrow.end)} at {point.at:%H:%M} UTC, before {narrow.label}, and still going "
-        f"on: {service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before} before."
+        f"on: {service} {metric.replace('_', ' ')} at {now_level} since, vs {point.before_text} before."
     )
 
 
@@ -100,16 +99,10 @@ def ongoing_shift(health: ServiceHealth, before: datetime) -> tuple[str, ChangeP
             continue
         judged.add(metric)  # its earliest shift; a later one back down is its recovery, not an onset
         points = [p for p in health.readings.get(metric) or () if not p.spike and p.at >= point.at]
-        start, last = number_from_text(point.before), number_from_text(points[-1].after)
+        start, last = point.before, points[-1].after
         if start and last and abs(math.log(last / start)) >= SIGNIFICANT_STRENGTH:
-            return metric, point, points[-1].after
+            return metric, point, points[-1].after_text
     return None
-
-
-def _data_from(observation: str, end: datetime) -> datetime | None:
-    """About when the series starts: the first cell of the tool's `series (mean per ...)` summary line."""
-    match = _FIRST_CELL_RX.search(observation)
-    return moment_from_text(match.group("when"), end) if match else None
 
 
 def saturation_at_onset(findings: Findings, target: str, first: tuple[str, datetime] | None) -> datetime | None:
@@ -127,8 +120,10 @@ def saturation_at_onset(findings: Findings, target: str, first: tuple[str, datet
 
 
 def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:
-    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time."""
+    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time; the
+    user's time in the zone they meant, with UTC beside it when that is not UTC ("You said 06:19 CET (05:19 UTC)")."""
     if said is None or first is None or abs(first[1] - said) < timedelta(minutes=TIME_OFF_MINUTES):
         return ""
     metric, onset = first
-    return f"You said {said:%H:%M}; the {metric.replace('_', ' ')} change starts at {onset:%H:%M} UTC."
+    when = f"{said:%H:%M}" if is_utc(said.tzinfo or UTC) else local_with_utc(said, said.tzinfo or UTC)
+    return f"You said {when}; the {metric.replace('_', ' ')} change starts at {onset.astimezone(UTC):%H:%M} UTC."

@@ -15,18 +15,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.engine.types import Step, StepObserver, new_trace_id
-from bot.playbook.diffs import deploys_from_text
-from bot.playbook.evidence import (
-    LogSignature,
-    change_points_from_text,
-    gaps_from_text,
-    log_lines_from_text,
-    signatures_from_text,
-    stops_from_text,
-)
-from bot.playbook.findings import Findings, ServiceHealth, excursion_from_text
-from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
+from bot.playbook.evidence import LogSignature, deploys_in, log_lines_in, signatures_in
+from bot.playbook.findings import Findings, ServiceHealth
 from tools.base import Toolbox, call_tool
+from tools.metrics.series import MetricSeries
+from tools.results import diff_of, series_of
 
 log = logging.getLogger(__name__)
 
@@ -85,18 +78,27 @@ class ProbeRun:
     timed_out: set[str] = field(default_factory=set)  # tools whose backend timed out in this run: not called again
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
-        """Run one tool as a Step (with the tool's data: read it with tools/results.py from `self.steps[-1]`); the
-        observation text when it answered "ok", else "".
+        """Run one tool as a Step (see `probe`); the observation text when it answered "ok", else "" (for a reader
+        that quotes the text; the playbook reads the step's data)."""
+        step = self._run(thought, name, args)
+        return step.observation if step.status == "ok" else ""
+
+    def probe(self, thought: str, name: str, args: Mapping[str, Any]) -> Step | None:
+        """Run one tool as a Step; the Step when it answered "ok" (read its data with tools/results.py), else None.
 
         A tool that timed out once is not called again in this run: a slow backend would otherwise cost a full
         timeout on every probe. The skipped probe is still a Step and a failed check, so the answer says what was
         not checked and is labelled partial.
         """
+        step = self._run(thought, name, args)
+        return step if step.status == "ok" else None
+
+    def _run(self, thought: str, name: str, args: Mapping[str, Any]) -> Step:
         if name in self.timed_out:
             text = f"not checked: {name} timed out earlier in this run"
             self._emit(Step(len(self.steps) + 1, thought, name, dict(args), text, "error"))
             self._record_failure(name, args, text)
-            return ""
+            return self.steps[-1]
         started = time.monotonic()
         result = call_tool(self.tools, name, args, timeout_s=TOOL_TIMEOUT_S)
         if result.status == "error" and "timed out" in result.text.lower():
@@ -116,7 +118,7 @@ class ProbeRun:
         self._emit(step)
         if result.status in ("error", "refused") and not result.text.startswith(_NOT_A_BACKEND_FAILURE):
             self._record_failure(name, args, result.text)
-        return result.text if result.status == "ok" else ""
+        return step
 
     def _record_failure(self, name: str, args: Mapping[str, Any], text: str) -> None:
         error = (text.strip().splitlines() or [""])[0][:160]
@@ -136,29 +138,20 @@ class ProbeRun:
         if self.on_step is not None:
             self.on_step(step)
 
-    def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> None:
-        """query_metrics over the run's window; records its change points, or the spike when the series came
-        back (see excursion_from_text); None when it could not be read. A series that stopped is a change to
-        "no samples"; one with no samples at all is recorded as silent, never as "no change"."""
+    def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> MetricSeries | None:
+        """query_metrics over the run's window, recorded in `health` (ServiceHealth.record): None when it could not
+        be read. A metric with no samples at all is recorded as silent, never as "no change"."""
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
-        observation = self.call(thought, "query_metrics", args)
-        if not observation:
+        step = self.probe(thought, "query_metrics", args)
+        series = series_of(step) if step is not None else None
+        if series is None:
             silent = self.steps[-1].status == "no_data"
             health.readings[metric] = [] if silent else None
             if silent:
                 health.silent.add(metric)
-            return
-        points = change_points_from_text(observation, self.window.end)
-        points = sorted([*points, *stops_from_text(observation, self.window.end)], key=lambda p: p.at)
-        health.gaps.update((metric, gap) for gap in gaps_from_text(observation, self.window.end)[:1])
-        excursion = excursion_from_text(observation, self.window.end, points)
-        if excursion is None:
-            health.readings[metric] = points
-            return
-        spike, recovery = excursion
-        health.readings[metric] = [spike]
-        if recovery is not None:
-            health.recoveries[metric] = recovery
+            return None
+        health.record(metric, series)
+        return series
 
 
 def iso_from_moment(moment: datetime) -> str:
@@ -181,24 +174,27 @@ def check_deploys(
         f"{DEPLOYS_BEFORE_MINUTES} min before it."
     )
     args = {"service": service, "start": iso_from_moment(start), "end": iso_from_moment(end)}
-    observation = run.call(thought, "query_deploy_records", args)
+    step = run.probe(thought, "query_deploy_records", args)
     if run.failed():  # not checked is not "no deploy": the verdict names the failed backend instead
         return
     findings.deploys_checked.append(service)
-    deploys = [d for d in deploys_from_text(observation, service, end) if d.at is None or start <= d.at <= end]
+    deploys = [d for d in deploys_in(step, service) if start <= d.at <= end] if step is not None else []
     # Change points sit mid-ramp, so a deploy that caused the change is never after it.
-    findings.late_deploys += [d for d in deploys if d.at is not None and d.at > at]
-    deploys = [d for d in deploys if d.at is None or d.at <= at]
+    findings.late_deploys += [d for d in deploys if d.at > at]
+    deploys = [d for d in deploys if d.at <= at]
     if not deploys:
         return
-    nearest = max(deploys, key=lambda d: d.at or at)
+    nearest = max(deploys, key=lambda d: d.at)
     findings.deploy = nearest
     if "query_deploy_diff" in run.tools:
-        when = f" at {nearest.at:%H:%M}" if nearest.at else ""
-        thought = f"{service} {nearest.version} was deployed{when}, the last one before the change; reading its diff."
-        diff = run.call(thought, "query_deploy_diff", {"version": nearest.version, "service": service})
-        findings.key_changes = key_changes_from_diff(diff)
-        findings.risky_lines = risky_lines_from_diff(diff)
+        thought = (
+            f"{service} {nearest.version} was deployed at {nearest.at:%H:%M}, the last one before the change; "
+            "reading its diff."
+        )
+        diff = run.probe(thought, "query_deploy_diff", {"version": nearest.version, "service": service})
+        report = diff_of(diff) if diff is not None else None
+        findings.key_changes = list(report.key_changes) if report else []
+        findings.risky_lines = list(report.risky_lines) if report else []
 
 
 def check_logs(
@@ -223,9 +219,8 @@ def check_logs(
             if level == "ERROR"
             else f"{service} logged no errors {where}; its warnings may still name the cause."
         )
-        found = signatures_from_text(
-            run.call(thought, "query_logs", {"service": service, "level": level, **window}), level
-        )
+        step = run.probe(thought, "query_logs", {"service": service, "level": level, **window})
+        found = signatures_in(step, level) if step is not None else []
         if found:
             findings.signatures[service] = _new_first(run, service, level, found, first)
             findings.log_levels[service] = level
@@ -251,7 +246,8 @@ def _new_first(
         "start": iso_from_moment(at - timedelta(minutes=90)),
         "end": iso_from_moment(at - timedelta(minutes=LOGS_AROUND_MINUTES)),
     }
-    before = {s.text for s in signatures_from_text(run.call(thought, "query_logs", args), level)}
+    step = run.probe(thought, "query_logs", args)
+    before = {s.text for s in signatures_in(step, level)} if step is not None else set()
     return [s for s in found if s.text not in before] + [s for s in found if s.text in before]
 
 
@@ -271,4 +267,5 @@ def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -
         "end": iso_from_moment(end),
         "limit": 20,
     }
-    findings.onset_lines = log_lines_from_text(run.call(thought, "query_logs", args))[:3]
+    step = run.probe(thought, "query_logs", args)
+    findings.onset_lines = log_lines_in(step)[:3] if step is not None else []

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from bot.playbook.evidence import listed_services_from_text, service_from_text
+from bot.playbook.evidence import service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, STRONG, Findings, ServiceHealth
 from bot.playbook.probes import ProbeRun
+from tools.results import services_of
 
 MAX_DOWNSTREAM_DEPTH = 3
 MAX_SCANNED_SERVICES = 20  # no service named: scan this many (3 queries each), the ones users call first
@@ -27,7 +28,8 @@ def known_services(run: ProbeRun, text: str, topology: Mapping[str, Sequence[str
     if (services and service_from_text(text, services)) or "list_services" not in run.tools:
         return services
     thought = "The question names no configured service; listing the services Prometheus holds metrics for."
-    return list(dict.fromkeys([*services, *listed_services_from_text(run.call(thought, "list_services", {}))]))
+    step = run.probe(thought, "list_services", {})
+    return list(dict.fromkeys([*services, *(services_of(step) if step is not None else ())]))
 
 
 def entry_service(

@@ -4,21 +4,20 @@ Where it looks: the deploys of the asked service and of every service within two
 both directions (callees, callers, and the other callers of a dependency that degraded), and the traffic of
 those other callers (a batch job or a bulk sender hammering what the asked service shares with them).
 How far back, and how each suspect is scored, is tools/analysis/ranking.py: the same rules find_changes (the model's
-tool) uses. This module makes the tool calls (through call_tool, as Steps) and reads their observations.
+tool) uses. This module makes the tool calls (through call_tool, as Steps) and reads their data.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 import tools.analysis.ranking as ranking
-from bot.playbook.diffs import DeployRecord, deploys_from_text
-from bot.playbook.evidence import change_points_from_text
+from bot.playbook.evidence import change_points_of, deploys_in
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from bot.playbook.probes import ProbeRun, iso_from_moment
-from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
+from tools.deploys.records import DeployRecord
+from tools.results import diff_of, series_of
 
 
 def lookback_for(findings: Findings, service: str) -> timedelta:
@@ -49,33 +48,30 @@ def _deploy_suspects(
         f"(callers and callees) in the {ranking.lookback_words(lookback)} before the onset at "
         f"{onset:%H:%M} UTC."
     )
-    observation = run.call(
+    step = run.probe(
         thought,
         "query_deploy_records",
         {"service": "*", "start": iso_from_moment(start), "end": iso_from_moment(onset)},
     )
-    records = [d for svc in near for d in _service_deploys(observation, svc, onset)]
+    records = [d for svc in near for d in deploys_in(step, svc)] if step is not None else []
     return [
         _score_deploy(run, findings, target, d, onset)
         for d in ranking.deploys_to_read(records, near, target, onset, lookback)
     ]
 
 
-def _service_deploys(observation: str, service: str, end: datetime) -> list[DeployRecord]:
-    lines = [line for line in observation.splitlines() if re.search(rf"(?<![\w.-]){re.escape(service)}/", line)]
-    return deploys_from_text("\n".join(lines), service, end)
-
-
 def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: DeployRecord, onset: datetime) -> Suspect:
     suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
     health = findings.health.get(deploy.service)
     suspect.add(ranking.deploy_reasons(deploy, target, onset, health is not None and bool(health.changes())))
-    diff = run.call(
+    step = run.probe(
         f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.",
         "query_deploy_diff",
         {"version": deploy.version, "service": deploy.service},
     )
-    suspect.key_changes, suspect.risky_lines = key_changes_from_diff(diff), risky_lines_from_diff(diff)
+    report = diff_of(step) if step is not None else None
+    suspect.key_changes = list(report.key_changes) if report else []
+    suspect.risky_lines = list(report.risky_lines) if report else []
     # matched on the template, cited as the concrete example (it can be checked against the logs)
     signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]
     suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures))
@@ -108,14 +104,15 @@ def _surge(
             f"{dependency} degraded and {caller} calls it too; checking {caller}'s {traffic} for a surge "
             "(a batch job or a bulk sender) at the onset."
         )
-        observation = run.call(
+        step = run.probe(
             thought, "query_metrics", {"service": caller, "metric": traffic, "range": run.window.range_arg}
         )
-        health.readings[traffic] = change_points_from_text(observation, run.window.end) if observation else None
+        series = series_of(step) if step is not None else None
+        health.readings[traffic] = change_points_of(series) if series is not None else None
     point = health.changed(traffic)
     if point is None or not ranking.is_surge(point.ratio, point.at, onset):
         return None
     suspect = Suspect(f"a traffic surge in {caller}, another caller of the shared {dependency}", caller)
-    change = f"{caller} {traffic} went from {point.before} to {point.after} at {point.at:%H:%M} UTC"
+    change = f"{caller} {traffic} went from {point.before_text} to {point.after_text} at {point.at:%H:%M} UTC"
     suspect.add(ranking.surge_reasons(caller, dependency, findings.service, change))
     return suspect

@@ -8,11 +8,10 @@ import re
 
 from bot.playbook.findings import Findings
 from bot.playbook.probes import ProbeRun
+from tools.kubernetes.objects import PodList, pods_summary
+from tools.results import pods_of, runbooks_of
 
 _PLACEHOLDER = re.compile(r"<\w+>|\[[\w.$]+\]")  # a signature's <n>, <uuid> and [exception.Type] carry no words
-_TERMINATED = re.compile(r"last terminated: (\w+) exit (\d+)")
-_WAITING = re.compile(r"waiting: (\w+)")
-_CITATION = re.compile(r"Runbook: [^\n]+? § [^\n]+")
 _PUNCTUATION = ".,:;()'\"[]"
 
 
@@ -26,15 +25,26 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
         f"Reading {service}'s pods: restarts, CrashLoopBackOff or an OOMKilled termination "
         "would explain a change the metrics only show the effect of."
     )
-    observation = run.call(thought, "query_pods", {"namespace": "", "service": service})
-    if run.steps[-1].status != "ok":
+    step = run.probe(thought, "query_pods", {"namespace": "", "service": service})
+    pods = pods_of(step) if step is not None else None
+    if pods is None:
         return
-    head = observation.splitlines()[0]
     findings.pod_service = service
-    findings.pod_summary = (head.split(": ", 1)[1] if ": " in head else head).split("; states: ")[0]
-    states = [f"{m.group(1)} exit {m.group(2)}" for m in _TERMINATED.finditer(observation)]
-    states += [m.group(1) for m in _WAITING.finditer(observation)]
-    findings.pod_states = list(dict.fromkeys(states))
+    findings.pod_summary = pods_summary(pods)
+    findings.pod_states = pod_states(pods)
+
+
+def pod_states(pods: PodList) -> list[str]:
+    """The telling states of the pods' containers, each once: how each last ended ("OOMKilled exit 137"), then
+    what each waits on ("CrashLoopBackOff")."""
+    containers = [c for pod in pods.pods for c in pod.containers]
+    states = [
+        f"{t.reason} exit {t.exit_code}"
+        for c in containers
+        if (t := c.last_terminated) is not None and t.exit_code is not None
+    ]
+    states += [c.waiting for c in containers if c.waiting]
+    return list(dict.fromkeys(states))
 
 
 def check_runbooks(run: ProbeRun, findings: Findings, question: str) -> None:
@@ -58,6 +68,6 @@ def check_runbooks(run: ProbeRun, findings: Findings, question: str) -> None:
     found_any = signature or keys or findings.pod_states
     what = "the pod states, changed settings and error signature found" if found_any else "the question"
     thought = f"Looking for the runbook section that documents this failure, from {what}."
-    observation = run.call(thought, "search_runbooks", {"query": query[:300], "service": service})
-    found = _CITATION.search(observation)
-    findings.runbook = found.group(0).strip() if found else ""
+    step = run.probe(thought, "search_runbooks", {"query": query[:300], "service": service})
+    found = runbooks_of(step) if step is not None else None
+    findings.runbook = found.hits[0].citation if found and found.hits else ""

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
 from bot.playbook.collectiongap import gap_evidence, gap_headline
-from bot.playbook.diffs import DeployRecord
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
+from tools.deploys.records import DeployRecord, record_line
 
 MIN_SUSPECT_SCORE = 4  # a suspect weaker than this does not override the fixed ranking below
 SAME_ONSET_MINUTES = 3  # local changes this close began together; traffic drives CPU, CPU and memory restarts
@@ -72,7 +72,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if suspect is not None:
         return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.{_runners_up(findings)}", True
     deploy = findings.deploy
-    if deploy is not None and not (origin_first and deploy.at and origin_first[1] < deploy.at):
+    if deploy is not None and not (origin_first and origin_first[1] < deploy.at):
         return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
@@ -91,7 +91,7 @@ def _cluster_and_runbook(findings: Findings) -> str:
 
 
 def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
-    when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
+    when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC"
     what = [f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3]] + findings.risky_lines[:2]
     change = f", which changed {'; '.join(what)}" if what else ""
     top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
@@ -104,8 +104,7 @@ def _top_suspect(findings: Findings, origin_at: datetime | None) -> Suspect | No
     for suspect in findings.suspects:
         if suspect.score < MIN_SUSPECT_SCORE:
             return None
-        at = suspect.deploy.at if suspect.deploy else None
-        if origin_at is None or at is None or at <= origin_at:
+        if origin_at is None or suspect.deploy is None or suspect.deploy.at <= origin_at:
             return suspect
     return None
 
@@ -113,7 +112,7 @@ def _top_suspect(findings: Findings, origin_at: datetime | None) -> Suspect | No
 def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
     if suspect.deploy is not None:
         deploy = suspect.deploy
-        when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC" if deploy.at else ""
+        when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC"
         changes = [c for c in suspect.key_changes if not c.key.endswith("newTag")] or suspect.key_changes
         what = [f"{c.key} {c.old} → {c.new}" for c in changes[:3]] + suspect.risky_lines[:2]
         change = f", which changed {'; '.join(what)}" if what else ""
@@ -233,12 +232,12 @@ def _evidence_lines(findings: Findings) -> list[str]:
 
 def _deploy_evidence(findings: Findings) -> list[str]:
     lines = [
-        f"deploy {d.service} {d.version} came after the change, so it is not the cause: {d.line}"
+        f"deploy {d.service} {d.version} came after the change, so it is not the cause: {record_line(d)}"
         for d in findings.late_deploys
     ]
     if findings.deploy is None:
         return lines + [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
-    lines.append(f"deploy: {findings.deploy.line}")
+    lines.append(f"deploy: {record_line(findings.deploy)}")
     for c in findings.key_changes[:5]:
         verb = "added" if c.old == ABSENT else "removed" if c.new == ABSENT else "changed"
         lines.append(f"{verb} {c.key}: {c.old} → {c.new} ({c.path})")

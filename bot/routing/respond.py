@@ -1,14 +1,22 @@
 """The one responder every surface calls: classify, then the cheapest path that answers the question.
 
-diagnose -> the agent loop, or the deterministic playbook when no LLM is configured or it is unavailable at the
-first call (the answer says so); lookup -> one answer with at most one tool call, or without a model the quick
-lookup (one query), else the playbook with a note saying why (a `quick_only` question, from a surface with a
-diagnosis lane of its own, is handed back instead: see HANDED_BACK); chitchat -> one cheap answer (or a template for
-a writing request without a model); help -> canned help;
-act (roll back, restart, page...) -> the canned read-only answer.
-The Intent is recorded on the Trace, grounding marks unverified numbers, redaction runs last. Never raises: an
-unexpected failure becomes a labelled answer. The canned texts live in replies.py; attempts.py keeps a failed
-attempt's steps and costs under the fallback that replaced it.
+A forward pipeline of stages, each run at most once per question, none re-entered:
+classify -> canned (help, act, chit-chat) -> model lookup -> quick lookup -> agent -> playbook -> confirm and ground.
+A stage answers, steps aside, or fails and leaves its attempt on record for the next one (attempts.py):
+- lookup: one answer with at most one tool call; a dead model gets the model-free quick lookup, an unusable answer
+  the full diagnosis; without a model the quick lookup, and when it can't tell what to read the playbook, with a
+  note saying why. A `quick_only` question (from a surface with a diagnosis lane of its own) is handed back instead
+  of turning into a diagnosis here (see HANDED_BACK).
+- diagnose: the agent loop, or the deterministic playbook when no LLM is configured or the model failed before any
+  tool ran (the answer says so).
+- chit-chat: one cheap answer (a writing request without a model: a template); help: canned help; act (roll back,
+  restart, page...): the canned read-only answer.
+With a model, an investigation whose text also asks for something smaller is confirmed by the cheap model before
+any stage runs; what that cost is counted in the trace.
+The Intent is recorded on the Trace and grounding marks unverified numbers. The question arrives cleaned and
+redacted by the surface's inbound pass (bot/safety/inbound.py), and the trace leaves through each surface's
+outbound pass and the stores' redaction: the Router repeats neither. Never raises: an unexpected failure becomes a
+labelled answer. The canned texts live in replies.py.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.engine.types import (
@@ -29,22 +38,27 @@ from bot.engine.types import (
     internal_error_trace,
     trace_from_answer,
 )
-from bot.routing.attempts import after_attempt, handed_back, shifted_observer, spent_text
+from bot.playbook.zones import is_utc, localise_text
+from bot.routing.attempts import (
+    Run,
+    after_attempt,
+    after_dead_model,
+    after_unusable_lookup,
+    quick_after_dead_model,
+    with_reason,
+)
 from bot.routing.replies import (
     GREETING_ANSWER,
     HELP_ANSWER,
     LOOKUP_EMPTY_NOTE,
-    LOOKUP_MODEL_DOWN_NOTE,
     MODEL_DOWN_NOTE,
     NO_MODEL_NOTE,
     READ_ONLY_ANSWER,
     WRITE_ANSWER,
 )
-from bot.safety.inbound import clean_inbound, has_request_text
+from bot.safety.inbound import has_request_text
 
 if TYPE_CHECKING:  # what a route needs loads when the route first runs: building the Router imports none of it
-    from datetime import datetime
-
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM
     from tools.base import Toolbox
@@ -53,6 +67,7 @@ log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
 Miss = Callable[[str], None]
+NO_QUICK_LOOKUP = "No quick lookup is configured, so the full diagnosis runs instead."
 
 
 class Playbook(Protocol):
@@ -87,22 +102,16 @@ class Router:
     protocol: Literal["text", "native"] = "native"
     limits: ContextLimits | None = None
     tool_timeout_s: float | None = 20.0
+    zone: tzinfo = UTC  # the team's: the answer's UTC times are shown in it, with UTC beside them
     # models whose server ignored the tools they were offered: they get the text protocol from then on
     _text_models: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
         from bot.routing.intent import confirm_investigation, needs_confirmation, with_confirmation_cost
-        from bot.safety.grounding import mark_unverified  # the rules compile with the first question, not at build
-        from bot.safety.redact import redact, redact_trace
 
         started = time.monotonic()
         intent = question.intent or _DEFAULT_INTENT
-        # every surface cleans its own input; this repeats it for any caller that did not (idempotent)
-        # and nothing a user pasted (a key, a password) is sent to the model
-        question = replace(
-            question, text=redact(clean_inbound(question.text)), history=tuple(redact(h) for h in question.history)
-        )
         try:
             intent = question.intent or self.classify(question.text)
             if self.llm is not None and needs_confirmation(intent):  # the second line of defence: the cheap model
@@ -114,49 +123,101 @@ class Router:
                 intent.confidence,
                 intent.reason,
             )
-            trace = with_confirmation_cost(replace(self._answer(question, intent, on_step), intent=intent))
-            if intent.route in ("diagnose", "lookup"):
-                trace = mark_unverified(_confirmed(trace))
-            return redact_trace(trace)
+            run = Run(question, on_step, intent)
+            if intent.route == "diagnose" and question.escalated:  # a quick answer handed this back: say why
+                run.wraps.append(with_reason(question.escalated))
+            for stage in (self._canned, self._model_lookup, self._quick_lookup, self._agent, self._playbook):
+                if run.open:
+                    stage(run)
+            # its confirmation's cost counted, grounded, then its UTC times in the team's zone (grounding reads UTC)
+            trace = _grounded(with_confirmation_cost(run.finished()))
+            return trace if is_utc(self.zone) else replace(trace, answer=localise_text(trace.answer, self.zone))
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
             return internal_error_trace(
                 question, exc, intent=intent, elapsed_ms=int((time.monotonic() - started) * 1000)
             )
 
-    def _answer(self, question: Question, intent: Intent, on_step: StepObserver | None) -> Trace:
-        if intent.route == "help":
-            return trace_from_answer(question, HELP_ANSWER)
-        if intent.route == "act":
-            return trace_from_answer(question, READ_ONLY_ANSWER)
-        if intent.route == "chitchat" and self.llm is None and intent.request == "write":
-            return trace_from_answer(question, WRITE_ANSWER)  # a writing request without a model: a template
-        if intent.route == "chitchat":
-            return self._chitchat(question, on_step)
-        if intent.route == "lookup" and self.llm is not None:
-            return self._lookup(question, self.llm, on_step)
-        if intent.route == "lookup":
-            return self._quick_lookup(question, on_step)
-        trace = self._diagnose(question, on_step)
-        if question.escalated:  # a quick answer handed this back: say why, as the inline fallback does
-            return replace(
-                trace, answer=f"_{question.escalated}_\n{trace.answer}", notes=(question.escalated, *trace.notes)
-            )
-        return trace
+    def _canned(self, run: Run) -> None:
+        """help and act get their canned text; chit-chat one cheap answer, or the canned greeting."""
+        if run.route == "help":
+            run.answer = trace_from_answer(run.question, HELP_ANSWER)
+        elif run.route == "act":
+            run.answer = trace_from_answer(run.question, READ_ONLY_ANSWER)
+        elif run.route == "chitchat" and self.llm is None and run.intent.request == "write":
+            run.answer = trace_from_answer(run.question, WRITE_ANSWER)  # a writing request without a model: a template
+        elif run.route == "chitchat":
+            run.answer = self._chitchat(run.question, run.on_step)
 
-    def _diagnose(self, question: Question, on_step: StepObserver | None) -> Trace:
-        if self.llm is None:
-            return self._run_playbook(question, on_step, note=NO_MODEL_NOTE)
+    def _model_lookup(self, run: Run) -> None:
+        """One cheap answer with at most one tool call; a dead model leaves it to the quick lookup, an unusable
+        answer to the full diagnosis."""
+        if run.route != "lookup" or self.llm is None:
+            return
+        from bot.engine.loop import answer_once
+
+        timeout_s = self.budget.time_budget_s if self.tool_timeout_s is None else self.tool_timeout_s
+        lookup = answer_once(
+            run.question,
+            self.llm,
+            self.tools,
+            allow_tool=True,
+            on_step=run.on_step,
+            tool_timeout_s=timeout_s,
+            llm_timeout_s=self.budget.time_budget_s,
+        )
+        if lookup.stop_reason is StopReason.LLM_UNAVAILABLE and lookup.totals.tool_calls == 0:
+            run.down = lookup
+            run.failed(lookup)
+        elif lookup.stop_reason is not StopReason.FORMAT_ERRORS:
+            run.answer = lookup
+        elif run.question.quick_only:
+            run.hand_back(lookup, LOOKUP_EMPTY_NOTE)
+        else:
+            log.warning("lookup got no usable answer, running the full diagnosis trace_id=%s", lookup.trace_id)
+            run.diagnose = True
+            run.failed(lookup, after_unusable_lookup(lookup))
+
+    def _quick_lookup(self, run: Run) -> None:
+        """The model-free quick lookup (no model, or the model is down); when it can't tell what to read, the
+        diagnosis runs with a note saying why."""
+        if run.route != "lookup" or run.diagnose:
+            return
+        if self.lookup is None:
+            if run.question.quick_only:
+                run.hand_back(run.down, NO_QUICK_LOOKUP)
+            return
+        misses: list[str] = []
+        quick = self.lookup(run.question, self.tools, on_step=run.observer(), on_miss=misses.append)
+        if quick is not None:
+            run.answer = quick if run.down is None else quick_after_dead_model(run.down, quick)
+            return
+        why = (
+            f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), "
+            "so the full diagnosis ran instead."
+        )
+        if run.question.quick_only:
+            run.hand_back(run.down, why)
+            return
+        log.info("quick lookup missed, running the full diagnosis: %s", why)
+        run.wraps.append(with_reason(why))
+
+    def _agent(self, run: Run) -> None:
+        """The agent loop, for a diagnosis or a lookup the model could not answer; a run that failed before any
+        tool ran is left to the playbook (its time and tokens kept)."""
+        if self.llm is None or run.down is not None or (run.route != "diagnose" and not run.diagnose):
+            return
         from bot.engine.loop import run_agent  # the loop (and its text reader) loads with the first model run
+        from bot.playbook.moments import with_time_hint  # the model reads the question; the tools speak UTC
 
         protocol, chosen = self._protocol_for(self.llm.model)
         trace = run_agent(
-            question,
+            with_time_hint(run.question, datetime.now(UTC), self.zone),
             self.llm,
             self.tools,
             self.budget,
             protocol=protocol,
-            on_step=on_step,
+            on_step=run.observer(),
             limits=self.limits,
             tool_timeout_s=self.tool_timeout_s,
         )
@@ -164,111 +225,53 @@ class Router:
             self._text_models.add(self.llm.model)
         if chosen:
             trace = replace(trace, notes=(chosen, *trace.notes))
-        return self._playbook_if_down(trace, question, on_step)
+        dead = trace.stop_reason in (StopReason.LLM_UNAVAILABLE, StopReason.FORMAT_ERRORS)
+        if dead and not trace.totals.tool_calls and self.playbook is not None:
+            run.down = trace
+            run.failed(trace)
+        else:
+            run.answer = trace
+
+    def _playbook(self, run: Run) -> None:
+        """The deterministic diagnosis: no model, or the model failed before any tool ran (said in the answer)."""
+        down = run.down
+        if down is None:
+            run.answer = self._run_playbook(run, note=NO_MODEL_NOTE)
+        elif self.playbook is None:  # nothing to fall back on: the failed attempt is the answer
+            run.answer = down
+        else:
+            run.answer = after_dead_model(down)(self._run_playbook(run, note=self._down_note(down)))
+
+    def _down_note(self, trace: Trace) -> str:
+        if trace.stop_reason is StopReason.LLM_UNAVAILABLE:
+            call = next((n.split(":")[0] for n in trace.notes if n.startswith("LLM unavailable")), "LLM unavailable")
+            log.warning("%s, before any tool ran: running the playbook trace_id=%s", call, trace.trace_id)
+            return MODEL_DOWN_NOTE
+        model = self.llm.model if self.llm is not None else trace.model
+        endpoint = getattr(self.llm, "endpoint", "") or "its endpoint"
+        note = (
+            f"The model {model} at {endpoint} produced nothing usable ({trace.totals.format_errors} unreadable "
+            "replies), so this is the deterministic playbook's diagnosis (no model involved)."
+        )
+        log.warning("%s trace_id=%s", note, trace.trace_id)
+        return note
+
+    def _run_playbook(self, run: Run, *, note: str) -> Trace:
+        if self.playbook is None:
+            return trace_from_answer(
+                run.question,
+                f"{note.split(',')[0]}, and no playbook is available: I can't diagnose.",
+                complete=False,
+                stop_reason=StopReason.LLM_UNAVAILABLE,
+            )
+        trace = self.playbook(run.question, self.tools, on_step=run.observer())
+        return replace(trace, answer=f"_{note}_\n\n{trace.answer}", notes=(*trace.notes, note))
 
     def _protocol_for(self, model: str) -> tuple[Literal["text", "native"], str]:
         """The protocol for this model, and a note when it is not the configured one."""
         if self.protocol == "native" and model in self._text_models:
             return "text", f"text protocol: an earlier run found that the server ignores the tools offered to {model}"
         return self.protocol, ""
-
-    def _lookup(self, question: Question, llm: LLM, on_step: StepObserver | None) -> Trace:
-        """One cheap answer; a dead model gets the quick lookup, an empty reply the full diagnosis."""
-        from bot.engine.loop import answer_once
-
-        timeout_s = self.budget.time_budget_s if self.tool_timeout_s is None else self.tool_timeout_s
-        lookup = answer_once(
-            question,
-            llm,
-            self.tools,
-            allow_tool=True,
-            on_step=on_step,
-            tool_timeout_s=timeout_s,
-            llm_timeout_s=self.budget.time_budget_s,
-        )
-        if lookup.stop_reason is StopReason.LLM_UNAVAILABLE and lookup.totals.tool_calls == 0:
-            return self._quick_lookup(question, on_step, down=lookup)
-        if lookup.stop_reason is not StopReason.FORMAT_ERRORS:
-            return lookup
-        if question.quick_only:
-            return handed_back(question, lookup, LOOKUP_EMPTY_NOTE)
-        log.warning("lookup got no usable answer, running the full diagnosis trace_id=%s", lookup.trace_id)
-        fallback = after_attempt(lookup, self._diagnose(question, shifted_observer(on_step, len(lookup.steps))))
-        return replace(fallback, notes=(LOOKUP_EMPTY_NOTE, *lookup.notes, *fallback.notes))
-
-    def _quick_lookup(self, question: Question, on_step: StepObserver | None, *, down: Trace | None = None) -> Trace:
-        """The model-free quick lookup; when it can't tell what to read, the diagnosis runs with a note saying why.
-
-        `down` is the single answer that failed because the LLM was unavailable: its notes and time are kept, and
-        the diagnosis it falls back to is the playbook, since the model already failed.
-        """
-        if self.lookup is None:
-            if question.quick_only:
-                return handed_back(question, down, "No quick lookup is configured, so the full diagnosis runs instead.")
-            return self._fallback_diagnosis(question, on_step, down)
-        misses: list[str] = []
-        shift = len(down.steps) if down is not None else 0
-        quick = self.lookup(question, self.tools, on_step=shifted_observer(on_step, shift), on_miss=misses.append)
-        if quick is not None and down is not None:
-            return replace(
-                after_attempt(down, quick),
-                answer=f"_{LOOKUP_MODEL_DOWN_NOTE}_\n{quick.answer}",
-                notes=(*quick.notes, LOOKUP_MODEL_DOWN_NOTE, *down.notes),
-            )
-        if quick is not None:
-            return quick
-        why = (
-            f"The quick lookup could not answer this with one query ({'; '.join(misses) or 'unsure'}), "
-            "so the full diagnosis ran instead."
-        )
-        if question.quick_only:
-            return handed_back(question, down, why)
-        log.info("quick lookup missed, running the full diagnosis: %s", why)
-        fallback = self._fallback_diagnosis(question, on_step, down)
-        return replace(fallback, answer=f"_{why}_\n{fallback.answer}", notes=(why, *fallback.notes))
-
-    def _fallback_diagnosis(self, question: Question, on_step: StepObserver | None, down: Trace | None) -> Trace:
-        return self._diagnose(question, on_step) if down is None else self._playbook_if_down(down, question, on_step)
-
-    def _playbook_if_down(self, trace: Trace, question: Question, on_step: StepObserver | None) -> Trace:
-        """The playbook when the model failed before any tool ran (down, or nothing usable); a run that got
-        somewhere keeps its own partial answer. The failed attempt's time and tokens stay in the totals."""
-        if trace.totals.tool_calls or self.playbook is None:
-            return trace
-        if trace.stop_reason is StopReason.LLM_UNAVAILABLE:
-            call = next((n.split(":")[0] for n in trace.notes if n.startswith("LLM unavailable")), "LLM unavailable")
-            log.warning("%s, before any tool ran: running the playbook trace_id=%s", call, trace.trace_id)
-            note = MODEL_DOWN_NOTE
-        elif trace.stop_reason is StopReason.FORMAT_ERRORS:
-            note = self._unusable_note(trace)
-            log.warning("%s trace_id=%s", note, trace.trace_id)
-        else:
-            return trace
-        observer = shifted_observer(on_step, len(trace.steps))
-        fallback = after_attempt(trace, self._run_playbook(question, observer, note=note))
-        return replace(
-            fallback,
-            notes=(*fallback.notes, *trace.notes, f"model attempt before the playbook: {spent_text(trace.totals)}"),
-        )
-
-    def _unusable_note(self, trace: Trace) -> str:
-        model = self.llm.model if self.llm is not None else trace.model
-        endpoint = getattr(self.llm, "endpoint", "") or "its endpoint"
-        return (
-            f"The model {model} at {endpoint} produced nothing usable ({trace.totals.format_errors} unreadable "
-            "replies), so this is the deterministic playbook's diagnosis (no model involved)."
-        )
-
-    def _run_playbook(self, question: Question, on_step: StepObserver | None, *, note: str) -> Trace:
-        if self.playbook is None:
-            return trace_from_answer(
-                question,
-                f"{note.split(',')[0]}, and no playbook is available: I can't diagnose.",
-                complete=False,
-                stop_reason=StopReason.LLM_UNAVAILABLE,
-            )
-        trace = self.playbook(question, self.tools, on_step=on_step)
-        return replace(trace, answer=f"_{note}_\n\n{trace.answer}", notes=(*trace.notes, note))
 
     def _chitchat(self, question: Question, on_step: StepObserver | None) -> Trace:
         if self.llm is None or not has_request_text(question.text):  # an emoji or a mark alone costs no model call
@@ -281,14 +284,17 @@ class Router:
         if trace.stop_reason is StopReason.FINISH:
             return trace
         # an unreachable model or an unusable reply gets the canned one; what the attempt cost stays on record
-        return replace(
-            after_attempt(trace, trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)), model=trace.model
-        )
+        greeting = trace_from_answer(question, GREETING_ANSWER, notes=trace.notes)
+        return replace(after_attempt(trace, greeting), model=trace.model)
 
 
-def _confirmed(trace: Trace) -> Trace:
-    """The trace with what confirms its cause, from the tools' evidence alone (never from the answer's words)."""
+def _grounded(trace: Trace) -> Trace:
+    """A diagnosis or lookup with what confirms its cause (from the tools' evidence alone, never from the answer's
+    words) and its unverified numbers marked."""
+    if trace.intent is None or trace.intent.route not in ("diagnose", "lookup"):
+        return trace
     from bot.playbook.confirmation import confirmation_from_trace  # with the first diagnosis or lookup
+    from bot.safety.grounding import mark_unverified  # the rules compile with the first question, not at build
 
     confirmed_by = confirmation_from_trace(trace)
-    return replace(trace, confirmed_by=confirmed_by) if confirmed_by else trace
+    return mark_unverified(replace(trace, confirmed_by=confirmed_by) if confirmed_by else trace)

@@ -1,11 +1,14 @@
-"""One boundary for untrusted text: every string that enters from a user, an alert or a model passes here first.
+"""One boundary for untrusted text: every string that enters from a user or an alert passes here first, once.
 
 Slack events (mentions, /diagnose, DMs, shortcuts, thread context), the HTTP API, the Alertmanager webhook and
-the CLI all call `clean_inbound` before anything else sees the text. It removes what no reader can use and some
-readers choke on: invalid code points (a lone surrogate makes the OpenAI client, SQLite and the WSGI encoder
-raise), control characters (NUL, ESC, BEL), invisible format and bidi characters (U+200B, U+2060, RLO, BOM),
-floods of combining marks (zalgo text); it strips the bot's own mention and caps the length. Text that is left
-with no letter or digit is no request at all (`has_request_text`): surfaces answer it with usage, never the LLM.
+the CLI all call `clean_inbound` before anything else sees the text; nothing after them repeats it (the Router
+takes a question as cleaned). It removes what no reader can use and some readers choke on: invalid code points (a
+lone surrogate makes the OpenAI client, SQLite and the WSGI encoder raise), control characters (NUL, ESC, BEL),
+invisible format and bidi characters (U+200B, U+2060, RLO, BOM), floods of combining marks (zalgo text); it strips
+the bot's own mention and caps the length. Last, it redacts secrets (bot/safety/redact.py): the first place a
+question goes is the model, so a key a user pasted is gone before the model, a store or a channel sees it.
+Text that is left with no letter or digit is no request at all (`has_request_text`): surfaces answer it with usage,
+never the LLM.
 """
 
 from __future__ import annotations
@@ -27,7 +30,15 @@ def clean_inbound(text: str, *, bot_user_id: str = "", max_chars: int = MAX_INBO
         text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
     text = visible_text(text)
     lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
-    return cap_chars("\n".join(line for line in lines if line), max_chars)
+    # redacted before the cap, so a key cut short by it cannot slip past its shape
+    return cap_chars(_redacted("\n".join(line for line in lines if line)), max_chars)
+
+
+def _redacted(text: str) -> str:
+    # the rules compile on the first question, so a command that reads no user text (`opsbot classify`) skips them
+    from bot.safety.redact import redact
+
+    return redact(text)
 
 
 def visible_text(text: str) -> str:

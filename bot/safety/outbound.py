@@ -1,9 +1,11 @@
-"""One boundary for outbound text: every untrusted string leaving for Slack or the API passes here last.
+"""One boundary for outbound text: every untrusted string leaving for Slack, the API or a terminal passes here last.
 
 Untrusted means anything a user, an alert, a backend or the model wrote (answers, questions, tool arguments,
-observations, notes). Whatever field it lands in (text, blocks, stream task titles and outputs, modals,
-anchors), it is made visible-only (see bot.safety.inbound), its secrets are redacted again (bot.safety.redact,
-whatever redacted them before), its Slack specials are neutralised and its length is capped:
+observations, notes). Nothing between the inbound pass and here redacts (the Router and the engine pass text on as
+they got it), so this pass is what keeps a secret the model wrote out of every reader's sight: whatever field it
+lands in (text, blocks, stream task titles and outputs, modals, anchors), the text is made visible-only (see
+bot.safety.inbound), its secrets are redacted (bot.safety.redact), its Slack specials are neutralised and its
+length is capped:
 - broadcasts (`<!channel>`, `@here`), user-group and user mentions (`<!subteam^…>`, `<@U…>`) become inert text
   (a word joiner after the @), so opsbot can never ping anyone on a model's or a user's behalf;
 - links are shown as plain text with their real target (`label (https://…)`), so a label cannot hide where a
@@ -11,7 +13,8 @@ whatever redacted them before), its Slack specials are neutralised and its lengt
 - `&`, `<` and `>` are escaped as Slack asks (in markdown blocks `<`, which CommonMark shows as itself), so no
   `<script>` or `<img>` survives as markup.
 The API's JSON gets the same neutralising (its answers end up in other chat tools) and is strict JSON: no NaN or
-Infinity, no lone surrogate (`json_bytes`).
+Infinity, no lone surrogate (`json_bytes`). Plain text (a terminal, the thread memory kept for a follow-up) is made
+visible-only and redacted (`plain_text`). The trace stores redact what they keep themselves (bot/store/).
 """
 
 from __future__ import annotations
@@ -68,6 +71,22 @@ def slack_markdown(text: str, max_chars: int = MAX_OUTBOUND_CHARS) -> str:
 def anchor_quote(text: str, max_chars: int = ANCHOR_QUOTE_CHARS) -> str:
     """A short, escaped quote of user or alert text for a channel post; long input is never echoed whole."""
     return slack_mrkdwn(" ".join(visible_text(str(text)).split()), max_chars)
+
+
+def plain_text(text: str) -> str:
+    """Untrusted text leaving as plain text (a terminal, a kept thread turn): visible-only, secrets redacted."""
+    return redact(visible_text(str(text)))
+
+
+def plain_value(value: Any) -> Any:
+    """`plain_text` of every string inside a JSON-like value (a trace printed as JSON); other values unchanged."""
+    if isinstance(value, str):
+        return plain_text(value) if value else value
+    if isinstance(value, Mapping):
+        return {k: plain_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_value(v) for v in value]
+    return value
 
 
 def api_value(value: Any) -> Any:

@@ -129,7 +129,12 @@ def _standins(data: SandboxData, loki: bool) -> dict[str, Any]:
         kube = start_standin("kubeapi", data.cluster_json, free_port())
         namespace = data.scenario.kubernetes.namespace
         config = write_kubeconfig(data.workdir / "kubeconfig", kube.url, namespace=namespace)
-        fields |= {"kubeconfig": str(config), "kube_namespace": namespace, "kubeapi_pid": kube.pid}
+        fields |= {
+            "kubeconfig": str(config),
+            "kube_namespace": namespace,
+            "kubeapi_pid": kube.pid,
+            "kube_namespaces": list(data.scenario.kube_namespaces),
+        }
     if loki:
         proc = start_standin("loki", data.logs_jsonl, free_port())
         fields |= {"loki_url": proc.url, "loki_pid": proc.pid}

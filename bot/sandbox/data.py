@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.sandbox.backends import backfill
-from bot.sandbox.clusterapi import write_cluster
+from bot.sandbox.cluster.objects import write_cluster
 from bot.sandbox.deployrepo import DeployRecord, build_deploy_repo
 from bot.sandbox.logdocs import iso_z, log_docs, write_jsonl
 from bot.sandbox.openmetrics import write_openmetrics
@@ -86,7 +86,7 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
     clock = time.perf_counter()
     signals = signals_from_scenario(scenario, start, int((end - start).total_seconds() // 60), now)
     om_path = workdir / "metrics.om"
-    write_openmetrics(collected(scenario, signals, now), om_path)
+    write_openmetrics(collected(scenario, signals, now), om_path, scenario)
     docs = log_docs(scenario, signals, now)
     write_jsonl(docs, workdir / "logs.jsonl")
     timings["generate"] = time.perf_counter() - clock
@@ -140,6 +140,7 @@ def deploy_event(record: DeployRecord) -> dict[str, Any]:
     """A deploy as a document of the ES `deploys` index (contract fields only)."""
     event = asdict(record)
     event.pop("red_herring")
+    event.pop("image_version")
     event["@timestamp"] = iso_z(event.pop("at"))
     return event
 

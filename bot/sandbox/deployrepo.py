@@ -1,10 +1,11 @@
 """A GitOps deploy repository for a scenario, built with the real `git` CLI.
 
-Layout: services/<service>/{application.yaml, deployment.yaml, kustomization.yaml, CHANGELOG.md} and
-runbooks/*.md (the shared sandbox runbooks and the scenario's own, from the first commit). A deploy
-is a commit touching that folder (kustomization's image tag, the CHANGELOG, the scenario's file changes),
-with author and committer dates at the deploy time, and an annotated tag `<service>/<version>` whose tagger
-date is the deploy time. Two older deploys per service come first, so every deploy has a previous one.
+Layout: services/<service>/{application.yaml, deployment.yaml, kustomization.yaml, CHANGELOG.md} (and hpa.yaml
+for a service with an autoscaler; the scenario's files may sit in sub-folders) and runbooks/*.md (the shared
+sandbox runbooks and the scenario's own, from the first commit). A deploy is a commit touching that folder
+(kustomization's image tag, the CHANGELOG, the scenario's file changes), with author and committer dates at the
+deploy time, and an annotated tag `<service>/<version>` whose tagger date is the deploy time. A config-only deploy
+leaves the image tag as it was. Two older deploys per service come first, so every deploy has a previous one.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class DeployRecord:
     commit: str
     diff: str
     red_herring: bool = False
+    image_version: str = ""  # the image tag it runs ("" = its version; a config-only deploy keeps the previous)
 
 
 def previous_version(version: str) -> str:
@@ -79,11 +81,14 @@ def build_deploy_repo(scenario: Scenario, repo: Path, now: datetime) -> list[Dep
     first = deploys[0]
     _bootstrap(scenario, repo, incident + timedelta(minutes=first.at_minutes - 1440))
     running: dict[str, str] = {}
+    images: dict[str, str] = {}
     records = []
     for deploy in deploys:
         at = incident + timedelta(minutes=deploy.at_minutes)
-        records.append(_deploy(scenario.service(deploy.service), deploy, repo, at, running.get(deploy.service, "")))
-        running[deploy.service] = deploy.version
+        image = images.get(deploy.service, deploy.version) if deploy.config_only else deploy.version
+        svc = scenario.service(deploy.service)
+        records.append(_deploy(svc, deploy, repo, at, running.get(deploy.service, ""), image))
+        running[deploy.service], images[deploy.service] = deploy.version, image
     return records
 
 
@@ -95,6 +100,7 @@ def _bootstrap(scenario: Scenario, repo: Path, at: datetime) -> None:
         first_changes = {f.path: f.before for d in later_first if d.service == svc.name for f in d.files if f.before}
         files = {**_default_files(svc), **first_changes}
         for name, text in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(text.strip("\n") + "\n")
     (repo / "runbooks").mkdir()
     for name, text in runbook_files(scenario).items():
@@ -113,31 +119,62 @@ def runbook_files(scenario: Scenario) -> dict[str, str]:
 
 def _default_files(svc: Service) -> dict[str, str]:
     port = 5432 if svc.kind == "database" else 8080
-    return {
+    files = {
         "application.yaml": (
             f"server:\n  port: {port}\nmanagement:\n  endpoints.web.exposure.include: health,prometheus\n"
         ),
-        "deployment.yaml": (
-            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc.name}\nspec:\n  replicas: 3\n"
-            f"  template:\n    spec:\n      containers:\n        - name: {svc.name}\n"
-            f"          image: registry.example.internal/{svc.name}\n"
-            f'          resources:\n            limits:\n              cpu: "2"\n              memory: 2Gi\n'
-        ),
-        "kustomization.yaml": _kustomization(svc.name, "v0.0.0"),
+        "deployment.yaml": _deployment_yaml(svc),
+        "kustomization.yaml": _kustomization(svc, "v0.0.0"),
         "CHANGELOG.md": f"# {svc.name} changelog\n",
     }
+    if "hpa_max_replicas" in svc.signals:
+        files["hpa.yaml"] = (
+            f"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {svc.name}\nspec:\n"
+            f"  scaleTargetRef:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: {svc.name}\n"
+            f"  minReplicas: {int(svc.baseline('hpa_min_replicas'))}\n"
+            f"  maxReplicas: {int(svc.signals['hpa_max_replicas'])}\n"
+        )
+    return files
 
 
-def _kustomization(service: str, version: str) -> str:
+def _deployment_yaml(svc: Service) -> str:
+    """The Deployment manifest; a service that sets its replicas, requests or limits has them here too."""
+    resources = '          resources:\n            limits:\n              cpu: "2"\n              memory: 2Gi\n'
+    sized = {
+        k: v
+        for k, v in svc.signals.items()
+        if k.endswith(("_limit_cores", "_limit_mb", "_request_cores", "_request_mb"))
+    }
+    if sized:
+        resources = "          resources:\n" + "".join(
+            f"            {kind}:\n" + "".join(f"              {line}\n" for line in lines)
+            for kind, lines in _resource_lines(sized).items()
+        )
     return (
-        "resources:\n  - deployment.yaml\nimages:\n"
-        f"  - name: registry.example.internal/{service}\n    newTag: {version}\n"
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc.name}\nspec:\n"
+        f"  replicas: {int(svc.signals.get('replicas', 3))}\n"
+        f"  template:\n    spec:\n      containers:\n        - name: {svc.name}\n"
+        f"          image: registry.example.internal/{svc.name}\n" + resources
     )
 
 
-def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: str) -> DeployRecord:
+def _resource_lines(sized: dict[str, float]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for key, value in sized.items():
+        kind = "limits" if "_limit_" in key else "requests"
+        text = f'cpu: "{value:g}"' if key.startswith("cpu") else f"memory: {value:g}Mi"
+        out.setdefault(kind, []).append(text)
+    return dict(sorted(out.items(), key=lambda kv: kv[0] != "requests"))
+
+
+def _kustomization(svc: Service, version: str) -> str:
+    resources = "  - deployment.yaml\n" + ("  - hpa.yaml\n" if "hpa_max_replicas" in svc.signals else "")
+    return f"resources:\n{resources}images:\n  - name: registry.example.internal/{svc.name}\n    newTag: {version}\n"
+
+
+def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: str, image: str) -> DeployRecord:
     folder = repo / "services" / svc.name
-    (folder / "kustomization.yaml").write_text(_kustomization(svc.name, deploy.version))
+    (folder / "kustomization.yaml").write_text(_kustomization(svc, image))
     changelog = folder / "CHANGELOG.md"
     changelog.write_text(changelog.read_text() + f"\n## {deploy.version}\n- {deploy.summary}\n")
     for change in deploy.files:
@@ -148,7 +185,7 @@ def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: st
     _git(repo, "tag", "-a", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at)
     diff = _git(repo, "diff", f"{svc.name}/{previous}", tag, "--", f"services/{svc.name}") if previous else ""
     return DeployRecord(
-        svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff, deploy.red_herring
+        svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff, deploy.red_herring, image
     )
 
 

@@ -33,6 +33,12 @@ MAPPINGS: dict[str, dict[str, Any]] = {
             "trace_id": _KEYWORD,
             "message": _TEXT,
             "stack_trace": _TEXT,
+            # where a per-pod service's line came from (bot/sandbox/logdocs.py pins them)
+            "pod": _KEYWORD,
+            "node": _KEYWORD,
+            "zone": _KEYWORD,
+            "namespace": _KEYWORD,
+            "version": _KEYWORD,
         }
     },
     DEPLOYS_INDEX: {

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.sandbox.cluster import Cluster, cluster_from_dict, cluster_problems
+from bot.sandbox.cluster import DEFAULT_NODES, Cluster, Node
+from bot.sandbox.exporters.catalog import LABEL_KEYS, SIGNALS, carried_signals
 
 METRICS = ("p99_ms", "qps", "error_ratio", "cpu_cores", "memory_mb")
-Shape = Literal["step", "ramp", "recover", "sawtooth"]
-SHAPES = ("step", "ramp", "recover", "sawtooth")
+Shape = Literal["step", "ramp", "recover", "sawtooth", "plateau", "periodic"]
+SHAPES = ("step", "ramp", "recover", "sawtooth", "plateau", "periodic")
+LOG_FORMATS = ("plain", "json", "logfmt")
 _INCIDENT_RX = re.compile(r"^(?:(today|yesterday)\s+(\d{1,2}):(\d{2})|-(\d+)m)$")
 
 
@@ -29,7 +32,12 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True)
 class Service:
-    """One service's healthy baseline and its running version before the incident."""
+    """One service's healthy baseline and its running version before the incident.
+
+    `signals` holds the healthy levels of the opt-in series it carries (bot/sandbox/exporters/catalog.py), `labels`
+    the names those series use (mountpoint, pool, queue ...). `per_pod` breaks its series down by pod, version,
+    node, zone and namespace, and pins its log lines to those pods.
+    """
 
     name: str
     p99_ms: float
@@ -40,9 +48,26 @@ class Service:
     version: str = "v1.0.0"
     kind: str = "service"  # service | gateway | database | cache | dns | external (a third party: no repo folder)
     downstream: tuple[str, ...] = ()
+    signals: Mapping[str, float] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    runtime: str = ""  # "jvm" (Micrometer names) | "go" | "" (no runtime series)
+    per_pod: bool = False
+    namespace: str = ""  # its Kubernetes namespace ("" = the [kubernetes] block's)
+    log_format: str = "plain"  # how its team writes log lines: plain | json | logfmt (the message carries the line)
 
     def baseline(self, metric: str) -> float:
-        return float(getattr(self, metric))
+        if metric in METRICS:
+            return float(getattr(self, metric))
+        if metric in self.signals:
+            return float(self.signals[metric])
+        return float(SIGNALS[metric].default or 0.0)
+
+    def label(self, key: str) -> str:
+        """A label value the service's opt-in series use; the defaults derive from its name."""
+        value = self.labels.get(key, LABEL_KEYS[key])
+        if value:
+            return value
+        return self.name.removesuffix("-db") if key == "database" else self.name
 
 
 @dataclass(frozen=True)
@@ -51,8 +76,11 @@ class Effect:
 
     step: at once; ramp: linearly over ramp_minutes; recover: jumps to `to`, then returns linearly to the
     baseline over ramp_minutes (a cache warming up); sawtooth: climbs from baseline to `to` over
-    ramp_minutes, then the pod is OOM-killed (restart counter +1) and it starts again.
-    The effect ends at end_minutes (None = the scenario's resolved_minutes, or never).
+    ramp_minutes, then the pod is OOM-killed (restart counter +1) and it starts again; plateau: the metric keeps
+    its own course but never exceeds `to` (a cap met by the daily peak); periodic: at `to` for for_minutes every
+    every_minutes (a job that runs every hour).
+    The effect ends at end_minutes (None = the scenario's resolved_minutes, or never). `on_version`, `on_node` and
+    `on_zone` narrow it to the pods that run that version or sit on that node or zone (a per-pod service's).
     """
 
     service: str
@@ -62,6 +90,15 @@ class Effect:
     shape: Shape = "step"
     ramp_minutes: int = 0
     end_minutes: int | None = None
+    every_minutes: int = 0
+    for_minutes: int = 1
+    on_version: str = ""
+    on_node: str = ""
+    on_zone: str = ""
+
+    @property
+    def scoped(self) -> bool:
+        return bool(self.on_version or self.on_node or self.on_zone)
 
 
 @dataclass(frozen=True)
@@ -75,6 +112,9 @@ class FileChange:
 
 @dataclass(frozen=True)
 class Deploy:
+    """A commit to the service's folder, tagged `<service>/<version>`. config_only: the image tag stays (only
+    files change); pods: a canary, the new version runs on that many pods and the rest keep the old one."""
+
     service: str
     version: str
     at_minutes: int
@@ -82,11 +122,20 @@ class Deploy:
     summary: str
     files: tuple[FileChange, ...] = ()
     red_herring: bool = False
+    config_only: bool = False
+    pods: int | None = None
 
 
 @dataclass(frozen=True)
 class LogPattern:
-    """Log lines of one kind. `message` and `stack_trace` may use $n, $ms, $id, $incident (string.Template)."""
+    """Log lines of one kind. `message`, `stack_trace` and `fields` may use $n, $ms, $id, $incident
+    (string.Template).
+
+    steady: the full rate for the whole window (otherwise thinned after its first hour); every_minutes/for_minutes:
+    only in those windows (a cron job); fields: extra fields of each document (actor, job, statement), also
+    written into a structured line; format: plain, json or logfmt ("" = the service's log_format); on_version,
+    on_node, on_zone: only from those pods of a per-pod service.
+    """
 
     service: str
     level: str
@@ -97,6 +146,14 @@ class LogPattern:
     end_minutes: int | None = None
     stack_trace: str = ""
     red_herring: bool = False
+    steady: bool = False
+    every_minutes: int = 0
+    for_minutes: int = 1
+    fields: Mapping[str, str] = field(default_factory=dict)
+    format: str = ""
+    on_version: str = ""
+    on_node: str = ""
+    on_zone: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,6 +184,7 @@ class Scenario:
     runbooks: tuple[Runbook, ...] = ()  # besides the shared ones in bot/sandbox/runbooks
     collection_gap_minutes: int | None = None  # from here Prometheus holds no sample of any series (not scraping)
     collection_gap_services: tuple[str, ...] = ()  # ...of these services' series only (their targets lost); () = all
+    must_not_name: tuple[str, ...] = ()  # decoys: an answer whose headline names one blames the wrong thing
 
     @property
     def topology(self) -> dict[str, list[str]]:
@@ -139,6 +197,30 @@ class Scenario:
 
     def service(self, name: str) -> Service:
         return next(s for s in self.services if s.name == name)
+
+    def carried(self, service: str) -> tuple[str, ...]:
+        """The opt-in signals `service` carries: those it sets a level for and those an effect moves."""
+        moved = [e.metric for e in self.timeline if e.service == service and e.metric in SIGNALS]
+        return carried_signals(self.service(service).signals, moved)
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return self.kubernetes.nodes if self.kubernetes else DEFAULT_NODES
+
+    @property
+    def kube_namespaces(self) -> tuple[str, ...]:
+        """Where the cluster's objects are: the block's namespace, the services' own, and "default" (node events)
+        when a node goes NotReady, is drained or has events of its own."""
+        if self.kubernetes is None:
+            return ()
+        found = [self.kubernetes.namespace, *(self.namespace_of(s.name) for s in self.services if s.kind != "external")]
+        nodes_said = any(n.not_ready_minutes is not None or n.drain_minutes is not None for n in self.nodes)
+        nodes_said = nodes_said or any(e.kind == "Node" for e in self.kubernetes.events)
+        return tuple(dict.fromkeys([*found, *(["default"] if nodes_said else [])]))
+
+    def namespace_of(self, service: str) -> str:
+        """The service's Kubernetes namespace: its own, else the [kubernetes] block's, else "default"."""
+        return self.service(service).namespace or (self.kubernetes.namespace if self.kubernetes else "default")
 
     def incident_at(self, now: datetime) -> datetime:
         """The incident's wall-clock time for a run whose clock reads `now` (UTC, tz-aware)."""
@@ -158,6 +240,7 @@ def incident_time(spec: str, now: datetime) -> datetime:
 
 
 HELDOUT = "heldout"  # scenarios/heldout/: written before tuning the playbook, never tuned on
+EXAMPLES = "examples"  # scenarios/examples/: the format's newer signals at work; not scored by the suite
 
 
 def scenario_names(folder: str = "") -> list[str]:
@@ -165,6 +248,8 @@ def scenario_names(folder: str = "") -> list[str]:
     root = resources.files("bot.sandbox") / "scenarios"
     where = root / folder if folder else root
     prefix = f"{folder}/" if folder else ""
+    if not where.is_dir():
+        return []
     return sorted(prefix + p.name.removesuffix(".toml") for p in where.iterdir() if p.name.endswith(".toml"))
 
 
@@ -172,7 +257,7 @@ def load_scenario(ref: str) -> Scenario:
     """Read and validate a scenario: a bundled name, "heldout/<name>", or the path of a team's own .toml file."""
     if ref.endswith(".toml") and Path(ref).is_file():
         text = Path(ref).read_text(encoding="utf-8")
-    elif ref in (known := scenario_names() + scenario_names(HELDOUT)):
+    elif ref in (known := scenario_names() + scenario_names(HELDOUT) + scenario_names(EXAMPLES)):
         text = (resources.files("bot.sandbox") / "scenarios" / f"{ref}.toml").read_text(encoding="utf-8")
     else:
         raise ScenarioError(f"unknown scenario {ref!r}; known: {', '.join(known)} (or a path to a .toml file)")
@@ -190,66 +275,7 @@ def scenario_files(folder: Path) -> list[str]:
 
 
 def scenario_from_dict(data: dict[str, Any]) -> Scenario:
-    """Build a Scenario from parsed TOML and check its references."""
-    services = tuple(
-        Service(name=n, **{**s, "downstream": tuple(s.get("downstream", ()))}) for n, s in data["services"].items()
-    )
-    deploys = tuple(
-        Deploy(**{**d, "files": tuple(FileChange(**f) for f in d.get("files", ()))}) for d in data.get("deploys", ())
-    )
-    scenario = Scenario(
-        name=data["name"],
-        title=data["title"],
-        question=data["question"],
-        root_cause=data["root_cause"],
-        must_name=tuple(data.get("must_name", ())),
-        incident=data["incident"],
-        services=services,
-        timeline=tuple(Effect(**e) for e in data.get("timeline", ())),
-        deploys=deploys,
-        logs=tuple(LogPattern(**p) for p in data.get("logs", ())),
-        resolved_minutes=data.get("resolved_minutes"),
-        expect_incident=data.get("expect_incident", True),
-        noise=data.get("noise"),
-        daily_amplitude=data.get("daily_amplitude"),
-        kubernetes=cluster_from_dict(data.get("kubernetes")),
-        runbooks=tuple(Runbook(**r) for r in data.get("runbooks", ())),
-        collection_gap_minutes=data.get("collection_gap_minutes"),
-        collection_gap_services=tuple(data.get("collection_gap_services", ())),
-    )
-    _validate(scenario)
-    return scenario
+    """Build a Scenario from parsed TOML and check it (bot/sandbox/scenariofile.py)."""
+    from bot.sandbox.scenariofile import scenario_from_table  # it builds the dataclasses above
 
-
-def _validate(scenario: Scenario) -> None:
-    names = {s.name for s in scenario.services}
-    problems = [
-        f"downstream {d!r} of {s.name} is not a service"
-        for s in scenario.services
-        for d in s.downstream
-        if d not in names
-    ]
-    items: tuple[Effect | Deploy | LogPattern, ...] = (*scenario.timeline, *scenario.deploys, *scenario.logs)
-    for item in items:
-        if item.service not in names:
-            problems.append(f"{type(item).__name__.lower()} names unknown service {item.service!r}")
-    problems += [
-        f"collection gap names unknown service {n!r}" for n in scenario.collection_gap_services if n not in names
-    ]
-    problems += [f"effect metric {e.metric!r} not in {METRICS}" for e in scenario.timeline if e.metric not in METRICS]
-    problems += [f"effect shape {e.shape!r} not in {SHAPES}" for e in scenario.timeline if e.shape not in SHAPES]
-    problems += [f"log level {p.level!r}" for p in scenario.logs if p.level not in ("ERROR", "WARN", "INFO", "DEBUG")]
-    for key in ("noise", "daily_amplitude"):
-        value = getattr(scenario, key)
-        if value is not None and not 0 <= value < 1:
-            problems.append(f"{key} {value!r} is not in [0, 1)")
-    if scenario.kubernetes is not None:
-        problems += cluster_problems(scenario.kubernetes, {s.name: s.kind for s in scenario.services})
-    problems += [
-        f"runbook file {r.file!r} is not a plain *.md name"
-        for r in scenario.runbooks
-        if not re.fullmatch(r"[\w.-]+\.md", r.file)
-    ]
-    incident_time(scenario.incident, datetime(2026, 1, 2, 12, 0))
-    if problems:
-        raise ScenarioError(f"scenario {scenario.name}: " + "; ".join(problems))
+    return scenario_from_table(data)

@@ -1,61 +1,67 @@
 """Per-minute signals of every service (p99, qps, error ratio, cpu, memory, restarts) from a scenario.
 
 The metrics and the log generators both read these, so a log line's latency agrees with the histogram.
-Baselines get a daily traffic curve and small seeded noise; the scenario's effects then multiply the
-baseline, so an effect keeps the daily shape (a surge at 15:00 still rises and falls with the day).
+Baselines get a daily traffic curve and small seeded noise; the scenario's effects then change the baseline
+(bot/sandbox/series/shapes.py), so an effect keeps the daily shape (a surge at 15:00 still rises and falls with
+the day). A service also carries the opt-in signals it sets (series/extras.py) and, when it is per-pod, the same
+values split over its pods and nodes (series/pods.py). Every service's pods over time come from
+bot/sandbox/placement.py, so the per-pod series, the pinned log lines and the Kubernetes stand-in agree.
 """
 
 from __future__ import annotations
 
-import math
 import random
-import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from bot.sandbox.cluster import crashloop_restarts
-from bot.sandbox.scenario import METRICS, Effect, Scenario, Service
+from bot.sandbox.placement import Pod, pod_count, roster
+from bot.sandbox.scenario import METRICS, Scenario, Service
+from bot.sandbox.series.extras import extra_values
+from bot.sandbox.series.pods import PodSignals, node_values, pod_signals
+from bot.sandbox.series.shapes import apply_effect, baseline_series, seed_for, shape_of
 
-# Relative noise per metric: small enough that no change-point detector mistakes it for an incident.
-_NOISE = {"p99_ms": 0.04, "qps": 0.03, "error_ratio": 0.15, "cpu_cores": 0.04, "memory_mb": 0.005}
-_DAILY = {"qps", "cpu_cores"}  # these follow the day's traffic curve (peak 15:00 UTC)
-_DAILY_AMPLITUDE = 0.25
-# With a scenario's own `noise`, these metrics get it (real latency, traffic and CPU series are that noisy);
-# error ratios keep at least their own, memory stays smooth. With `daily_amplitude`, latency follows the day
-# at a third of traffic's amplitude (queues grow with load).
-_NOISY = {"p99_ms", "qps", "cpu_cores"}
-_LATENCY_DAILY_SHARE = 1 / 3
+__all__ = ["ServiceSignals", "seed_for", "signals_from_scenario"]
 
 
 @dataclass(frozen=True)
 class ServiceSignals:
-    """One service's values, one per minute from `start`."""
+    """One service's values, one per minute from `start`.
+
+    `values` holds the golden signals and the opt-in ones it carries; `pods` and `nodes` their per-pod and per-node
+    split when the service is per-pod; `roster` every pod it had (for the pinned logs and the Kubernetes stand-in).
+    """
 
     service: str
     start: datetime
     values: dict[str, list[float]]
     restarts: list[int]  # cumulative container restarts at each minute
     up: list[int] = field(default_factory=list)  # Prometheus' `up` for its targets: 0 while none can be scraped
+    pods: tuple[PodSignals, ...] = ()
+    nodes: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    roster: tuple[Pod, ...] = ()
 
     def until(self, moment: datetime) -> ServiceSignals:
         """The same signals with no minute from `moment` on (Prometheus stopped collecting then)."""
         n = max(0, min(self.minutes, int((moment - self.start).total_seconds() // 60)))
         values = {metric: series[:n] for metric, series in self.values.items()}
-        return ServiceSignals(self.service, self.start, values, self.restarts[:n], self.up[:n])
+        pods = tuple(kept for p in self.pods if (kept := p.until(n)) is not None)
+        nodes = {name: {k: v[:n] for k, v in series.items()} for name, series in self.nodes.items()}
+        return ServiceSignals(
+            self.service, self.start, values, self.restarts[:n], self.up[:n], pods, nodes, self.roster
+        )
 
     @property
     def minutes(self) -> int:
         return len(self.restarts)
 
+    def index(self, when: datetime) -> int:
+        """The minute containing `when`, clamped to the range."""
+        return max(0, min(self.minutes - 1, int((when - self.start).total_seconds() // 60)))
+
     def at(self, metric: str, when: datetime) -> float:
         """The value of `metric` at the minute containing `when` (clamped to the range)."""
-        index = int((when - self.start).total_seconds() // 60)
-        return self.values[metric][max(0, min(self.minutes - 1, index))]
-
-
-def seed_for(*parts: str) -> int:
-    """A stable seed (str hashes vary per process; crc32 does not)."""
-    return zlib.crc32("/".join(parts).encode())
+        return self.values[metric][self.index(when)]
 
 
 def signals_from_scenario(scenario: Scenario, start: datetime, minutes: int, now: datetime) -> list[ServiceSignals]:
@@ -71,15 +77,26 @@ def _service_signals(scenario: Scenario, svc: Service, start: datetime, rels: li
     values: dict[str, list[float]] = {}
     restarts = [0] * len(rels)
     for metric in METRICS:
-        series = _baseline(svc, metric, start, len(rels), rng, _shape_of(scenario, metric))
-        for effect in (e for e in scenario.timeline if e.service == svc.name and e.metric == metric):
+        series = baseline_series(svc.baseline(metric), start, len(rels), rng, *shape_of(scenario, metric))
+        for effect in (e for e in scenario.timeline if e.service == svc.name and e.metric == metric and not e.scoped):
             end = effect.end_minutes if effect.end_minutes is not None else scenario.resolved_minutes
-            wraps = _apply(effect, series, rels, svc.baseline(metric), end)
+            wraps = apply_effect(effect, series, rels, svc.baseline(metric), end)
             if effect.shape == "sawtooth":
                 restarts = [r + w for r, w in zip(restarts, wraps, strict=True)]
         values[metric] = [min(v, 1.0) for v in series] if metric == "error_ratio" else series
+    values |= extra_values(scenario, svc, start, rels, values["qps"])
     restarts = [r + c for r, c in zip(restarts, _crashloops(scenario, svc.name, rels), strict=True)]
-    return ServiceSignals(svc.name, start, values, restarts, _up(scenario, svc.name, rels))
+    if svc.kind == "external":
+        return ServiceSignals(svc.name, start, values, restarts, _up(scenario, svc.name, rels))
+    counts = (
+        [int(r) for r in values["replicas"]] if "replicas" in values else [pod_count(scenario, svc.name)] * len(rels)
+    )
+    pods = roster(scenario, svc.name, rels, counts)
+    if not svc.per_pod:
+        return ServiceSignals(svc.name, start, values, restarts, _up(scenario, svc.name, rels), roster=tuple(pods))
+    split = pod_signals(scenario, svc, values, restarts, rels, pods)
+    nodes = node_values(scenario, svc, values, rels, pods)
+    return ServiceSignals(svc.name, start, values, restarts, [], split, nodes, tuple(pods))
 
 
 def _up(scenario: Scenario, service: str, rels: list[int]) -> list[int]:
@@ -101,60 +118,3 @@ def _crashloops(scenario: Scenario, service: str, rels: list[int]) -> list[int]:
         return [0] * len(rels)
     began = group.crashloop_minutes
     return [group.hit() * crashloop_restarts((rel - began) * 60.0) if rel >= began else 0 for rel in rels]
-
-
-def _shape_of(scenario: Scenario, metric: str) -> tuple[float, float]:
-    """(relative noise, daily amplitude) of one metric: the defaults unless the scenario sets its own."""
-    noise = _NOISE[metric]
-    if scenario.noise is not None and metric in _NOISY:
-        noise = scenario.noise
-    elif scenario.noise is not None and metric == "error_ratio":
-        noise = max(noise, scenario.noise)
-    amplitude = _DAILY_AMPLITUDE if metric in _DAILY else 0.0
-    if scenario.daily_amplitude is not None:
-        share = 1.0 if metric in _DAILY else _LATENCY_DAILY_SHARE if metric == "p99_ms" else 0.0
-        amplitude = scenario.daily_amplitude * share
-    return noise, amplitude
-
-
-def _baseline(
-    svc: Service, metric: str, start: datetime, minutes: int, rng: random.Random, shape: tuple[float, float]
-) -> list[float]:
-    base, (noise, amplitude) = svc.baseline(metric), shape
-    out = []
-    for i in range(minutes):
-        level = base
-        if amplitude:
-            hour = (start + timedelta(minutes=i)).hour + (start.minute + i) % 60 / 60
-            level *= 1 + amplitude * math.sin(2 * math.pi * (hour - 9) / 24)
-        out.append(max(0.0, level * (1 + rng.gauss(0, noise))))
-    return out
-
-
-def _apply(effect: Effect, series: list[float], rels: list[int], base: float, end: int | None) -> list[int]:
-    """Multiply `series` in place by the effect; return the cumulative count of sawtooth wraps."""
-    ratio = effect.to / base if base else effect.to
-    wraps, count = [], 0
-    for i, rel in enumerate(rels):
-        since = rel - effect.at_minutes
-        if since >= 0 and (end is None or rel < end):
-            if effect.shape == "sawtooth":
-                period = max(1, effect.ramp_minutes)
-                count += 1 if since and since % period == 0 else 0
-                frac = (since % period) / period
-            else:
-                frac = _fraction(effect, since)
-            factor = 1 + (ratio - 1) * frac
-            series[i] = series[i] * factor if base else effect.to * frac
-        wraps.append(count)
-    return wraps
-
-
-def _fraction(effect: Effect, since: int) -> float:
-    """How far (0..1) the effect has moved the metric from its baseline towards `to`, `since` minutes in."""
-    span = max(1, effect.ramp_minutes)
-    if effect.shape == "ramp":
-        return min(1.0, (since + 1) / span)
-    if effect.shape == "recover":
-        return max(0.0, 1 - since / span)
-    return 1.0

@@ -52,6 +52,7 @@ class SandboxInfo:
     kubeconfig: str = ""  # the scenario's Kubernetes API stand-in ("" when it has no [kubernetes] block)
     kube_namespace: str = ""
     kubeapi_pid: int = 0
+    kube_namespaces: list[str] = field(default_factory=list)  # every namespace with objects (the toolset allowlist)
     loki_url: str = ""  # the Loki stand-in over the logs (`up --loki`), then the log backend
     loki_pid: int = 0
     metric_templates: dict[str, dict[str, str]] = field(default_factory=lambda: dict(SANDBOX_METRIC_TEMPLATES))
@@ -64,7 +65,7 @@ class SandboxInfo:
             "OPSBOT_TOPOLOGY": json.dumps(self.topology),
             "OPSBOT_LOGS__BACKEND": "elasticsearch" if self.es_url else "loki" if self.loki_url else "sqlite",
             "OPSBOT_LOGS__SQLITE_PATH": str(self.logs_db),
-            "OPSBOT_DEPLOYS__BACKEND": "elasticsearch" if self.es_url else "git",
+            "OPSBOT_DEPLOYS__SOURCE": "index" if self.es_url else "git",
             "OPSBOT_DEPLOYS__GIT_REPO": str(self.git_repo),
             "OPSBOT_SANDBOX__SCENARIO": self.scenario,
         }
@@ -74,7 +75,7 @@ class SandboxInfo:
             values |= {
                 "OPSBOT_KUBERNETES__ENABLED": "true",
                 "OPSBOT_KUBERNETES__KUBECONFIG": self.kubeconfig,
-                "OPSBOT_KUBERNETES__NAMESPACES": json.dumps([self.kube_namespace]),
+                "OPSBOT_KUBERNETES__NAMESPACES": json.dumps(self.kube_namespaces or [self.kube_namespace]),
             }
         if self.loki_url:
             values["OPSBOT_LOKI__URL"] = self.loki_url

@@ -2,7 +2,9 @@
 
 Every diagnosis is stored by trace id before it is posted anywhere, so an operator can read it back after
 a restart or a Slack outage. Traces are redacted by the store itself (bot.safety.redact's `redact_trace` unless a test
-passes another), so no caller can store an unredacted one by forgetting a step.
+passes another), so no caller can store an unredacted one by forgetting a step: a store is one of the boundaries
+text leaves by, and nothing upstream redacts a trace for it. What a store read back is stored redacted already, so a
+step appended to a partial trace redacts that step alone (`partial_after`).
 """
 
 from __future__ import annotations
@@ -122,6 +124,15 @@ def partial_with_step(existing: Trace | None, trace_id: str, question: str, step
         started_at=started,
         notes=(PARTIAL_NOTE,),
     )
+
+
+def partial_after(
+    existing: Trace | None, trace_id: str, question: str, step: Step | None, redact: TraceRedactor
+) -> Trace:
+    """`partial_with_step`, redacting only what is new: the step and, for a run not stored yet, its question."""
+    new = redact(partial_with_step(None, trace_id, "" if existing is not None else question, step))
+    kept_question = existing.question if existing is not None else new.question
+    return partial_with_step(existing, trace_id, kept_question, new.steps[0] if new.steps else None)
 
 
 def interrupted_from_partial(kept: Trace, answer: str) -> Trace:

@@ -26,7 +26,7 @@ from bot.store.base import (
     is_partial,
     iso_utc,
     observations_of,
-    partial_with_step,
+    partial_after,
     started_at_of,
     tool_calls_of,
     with_voted_intent,
@@ -126,7 +126,9 @@ class ElasticsearchTraceStore:
 
     def save(self, trace: Trace) -> None:
         """Index (or replace) one trace, redacted; visible to search when this returns."""
-        trace = self._redact(trace)
+        self._write(self._redact(trace))
+
+    def _write(self, trace: Trace) -> None:
         self._es.index(index=self.index, id=trace.trace_id, document=trace_to_document(trace), refresh="wait_for")
 
     def append_step(self, trace_id: str, question: str, step: Step | None = None) -> None:
@@ -134,7 +136,7 @@ class ElasticsearchTraceStore:
         existing = self.get(trace_id)
         if existing is not None and not is_partial(existing):
             return  # the final trace is already indexed
-        self.save(partial_with_step(existing, trace_id, question, step))
+        self._write(partial_after(existing, trace_id, question, step, self._redact))
 
     def delete_older_than(self, cutoff: datetime) -> int:
         resp = self._es.delete_by_query(

@@ -25,7 +25,7 @@ from bot.store.base import (
     is_partial,
     iso_utc,
     observations_of,
-    partial_with_step,
+    partial_after,
     started_at_of,
     tool_calls_of,
     with_voted_intent,
@@ -34,6 +34,7 @@ from bot.store.base import (
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
+BUSY_TIMEOUT_S = 30.0  # how long a write waits for another process's write lock (and the WAL switch, below)
 Rows = list[Any]  # a module-level alias: inside the class, `list` names the method
 
 # Version 1. A later version appends its own migration list; `user_version` records which ran.
@@ -83,6 +84,27 @@ ALTER TABLE feedback ADD COLUMN probability REAL;
 _MIGRATIONS = (_SCHEMA_V1, _SCHEMA_V2)  # _MIGRATIONS[n] takes a store from version n to n + 1
 
 
+def switch_to_wal(conn: sqlite3.Connection, wait_s: float) -> str:
+    """Put the file in WAL mode, waiting up to `wait_s` for other connections that hold its write lock.
+
+    Leaving the rollback journal (every fresh file starts with one) needs the file's exclusive lock, and while
+    another connection holds its write lock, e.g. a second process doing this same switch, SQLite answers
+    "database is locked" at once: the busy handler is not called for this lock. So the switch is retried here,
+    with short growing pauses, for as long as the busy timeout would have waited. Once the file is in WAL mode
+    the switch is a no-op that takes no write lock, so only the first openers of a fresh file ever wait.
+    """
+    deadline = time.monotonic() + wait_s
+    pause_s = 0.002
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() + pause_s > deadline:
+                raise
+        time.sleep(pause_s)
+        pause_s = min(pause_s * 2, 0.05)
+
+
 def fts_query_from_text(text: str) -> str:
     """Each word as a quoted FTS5 phrase (implicitly AND-ed): user text can never be FTS syntax."""
     words = [w.replace('"', '""') for w in text.split()]
@@ -98,9 +120,10 @@ class SqliteTraceStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._redact = redact
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
-        self._conn.execute("PRAGMA busy_timeout = 30000")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if str(path) != ":memory:" and (mode := switch_to_wal(self._conn, BUSY_TIMEOUT_S)) != "wal":
+            log.warning("trace store %s stays in journal mode %s: WAL is not available there", self.path, mode)
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
@@ -130,7 +153,9 @@ class SqliteTraceStore:
 
     def save(self, trace: Trace) -> None:
         """Store (or replace) one trace, redacted, with its tool calls and search text, in one transaction."""
-        trace = self._redact(trace)
+        self._write(self._redact(trace))
+
+    def _write(self, trace: Trace) -> None:
         t, started = trace.totals, started_at_of(trace)
         row = (
             trace.trace_id,
@@ -165,7 +190,7 @@ class SqliteTraceStore:
         existing = self.get(trace_id)
         if existing is not None and not is_partial(existing):
             return  # the final trace is already stored; a late step must not turn it back into a partial one
-        self.save(partial_with_step(existing, trace_id, question, step))
+        self._write(partial_after(existing, trace_id, question, step, self._redact))
 
     def delete_older_than(self, cutoff: datetime) -> int:
         with self._lock, self._conn:

@@ -22,12 +22,14 @@ from bot.slack.delivery.budget import (
     CallBudget,
     watch_rate_limits,
 )
+from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.assistant import suggested_prompts
 from bot.slack.intake.listeners import SlackSurface, build_app, build_web_client
+from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
-from bot.slack.jobs.runner import Classify, Lanes, Runner
+from bot.slack.jobs.runner import Classify, Runner
 from bot.slack.jobs.slackstream import SlackJobStream
-from bot.slack.jobs.state import Dedupe, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, ThreadMemory
+from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
 from bot.slack.jobs.steplog import StepLog
 from bot.store.base import TraceStore
 from bot.wiring.core import build_access, build_redis
@@ -169,7 +171,8 @@ def _build_runner(
     redis_client: Any | None = None,
     keep_steps: TraceStore | None = None,
 ) -> Runner:
-    """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given).
+    """The Slack pools over one Web API client and one call budget (measured when `telemetry` is given), with the
+    option objects built here once from settings.slack.
 
     With Redis, dedupe, thread memory and the diagnoses' queue (a stream) are shared by every replica.
     """
@@ -183,42 +186,45 @@ def _build_runner(
     if telemetry is not None:
         watch_api_errors(client, telemetry.observe_slack_api_error)
         responder = telemetry.instrument(responder)
-    dedupe: Dedupe = MemoryDedupe(s.dedupe_ttl_s)
-    memory: ThreadMemory = MemoryThreadMemory()
-    durable: SlackJobStream | None = None
-    if redis_client is not None:
-        r = settings.redis
-        dedupe = RedisDedupe(redis_client, prefix=r.prefix, ttl_s=s.dedupe_ttl_s)
-        memory = RedisThreadMemory(redis_client, prefix=r.prefix)
-        durable = SlackJobStream(
-            redis_client,
-            prefix=r.prefix,
-            workers=s.workers,
-            queue_size=s.queue_size,
-            claim_idle_s=r.claim_idle_s,
-            max_attempts=r.max_attempts,
-        )
-    return Runner(
-        client,
-        responder,
-        persist=persist,
-        queue=MemoryWorkQueue(s.queue_size),
-        dedupe=dedupe,
-        memory=memory,
-        lanes=Lanes(
-            workers=s.workers,
-            quick_workers=s.quick_workers,
-            marks_workers=s.marks_workers,
-            ask_below_confidence=s.ask_below_confidence,
-        ),
-        classify=classify,
-        budget=budget,
+    progress = ProgressOptions(
         use_streaming=s.use_streaming,
         update_interval_s=s.update_interval_s,
         append_interval_s=s.append_interval_s,
+        budget=budget,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
+    )
+    lanes = Lanes(
+        workers=s.workers,
+        quick_workers=s.quick_workers,
+        marks_workers=s.marks_workers,
+        ask_below_confidence=s.ask_below_confidence,
+    )
+    state = _slack_state(settings, redis_client, StepLog(keep_steps) if keep_steps is not None else None)
+    return Runner(client, responder, persist=persist, state=state, lanes=lanes, progress=progress, classify=classify)
+
+
+def _slack_state(settings: Settings, redis_client: Any | None, steps: StepLog | None) -> SlackState:
+    """In this process by default; on Redis (shared by every replica) when a client is given."""
+    s = settings.slack
+    if redis_client is None:
+        return SlackState(
+            MemoryDedupe(s.dedupe_ttl_s), MemoryThreadMemory(), MemoryWorkQueue(s.queue_size), None, steps
+        )
+    r = settings.redis
+    durable = SlackJobStream(
+        redis_client,
+        prefix=r.prefix,
+        workers=s.workers,
+        queue_size=s.queue_size,
+        claim_idle_s=r.claim_idle_s,
+        max_attempts=r.max_attempts,
+    )
+    return SlackState(
+        dedupe=RedisDedupe(redis_client, prefix=r.prefix, ttl_s=s.dedupe_ttl_s),
+        memory=RedisThreadMemory(redis_client, prefix=r.prefix),
+        queue=MemoryWorkQueue(s.queue_size),
         durable=durable,
-        steps=StepLog(keep_steps) if keep_steps is not None else None,
+        steps=steps,
     )
 
 

@@ -76,7 +76,10 @@ def test_llm_down_the_user_still_gets_an_answer_saying_so(scripted_llm: Scripted
     assert "change: 15:05 212 ms -> 1,180 ms (x5.6)" in trace.answer  # what the tools showed is kept
     assert [r.retry_count for r in scripted_llm.chat_requests[1:]] == [0, 1, 2]  # retried, then given up
     assert len(scripted_llm.chat_requests) == 4  # no extra conclusion call against a dead endpoint
-    assert trace.notes and trace.notes[0].startswith("LLM unavailable")
+    attempts, unavailable = trace.notes[:3], trace.notes[3]  # a note per failed attempt, then the outcome
+    expected = [f"LLM attempt {i} failed: HTTP 500 (server_error)" for i in (1, 2, 3)]
+    assert [n.split(";")[0] for n in attempts] == expected
+    assert unavailable.startswith("LLM unavailable at call 2")
 
 
 def test_llm_down_from_the_start_still_answers(scripted_llm: ScriptedLLM) -> None:

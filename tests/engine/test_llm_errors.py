@@ -1,11 +1,13 @@
-"""LLM errors by kind, for /metrics: every failed attempt (the SDK's retried ones too), both model roles."""
+"""LLM errors by kind, for /metrics: every failed attempt (the SDK's retried ones too), both model roles.
+The fault cases in whole runs (retries inside the deadline, notes in the trace) are in test_llm_retries.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot import wiring
-from bot.engine.llm import LLMUnavailable, OpenAILLM, error_kind_from_status
+from bot.engine.attempts import error_kind_from_status
+from bot.engine.llm import LLMUnavailable, OpenAILLM
 from bot.engine.types import Question, StopReason
 from bot.http.telemetry import Telemetry
 from bot.routing.intent import classify

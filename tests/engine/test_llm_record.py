@@ -59,7 +59,7 @@ def test_a_garbage_or_truncated_body_is_counted_and_names_model_and_endpoint(
         llm.complete([{"role": "user", "content": "hi"}])
     assert MODEL in str(caught.value) and scripted_llm.base_url in str(caught.value)
     assert "unreadable response body" in str(caught.value)
-    assert telemetry.registry.get_sample_value("opsbot_llm_errors_total", {"kind": "bad_body"}) == 1.0
+    assert telemetry.registry.get_sample_value("opsbot_llm_errors_total", {"kind": "bad_reply"}) == 1.0
 
 
 def test_a_huge_reply_is_cut_never_the_answer_and_keeps_the_token_budget(scripted_llm: ScriptedLLM) -> None:

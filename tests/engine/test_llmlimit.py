@@ -6,9 +6,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from bot import wiring
 from bot.config import Settings
-from bot.engine.llm import LLMReply, Role
+from bot.engine.llm import LLMReply, LLMUnavailable, Role
 from bot.engine.llmlimit import LimitedLLM, limited
 from tests.fakes.llm import ScriptedLLM, llm_settings
 
@@ -72,6 +74,20 @@ def test_a_cheap_call_does_not_wait_behind_held_main_calls() -> None:
     main.join(10)
     cheap.join(10)
     assert inner.peak == 2
+
+
+def test_a_call_that_finds_no_free_slot_within_its_time_left_fails_saying_so() -> None:
+    inner = HeldLLM()
+    llm = LimitedLLM(inner, max_calls=1)
+    held = threading.Thread(target=llm.complete, args=([{"role": "user", "content": "diagnose"}],))
+    held.start()
+    while llm.in_flight < 1:
+        threading.Event().wait(0.01)
+    with pytest.raises(LLMUnavailable, match=r"all 1 main LLM slots stayed busy for the 0\.2 s left"):
+        llm.complete([{"role": "user", "content": "why?"}], timeout_s=0.2)
+    inner.release.set()
+    held.join(10)
+    assert llm.in_flight == 0 and llm.complete([{"role": "user", "content": "again"}], timeout_s=0.2).content == "ok"
 
 
 def test_wiring_puts_the_one_adapter_behind_the_configured_limit(scripted_llm: ScriptedLLM) -> None:

@@ -41,7 +41,7 @@ def sandbox_settings(
         },
         "prometheus": {"url": box.prometheus_url, "metrics": {**default_metric_catalogue(), **SANDBOX_METRICS}},
         "logs": {"backend": "sqlite", "sqlite_path": box.logs_db},
-        "deploys": {"backend": "git", "git_repo": box.git_repo},
+        "deploys": {"source": "git", "git_repo": box.git_repo},
         "topology": box.topology,
         "store": {"backend": "sqlite", "sqlite_path": state_dir / "traces.db"},
         "agent": {"max_steps": 10, "time_budget_s": 60.0},
@@ -49,7 +49,8 @@ def sandbox_settings(
     if toolsets:
         values["runbooks"] = {"enabled": True, "path": box.runbooks_dir}
     if toolsets and box.kubeconfig is not None:
-        values["kubernetes"] = {"enabled": True, "kubeconfig": str(box.kubeconfig), "namespaces": [box.kube_namespace]}
+        namespaces = list(box.scenario.kube_namespaces) or [box.kube_namespace]  # node events live in "default"
+        values["kubernetes"] = {"enabled": True, "kubeconfig": str(box.kubeconfig), "namespaces": namespaces}
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 

@@ -124,3 +124,26 @@ def test_a_fact_found_only_in_the_evidence_is_not_a_headline_hit():
     assert totals["headline_hits"] == 0 and totals["evidence_hits"] == 1
     assert headline_from_answer(answer) == "Likely cause: payment degraded first."
     assert headline_from_answer("Root cause: x.\nEvidence:\n- y") == "Root cause: x."
+
+
+def _answered(answer: str) -> Trace:
+    return Trace("t", "q", "playbook", (), answer, True, StopReason.FINISH, Totals())
+
+
+def test_a_headline_that_blames_a_decoy_is_a_miss_even_when_it_names_the_cause():
+    case = EvalCase("pool", "why?", ("v2.8.1", "maximumPoolSize"), must_not_name=("catalog v1.9.4",))
+    both = "Likely cause: deploy order v2.8.1 (maximumPoolSize 50 -> 200) or catalog v1.9.4.\nEvidence:\n- x"
+    decoy_in_evidence = (
+        "Likely cause: deploy order v2.8.1 raised maximumPoolSize.\nEvidence:\n- catalog v1.9.4 came earlier"
+    )
+    report = run_eval([case], lambda c: _answered(both), mode="playbook")
+    [row] = report.results
+    assert not row.hit and not row.evidence_hit and row.blamed == ("catalog v1.9.4",) and row.missing == ()
+    assert "miss pool: headline blames the decoy catalog v1.9.4" in report_to_table(report)
+    [ruled_out] = run_eval([case], lambda c: _answered(decoy_in_evidence), mode="playbook").results
+    assert ruled_out.hit and ruled_out.blamed == ()  # naming the decoy as ruled out in the evidence is fine
+
+
+def test_a_scenarios_decoys_reach_its_case():
+    scenario = dataclasses.replace(load_scenario("red-herring-deploy"), must_not_name=("search",))
+    assert case_from_scenario(scenario).must_not_name == ("search",)

@@ -107,7 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_error_reply(self, reply: Reply) -> None:
         status = int(reply["status"])
-        headers = {"retry-after-ms": "1", **{k.lower(): str(v) for k, v in reply.get("headers", {}).items()}}
+        headers = {k.lower(): str(v) for k, v in reply.get("headers", {}).items()}
+        if "retry-after" not in headers:  # a fast retry, unless the reply asks for a wait of its own
+            headers.setdefault("retry-after-ms", "1")
         kind = "rate_limit_exceeded" if status == 429 else "server_error"
         message = reply.get("message") or f"ScriptedLLM injected HTTP {status}"
         self._send_json(status, error_body(message, kind), headers)

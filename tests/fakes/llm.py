@@ -9,9 +9,10 @@ shapes are exercised exactly as against a real endpoint. A reply is one of:
     any of these plus "delay_s": float (slow reply), "repeat": n, "usage": None | {...}, "finish_reason": str
 
 `usage` defaults to a rough count (so the adapter's API-usage path runs); `"usage": None` omits it, which
-exercises the adapter's offline token count. Injected errors carry `retry-after-ms: 1` unless told otherwise,
-so the SDK's retries are fast. When the script runs out (and no `responder` is set) the server answers 500
-"script exhausted" with `x-should-retry: false`, so a test that forgot a reply fails loudly, not slowly.
+exercises the adapter's offline token count. Injected errors carry `retry-after-ms: 1` unless their headers set
+`retry-after` or `retry-after-ms`, so the SDK's retries are fast. When the script runs out (and no `responder` is
+set) the server answers 500 "script exhausted" with `x-should-retry: false`, so a test that forgot a reply fails
+loudly, not slowly.
 
 Like real OpenAI-compatible servers, a conversation with an unanswered `tool_call_id` gets a 400.
 

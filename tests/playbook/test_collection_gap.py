@@ -7,52 +7,55 @@ from datetime import UTC, datetime
 
 from bot.eval import fact_named
 from bot.eval.scoring import headline_from_answer
-from bot.playbook import evidence
-from bot.playbook.evidence import NO_SAMPLES, gaps_from_text, stops_from_text
+from bot.playbook.evidence import NO_SAMPLES, gap_of, stops_of
 from bot.playbook.findings import Findings, ServiceHealth
 from bot.playbook.verdict import conclusion_from_findings
+from tests.playbook.canned import clock, series, stop
 from tests.playbook.test_playbook import _diagnose
-from tools.metrics import collection
+from tools.metrics.series import GAP, SERVICE, UNKNOWN, Collection, MetricSeries, stop_line
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-HEAD = "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end; "
-GAP = HEAD + (
-    "cause: collection gap (scrape health: up ended with it: Prometheus stopped scraping it (stopped, or "
-    "lost the target); other services: all 4 others' http_requests_total ended at the same minute (its "
-    "last sample 11:20))"
-)
-MOST = GAP.replace("all 4 others'", "4 of 5 others'")
-SERVICE = HEAD + (
-    "cause: the service (scrape health: up == 0: Prometheus cannot scrape it (down, or unreachable "
-    "from Prometheus); other services: its own http_requests_total is still collected)"
-)
-UNKNOWN = HEAD + "cause: unknown (scrape health: not checked (no up series for it); other services: not checked)"
+UP_ENDED = "up ended with it: Prometheus stopped scraping it (stopped, or lost the target)"
+LAST_RAW = clock(NOW, "11:20")
+EVERY = Collection(GAP, UP_ENDED, "all 4 others' http_requests_total ended at the same minute", 0, 4, 4, LAST_RAW)
+MOST = Collection(GAP, UP_ENDED, "4 of 5 others' http_requests_total ended at the same minute", 0, 4, 5, LAST_RAW)
+THE_SERVICE = Collection(SERVICE, "up == 0: Prometheus cannot scrape it", "its own series is still collected")
+NOT_CHECKED = Collection(UNKNOWN, "not checked (no up series for it)", "not checked")
+
+
+def stopped(collection: Collection | None) -> MetricSeries:
+    last = stop(NOW, "11:24", 55.9)
+    return series(NOW, "checkout", "p99_latency", "ms", (47, 49, 60, 56), stopped=last, collection=collection)
 
 
 def test_a_gap_is_read_as_a_gap_from_the_last_raw_sample_never_as_a_stop_of_the_service():
-    assert evidence.GAP == collection.GAP  # the playbook reads the words the tool prints
-    assert stops_from_text(GAP, NOW) == []
-    [gap] = gaps_from_text(GAP, NOW)
-    assert gap.at == datetime(2026, 12, 1, 11, 20, tzinfo=UTC) and gap.services == "every service"
-    assert gaps_from_text(MOST, NOW)[0].services == "5 of 6 services"
+    assert stops_of(stopped(EVERY)) == []
+    gap = gap_of(stopped(EVERY))
+    assert gap is not None and gap.at == datetime(2026, 12, 1, 11, 20, tzinfo=UTC) and gap.services == "every service"
+    assert "cause: collection gap" in stop_line(stop(NOW, "11:24", 55.9), EVERY, "ms", "%H:%M")  # as the model reads
+    most = gap_of(stopped(MOST))
+    assert most is not None and most.services == "5 of 6 services"
 
 
 def test_a_stop_of_the_service_or_of_unknown_cause_is_still_a_change_to_no_samples():
-    for text, cause in ((SERVICE, "the service"), (UNKNOWN, "unknown"), (HEAD.rstrip("; "), "")):
-        [point] = stops_from_text(text, NOW)
-        assert point.after == NO_SAMPLES and point.cause == cause and gaps_from_text(text, NOW) == []
+    for collection, cause in ((THE_SERVICE, SERVICE), (NOT_CHECKED, UNKNOWN), (None, UNKNOWN)):
+        [point] = stops_of(stopped(collection))
+        assert point.after is None and point.after_text == NO_SAMPLES and point.cause == cause
+        assert gap_of(stopped(collection)) is None
 
 
 def test_a_stop_of_unknown_cause_is_never_worded_as_the_service_stopping_for_sure():
-    [point] = stops_from_text(UNKNOWN, NOW)
-    worded = ServiceHealth("ranker").describe("p99_latency", point)
+    [unsure] = stops_of(stopped(NOT_CHECKED))
+    worded = ServiceHealth("ranker").describe("p99_latency", unsure)
     assert worded.endswith("(whether the service or the metrics collection stopped is unknown)")
+    [sure] = stops_of(stopped(THE_SERVICE))
+    assert ServiceHealth("ranker").describe("p99_latency", sure).endswith("so no requests were measured")
 
 
 def test_the_verdict_on_a_gap_names_every_service_and_the_minute_and_is_partial():
     findings = Findings(window_label="the last 6 hours", roles={"latency": "p99_latency"}, service="checkout")
-    [gap] = gaps_from_text(GAP, NOW)
-    findings.health["checkout"] = ServiceHealth("checkout", {"p99_latency": []}, gaps={"p99_latency": gap})
+    findings.health["checkout"] = ServiceHealth("checkout")
+    findings.health["checkout"].record("p99_latency", stopped(EVERY))
     answer, complete = conclusion_from_findings(findings)
     headline = headline_from_answer(answer)
     assert not complete and "partial" in headline

@@ -1,22 +1,28 @@
 """A cause is confirmed only by evidence that would look different if it were wrong; timing alone never confirms.
 
-The observations below are in the tools' own output format (as query_deploy_records, query_deploy_diff,
-query_logs and query_metrics print them); the sandbox runs in tests/slack/delivery/test_answer.py use the real tools.
+The steps below carry the tools' own data (their observations rendered from it as the tools render them); the
+sandbox runs in tests/slack/delivery/test_answer.py use the real tools.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from bot.engine.types import Step, StopReason, Totals, Trace
 from bot.playbook.confirmation import confirmation_from_trace
+from tests.playbook.canned import block, clock, deploy, deploys, diff, entry, logs, series, signature, spike, step
+from tools.deploys.records import DeployRecord
+from tools.logs.render import render_logs
+from tools.logs.summary import LogSummary
+from tools.metrics.series import MetricSeries, render_series
+from tools.timerange import TimeWindow
 
-RECORDS = """deploys of profile, 2026-12-01 17:04 → 18:44 UTC (100m): 2 found, newest first
-2026-12-01T18:00:00Z profile/v3.3.1 (from v3.3.0) by nadia.r: Quieter request logging; files: logback.xml
-2026-12-01T17:53:00Z profile/v3.3.0 (from v3.2.7) by nadia.r: Fail fast on slow Redis calls; files: application.yaml"""
-DIFF = """deploy profile/v3.3.0 at 2026-12-01T17:53:00Z by nadia.r: Fail fast on slow Redis calls
-diff against v3.2.7, files: services/profile/application.yaml
-diff --git a/services/profile/application.yaml b/services/profile/application.yaml
+NOW = datetime(2026, 12, 1, 18, 44, tzinfo=UTC)
+SUSPECT = deploy("profile", "v3.3.0", clock(NOW, "17:53"), "v3.2.7", "Fail fast on slow Redis calls")
+LATER = deploy("profile", "v3.3.1", clock(NOW, "18:00"), "v3.3.0", "Quieter request logging")
+RECORDS = deploys("profile", TimeWindow(clock(NOW, "17:04"), NOW), SUSPECT, LATER)
+DIFF = """diff --git a/services/profile/application.yaml b/services/profile/application.yaml
 --- a/services/profile/application.yaml
 +++ b/services/profile/application.yaml
 @@ -4,5 +4,5 @@ spring:
@@ -27,26 +33,22 @@ diff --git a/services/profile/application.yaml b/services/profile/application.ya
 +      commandTimeout: 20
        shutdownTimeout: 100"""
 SIGNATURE = "RedisCommandTimeoutException: Command timed out after 20 millisecond(s) (GET profile:7fb9b077af)"
-LOGS = "\n".join(
-    [
-        "logs of profile, 2026-12-01 17:34 → 18:34 UTC (60m), level ERROR",
-        "matched 270 lines · by level: ERROR 270 · WARN 6 · INFO 52",
-        "top ERROR signatures (1 of 1, all):",
-        "1. 267x RedisCommandTimeoutException: Command timed out after <n> millisecond(s) (GET profile:<hex>)  "
-        "first 18:02:03 last 18:31:51",
-        f"   example: 18:31:51 ERROR profile profile-7xqpn c.e.p.s.ProfileStore: {SIGNATURE} trace=659ae13d",
-        "newest 100 of 270 matching lines (repeats folded):",
-        f"18:31:51 ERROR profile-7xqpn c.e.p.s.ProfileStore: {SIGNATURE}",
-    ]
-)
+TEMPLATE = "RedisCommandTimeoutException: Command timed out after <n> millisecond(s) (GET profile:<hex>)"
+WINDOW = TimeWindow(clock(NOW, "17:34"), clock(NOW, "18:34"))
+FIRST = datetime(2026, 12, 1, 18, 2, 3, tzinfo=UTC)
 ANSWER = (
     "Likely cause: deploy profile v3.3.0 at 2026-12-01 17:53 UTC, which changed spring.redis.lettuce."
     "commandTimeout 2000 → 20. Runners-up: deploy profile v3.3.1 (score 3)."
 )
 
 
-def step(index: int, action: str, observation: str, **args: str) -> Step:
-    return Step(index=index, thought="", action=action, args=args, observation=observation, status="ok")
+def error_logs(
+    message: str = SIGNATURE, first: datetime = FIRST, window: TimeWindow = WINDOW, sampled: int = 0
+) -> LogSummary:
+    """profile's ERROR signatures: one, first seen at `first`, its example `message`."""
+    example = entry(datetime(2026, 12, 1, 18, 31, 51, tzinfo=UTC), "profile", message)
+    errors = block(signature(TEMPLATE, 267, first, example), sampled=sampled, total=25_000 if sampled else 0)
+    return logs("profile", window, errors)
 
 
 def trace(*steps: Step, answer: str = ANSWER, complete: bool = True) -> Trace:
@@ -62,11 +64,13 @@ def trace(*steps: Step, answer: str = ANSWER, complete: bool = True) -> Trace:
     )
 
 
-def logs_run(logs: str = LOGS, diff: str = DIFF, answer: str = ANSWER, complete: bool = True) -> Trace:
+def logs_run(
+    found: LogSummary | None = None, diff_text: str = DIFF, answer: str = ANSWER, complete: bool = True
+) -> Trace:
     return trace(
         step(1, "query_deploy_records", RECORDS, service="profile"),
-        step(2, "query_deploy_diff", diff, service="profile", version="v3.3.0"),
-        step(3, "query_logs", logs, service="profile"),
+        step(2, "query_deploy_diff", diff(SUSPECT, diff_text), service="profile", version="v3.3.0"),
+        step(3, "query_logs", found or error_logs(), service="profile"),
         answer=answer,
         complete=complete,
     )
@@ -88,27 +92,27 @@ def test_a_partial_answer_is_never_confirmed() -> None:
 
 
 def test_an_error_seen_before_the_deploy_does_not_confirm() -> None:
-    earlier = LOGS.replace("first 18:02:03", "first 17:40:12")
-    assert confirmation_from_trace(logs_run(logs=earlier)) == ""
+    earlier = error_logs(first=clock(NOW, "17:40"))
+    assert confirmation_from_trace(logs_run(earlier)) == ""
 
 
 def test_a_window_that_starts_after_the_deploy_cannot_show_the_error_was_absent_before() -> None:
-    late = LOGS.replace("2026-12-01 17:34 → 18:34", "2026-12-01 17:55 → 18:34")
-    assert confirmation_from_trace(logs_run(logs=late)) == ""
+    late = error_logs(window=TimeWindow(clock(NOW, "17:55"), WINDOW.end))
+    assert confirmation_from_trace(logs_run(late)) == ""
 
 
 def test_a_sampled_cluster_cannot_tell_when_an_error_first_appeared() -> None:
-    sampled = LOGS.replace("(1 of 1, all)", "(1 of 1, from the newest 1,000 of 25,000)")
-    assert confirmation_from_trace(logs_run(logs=sampled)) == ""
+    sampled = error_logs(sampled=1_000)
+    assert "from the newest 1,000 of 25,000" in render_logs(sampled)  # what the model reads
+    assert confirmation_from_trace(logs_run(sampled)) == ""
 
 
 def test_a_signature_listed_as_new_since_the_onset_counts_as_only_after() -> None:
-    new_since = LOGS.replace("2026-12-01 17:34 → 18:34", "2026-12-01 17:55 → 18:34").replace(
-        "top ERROR signatures (1 of 1, all):",
-        "new since 18:04, at any level, absent before it (from the 40 newest lines before it, 270 after):\n"
-        "new signatures (1 of 1, all):",
-    )
-    assert "commandTimeout" in confirmation_from_trace(logs_run(logs=new_since))
+    late = TimeWindow(clock(NOW, "17:55"), WINDOW.end)
+    new = error_logs(window=late).signatures
+    new_since = logs("profile", late, None, onset=clock(NOW, "18:04"), new=new)
+    assert "new signatures (1 of 1, all):" in render_logs(new_since)
+    assert "commandTimeout" in confirmation_from_trace(logs_run(new_since))
 
 
 def test_an_error_that_only_lines_up_in_time_does_not_confirm() -> None:
@@ -118,52 +122,49 @@ def test_an_error_that_only_lines_up_in_time_does_not_confirm() -> None:
         .replace("commandTimeout: 2000", "maximumPoolSize: 50")
         .replace("commandTimeout: 20", "maximumPoolSize: 200")
     )
-    hikari_logs = LOGS.replace(
-        SIGNATURE, "HikariPool-1 - Connection is not available, request timed out after 30000ms (total=200)"
-    )
-    assert "maximumPoolSize: 200" in hikari_diff
-    assert confirmation_from_trace(logs_run(logs=hikari_logs, diff=hikari_diff)) == ""
+    hikari_logs = error_logs("HikariPool-1 - Connection is not available, request timed out after 30000ms (total=200)")
+    assert [c.key for c in diff(SUSPECT, hikari_diff).key_changes] == ["spring.redis.hikari.maximumPoolSize"]
+    assert confirmation_from_trace(logs_run(hikari_logs, hikari_diff)) == ""
 
 
 def test_a_log_naming_the_new_version_proves_the_deploy_ran_not_that_it_broke_anything() -> None:
     tag_diff = DIFF.replace("commandTimeout: 2000", "newTag: v3.2.7").replace("commandTimeout: 20", "newTag: v3.3.0")
-    tag_logs = LOGS.replace(
-        "RedisCommandTimeoutException: Command timed out after 20 millisecond(s)",
-        "startup of profile v3.3.0 failed a health check",
-    )
-    assert confirmation_from_trace(logs_run(logs=tag_logs, diff=tag_diff)) == ""
+    tag_logs = error_logs("startup of profile v3.3.0 failed a health check (GET profile:7fb9b077af)")
+    assert confirmation_from_trace(logs_run(tag_logs, tag_diff)) == ""
 
 
 def test_an_error_naming_the_changed_dependency_address_confirms() -> None:
-    diff = DIFF.replace("commandTimeout: 2000", "endpoint: http://rates:8080/v2/rates").replace(
+    moved = DIFF.replace("commandTimeout: 2000", "endpoint: http://rates:8080/v2/rates").replace(
         "commandTimeout: 20", "endpoint: http://rates:8080/v1/rates"
     )
-    logs = LOGS.replace(SIGNATURE, "GET http://rates:8080/v1/rates?base=EUR -> 404 Not Found")
+    not_found = error_logs("GET http://rates:8080/v1/rates?base=EUR -> 404 Not Found")
     assert "naming spring.redis.lettuce.endpoint = http://rates:8080/v1/rates" in confirmation_from_trace(
-        logs_run(logs=logs, diff=diff)
+        logs_run(not_found, moved)
     )
 
 
-ROLLBACK = RECORDS.replace(
-    "2 found, newest first\n",
-    "3 found, newest first\n2026-12-01T18:20:00Z profile/v3.2.7 (from v3.3.1) by nadia.r: Roll back; files: none\n",
-)
-P99 = """p99_latency of profile, 2026-12-01 17:04 → 18:44 UTC (1.7h), step 1m
-change: none detected
-spike: 18:04 97.7 ms -> peak 757 ms at 18:10 (x7.7), back to ~98 ms by {back}"""
+ROLLBACK = deploy("profile", "v3.2.7", clock(NOW, "18:20"), "v3.3.1", "Roll back")
 
 
-def rollback_run(records: str = ROLLBACK, back: str = "18:24", answer: str = ANSWER) -> Trace:
+def p99(back: str) -> MetricSeries:
+    """profile's p99: a spike from 18:04 that came back by `back`."""
+    came_back = spike(NOW, "18:04", 97.7, ("18:10", 757), (back, 98))
+    return series(NOW, "profile", "p99_latency", "ms", (95, 98, 757, 98), spikes=[came_back])
+
+
+def rollback_run(rollback: DeployRecord = ROLLBACK, back: str = "18:24", answer: str = ANSWER) -> Trace:
+    records = deploys("profile", RECORDS.window, SUSPECT, LATER, rollback)
     return trace(
-        step(1, "query_metrics", P99.format(back=back), service="profile", metric="p99_latency"),
+        step(1, "query_metrics", p99(back), service="profile", metric="p99_latency"),
         step(2, "query_deploy_records", records, service="profile"),
         answer=answer,
     )
 
 
 def test_a_recovery_right_after_the_rollback_of_the_suspect_deploy_confirms() -> None:
+    assert "back to ~98.0 ms by 18:24" in render_series(p99("18:24"))  # what the model reads
     assert confirmation_from_trace(rollback_run()) == (
-        "the rollback to v3.2.7 at 18:20 UTC: profile p99 latency back to ~98 ms by 18:24 UTC"
+        "the rollback to v3.2.7 at 18:20 UTC: profile p99 latency back to ~98.0 ms by 18:24 UTC"
     )
 
 
@@ -173,27 +174,32 @@ def test_a_recovery_before_the_rollback_or_long_after_it_does_not_confirm() -> N
 
 
 def test_rolling_back_the_other_deploy_confirms_nothing_about_the_answer() -> None:
-    # PM-2304: v3.3.1 was rolled back (to v3.3.0) and nothing changed; the answer names v3.3.0
-    other = RECORDS.replace(
-        "2 found, newest first\n",
-        "3 found, newest first\n2026-12-01T18:20:00Z profile/v3.3.0 (from v3.3.1) by nadia.r: Roll back; files: none\n",
-    )
-    assert confirmation_from_trace(rollback_run(records=other)) == ""
+    # v3.3.1 was rolled back (to v3.3.0) and nothing changed; the answer names v3.3.0
+    other = deploy("profile", "v3.3.0", clock(NOW, "18:20"), "v3.3.1", "Roll back")
+    assert confirmation_from_trace(rollback_run(other)) == ""
 
 
 def test_the_words_of_an_answer_never_confirm() -> None:
     said = replace(
-        logs_run(logs=LOGS.replace("first 18:02:03", "first 17:40:12")),
+        logs_run(error_logs(first=clock(NOW, "17:40"))),
         answer=f"{ANSWER}\nConfirmed by the logs: the rollback restored p99.",
     )
     assert confirmation_from_trace(said) == ""
 
 
 def test_a_long_error_is_quoted_where_it_names_the_change() -> None:
-    diff = DIFF.replace("commandTimeout: 2000", "readTimeout: 5000").replace("commandTimeout: 20", "readTimeout: 500")
+    read_timeout = DIFF.replace("commandTimeout: 2000", "readTimeout: 5000").replace(
+        "commandTimeout: 20", "readTimeout: 500"
+    )
     message = (
         "GET http://warehouse-api:8080/v1/levels/24a675f92e failed: java.net.SocketTimeoutException: Read "
         "timed out (readTimeout=500ms)"
     )
-    confirmed = confirmation_from_trace(logs_run(logs=LOGS.replace(SIGNATURE, message), diff=diff))
+    confirmed = confirmation_from_trace(logs_run(error_logs(message), read_timeout))
     assert '"…' in confirmed and '(readTimeout=500ms)" naming spring.redis.lettuce.readTimeout' in confirmed
+
+
+def test_a_step_without_data_confirms_nothing() -> None:
+    """A text-only (MCP) tool's result carries no data: the playbook does not read its text."""
+    text_only = [replace(s, data=None) for s in logs_run().steps]
+    assert confirmation_from_trace(replace(logs_run(), steps=tuple(text_only))) == ""

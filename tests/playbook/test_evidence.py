@@ -1,28 +1,31 @@
-"""The playbook reads tool observations through these readers; they must survive the tools' real text."""
+"""The playbook reads its evidence from the tools' data, and words it as the tools' text shows it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
-from bot.playbook.diffs import deploys_from_text
 from bot.playbook.evidence import (
-    change_points_from_text,
-    listed_services_from_text,
+    change_points_of,
+    deploys_in,
+    log_lines_in,
     moment_from_question,
+    new_signatures_in,
     service_from_text,
-    spike_from_text,
-    spikes_from_text,
+    signatures_in,
+    spikes_of,
 )
+from bot.playbook.findings import ServiceHealth
+from bot.playbook.probes import ProbeRun, Window
+from tests.playbook.canned import block, change, clock, deploy, deploys, entry, logs, series, signature, spike
 from tools.analysis.configdiff import key_changes_from_diff
+from tools.base import Toolbox, ToolResult, tool
+from tools.logs.render import render_logs
+from tools.logs.summary import LogLine
+from tools.metrics.series import finding_lines
+from tools.timerange import TimeWindow
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
-
-METRICS = """p99_latency of order, 2026-11-28 13:05 → 17:05 UTC (4h), step 1m
-promql: histogram_quantile(0.99, ...)
-min 190 ms · median 650 ms · max 1,240 ms · last 1,190 ms
-change: 15:05 212 ms -> 1,180 ms (x5.6)
-change: 16:40 1,180 ms -> 230 ms (x0.2)
-series (mean per 20m, ms): 13:05 210, 13:25 205"""
 
 DIFF = """diff --git a/services/order/application.yaml b/services/order/application.yaml
 --- a/services/order/application.yaml
@@ -37,31 +40,79 @@ DIFF = """diff --git a/services/order/application.yaml b/services/order/applicat
 """
 
 
-def test_change_lines_are_read_with_times_resolved_against_the_window_end():
-    points = change_points_from_text(METRICS, datetime(2026, 11, 28, 17, 5, tzinfo=UTC))
-    assert [(p.at.isoformat(), p.before, p.after) for p in points] == [
-        ("2026-11-28T15:05:00+00:00", "212 ms", "1,180 ms"),
-        ("2026-11-28T16:40:00+00:00", "1,180 ms", "230 ms"),
+def test_change_points_keep_their_numbers_and_read_as_the_text_prints_them():
+    shifts = [change(NOW, "16:40", 1180, 230), change(NOW, "15:05", 212, 1180)]
+    latency = series(NOW, "order", "p99_latency", "ms", (190, 650, 1240, 1190), changes=shifts)
+    points = change_points_of(latency)
+    assert [(p.at, p.before_text, p.after_text, p.factor) for p in points] == [
+        (clock(NOW, "15:05"), "212 ms", "1,180 ms", "x5.6"),
+        (clock(NOW, "16:40"), "1,180 ms", "230 ms", "x0.2"),
     ]
-    assert points[0].ratio == 5.6 and points[1].ratio < 1
+    assert finding_lines(latency)[:2] == [
+        "change: 16:40 1,180 ms -> 230 ms (x0.2)",
+        "change: 15:05 212 ms -> 1,180 ms (x5.6)",
+    ]  # the same words in the model's text
+    assert points[0].ratio == 1180 / 212 and points[1].ratio == 230 / 1180
 
 
-def test_multi_day_change_lines_carry_their_date():
-    text = "change: 11-27 23:50 0.2% -> 4.0% (x20.0)"
-    assert change_points_from_text(text, NOW)[0].at == datetime(2026, 11, 27, 23, 50, tzinfo=UTC)
+def test_no_change_gives_no_points():
+    assert change_points_of(series(NOW, "order", "p99_latency", "ms", (1, 2, 3, 2))) == []
 
 
-def test_no_change_line_gives_no_points():
-    assert change_points_from_text("change: none detected", NOW) == []
+def test_spikes_are_read_in_time_order_with_where_they_came_back_to():
+    late = spike(NOW, "15:28", 2, ("15:30", 9), ("15:40", 2))
+    early = spike(NOW, "09:10", 2, ("09:12", 40), ("09:30", 2.1))
+    found = spikes_of(series(NOW, "catalog", "p99_latency", "ms", (2, 2, 40, 2), spikes=[late, early]))
+    assert [(p.at.hour, p.after_text, p.spike) for p, _ in found] == [(9, "40.0 ms", True), (15, "9.0 ms", True)]
+    assert [(r.level, r.at) for _, r in found] == [("~2.1 ms", clock(NOW, "09:30")), ("~2.0 ms", clock(NOW, "15:40"))]
+    assert change_points_of(series(NOW, "catalog", "p99_latency", "ms", (2, 2, 40, 2), spikes=[late])) == []
 
 
-def test_list_services_observation_gives_every_listed_name_and_not_the_header_or_footer():
-    text = (
-        "5 services (label 'service'); -> lists a service's downstream services:\n"
-        "catalog\ngateway -> order, catalog\norder -> orders-db, payment\norders-db\npayment\n"
-        "… and 3 more not shown; query_metrics validates any name."
+def test_signatures_are_read_with_their_example_at_the_level_asked():
+    at = datetime(2026, 11, 29, 15, 36, 59, tzinfo=UTC)
+    pool = signature("HikariPool-<n> - Connection is not available", 256, at, entry(at, "order", "HikariPool-1 - x"))
+    found = ToolResult("ok", "", logs("order", TimeWindow(NOW - timedelta(hours=1), NOW), block(pool)))
+    [read] = signatures_in(found)
+    assert (read.count, read.text, read.quoted) == (
+        256,
+        "HikariPool-<n> - Connection is not available",
+        "HikariPool-1 - x",
     )
-    assert listed_services_from_text(text) == ["catalog", "gateway", "order", "orders-db", "payment"]
+    assert signatures_in(found, "WARN") == [] and new_signatures_in(found) == []
+
+
+def test_new_signatures_since_an_onset_are_read_at_any_level():
+    at = clock(NOW, "15:40")
+    slow = signature("slow query on orders: <n> ms", 10, at, entry(at, "order", "slow query on orders: 912 ms", "WARN"))
+    window = TimeWindow(NOW - timedelta(hours=1), NOW)
+    found = ToolResult("ok", "", logs("order", window, None, onset=clock(NOW, "15:32"), new=block(slow)))
+    assert [(s.count, s.text) for s in new_signatures_in(found)] == [(10, "slow query on orders: <n> ms")]
+
+
+def test_the_newest_lines_are_quoted_as_listed_oldest_first_even_across_midnight():
+    start = datetime(2026, 11, 28, 23, 55, tzinfo=UTC)
+    lines = (
+        LogLine(entry(start + timedelta(minutes=9), "search", "reindex job started", "INFO")),
+        LogLine(entry(start + timedelta(minutes=2), "search", "cron: nightly batch starting", "INFO")),
+    )
+    summary = replace(logs("search", TimeWindow(start, start + timedelta(minutes=12)), None), total=2, newest=lines)
+    text = render_logs(summary)
+    quoted = log_lines_in(ToolResult("ok", text, summary))
+    assert quoted == [
+        "11-28 23:57:00 INFO search-7xqpn c.e.p.s.Store: cron: nightly batch starting",
+        "11-29 00:04:00 INFO search-7xqpn c.e.p.s.Store: reindex job started",
+    ]
+    assert all(line in text for line in quoted)  # exactly as the text lists them
+
+
+def test_deploys_are_the_records_of_the_service_asked_about_never_a_version_named_in_a_summary():
+    window = TimeWindow(NOW - timedelta(hours=2), NOW)
+    ours = deploy("order", "v2.8.1", clock(NOW, "15:02"), "v2.8.0")
+    theirs = deploy("web", "v9.1", clock(NOW, "15:10"), summary="Call payment/v2 through the new client")
+    found = ToolResult("ok", "", deploys(None, window, ours, theirs))
+    assert deploys_in(found, "order") == [ours]
+    assert deploys_in(found, "payment") == []  # "payment/v2" in web's summary is no deploy of payment
+    assert deploys_in(ToolResult("ok", "text only"), "order") == []
 
 
 def test_longest_service_name_wins():
@@ -78,44 +129,19 @@ def test_question_times_are_read():
 
 
 def test_yaml_diff_gives_dotted_key_with_old_and_new_value():
-    [change] = key_changes_from_diff(DIFF)
-    assert (change.key, change.old, change.new) == ("spring.datasource.hikari.maximumPoolSize", "50", "200")
-    assert change.path == "services/order/application.yaml"
+    [key] = key_changes_from_diff(DIFF)
+    assert (key.key, key.old, key.new) == ("spring.datasource.hikari.maximumPoolSize", "50", "200")
+    assert key.path == "services/order/application.yaml"
 
 
-def test_deploy_lines_give_version_and_time():
-    text = "2 deploys of order:\n2026-11-28 15:02 UTC order/v2.8.1 by li.wei: Raise Hikari pool size\n"
-    [record] = deploys_from_text(text, "order", NOW)
-    assert record.version == "v2.8.1"
-    assert record.at == datetime(2026, 11, 28, 15, 2, tzinfo=UTC)
+def test_a_metric_tool_that_answers_text_only_is_not_read_and_says_so():
+    """A text-only tool (an MCP server's) carries no data: its text is the model's, the playbook does not parse it."""
 
+    def query_metrics(service: str, metric: str, range: str = "6h") -> str:
+        """A text-only metrics tool (tests only)."""
+        return "change: 15:05 212 ms -> 1,180 ms (x5.6)"
 
-SPIKE = """p99_latency of catalog, 2026-11-28 17:00 → 2026-11-29 17:03 UTC (24.1h), step 5m
-min 90.6 ms · median 94.0 ms · max 2,357 ms · last 93.6 ms
-change: none detected
-spike: 11-29 15:28 93.8 ms -> peak 2,357 ms at 11-29 15:30 (x25.1), back to ~93.8 ms by 11-29 16:10
-series (mean per 3h, ms): 11-29 12:00 93.6, 11-29 15:00 498"""
-
-
-def test_a_spike_line_gives_its_start_level_and_peak():
-    spike = spike_from_text(SPIKE, datetime(2026, 11, 29, 17, 3, tzinfo=UTC))
-    assert spike is not None and spike.spike
-    assert (spike.at, spike.before, spike.after) == (datetime(2026, 11, 29, 15, 28, tzinfo=UTC), "93.8 ms", "2,357 ms")
-    assert spike.factor == "x25.1" and spike.ratio == 25.1
-    assert change_points_from_text(SPIKE, NOW) == []  # a spike is not a level shift
-
-
-def test_spikes_are_read_in_time_order_and_the_biggest_is_the_spike():
-    text = (
-        "spike: 15:28 2 -> peak 9 at 15:30 (x4.5), back to ~2 by 15:40\n"
-        "spike: 09:10 2 -> peak 40 at 09:12 (x20.0), back to ~2 by 09:30"
-    )
-    spikes = spikes_from_text(text, datetime(2026, 11, 29, 17, 3, tzinfo=UTC))
-    assert [(p.at.hour, p.after) for p in spikes] == [(9, "40"), (15, "9")]
-    biggest = spike_from_text(text, NOW)
-    assert biggest is not None and biggest.after == "40"
-
-
-def test_without_a_spike_line_there_is_no_spike_whatever_the_max():
-    steady = SPIKE.replace("\nspike:", "\nnot a spike:")
-    assert spike_from_text(steady, NOW) is None
+    run = ProbeRun(Toolbox([tool(query_metrics)]), None, Window("6h", "the last 6 hours", NOW))
+    health = ServiceHealth("order")
+    assert run.read_metric("order's latency", health, "p99_latency") is None
+    assert run.steps[-1].status == "ok" and health.readings == {"p99_latency": None}  # could not be read, not steady

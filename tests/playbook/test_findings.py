@@ -6,34 +6,41 @@ import typing
 from datetime import UTC, datetime
 
 from bot.config import MetricTemplate
-from bot.playbook.evidence import ChangePoint, change_points_from_text
-from bot.playbook.findings import ROLES, Findings, Recovery, ServiceHealth, describe_change, excursion_from_text
+from bot.playbook.evidence import ChangePoint, Recovery, change_points_of, spikes_of
+from bot.playbook.findings import ROLES, Findings, ServiceHealth, describe_change, excursion
 from bot.playbook.verdict import conclusion_from_findings
+from tests.playbook.canned import change, clock, series, spike
+from tools.metrics.series import MetricSeries, finding_lines
 
 NOW = datetime(2026, 11, 29, 17, 14, tzinfo=UTC)
-PLATEAU = """\
-gateway p99_latency over 13:44-17:14 UTC (1-minute points)
-min 231 ms · median 246 ms · max 2,675 ms · last 243 ms
-change: 15:39 246 ms -> 2,173 ms (x8.8)
-spike: 15:39 246 ms -> peak 2,675 ms at 15:43 (x10.9), back to ~243 ms by 16:16"""
 
 
-def excursion(observation: str) -> tuple[ChangePoint, Recovery | None] | None:
-    return excursion_from_text(observation, NOW, change_points_from_text(observation, NOW))
+def plateau(shift: tuple[str, float, float] = ("15:39", 246, 2173)) -> MetricSeries:
+    """gateway's p99: a change point and a spike for the same excursion (one minute points over a plateau)."""
+    peak = spike(NOW, "15:39", 246, ("15:43", 2675), ("16:16", 243))
+    level = change(NOW, *shift)
+    return series(NOW, "gateway", "p99_latency", "ms", (231, 246, 2675, 243), changes=[level], spikes=[peak])
+
+
+def found(reading: MetricSeries) -> tuple[ChangePoint, Recovery] | None:
+    return excursion(spikes_of(reading), change_points_of(reading))
 
 
 def test_a_plateau_seen_as_change_and_spike_is_reported_as_the_spike_with_its_recovery() -> None:
-    found = excursion(PLATEAU)
-    assert found is not None
-    spike, recovery = found
-    assert spike.spike and (spike.before, spike.after, spike.factor) == ("246 ms", "2,675 ms", "x10.9")
+    assert finding_lines(plateau())[1] == (
+        "spike: 15:39 246 ms -> peak 2,675 ms at 15:43 (x10.9), back to ~243 ms by 16:16"
+    )  # what the model reads
+    reported = found(plateau())
+    assert reported is not None
+    point, recovery = reported
+    assert point.spike and (point.before_text, point.after_text, point.factor) == ("246 ms", "2,675 ms", "x10.9")
     assert recovery == Recovery("~243 ms", datetime(2026, 11, 29, 16, 16, tzinfo=UTC))
 
 
 def test_spike_wording_says_the_level_before_the_spike_and_when_it_recovered() -> None:
-    found = excursion(PLATEAU)
-    assert found is not None
-    text = describe_change("gateway", "p99_latency", *found)
+    reported = found(plateau())
+    assert reported is not None
+    text = describe_change("gateway", "p99_latency", *reported)
     assert text == (
         "gateway p99 latency spiked at 15:39 UTC from 246 ms (its level before the spike) to a peak "
         "of 2,675 ms, x10.9; it recovered to ~243 ms by 16:16 UTC"
@@ -42,24 +49,23 @@ def test_spike_wording_says_the_level_before_the_spike_and_when_it_recovered() -
 
 
 def test_a_level_shift_outside_the_spike_keeps_the_change_points() -> None:
-    shifted = PLATEAU.replace("change: 15:39 246 ms -> 2,173 ms (x8.8)", "change: 14:00 120 ms -> 246 ms (x2.1)")
-    assert excursion(shifted) is None  # the series did not come back to where it was before 14:00
+    assert found(plateau(("14:00", 120, 246))) is None  # it did not come back to where it was before 14:00
 
 
-def test_a_spike_alone_is_reported_and_dates_in_the_line_are_read() -> None:
-    text = "change: none detected\nspike: 11-29 14:44 0 -> peak 1.0 at 11-29 14:45 (from 0), back to ~0 by 11-29 15:00"
-    found = excursion(text)
-    assert found is not None
-    spike, recovery = found
-    assert spike.at == datetime(2026, 11, 29, 14, 44, tzinfo=UTC)
-    assert recovery == Recovery("~0", datetime(2026, 11, 29, 15, 0, tzinfo=UTC))
-    worded = describe_change("cart", "restarts", spike, recovery)
-    assert worded.endswith("to a peak of 1.0; it recovered to ~0 by 15:00 UTC")  # no factor printed from zero
+def test_a_spike_from_zero_is_reported_without_a_factor() -> None:
+    blip = spike(NOW, "14:44", 0, ("14:45", 1.0), ("15:00", 0))
+    reported = found(series(NOW, "cart", "restarts", "", (0, 0, 1, 0), spikes=[blip]))
+    assert reported is not None
+    point, recovery = reported
+    assert point.at == datetime(2026, 11, 29, 14, 44, tzinfo=UTC) and recovery == Recovery("~0", blip.back_at)
+    worded = describe_change("cart", "restarts", point, recovery)
+    assert worded.endswith("to a peak of 1.0; it recovered to ~0 by 15:00 UTC")  # the tool printed "from 0"
 
 
 def test_a_level_shift_is_still_worded_as_one() -> None:
-    [point] = change_points_from_text("change: 15:05 212 ms -> 1,180 ms (x5.6)", NOW)
-    assert excursion("change: 15:05 212 ms -> 1,180 ms (x5.6)") is None
+    shift = series(NOW, "order", "p99_latency", "ms", (190, 212, 1240, 1180), changes=[change(NOW, "15:05", 212, 1180)])
+    [point] = change_points_of(shift)
+    assert found(shift) is None
     worded = describe_change("order", "p99_latency", point)
     assert worded == "order p99 latency went from 212 ms to 1,180 ms at 15:05 UTC, x5.6"
 
@@ -72,9 +78,9 @@ def search_findings(cpu_at: str, traffic_at: str) -> Findings:
     health = ServiceHealth(
         "search",
         readings={
-            "lat": change_points_from_text("change: 15:38 190 ms -> 970 ms (x5.1)", NOW),
-            "rps": change_points_from_text(f"change: {traffic_at} 190 req/s -> 583 req/s (x3.1)", NOW),
-            "cores": change_points_from_text(f"change: {cpu_at} 1.5 cores -> 4.8 cores (x3.2)", NOW),
+            "lat": [ChangePoint(clock(NOW, "15:38"), 190, 970, "ms", 970 / 190)],
+            "rps": [ChangePoint(clock(NOW, traffic_at), 190, 583, "req/s", 583 / 190)],
+            "cores": [ChangePoint(clock(NOW, cpu_at), 1.5, 4.8, "cores", 4.8 / 1.5)],
         },
     )
     return Findings(
@@ -108,8 +114,8 @@ def test_cpu_changing_at_the_same_point_as_latency_still_sends_the_playbook_look
     health = ServiceHealth(
         "recommendation",
         {
-            "p99_latency": [ChangePoint(at, "132 ms", "2,498 ms", 18.9)],
-            "cpu_usage": [ChangePoint(at, "1.7 cores", "4.6 cores", 2.7)],
+            "p99_latency": [ChangePoint(at, 132, 2498, "ms", 2498 / 132)],
+            "cpu_usage": [ChangePoint(at, 1.7, 4.6, "cores", 4.6 / 1.7)],
         },
     )
     findings = Findings("24h", roles={"latency": "p99_latency", "cpu": "cpu_usage"}, health={"recommendation": health})

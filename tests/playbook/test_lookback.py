@@ -80,22 +80,20 @@ def test_no_named_service_and_nothing_changed_reads_without_a_double_negative() 
     ), answer
 
 
-def _point(hours_ago: float, before: str, after: str, ratio: float, spike: bool = False) -> ChangePoint:
-    return ChangePoint(NOW - timedelta(hours=hours_ago), before, after, ratio, spike=spike)
+def _point(hours_ago: float, before: float, after: float, spike: bool = False) -> ChangePoint:
+    return ChangePoint(NOW - timedelta(hours=hours_ago), before, after, "ms", after / before, spike=spike)
 
 
 def test_a_shift_before_the_window_that_still_holds_is_the_onset() -> None:
-    health = ServiceHealth("order", {"p99_latency": [_point(30, "200 ms", "1,200 ms", 6.0)]})
+    health = ServiceHealth("order", {"p99_latency": [_point(30, 200, 1200)]})
     found = ongoing_shift(health, WINDOW_START)
     assert found is not None and found[0] == "p99_latency" and found[2] == "1,200 ms"
 
 
 def test_a_past_spike_a_shift_undone_later_or_one_inside_the_window_is_not_an_onset() -> None:
-    spike = ServiceHealth("order", {"p99_latency": [_point(30, "200 ms", "2,000 ms", 10.0, spike=True)]})
-    undone = ServiceHealth(
-        "order", {"p99_latency": [_point(30, "200 ms", "1,200 ms", 6.0), _point(27, "1,200 ms", "210 ms", 0.175)]}
-    )
-    recent = ServiceHealth("order", {"p99_latency": [_point(3, "200 ms", "1,200 ms", 6.0)]})
+    spike = ServiceHealth("order", {"p99_latency": [_point(30, 200, 2000, spike=True)]})
+    undone = ServiceHealth("order", {"p99_latency": [_point(30, 200, 1200), _point(27, 1200, 210)]})
+    recent = ServiceHealth("order", {"p99_latency": [_point(3, 200, 1200)]})
     assert [ongoing_shift(h, WINDOW_START) for h in (spike, undone, recent)] == [None, None, None]
 
 

@@ -7,45 +7,32 @@ from datetime import UTC, datetime
 
 from bot.eval import fact_named
 from bot.eval.scoring import headline_from_answer
-from bot.playbook.evidence import NO_SAMPLES, change_points_from_text, stops_from_text
+from bot.playbook.evidence import NO_SAMPLES, change_points_of, stops_of
 from bot.playbook.findings import Findings, ServiceHealth
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.servicewalk import follow_downstream
 from bot.playbook.verdict import conclusion_from_findings
+from tests.playbook.canned import change, metrics_toolbox, series, steady, stop
 from tests.playbook.test_playbook import _diagnose
-from tools.base import Toolbox, ToolResult, tool
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 ROLES = {"latency": "p99_latency", "errors": "error_rate", "traffic": "qps"}
-STEADY = (
-    "min 40 ms · median 45 ms · max 50 ms · last 44 ms\n"
-    "change: none detected (no level shift, spike, trend or sawtooth)"
-)
 SERIES = {
-    ("search", "p99_latency"): STEADY,
-    ("search", "error_rate"): "min 0.1% · median 0.1% · max 55% · last 54%\nchange: 11:21 0.098% -> 54.7% (x556.8)",
-    ("ranker", "p99_latency"): STEADY,
-    ("ranker", "error_rate"): STEADY.replace("ms", "%"),
-    ("ranker", "qps"): "min 0 req/s · median 150 req/s · max 180 req/s · last 0 req/s\n"
-    "change: 11:20 152 req/s -> 0 req/s (to 0)",
-    ("cache", "p99_latency"): STEADY,
-    ("cache", "error_rate"): STEADY.replace("ms", "%"),
-    ("cache", "qps"): "min 80 req/s · median 100 req/s · max 120 req/s · last 70 req/s\n"
-    "change: 11:40 100 req/s -> 70 req/s (x0.7)",
+    ("search", "p99_latency"): steady(NOW, "search", "p99_latency", "ms", 45),
+    ("search", "error_rate"): series(
+        NOW, "search", "error_rate", "%", (0.1, 0.1, 55, 54), changes=[change(NOW, "11:21", 0.098, 54.7)]
+    ),
+    ("ranker", "p99_latency"): steady(NOW, "ranker", "p99_latency", "ms", 45),
+    ("ranker", "error_rate"): steady(NOW, "ranker", "error_rate", "%", 45),
+    ("ranker", "qps"): series(NOW, "ranker", "qps", "req/s", (0, 150, 180, 0), changes=[change(NOW, "11:20", 152, 0)]),
+    ("cache", "p99_latency"): steady(NOW, "cache", "p99_latency", "ms", 45),
+    ("cache", "error_rate"): steady(NOW, "cache", "error_rate", "%", 45),
+    ("cache", "qps"): series(NOW, "cache", "qps", "req/s", (80, 100, 120, 70), changes=[change(NOW, "11:40", 100, 70)]),
 }
 
 
-def _toolbox() -> Toolbox:
-    def query_metrics(service: str, metric: str, range: str = "6h") -> ToolResult | str:
-        """Canned observations in the tool's own line forms (tests only)."""
-        text = SERIES.get((service, metric))
-        return text if text is not None else ToolResult("no_data", "no data: the query returned no samples")
-
-    return Toolbox([tool(query_metrics)])
-
-
 def _run() -> ProbeRun:
-    return ProbeRun(_toolbox(), None, Window("6h", "the last 6 hours", NOW))
+    return ProbeRun(metrics_toolbox(SERIES), None, Window("6h", "the last 6 hours", NOW))
 
 
 def test_a_dependency_whose_traffic_collapsed_is_followed_although_its_latency_and_errors_look_steady():
@@ -60,24 +47,22 @@ def test_a_dependency_whose_traffic_collapsed_is_followed_although_its_latency_a
 
 
 def test_a_fall_to_zero_is_the_biggest_change_not_none():
-    [point] = change_points_from_text(SERIES[("ranker", "qps")], NOW)
-    assert point.ratio == 0 and point.strength > 10
+    [point] = change_points_of(SERIES[("ranker", "qps")])
+    assert point.ratio == 0 and point.strength > 10 and point.after_text == "0 req/s" and point.factor == ""
     findings = Findings(window_label="the last 6 hours", roles=dict(ROLES))
     assert findings.collapsed("qps", point) and not findings.collapsed("p99_latency", point)
 
 
 def test_a_series_that_stopped_is_a_change_to_no_samples_and_worded_so():
-    text = (
-        "min 47 ms · median 49 ms · max 60 ms · last 56 ms\n"
-        "stopped: no samples after 11:24 (last 55.9 ms), 36m to the window's end: no requests were measured"
-    )
-    [point] = stops_from_text(text, NOW)
-    assert point.after == NO_SAMPLES and point.at == datetime(2026, 12, 1, 11, 24, tzinfo=UTC)
+    stopped = series(NOW, "ranker", "p99_latency", "ms", (47, 49, 60, 56), stopped=stop(NOW, "11:24", 55.9))
+    [point] = stops_of(stopped)
+    assert point.after_text == NO_SAMPLES and point.at == datetime(2026, 12, 1, 11, 24, tzinfo=UTC)
     health = ServiceHealth("ranker", {"p99_latency": [point]})
     assert health.changed("p99_latency") == point  # significant: never "no change"
     worded = health.describe("p99_latency", point)
     assert worded == (
-        "ranker p99 latency stopped at 11:24 UTC: no samples since (last 55.9 ms), so no requests were measured"
+        "ranker p99 latency stopped at 11:24 UTC: no samples since (last 55.9 ms), so no requests were measured "
+        "(whether the service or the metrics collection stopped is unknown)"  # its cause was not checked
     )
 
 
@@ -100,8 +85,8 @@ def test_a_dependency_whose_pods_are_all_down_is_diagnosed_as_its_deploy(make_sa
     assert any(s.args.get("service") == "ranker" and s.action == "query_deploy_records" for s in trace.steps)
 
 
-# It missed at some run clocks (04:30, 04:40, 05:40 on e938230): the walk followed orders-db's earlier x1.5 latency
-# wobble instead of fulfilment-worker's collapse. The walk now follows the most telling change (test_walk_choice.py).
+# It missed at some run clocks (04:30, 04:40, 05:40): the walk followed orders-db's earlier x1.5 latency wobble
+# instead of fulfilment-worker's collapse. The walk now follows the most telling change (test_walk_choice.py).
 def test_a_consumer_that_stopped_consuming_is_diagnosed_as_its_config_change(make_sandbox, tmp_path):
     box = make_sandbox("consumer-stopped-topic")
     trace = _diagnose(box, tmp_path)

@@ -20,8 +20,9 @@ from bot.routing.model import shipped_model
 from bot.routing.respond import Router
 from bot.slack.delivery.render import ACTION_VOTE_DOWN
 from bot.slack.intake.listeners import build_app, build_web_client
+from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.jobs.state import MemoryDedupe, MemoryWorkQueue
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.slack import (
     BOT_TOKEN,
@@ -44,10 +45,8 @@ def slack_with_store(fake_slack: FakeSlackAPI, tmp_path: Path) -> Iterator[tuple
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         router,
         persist=store.save,
-        queue=MemoryWorkQueue(8),
-        dedupe=MemoryDedupe(900),
-        memory=MemoryThreadMemory(),
-        workers=2,
+        state=SlackState(MemoryDedupe(900), queue=MemoryWorkQueue(8)),
+        lanes=Lanes(workers=2),
     )
     bolt = build_app(
         runner, signing_secret=SIGNING_SECRET, fetch_trace=store.get, record_feedback=store.record_feedback

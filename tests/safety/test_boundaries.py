@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.engine.llm import UNPARSED_ARGS_KEY, args_from_json, too_deeply_nested
+from bot.engine.text.arguments import UNPARSED_ARGS_KEY, args_from_json, too_deeply_nested
 from bot.engine.types import Question, Step, StopReason, Totals, Trace, trace_to_dict
 from bot.http.alerts import AlertGroup, question_from_alerts
 from bot.routing.intent import classify

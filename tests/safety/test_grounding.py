@@ -59,6 +59,13 @@ def test_unverified_claims(answer: str, expected: list[str]) -> None:
     assert unverified_claims(answer, [*EVIDENCE, "why is order slow since 14:00?"]) == expected
 
 
+@pytest.mark.parametrize(("answer", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_the_order_the_evidence_comes_in_changes_nothing(answer: str, expected: list[str]) -> None:
+    """Evidence is read shortest first and reading stops once every claim is backed: any order, the same claims."""
+    evidence = [*EVIDENCE, "why is order slow since 14:00?"]
+    assert unverified_claims(answer, evidence[::-1]) == unverified_claims(answer, sorted(evidence)) == expected
+
+
 def test_claims_keep_their_written_form_and_order() -> None:
     claims = claims_from_text("v2.8.1 at 15:02: p99 1,180 ms (x5.6)")
     assert [c.text for c in claims] == ["v2.8.1", "15:02", "1,180 ms", "x5.6"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bot.engine.types import Step, StopReason, Totals, Trace
-from bot.safety.redact import redact, redact_trace, redact_value
+from bot.safety.redact import _ASSIGNMENT, _ASSIGNMENT_ANCHORS, _RULES, redact, redact_trace, redact_value
 from tools.base import Toolbox, call_tool, tool
 
 GH = "ghp_" + "a1B2c3D4e5" * 4
@@ -166,6 +168,23 @@ def test_secret_shapes_are_redacted(text: str, expected: str) -> None:
 @pytest.mark.parametrize("text", [n[1] for n in NOT_SECRETS], ids=[n[0] for n in NOT_SECRETS])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+def test_every_match_of_a_rule_holds_one_of_the_anchors_it_is_skipped_without() -> None:
+    """A rule's scan is skipped when the text holds none of its anchors: sound only if no match can lack them."""
+    from tests.safety.hostile_corpus import CASES
+    from tests.safety.secret_shapes import SECRETS as PLANTED
+
+    texts = [t for _, t, _ in SECRETS] + [t for _, t in NOT_SECRETS] + [line for _, line in PLANTED.values()]
+    texts += [case.text for case in CASES] + ["hub login hf_" + "abcdefghij" * 3 + "abcd"]
+    rules = [(r.kind, r.pattern, r.anchors) for r in _RULES] + [("assignment", _ASSIGNMENT, _ASSIGNMENT_ANCHORS)]
+    matched = set()
+    for kind, pattern, anchors in rules:
+        for match in (m for text in texts for m in pattern.finditer(text)):
+            found = match[0].lower() if pattern.flags & re.IGNORECASE else match[0]
+            assert any(anchor in found for anchor in anchors), (kind, match[0])
+            matched.add(kind)
+    assert len(matched) == len(rules)  # the corpus has a match for every rule: the check is not vacuous
 
 
 def test_redaction_is_idempotent() -> None:

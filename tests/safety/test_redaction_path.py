@@ -10,13 +10,20 @@ from typing import Any
 
 import pytest
 
+from bot.cli.terminal import trace_summary
 from bot.engine.loop import run_agent
-from bot.engine.types import Budget, Question, StepObserver, Trace
+from bot.engine.types import Budget, Intent, Question, StepObserver, Trace, trace_to_dict
+from bot.routing.respond import Router
+from bot.safety.inbound import clean_inbound
 from bot.safety.logfilter import install_redaction
+from bot.safety.outbound import json_bytes, plain_text
 from bot.safety.redact import redact
+from bot.slack.delivery.answer import trace_to_blocks, trace_to_stream_end, trace_to_text
+from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.listeners import build_web_client
+from bot.slack.jobs.backlog import SlackState
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.jobs.state import Job, MemoryWorkQueue, trace_to_memory
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
@@ -85,10 +92,8 @@ def test_no_secret_reaches_slack_or_the_store(
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         responder,
         persist=store.save,
-        queue=MemoryWorkQueue(4),
-        dedupe=MemoryDedupe(),
-        memory=MemoryThreadMemory(),
-        update_interval_s=0.0,
+        state=SlackState(queue=MemoryWorkQueue(4)),
+        progress=ProgressOptions(update_interval_s=0.0),
     )
     trace = runner.run(Job(QUESTION, "C1", "1700000000.000001", react_ts="1700000000.000001", user="U1"))
     assert trace.steps[0].action == "read_logs"
@@ -122,3 +127,36 @@ def test_no_secret_reaches_the_logs() -> None:
     assert text.count("backend said") == len(SECRETS)
     assert "RuntimeError" in text
     assert leaked(text) == []
+
+
+def test_a_pasted_secret_is_gone_after_the_inbound_pass() -> None:
+    for kind, (secret, line) in SECRETS.items():
+        assert secret not in clean_inbound(f"why is order slow? {line}"), kind
+
+
+def test_a_secret_the_model_writes_reaches_no_door(scripted_llm: ScriptedLLM, tmp_path: Path) -> None:
+    """The Router passes the model's words on as written; every boundary text leaves by redacts them: Slack's final
+    message, the API's JSON, the store, the terminal and the thread memory sent back with a follow-up."""
+    secret, line = SECRETS["github_pat"]
+    scripted_llm.script({"content": f"Hi! {line} looks leaked."})
+    router = Router(
+        llm=scripted_openai_llm(scripted_llm),
+        tools=leaky_toolbox(),
+        budget=Budget(),
+        classify=lambda text: Intent("chitchat", 0.9, "rules", "test"),
+    )
+    trace = router(Question("hi"))
+    assert secret in trace.answer  # the control: nothing between the model and the doors redacts
+    store = SqliteTraceStore(tmp_path / "traces.db")
+    store.save(trace)
+    store.close()
+    doors = [
+        trace_to_text(trace),
+        json.dumps([trace_to_blocks(trace), trace_to_stream_end(trace)], ensure_ascii=False),
+        json_bytes(trace_to_dict(trace)).decode(),
+        plain_text(trace_summary(trace)),
+        trace_to_memory(trace),
+        "".join(p.read_bytes().decode("latin-1") for p in tmp_path.glob("traces.db*")),
+    ]
+    assert [door for door in doors if secret in door] == []
+    assert all("[REDACTED:github_token]" in door for door in doors[:5])

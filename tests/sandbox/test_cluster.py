@@ -13,7 +13,9 @@ from kubernetes import config as kube_config
 from prometheus_api_client import PrometheusConnect
 
 from bot.sandbox.cluster import crashloop_restarts
+from bot.sandbox.data import build_sandbox
 from bot.sandbox.scenario import ScenarioError, scenario_from_dict, scenario_names
+from bot.sandbox.standins.kubeapi import FakeKubeAPI
 from tools.base import ToolResult
 from tools.kubernetes.query import KubernetesTools
 from tools.runbooks.search import Runbooks
@@ -55,8 +57,16 @@ def test_the_three_cluster_scenarios_ship_in_the_suite():
         ({"pods": [{"service": "mailer", "replicas": 2, "affected": 3}]}, "affected 3 not in 0..2"),
         ({"pods": [{"service": "smtp-relay"}]}, "pods of external service 'smtp-relay'"),
         (
-            {"events": [{"service": "mailer", "reason": "x", "message": "y", "at_minutes": 0, "kind": "Node"}]},
-            "kind 'Node' is not Pod or Deployment",
+            {"events": [{"service": "mailer", "reason": "x", "message": "y", "at_minutes": 0, "kind": "Service"}]},
+            "kind 'Service' is not Pod, Deployment or Node",
+        ),
+        (
+            {"events": [{"reason": "NodeNotReady", "message": "y", "at_minutes": 0, "kind": "Node", "node": "n9"}]},
+            "Node event names unknown node 'n9'",
+        ),
+        (
+            {"events": [{"service": "mailer", "reason": "ScalingReplicaSet", "message": "to 14", "at_minutes": 0}]},
+            "ScalingReplicaSet events come from the replicas and rollouts",
         ),
     ],
 )
@@ -118,3 +128,20 @@ def test_the_scenarios_runbook_is_in_the_sandbox_repository_beside_the_shared_on
     hits = Runbooks(box.runbooks_dir).search("CommitFailedException max-poll-records", "invoicing")
     assert hits[0].citation == "Runbook: kafka-consumers.md § Rebalance storm"
     assert {p.name for p in box.runbooks_dir.iterdir()} >= {"pod-oomkilled.md", "crashloop-config.md"}
+
+
+def test_an_incidents_own_events_outlive_the_hour_while_older_ones_go(tmp_path, sandbox_now):
+    raw = copy.deepcopy(_raw("crashloop-env-enum")) | {"incident": "-240m"}
+    data = build_sandbox(scenario_from_dict(raw), tmp_path / "box", sandbox_now)
+    assert data.cluster_json is not None
+    kube = FakeKubeAPI.from_file(data.cluster_json)
+    try:
+        api = kube_config.new_client_from_config(config_file=str(kube.write_kubeconfig(tmp_path / "kubeconfig")))
+        events = str(KubernetesTools(api, ["comms"], clock=lambda: sandbox_now).query_k8s_events("comms", "", "1d"))
+    finally:
+        kube.stop()
+    assert "ProgressDeadlineExceeded" in events  # 3 h 52 min old: the incident's own, still listed
+    assert (
+        "Scaled up replica set mailer-4e5d9c to 1" in events and "Scaled down replica set mailer-3d5d9c to 3" in events
+    )
+    assert "Scaled up replica set mailer-3d5d9c to 4" not in events  # the rollout a day before: past the TTL

@@ -13,10 +13,11 @@ from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
 from bot.safety.access import Admit, allow_all
 from bot.slack.delivery.budget import CallBudget
+from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.listeners import build_app, build_web_client
-from bot.slack.jobs.backlog import Lanes
+from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.runner import Classify, Runner, Submission
-from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.jobs.state import Job, MemoryDedupe, MemoryWorkQueue
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder
 
 
@@ -80,16 +81,15 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
             client,
             responder or ScriptedResponder(),
             persist=persist,
-            queue=MemoryWorkQueue(queue_size),
-            dedupe=MemoryDedupe(900),
-            memory=MemoryThreadMemory(),
-            workers=workers,
-            use_streaming=use_streaming,
-            update_interval_s=3.0,
-            append_interval_s=append_interval_s,
+            state=SlackState(MemoryDedupe(900), queue=MemoryWorkQueue(queue_size)),
+            lanes=lanes or Lanes(workers=workers),
+            progress=ProgressOptions(
+                use_streaming=use_streaming,
+                update_interval_s=3.0,
+                append_interval_s=append_interval_s,
+                budget=budget or CallBudget({}),
+            ),
             classify=classify,
-            budget=budget,
-            lanes=lanes,
         )
         fake_slack.latency_s = latency_s
         app = build_app(

@@ -1,14 +1,12 @@
-"""What keeps a trace store usable across crashes and restarts: partial traces, retention, concurrent start."""
+"""What keeps a trace store usable across crashes and restarts: partial traces, retention (a fresh file opened by
+several processes at once: test_fresh_open.py)."""
 
 from __future__ import annotations
 
-import multiprocessing
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from bot.store.base import TraceStore, interrupted_from_partial, is_partial
-from bot.store.sqlite import SCHEMA_VERSION, SqliteTraceStore
 from tests.store.known_traces import make_trace, step
 from tests.tools.result_samples import log_summary
 from tools.results import signatures_of
@@ -51,21 +49,3 @@ def test_retention_deletes_only_traces_older_than_the_cutoff(store: TraceStore) 
     assert store.delete_older_than(datetime(2026, 6, 1, tzinfo=UTC)) == 1
     assert store.get("old") is None and store.get("new") is not None
     assert store.search("order") == [store.get("new")]
-
-
-def _open_store(path: str) -> str:
-    try:
-        SqliteTraceStore(path).close()
-        return "ok"
-    except Exception as exc:  # reported to the parent, which asserts on it
-        return f"{type(exc).__name__}: {exc}"
-
-
-def test_a_fresh_sqlite_store_opened_by_several_processes_at_once_is_created_once(tmp_path: Path) -> None:
-    path = str(tmp_path / "fresh.db")
-    with multiprocessing.get_context("spawn").Pool(6) as pool:
-        outcomes = pool.map(_open_store, [path] * 6)
-    assert outcomes == ["ok"] * 6
-    store = SqliteTraceStore(path)
-    assert store._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    store.close()

@@ -124,14 +124,19 @@ def render_pods(found: PodList) -> str:
     scope = f"pods of {found.service} ({found.selector})" if found.selector else "pods"
     if not found.pods:
         return f"{scope} in namespace {found.namespace}: none."
-    restarts, unready = sum(p.restarts for p in found.pods), sum(1 for p in found.pods if not p.ready)
-    head = (
-        f"{scope} in namespace {found.namespace}: {len(found.pods)}, {unready} not ready, {restarts} restarts in total"
-    )
+    head = f"{scope} in namespace {found.namespace}: {pods_summary(found)}"
     states = found.states
     head += "; states: " + ", ".join(f"{k} x{n}" for k, n in states.items()) if states else ""
     more = " (more exist; ask for one service)" if found.more else ""
     return "\n".join([head + more, *(_pod_line(p) for p in found.pods)])
+
+
+def pods_summary(found: PodList) -> str:
+    """`2, 1 not ready, 7 restarts in total` (`none` without pods): the counts the text's first line shows."""
+    if not found.pods:
+        return "none"
+    restarts, unready = sum(p.restarts for p in found.pods), sum(1 for p in found.pods if not p.ready)
+    return f"{len(found.pods)}, {unready} not ready, {restarts} restarts in total"
 
 
 def render_events(found: EventList) -> str:

@@ -8,6 +8,7 @@ and `key: value` lines as strings that the tool's argument model then validates 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,10 @@ import json_repair
 from bot.engine.text.labels import strip_fences
 
 MAX_INPUT_CHARS = 20_000  # larger "arguments" are a runaway reply, not a tool call
+# Native tool-call arguments that are not a JSON object land under this key, so the protocol can tell the
+# model its arguments were unreadable instead of running the tool with nothing.
+UNPARSED_ARGS_KEY = "_unparsed_arguments"
+MAX_ARGS_DEPTH = 32  # real tool arguments nest two or three levels
 _MAX_BRACKETS = 200  # real tool arguments nest a few levels; thousands of braces are a degenerate reply
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
 _KEY_VALUE_LINE = re.compile(
@@ -130,3 +135,32 @@ def _key_values_or_none(text: str) -> dict[str, str] | None:
     if not lines or not all(matches):
         return None
     return {m["key"]: m["value"].strip("'\"") for m in matches if m}
+
+
+def args_from_json(raw: str) -> dict[str, Any]:
+    """Tool-call arguments as a dict; json-repair forgives small slips, anything else is kept for the model."""
+    if not raw.strip():
+        return {}
+    if too_deeply_nested(raw):  # a format error the model is told about, never "LLM unavailable"
+        return {UNPARSED_ARGS_KEY: f"nested deeper than {MAX_ARGS_DEPTH} levels: {raw[:200]}"}
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        try:
+            value = json_repair.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+    return value if isinstance(value, dict) else {UNPARSED_ARGS_KEY: raw}
+
+
+def too_deeply_nested(raw: str, max_depth: int = MAX_ARGS_DEPTH) -> bool:
+    """True when JSON-ish text opens more than `max_depth` brackets at once (counted before any parser recurses)."""
+    depth = 0
+    for char in raw:
+        if char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return False

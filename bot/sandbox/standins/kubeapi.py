@@ -1,10 +1,11 @@
 """FakeKubeAPI: a Kubernetes API server stand-in over real HTTP, speaking the real JSON, used via a real kubeconfig.
 
-It serves the read paths opsbot uses (pods, events, deployments, replicasets under /api/v1 and /apis/apps/v1),
+It serves the read paths opsbot uses (pods, events, deployments, replicasets under /api/v1 and /apis/apps/v1,
+horizontalpodautoscalers under /apis/autoscaling/v2, and the cluster-scoped /api/v1/nodes),
 filters by `labelSelector` (equality terms) and `limit` (with a `continue` token when more exist), requires the
 kubeconfig's bearer token (401 otherwise), answers 403 Forbidden with a real Status object for namespaces the
 "Role" does not cover, 404 NotFound for unknown objects, and can be told to fail (429 + Retry-After, 500) or be slow.
-The tests run it in-process; the sandbox serves a scenario's cluster from a JSON file (bot/sandbox/cluster.py
+The tests run it in-process; the sandbox serves a scenario's cluster from a JSON file (bot/sandbox/cluster/objects.py
 writes it, bot/sandbox/standins/launch.py serves it).
 The objects themselves come from bot/sandbox/standins/kubeobjects.py.
 """
@@ -28,7 +29,9 @@ _PATHS = {
     ("api/v1", "events"): ("EventList", "v1"),
     ("apis/apps/v1", "deployments"): ("DeploymentList", "apps/v1"),
     ("apis/apps/v1", "replicasets"): ("ReplicaSetList", "apps/v1"),
+    ("apis/autoscaling/v2", "horizontalpodautoscalers"): ("HorizontalPodAutoscalerList", "autoscaling/v2"),
 }
+CLUSTER_SCOPED = "api/v1/nodes"  # nodes belong to no namespace; they are stored under namespace ""
 
 
 def write_kubeconfig(path: Path, server: str, *, token: str = TOKEN, namespace: str = "default") -> Path:
@@ -71,7 +74,7 @@ class FakeKubeAPI(HttpStandIn):
 
     @classmethod
     def from_file(cls, path: Path, *, port: int = 0, token: str = TOKEN) -> FakeKubeAPI:
-        """Serve the objects a sandbox wrote (bot/sandbox/cluster.py: {"objects": [[ns, resource, items]...]})."""
+        """Serve the objects a sandbox wrote (bot/sandbox/cluster/objects.py: {"objects": [[ns, resource, items]]})."""
         raw = json.loads(path.read_text(encoding="utf-8"))
         objects = {(ns, resource): list(items) for ns, resource, items in raw["objects"]}
         return cls(objects=objects, port=port, token=token)
@@ -112,6 +115,8 @@ class FakeKubeAPI(HttpStandIn):
         return (*self._route(url.path.strip("/"), urllib.parse.parse_qs(url.query)), {})
 
     def _route(self, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        if path == CLUSTER_SCOPED or path.startswith(CLUSTER_SCOPED + "/"):
+            return self._found("", "nodes", "", path.removeprefix(CLUSTER_SCOPED).strip("/"), ("NodeList", "v1"), query)
         for (group, resource), (kind, version) in _PATHS.items():
             head = f"{group}/namespaces/"
             if not path.startswith(head):
@@ -120,7 +125,7 @@ class FakeKubeAPI(HttpStandIn):
             plural, _, name = rest.partition("/")
             if plural != resource:
                 continue
-            api_group = "apps" if group.startswith("apis/apps") else ""
+            api_group = group.split("/")[1] if group.startswith("apis/") else ""
             if ns in self.forbidden:
                 user, verb = "system:serviceaccount:ops:opsbot", "get" if name else "list"
                 return 403, status_object(
@@ -129,17 +134,19 @@ class FakeKubeAPI(HttpStandIn):
                     f'{resource} is forbidden: User "{user}" cannot {verb} '
                     f'resource "{resource}" in API group "{api_group}" in the namespace "{ns}"',
                 )
-            items = self.objects.get((ns, resource), [])
-            if name:
-                found = [i for i in items if i["metadata"]["name"] == name]
-                kind_name = f"{resource}.{api_group}" if api_group else resource
-                return (
-                    (200, found[0])
-                    if found
-                    else (404, status_object(404, "NotFound", f'{kind_name} "{name}" not found'))
-                )
-            return 200, _listed(kind, version, items, query)
+            return self._found(ns, resource, api_group, name, (kind, version), query)
         return 404, status_object(404, "NotFound", "the server could not find the requested resource")
+
+    def _found(
+        self, ns: str, resource: str, api_group: str, name: str, kind: tuple[str, str], query: dict[str, list[str]]
+    ) -> tuple[int, dict[str, Any]]:
+        """One object by name (404 when absent), or the list filtered by the query."""
+        items = self.objects.get((ns, resource), [])
+        if not name:
+            return 200, _listed(kind[0], kind[1], items, query)
+        found = [i for i in items if i["metadata"]["name"] == name]
+        kind_name = f"{resource}.{api_group}" if api_group else resource
+        return (200, found[0]) if found else (404, status_object(404, "NotFound", f'{kind_name} "{name}" not found'))
 
 
 def _listed(kind: str, version: str, items: list[dict[str, Any]], query: dict[str, list[str]]) -> dict[str, Any]:

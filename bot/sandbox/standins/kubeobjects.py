@@ -1,6 +1,6 @@
 """Kubernetes API objects as the API server returns them (JSON): pods with container statuses, events,
-Deployments and their ReplicaSets. The tests build clusters with these; bot/sandbox/cluster.py builds a
-scenario's cluster with them.
+Deployments and their ReplicaSets, HorizontalPodAutoscalers and nodes. The tests build clusters with these;
+bot/sandbox/cluster/objects.py builds a scenario's cluster with them.
 """
 
 from __future__ import annotations
@@ -72,10 +72,15 @@ def pod(
     phase: str = "Running",
     node: str = "node-1",
     namespace: str = "default",
+    deleted: datetime | None = None,
 ) -> dict[str, Any]:
+    """A pod; `deleted` marks one being deleted (Terminating) since then, e.g. evicted from an unreachable node."""
     containers = [{"name": s["name"], "image": s["image"]} for s in statuses]
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels, "uid": f"uid-{name}"}
+    if deleted is not None:
+        metadata["deletionTimestamp"] = iso(deleted)
     return {
-        "metadata": {"name": name, "namespace": namespace, "labels": labels, "uid": f"uid-{name}"},
+        "metadata": metadata,
         "spec": {"containers": containers, "nodeName": node},
         "status": {"phase": phase, "containerStatuses": statuses},
     }
@@ -106,19 +111,102 @@ def event(
     }
 
 
-def deployment(name: str, labels: dict[str, str], *, namespace: str = "default", revision: int = 1) -> dict[str, Any]:
-    return {
+def deployment(
+    name: str,
+    labels: dict[str, str],
+    *,
+    namespace: str = "default",
+    revision: int = 1,
+    replicas: int | None = None,
+    ready: int | None = None,
+    updated: int | None = None,
+) -> dict[str, Any]:
+    """A Deployment; with `replicas`, its spec (RollingUpdate 25 %/25 %, 600 s progress deadline) and status."""
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": {"containers": []}},
+    }
+    body: dict[str, Any] = {
         "metadata": {
             "name": name,
             "namespace": namespace,
             "labels": labels,
             "annotations": {"deployment.kubernetes.io/revision": str(revision)},
         },
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": []}},
-        },
+        "spec": spec,
     }
+    if replicas is not None:
+        ready = replicas if ready is None else ready
+        spec |= {
+            "replicas": replicas,
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "progressDeadlineSeconds": 600,
+        }
+        body["status"] = {
+            "replicas": replicas,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "updatedReplicas": replicas if updated is None else updated,
+            "unavailableReplicas": replicas - ready,
+        }
+    return body
+
+
+def hpa(name: str, *, namespace: str, low: int, high: int, current: int, desired: int, limited: bool) -> dict[str, Any]:
+    """A HorizontalPodAutoscaler (autoscaling/v2) on the Deployment of the same name, scaling on CPU."""
+    condition = {
+        "type": "ScalingLimited",
+        "status": "True" if limited else "False",
+        "reason": "TooManyReplicas" if limited else "DesiredWithinRange",
+        "message": "the desired replica count is more than the maximum replica count"
+        if limited
+        else "the desired count is within the acceptable range",
+    }
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": low,
+            "maxReplicas": high,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+                }
+            ],
+        },
+        "status": {"currentReplicas": current, "desiredReplicas": desired, "conditions": [condition]},
+    }
+
+
+def node(name: str, zone: str, *, ready: bool = True, unschedulable: bool = False) -> dict[str, Any]:
+    """A node with its zone label; a NotReady one has the unreachable taint and an Unknown Ready condition."""
+    taints = [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}] if not ready else []
+    if unschedulable:
+        taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    condition = (
+        {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
+        if ready
+        else {
+            "type": "Ready",
+            "status": "Unknown",
+            "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.",
+        }
+    )
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone},
+        },
+        "spec": {"unschedulable": unschedulable, "taints": taints},
+        "status": {"conditions": [condition]},
+    }
+
+
+def replicaset_name(deployment_name: str, revision: int) -> str:
+    """A ReplicaSet's name: the Deployment's and a pod-template hash (here stable per revision)."""
+    return f"{deployment_name}-{revision:x}{'abcdef'[revision % 6]}5d9c"
 
 
 def replicaset(
@@ -137,7 +225,7 @@ def replicaset(
     annotations = {"deployment.kubernetes.io/revision": str(revision)}
     if change_cause:
         annotations["kubernetes.io/change-cause"] = change_cause
-    name = f"{deployment_name}-{revision:x}{'abcdef'[revision % 6]}5d9c"
+    name = replicaset_name(deployment_name, revision)
     return {
         "metadata": {
             "name": name,

@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.sandbox.standins.server import HttpStandIn, Reply
 
-LABELS = ("service", "level", "host")
+LABELS = ("service", "level", "host", "namespace", "pod", "node")  # as promtail labels a Kubernetes stream
 _STRING = r'"(?:[^"\\]|\\.)*"'
 _MATCHER = re.compile(rf"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*({_STRING})\s*(?:,|$)")
 _FILTER = re.compile(rf"\s*(\|=|!=|\|~|!~)\s*({_STRING})")
@@ -45,7 +45,8 @@ class Line:
 
 
 def lines_from_jsonl(path: Path) -> list[Line]:
-    """One Loki line per JSON log document: service, level and host become labels, the rest the line."""
+    """One Loki line per JSON log document: service, level, host (and a pinned line's namespace, pod and node)
+    become labels, the rest the line."""
     out = []
     for raw in path.read_text().splitlines():
         if not raw.strip():

@@ -1,19 +1,22 @@
-"""The final message of a run, written to be read at 3 a.m. Pure, and within Slack's limits.
+"""The final message of a run, composed here and only here, written to be read at 3 a.m. Pure, within Slack's limits.
 
 A diagnosis opens with the KIND of answer: "Likely cause" with words for how much evidence lines up, or "Cause
-confirmed by …" only when the trace carries a confirmation from the tools' evidence (`Trace.confirmed_by`,
-bot/playbook/confirmation.py); the answer's own words never make one. Never a ✅ on a guess. Then the cause in a
-sentence or two, at most five evidence bullets that are findings (not queries) with times read against the deploy,
-and what to check next. The steps themselves were shown once, as task cards; the full trace sits behind "Show full
-trace" and `opsbot traces show`. Help and chit-chat are plain: just the text, no footer, and no buttons but
-"🔎 Investigate" when the message may have asked for a diagnosis (offers_investigation). Every message
-has a short `text` fallback for notifications and screen readers.
+confirmed by …" only when the trace carries a confirmation from the tools' evidence (`Trace.confirmed_by`); the
+answer's own words never make one, and a guess never gets a ✅. Then the cause in a sentence or two, at most five
+evidence bullets that are findings (bot/slack/delivery/findings.py) with times read against the deploy, and what to
+check next; the footer and buttons come last (Block Kit parts from bot/slack/delivery/render.py). Help and chit-chat
+are plain: the text, no footer, no buttons but "🔎 Investigate" when the message may have asked for a diagnosis.
+`FinalMessage` holds every form Slack takes: `text` and `blocks` for a posted or edited message, `markdown` and
+`tail` for chat.stopStream (which takes no `text`). Its parts are composed once, each untrusted text through the
+outbound pass once per form it appears in, and only for the form a delivery sends.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from bot.engine.types import StopReason, Trace
@@ -46,13 +49,105 @@ CONFIRMED_CHARS = 240
 STREAM_TEXT_CHARS = 12_000  # chat.stopStream's markdown_text limit
 _NOTE_LINE = re.compile(r"^_.*_$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
-_STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
+_STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?P<zone> \S{1,9} \(\d\d:\d\d UTC\)|Z| UTC)?")
 _EVIDENCE_ORDER = ("change", "deploy", "diff", "logs")
 _PLAYBOOK_NOTE = "deterministic playbook"
 # A quick answer to a message the classifier gave at least one chance in ten of asking for an investigation offers
 # one. Chosen by that reading, not tuned on any split; the blind splits measure what it catches.
 OFFER_INVESTIGATE_ABOVE = 0.1
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?(?![\w])")
+
+
+class FinalMessage:
+    """One trace's final message; each form is composed when first read, from parts composed once."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.plain, self.quick = is_plain(trace), trace.protocol == "single" or not trace.steps
+        self.findings = [] if self.plain else _findings(trace)  # a quick lookup's fallback text reads them too
+        self.next_step = "" if self.plain or self.quick else next_check(trace, self.findings)
+
+    @cached_property
+    def text(self) -> str:
+        """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
+        trace = self.trace
+        if self.plain:
+            return trim(slack_mrkdwn(trace.answer) or "…", MAX_TEXT_CHARS - 100)
+        if not trace.complete:
+            kind = f"Partial answer ({trace.stop_reason.value})"
+        elif trace.confirmed_by:  # what confirmed it is in the message; the fallback stays short
+            kind = "Cause confirmed"
+        else:
+            kind = re.sub(r"[*`]", "", _headline(trace, self.findings)).split(" ", 1)[-1].split(":")[0]
+        return trim(f"{kind}: {self._summary_mrkdwn or 'no answer'}", 600)
+
+    @cached_property
+    def blocks(self) -> list[dict[str, Any]]:
+        """Plain for help and chit-chat; a quick lookup's answer; else kind + cause, evidence, next step; then
+        the footer and the controls."""
+        if self.plain or self.quick:
+            more = "" if self.plain else f"\n\n… ({_more(self.trace)})"
+            text = (
+                trim(self._answer_markdown, ANSWER_CHARS, more) if more else trim(self._answer_markdown, ANSWER_CHARS)
+            )
+            return [{"type": "markdown", "text": text}, *self.tail]
+        blocks = [section(f"{_headline(self.trace, self.findings)}\n{self._summary_mrkdwn}")]
+        bullets = [f"• {mrkdwn_escape(f.text)}" for f in self._evidence]
+        body = "\n".join([*bullets, f"*Next:* {mrkdwn_escape(self.next_step)}" if self.next_step else ""]).strip()
+        return [*blocks, *([section(body)] if body else []), *self.tail]
+
+    @cached_property
+    def markdown(self) -> str:
+        """chat.stopStream's markdown text: the answer itself, which notifications and screen readers read."""
+        if self.plain or self.quick:
+            return str(self.blocks[0]["text"])
+        parts = [
+            _headline(self.trace, self.findings, markdown=True),
+            slack_markdown(self._summary),
+            "\n".join(f"- {slack_markdown(f.text)}" for f in self._evidence),
+            f"**Next:** {slack_markdown(self.next_step)}" if self.next_step else "",
+        ]
+        return trim("\n\n".join(p for p in parts if p), STREAM_TEXT_CHARS)
+
+    @cached_property
+    def tail(self) -> list[dict[str, Any]]:
+        """The footer and the buttons, under either form (under a plain answer, at most "🔎 Investigate")."""
+        trace = self.trace
+        if self.plain:
+            return [investigate_controls(trace.trace_id)] if offers_investigation(trace) else []
+        return [context(*_footer(trace)), controls(trace.trace_id, investigate=offers_investigation(trace))]
+
+    @cached_property
+    def _answer_markdown(self) -> str:
+        return slack_markdown(self.trace.answer.strip()) or "_No answer was produced._"
+
+    @cached_property
+    def _summary(self) -> str:
+        return _readable_times(summary(self.trace), self.trace)
+
+    @cached_property
+    def _summary_mrkdwn(self) -> str:
+        return mrkdwn_escape(self._summary)
+
+    @cached_property
+    def _evidence(self) -> list[Finding]:
+        return evidence(self.findings)
+
+
+def trace_to_text(trace: Trace) -> str:
+    """The final message's `text` fallback."""
+    return FinalMessage(trace).text
+
+
+def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
+    """The final message's blocks, for chat.postMessage or chat.update."""
+    return FinalMessage(trace).blocks
+
+
+def trace_to_stream_end(trace: Trace) -> tuple[str, list[dict[str, Any]]]:
+    """The final message as chat.stopStream takes it: (markdown text, the footer and buttons under it)."""
+    message = FinalMessage(trace)
+    return message.markdown, message.tail
 
 
 def is_plain(trace: Trace) -> bool:
@@ -79,61 +174,6 @@ def is_guess(trace: Trace) -> bool:
     """A diagnosis whose headline is "Likely cause": it must never get a ✅, in the message or as a reaction."""
     investigated = trace.protocol != "single" and bool(trace.steps) and not is_plain(trace)
     return investigated and trace.complete and not trace.confirmed_by
-
-
-def trace_to_text(trace: Trace) -> str:
-    """The top-level `text` fallback (notifications, search, screen readers): short, never empty."""
-    if is_plain(trace):
-        return trim(slack_mrkdwn(trace.answer) or "…", MAX_TEXT_CHARS - 100)
-    kind = re.sub(r"[*`]", "", _headline(trace, _findings(trace))).split(" ", 1)[-1].split(":")[0]
-    if trace.confirmed_by:  # what confirmed it is in the message; the fallback stays short
-        kind = "Cause confirmed"
-    if not trace.complete:
-        kind = f"Partial answer ({trace.stop_reason.value})"
-    return trim(f"{kind}: {_readable_times(slack_mrkdwn(summary(trace)), trace) or 'no answer'}", 600)
-
-
-def trace_to_blocks(trace: Trace) -> list[dict[str, Any]]:
-    """The final message: plain for help and chit-chat; else kind + cause, evidence, next step, footer, controls."""
-    answer = slack_markdown(trace.answer.strip()) or "_No answer was produced._"
-    if is_plain(trace):
-        plain = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS)}]
-        return [*plain, investigate_controls(trace.trace_id)] if offers_investigation(trace) else plain
-    findings = _findings(trace)
-    if trace.protocol == "single" or not trace.steps:  # a quick lookup: its answer is the message
-        blocks = [{"type": "markdown", "text": trim(answer, ANSWER_CHARS, f"\n\n… ({_more(trace)})")}]
-    else:
-        blocks = [section(f"{_headline(trace, findings)}\n{mrkdwn_escape(_readable_times(summary(trace), trace))}")]
-        bullets = [f"• {mrkdwn_escape(f.text)}" for f in evidence(findings)]
-        next_step = next_check(trace, findings)
-        body = "\n".join([*bullets, f"*Next:* {mrkdwn_escape(next_step)}" if next_step else ""]).strip()
-        if body:
-            blocks.append(section(body))
-    blocks.append(context(*_footer(trace)))
-    blocks.append(controls(trace.trace_id, investigate=offers_investigation(trace)))
-    return blocks
-
-
-def trace_to_stream_end(trace: Trace) -> tuple[str, list[dict[str, Any]]]:
-    """The final message as chat.stopStream takes it: (markdown text, blocks under it).
-
-    chat.stopStream has no `text` argument (Slack's reference: channel, ts, chunks, markdown_text of at most 12,000
-    characters, blocks rendered below them, metadata, session_status). So the answer itself goes as markdown text,
-    which notifications, search and screen readers read, and only the footer and the buttons go as blocks.
-    """
-    blocks = trace_to_blocks(trace)
-    tail = [block for block in blocks if block["type"] in ("context", "actions")]
-    if is_plain(trace) or trace.protocol == "single" or not trace.steps:
-        return str(blocks[0]["text"]), tail
-    findings = _findings(trace)
-    next_step = next_check(trace, findings)
-    parts = [
-        _headline(trace, findings, markdown=True),
-        slack_markdown(_readable_times(summary(trace), trace)),
-        "\n".join(f"- {slack_markdown(f.text)}" for f in evidence(findings)),
-        f"**Next:** {slack_markdown(next_step)}" if next_step else "",
-    ]
-    return trim("\n\n".join(p for p in parts if p), STREAM_TEXT_CHARS), tail
 
 
 def summary(trace: Trace) -> str:
@@ -164,11 +204,9 @@ def next_check(trace: Trace, findings: Sequence[Finding]) -> str:
     diffs = [f for f in findings if f.kind == "diff"]
     symptom = next((f for f in findings if f.kind == "change"), None)
     if deploys:
-        what = deploys[0].text.split(":", 1)[1].split(" at ")[0].strip()  # "order v2.8.1 (from v2.8.0)"
-        what = re.sub(r" \(from (\S+)\)", r" to \1", what)
-        watch = f" and watch {_subject(symptom.text)}" if symptom else ""
-        revert = f" (or revert {diffs[0].text.removeprefix('diff: ').split(';')[0].rsplit(' ', 3)[0]})" if diffs else ""
-        return f"check whether rolling back {what}{revert} restores service{watch}"
+        watch = f" and watch {symptom.subject}" if symptom else ""
+        revert = f" (or revert {diffs[0].subject})" if diffs else ""
+        return f"check whether rolling back {deploys[0].subject}{revert} restores service{watch}"
     if symptom:
         return f"look for what changed at {symptom.at} besides deploys (traffic, config, a dependency)"
     return "nothing stood out; open Show full trace for the checks that ran"
@@ -220,30 +258,33 @@ def _footer(trace: Trace) -> list[str]:
 
 
 def _readable_times(text: str, trace: Trace) -> str:
-    """ "2026-11-30 15:02 UTC" -> "yesterday 15:02 UTC" (or "15:02 UTC" the same day; the date otherwise)."""
-    today = trace.started_at[:10]
+    """ "2026-11-30 15:02 UTC" -> "yesterday 15:02 UTC" (or "15:02 UTC" the same day; the date otherwise); a time
+    shown in the team's zone ("2026-11-30 16:02 CET (15:02 UTC)") keeps it, and its day is that zone's."""
 
     def readable(match: re.Match[str]) -> str:
-        day, hhmm = match.group(1), match.group(2)
-        if day == today or not today:
-            return f"{hhmm} UTC"
-        return f"yesterday {hhmm} UTC" if _is_day_before(day, today) else f"{day} {hhmm} UTC"
+        day, hhmm, zone = match.group(1), match.group(2), match.group("zone") or ""
+        tail, today = (zone, _local_day(trace.started_at, hhmm, zone)) if "(" in zone else (" UTC", trace.started_at)
+        if not today or day == today[:10]:
+            return f"{hhmm}{tail}"
+        return f"yesterday {hhmm}{tail}" if _is_day_before(day, today[:10]) else f"{day} {hhmm}{tail}"
 
     return _STAMP.sub(readable, text).replace("at yesterday ", "yesterday at ")
 
 
-def _is_day_before(day: str, today: str) -> bool:
-    from datetime import date, timedelta
+def _local_day(started_at: str, local: str, zone: str) -> str:
+    """The day the run started in the zone a stamp shows: its offset is its local clock minus its UTC clock."""
+    ahead = (int(local[:2]) - int(zone[-10:-8])) * 60 + int(local[3:]) - int(zone[-7:-5])
+    try:
+        return (datetime.fromisoformat(started_at) + timedelta(minutes=(ahead + 720) % 1440 - 720)).isoformat()
+    except ValueError:
+        return ""
 
+
+def _is_day_before(day: str, today: str) -> bool:
     try:
         return date.fromisoformat(day) == date.fromisoformat(today) - timedelta(days=1)
     except ValueError:
         return False
-
-
-def _subject(change_text: str) -> str:
-    """ "order p99 latency 202 ms → …" -> "order p99 latency"."""
-    return re.split(r" -?\d", change_text, maxsplit=1)[0]
 
 
 def _more(trace: Trace) -> str:

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from slack_sdk import WebClient
@@ -23,7 +24,7 @@ from slack_sdk.web.chat_stream import ChatStream
 from slack_sdk.web.slack_response import SlackResponse
 
 from bot.engine.types import Step, Trace
-from bot.slack.delivery.answer import trace_to_blocks, trace_to_stream_end, trace_to_text
+from bot.slack.delivery.answer import FinalMessage
 from bot.slack.delivery.budget import CallBudget
 from bot.slack.delivery.findings import deploy_time
 from bot.slack.delivery.render import progress_blocks, step_to_task_chunk
@@ -32,6 +33,20 @@ from bot.slack.jobs.state import Job
 FINAL_WAIT_S = 10.0  # the final message waits this long for the budget, then goes anyway
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ProgressOptions:
+    """How every run shows its progress, built once by wiring from settings.slack: chat streaming or one edited
+    message, how often each may change, the thread status, and the one Web API budget all runs share."""
+
+    use_streaming: bool = True
+    update_interval_s: float = 3.0
+    append_interval_s: float = 1.0
+    status_text: str = "Diagnosing…"
+    status_refresh_s: float = 90.0
+    budget: CallBudget = field(default_factory=lambda: CallBudget({}))
+    on_stream_fallback: Callable[[str], None] | None = None  # hears Slack's error code (for /metrics)
 
 
 class MessageOwner(Protocol):
@@ -49,28 +64,18 @@ class ThreadProgress:
         self,
         client: WebClient,
         job: Job,
+        options: ProgressOptions | None = None,
         *,
-        use_streaming: bool = True,
-        update_interval_s: float = 3.0,
-        append_interval_s: float = 1.0,
-        status_text: str = "Diagnosing…",
-        status_refresh_s: float = 90.0,
-        clock: Callable[[], float] = time.monotonic,
-        on_stream_fallback: Callable[[str], None] | None = None,
-        budget: CallBudget | None = None,
         message_ts: str = "",
         owner: MessageOwner | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._client = client
+        o = options or ProgressOptions()
+        self._client, self._job, self._options, self._budget, self._clock = client, job, o, o.budget, clock
         self._owner = owner
         self._taken = ""  # the progress message this replica took ownership of
         self.lost = False  # another replica took the job over: write nothing more
-        self._job = job
-        self._streaming = use_streaming and not message_ts  # a queued notice becomes the progress message
-        self._interval_s = update_interval_s
-        self._append_interval_s = append_interval_s
-        self._budget = budget or CallBudget({})
-        self._clock = clock
+        self._streaming = o.use_streaming and not message_ts  # a queued notice becomes the progress message
         self._started = clock()
         self._steps: list[Step] = []
         self._pending: list[dict[str, Any]] = []  # task cards not appended yet
@@ -79,11 +84,8 @@ class ThreadProgress:
         self._last_update = float("-inf")
         self._last_append = float("-inf")
         self._lock = threading.Lock()  # steps may arrive from the loop's tool threads
-        self._status_text = status_text
-        self._status_refresh_s = status_refresh_s
         self._status_at = clock()  # set when the job was taken (marks.acknowledge); refreshed after status_refresh_s
         self.stream_failures = 0
-        self._on_stream_fallback = on_stream_fallback  # called with Slack's error code (for /metrics)
 
     def set_status(self) -> None:
         """Show "Diagnosing…" in the thread; Slack clears it after 2 minutes, so long runs refresh it."""
@@ -92,7 +94,7 @@ class ThreadProgress:
             return  # cosmetic: skipped when its budget is spent
         try:
             self._client.assistant_threads_setStatus(
-                channel_id=self._job.channel, thread_ts=self._job.thread_ts, status=self._status_text
+                channel_id=self._job.channel, thread_ts=self._job.thread_ts, status=self._options.status_text
             )
         except Exception as exc:  # cosmetic: a workspace without the feature still gets the answer
             log.info("setting the thread status failed channel=%s: %s", self._job.channel, exc)
@@ -111,7 +113,7 @@ class ThreadProgress:
         """Show a finished step (coalesced within the budget). Never raises into the agent."""
         with self._lock:
             self._steps.append(step)
-            if self._clock() - self._status_at >= self._status_refresh_s:
+            if self._clock() - self._status_at >= self._options.status_refresh_s:
                 self.set_status()
             if not self._still_ours():
                 return
@@ -127,21 +129,23 @@ class ThreadProgress:
                 )
 
     def finish(self, trace: Trace) -> bool:
-        """Deliver the final answer; False (and logged) only when every way of posting failed."""
+        """Deliver the final answer (composed by bot/slack/delivery/answer.py); False (and logged) only when every
+        way of posting failed."""
         with self._lock:
             if not self._still_ours():
                 log.warning("not posting trace %s: another replica took this job over", trace.trace_id)
                 return False
+            message = FinalMessage(trace)
             if self._streaming and (self._stream is not None or self._pending):
                 try:  # stopStream takes no `text`: the answer is the stream's markdown, after the last cards
-                    markdown, tail = trace_to_stream_end(trace)
                     stream = self._stream or self._open_stream()
-                    stream.stop(chunks=[*self._pending, {"type": "markdown_text", "text": markdown}], blocks=tail)
+                    chunks = [*self._pending, {"type": "markdown_text", "text": message.markdown}]
+                    stream.stop(chunks=chunks, blocks=message.tail)
                     self._pending = []
                     return True
                 except Exception as exc:
                     self._fall_back(exc)
-            return self._deliver(trace.trace_id, trace_to_text(trace), trace_to_blocks(trace))
+            return self._deliver(trace.trace_id, message.text, message.blocks)
 
     def close(self, text: str) -> None:
         """End a progress display without an answer (the run went elsewhere); nothing when none was shown."""
@@ -157,7 +161,7 @@ class ThreadProgress:
     def _flush_stream(self) -> None:
         # At most one call per stream per append_interval_s, and only with the shared budget's consent.
         method = "chat.appendStream" if self._stream is not None else "chat.startStream"
-        if self._clock() - self._last_append < self._append_interval_s or not self._budget.try_take(method):
+        if self._clock() - self._last_append < self._options.append_interval_s or not self._budget.try_take(method):
             return  # coalesced: the next append or the stop carries these cards
         try:
             stream = self._stream or self._open_stream()
@@ -190,15 +194,15 @@ class ThreadProgress:
             self._job.thread_ts,
             exc,
         )
-        if self._on_stream_fallback is not None:
+        if self._options.on_stream_fallback is not None:
             try:
-                self._on_stream_fallback(_error_code(exc))
+                self._options.on_stream_fallback(_error_code(exc))
             except Exception:  # counting a failure must not add one
                 log.warning("the stream fallback observer failed", exc_info=True)
 
     def _maybe_update(self) -> None:
         now = self._clock()
-        if now - self._last_update < self._interval_s or not self._budget.try_take("chat.update"):
+        if now - self._last_update < self._options.update_interval_s or not self._budget.try_take("chat.update"):
             return  # the next step or the final answer carries this one
         self._last_update = now
         blocks = progress_blocks(self._job.question.text, self._steps, elapsed_s=now - self._started)

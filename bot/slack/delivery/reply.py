@@ -24,9 +24,8 @@ from bot.engine.types import (
     new_trace_id,
 )
 from bot.safety.outbound import anchor_quote
-from bot.slack.delivery.budget import CallBudget
 from bot.slack.delivery.marks import conclude
-from bot.slack.delivery.progress import MessageOwner, ThreadProgress
+from bot.slack.delivery.progress import MessageOwner, ProgressOptions, ThreadProgress
 from bot.slack.intake.events import thread_context_from_replies
 from bot.slack.jobs.state import Job, ThreadMemory
 from bot.slack.jobs.steplog import StepLog
@@ -48,24 +47,11 @@ class Replier:
         *,
         persist: Persist,
         memory: ThreadMemory,
-        use_streaming: bool,
-        update_interval_s: float,
-        status_text: str,
-        on_stream_fallback: Callable[[str], None] | None,
-        append_interval_s: float = 1.0,
-        budget: CallBudget | None = None,
+        progress: ProgressOptions | None = None,
         steps: StepLog | None = None,
     ) -> None:
-        self._client = client
-        self._responder = responder
-        self._persist = persist
-        self._memory = memory
-        self._use_streaming = use_streaming
-        self._update_interval_s = update_interval_s
-        self._status_text = status_text
-        self._on_stream_fallback = on_stream_fallback
-        self._append_interval_s = append_interval_s
-        self._budget = budget or CallBudget({})
+        self._client, self._responder, self._persist, self._memory = client, responder, persist, memory
+        self._progress = progress or ProgressOptions()
         self._steps = steps
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, Trace] = OrderedDict()
@@ -89,18 +75,7 @@ class Replier:
         job), only the replica owning the progress message writes to it. With a StepLog, a diagnosis' steps are
         stored under `trace_id` (a new one when empty) as they complete.
         """
-        progress = ThreadProgress(
-            self._client,
-            job,
-            use_streaming=self._use_streaming,
-            update_interval_s=self._update_interval_s,
-            status_text=self._status_text,
-            on_stream_fallback=self._on_stream_fallback,
-            budget=self._budget,
-            append_interval_s=self._append_interval_s,
-            message_ts=message_ts,
-            owner=owner,
-        )
+        progress = ThreadProgress(self._client, job, self._progress, message_ts=message_ts, owner=owner)
         quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat", "act")
         if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
             progress.set_status()
@@ -126,7 +101,7 @@ class Replier:
             delivered = progress.finish(trace)
         finally:
             if not quick:  # help and chit-chat set no status and no reaction
-                conclude(self._client, job, trace, delivered, self._budget)
+                conclude(self._client, job, trace, delivered, self._progress.budget)
             log.info(
                 "answered trace_id=%s channel=%s steps=%d tokens=%d ms=%d delivered=%s",
                 trace.trace_id,
@@ -158,7 +133,7 @@ class Replier:
         job = Job(replace(question, channel=channel, thread_ts=thread_ts), channel, thread_ts)
         self._remember_recent(trace)  # the caller (the API's dispatcher) has stored it already
         self._memory.remember(channel, thread_ts, trace)  # a follow-up @mention in that thread has the context
-        if not ThreadProgress(self._client, job, use_streaming=False).finish(trace):
+        if not ThreadProgress(self._client, job, ProgressOptions(use_streaming=False)).finish(trace):
             raise RuntimeError(f"could not post trace {trace.trace_id} to {channel}")
 
     def _history(self, job: Job) -> tuple[str, ...]:

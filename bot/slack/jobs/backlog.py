@@ -11,15 +11,24 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from slack_sdk import WebClient
 
 from bot.durable.capacity import Workers
 from bot.slack.jobs.restart import answer_queued_restarting
-from bot.slack.jobs.slackstream import Delivery
-from bot.slack.jobs.state import Job, WorkQueue
+from bot.slack.jobs.slackstream import Delivery, SlackJobStream
+from bot.slack.jobs.state import (
+    Dedupe,
+    Job,
+    MemoryDedupe,
+    MemoryThreadMemory,
+    MemoryWorkQueue,
+    ThreadMemory,
+    WorkQueue,
+)
+from bot.slack.jobs.steplog import StepLog
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +45,25 @@ class Submission:
 
 @dataclass(frozen=True)
 class Lanes:
-    """How many threads each pool has, and when the intent gate counts as unsure."""
+    """How many threads each pool has, and when the intent gate counts as unsure (built once by wiring)."""
 
     workers: int = 4  # diagnoses
     quick_workers: int = 8  # triage, help, chit-chat, quick lookups
     marks_workers: int = 16  # 👀, status, "queued" notices
     ask_below_confidence: float = 0.6
+
+
+@dataclass(frozen=True)
+class SlackState:
+    """What the Slack surface keeps across jobs, built once by wiring: in this process by default; with Redis,
+    dedupe and thread memory are shared by every replica and diagnoses wait in the shared stream (`durable`).
+    With `steps`, a diagnosis' steps are stored as they complete."""
+
+    dedupe: Dedupe = field(default_factory=MemoryDedupe)
+    memory: ThreadMemory = field(default_factory=MemoryThreadMemory)
+    queue: WorkQueue = field(default_factory=lambda: MemoryWorkQueue(32))  # the in-process queue (no `durable`)
+    durable: SlackJobStream | None = None
+    steps: StepLog | None = None
 
 
 class Backlog(Protocol):

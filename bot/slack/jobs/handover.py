@@ -34,7 +34,7 @@ INTERRUPTED_TEXT = (
     "times. Re-run? Ask again to start it anew."
 )
 
-Run = Callable[[Job, str, "MessageOwnership", str], object]  # job, progress ts, owner, trace id -> (the trace)
+Run = Callable[[Job, str, "MessageOwnership | None", str], object]  # job, progress ts, owner, trace id -> (trace)
 
 
 class MessageOwnership:
@@ -55,6 +55,24 @@ class MessageOwnership:
             return None
         _quietly(self._stream.set_status, trace_id, "interrupted")
         return steps.close_interrupted(trace_id) if steps is not None else None
+
+
+def answer_delivery(
+    client: WebClient,
+    delivery: Delivery,
+    run: Run,
+    marks: Future[str] | None,
+    *,
+    durable: SlackJobStream | None,
+    steps: StepLog | None = None,
+) -> None:
+    """Answer one queued delivery: from this process' queue, under its "queued" notice (`marks` posted it); from
+    the durable stream, as `run_delivery` says (a first delivery, a takeover, or the last word)."""
+    if durable is None:
+        run(delivery.job, notice_ts_from(marks, "", delivery.job.channel), None, "")
+        return
+    owner = MessageOwnership(durable, delivery.job_id, delivery.job.channel)
+    run_delivery(client, owner, delivery, run, marks, max_attempts=durable.max_attempts, steps=steps)
 
 
 def run_delivery(

@@ -3,9 +3,8 @@
 The quick lane (`quick_workers` threads) takes every job first: dedupe, access, then the intent gate. Help,
 chit-chat and quick lookups are answered right there, so they never queue behind diagnoses; an unsure intent gets
 "🔎 Investigate" / "Just answer" buttons instead of a run. Diagnoses go to the WorkQueue, answered by `workers`
-threads. The 👀, the status and the "queued" notice are posted on a third small pool (bot/slack/delivery/markpool.py).
-The
-position a notice gives is the job's true place in the queue at the moment it was queued, counting the idle
+threads. The 👀, the status and the "queued" notice are posted on a third small pool (bot/slack/delivery/marks.py).
+The position a notice gives is the job's true place in the queue at the moment it was queued, counting the idle
 workers of every replica (bot/durable/capacity.py).
 
 Where diagnoses wait is the Backlog (bot/slack/jobs/backlog.py): this process's WorkQueue by default, or with
@@ -22,29 +21,29 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
 
 from bot.engine.types import Intent, Question, Responder, Trace, handed_back
 from bot.safety.access import Admit
-from bot.slack.delivery.budget import CallBudget
-from bot.slack.delivery.markpool import MarkPool
-from bot.slack.delivery.marks import call_quietly, say, withdraw
-from bot.slack.delivery.progress import MessageOwner
+from bot.slack.delivery.marks import MarkPool, call_quietly, say, withdraw
+from bot.slack.delivery.progress import MessageOwner, ProgressOptions
 from bot.slack.delivery.reply import Persist, Replier
-from bot.slack.intake.choices import PendingChoices
-from bot.slack.jobs.backlog import Backlog, Lanes, MemoryBacklog, Submission, inflight_key
-from bot.slack.jobs.handover import MessageOwnership, notice_ts_from, run_delivery
+from bot.slack.jobs.backlog import Backlog, Lanes, MemoryBacklog, SlackState, Submission, inflight_key
+from bot.slack.jobs.choices import PendingChoices
+from bot.slack.jobs.handover import answer_delivery, notice_ts_from
 from bot.slack.jobs.quicklane import Acked, QuickLane, logged
-from bot.slack.jobs.slackstream import Delivery, SlackJobStream
-from bot.slack.jobs.state import Dedupe, Job, ThreadMemory, WorkQueue
-from bot.slack.jobs.steplog import StepLog
+from bot.slack.jobs.state import Job
+
+if TYPE_CHECKING:
+    from bot.slack.jobs.slackstream import Delivery
 
 log = logging.getLogger(__name__)
 
 Classify = Callable[[str], Intent]
 QUICK_ROUTES = frozenset({"help", "chitchat", "lookup", "act"})  # act: the canned read-only answer
+ALREADY_WORKING = "🔁 I'm already working on that question in this thread; the answer comes here."
 
 
 class Runner:
@@ -56,44 +55,27 @@ class Runner:
         responder: Responder,
         *,
         persist: Persist,
-        queue: WorkQueue,
-        dedupe: Dedupe,
-        memory: ThreadMemory,
-        workers: int = 4,
+        state: SlackState | None = None,
         lanes: Lanes | None = None,
+        progress: ProgressOptions | None = None,
         classify: Classify | None = None,
-        budget: CallBudget | None = None,
-        use_streaming: bool = True,
-        update_interval_s: float = 3.0,
-        append_interval_s: float = 1.0,
-        status_text: str = "Diagnosing…",
-        on_stream_fallback: Callable[[str], None] | None = None,
-        durable: SlackJobStream | None = None,
-        steps: StepLog | None = None,
     ) -> None:
-        self.client = client
-        self._durable, self._steps = durable, steps
-        self._lanes = lanes or Lanes(workers=workers)
-        self._backlog: Backlog = durable or MemoryBacklog(client, queue, self._lanes.workers)
+        """`persist` keeps each trace before anything is posted; `state`, `lanes` and `progress` are the option
+        objects wiring builds once from settings.slack (in-process defaults when left out); with `classify` (the
+        intent gate), questions are triaged on the quick lane."""
+        self.client, self._classify = client, classify
+        state, self._lanes, progress = state or SlackState(), lanes or Lanes(), progress or ProgressOptions()
+        self._dedupe, self._durable, self._steps = state.dedupe, state.durable, state.steps
+        self._budget = progress.budget
+        self._backlog: Backlog = state.durable or MemoryBacklog(client, state.queue, self._lanes.workers)
         self._replier = Replier(
-            client,
-            responder,
-            persist=persist,
-            memory=memory,
-            use_streaming=use_streaming,
-            update_interval_s=update_interval_s,
-            append_interval_s=append_interval_s,
-            status_text=status_text,
-            on_stream_fallback=on_stream_fallback,
-            budget=budget,
-            steps=steps,
+            client, responder, persist=persist, memory=state.memory, progress=progress, steps=state.steps
         )
-        self._queue, self._dedupe, self._classify = queue, dedupe, classify
-        self._budget = budget or CallBudget({})
         self._lock = threading.Lock()
         self._choices = PendingChoices(client)
-        self._quick = QuickLane(client, self._lanes.quick_workers, dedupe)
-        self._marks = MarkPool(client, self._lanes.marks_workers, self._budget, status_text, self._backlog.set_notice)
+        self._quick = QuickLane(client, self._lanes.quick_workers, state.dedupe)
+        marks = (self._lanes.marks_workers, self._budget, progress.status_text, self._backlog.set_notice)
+        self._marks = MarkPool(client, *marks)
 
     def start(self) -> None:
         """Start the diagnosis workers (idempotent)."""
@@ -191,20 +173,9 @@ class Runner:
             self._release(job)
 
     def _run_delivery(self, delivery: Delivery) -> None:
-        marks = self._marks.take(delivery.job_id)
-        if self._durable is None:
-            self.run(delivery.job, marks)
-            return
         try:
-            run_delivery(
-                self.client,
-                MessageOwnership(self._durable, delivery.job_id, delivery.job.channel),
-                delivery,
-                self._answer,
-                marks,
-                max_attempts=self._durable.max_attempts,
-                steps=self._steps,
-            )
+            marks = self._marks.take(delivery.job_id)
+            answer_delivery(self.client, delivery, self._answer, marks, durable=self._durable, steps=self._steps)
         finally:
             self._release(delivery.job)
 
@@ -218,25 +189,42 @@ class Runner:
             return Intent("diagnose", 0.0, "default", "classifier failed")
 
     def _answer_now(self, job: Job) -> Submission:
+        """Answer on the quick lane. Only a lookup can turn into a diagnosis: it holds the question's in-flight
+        claim from the start, an identical ask meanwhile is told it is being worked on, and a lookup that needs the
+        full diagnosis hands the claim on to its queued job, never released in between: it is queued once."""
         quick = replace(job, react_ts="", question=replace(job.question, quick_only=True))  # plain: no reactions
-        why = handed_back(self.run(quick))
+        if job.question.intent is None or job.question.intent.route != "lookup":
+            self._replier.answer(quick, on_answered=lambda: None)
+            return Submission("answered")
+        if not self._claim(job):
+            say(self.client, job, ALREADY_WORKING)
+            return Submission("duplicate")
+        why = ""
+        try:
+            why = handed_back(self._replier.answer(quick, on_answered=lambda: self._release(job)))
+        finally:
+            if not why:
+                self._release(job)
         if not why:
             return Submission("answered")
         # A lookup that needs the full diagnosis goes to the diagnosis lane like any diagnosis: its queue place,
         # its notice, its marks, the main LLM slots; the quick lane stays free for help and lookups.
         log.info("a quick answer escalates to the full diagnosis channel=%s: %s", job.channel, why)
         escalated = Intent("diagnose", 1.0, "rules", f"escalated from a quick answer: {why}")
-        return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)))
+        return self._enqueue(replace(job, question=replace(job.question, intent=escalated, escalated=why)), True)
 
     def _ask(self, job: Job) -> Submission:
         self._choices.ask(job)
         return Submission("asked")
 
-    def _enqueue(self, job: Job) -> Submission:
+    def _enqueue(self, job: Job, claimed: bool = False) -> Submission:
+        """Queue a diagnosis; `claimed`: the quick lane holds the question's in-flight claim for it already."""
         if self._quick.closed:  # stopping: its thread was told "restarting: re-run?" already
+            if claimed:
+                self._release(job)
             return Submission("rejected")
-        if not self._claim(job):
-            say(self.client, job, "🔁 I'm already working on that question in this thread; the answer comes here.")
+        if not claimed and not self._claim(job):
+            say(self.client, job, ALREADY_WORKING)
             return Submission("duplicate")
         with self._lock:  # the position, the put and the marks' future belong together
             job_id, position = self._put(job)

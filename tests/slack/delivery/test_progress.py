@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.engine.types import Question, Step, StopReason, Totals, Trace
-from bot.slack.delivery.progress import ThreadProgress
+from bot.slack.delivery.progress import ProgressOptions, ThreadProgress
 from bot.slack.intake.listeners import build_web_client
 from bot.slack.jobs.state import Job
 from tests.fakes.clock import FakeClock
@@ -41,7 +41,10 @@ def trace() -> Trace:
 def test_progress_edits_one_message_at_most_every_3_s(fake_slack: FakeSlackAPI) -> None:
     clock = FakeClock(now=0.0)
     progress = ThreadProgress(
-        build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, use_streaming=False, update_interval_s=3.0, clock=clock
+        build_web_client(BOT_TOKEN, fake_slack.base_url),
+        JOB,
+        ProgressOptions(use_streaming=False, update_interval_s=3.0),
+        clock=clock,
     )
     for index, at in enumerate((0.0, 1.0, 2.0, 3.5, 4.0, 7.0), start=1):
         clock.now = at
@@ -89,7 +92,9 @@ def test_stop_stream_failure_still_delivers(fake_slack: FakeSlackAPI) -> None:
 
 
 def test_a_run_handed_elsewhere_closes_its_stream_with_a_line_saying_so(fake_slack: FakeSlackAPI) -> None:
-    progress = ThreadProgress(build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, append_interval_s=0.0)
+    progress = ThreadProgress(
+        build_web_client(BOT_TOKEN, fake_slack.base_url), JOB, ProgressOptions(append_interval_s=0.0)
+    )
     progress.on_step(step(1))
     assert len(fake_slack.calls_to("chat.startStream")) == 1
     progress.close("_The quick lookup could not answer this; the full diagnosis runs next._")

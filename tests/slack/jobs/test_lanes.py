@@ -200,6 +200,29 @@ def test_a_lookup_that_escalates_runs_on_the_diagnosis_lane_and_help_stays_quick
     assert "could not answer this with one query" in json.dumps(final["blocks"])
 
 
+def test_a_lookup_asked_again_while_its_escalation_runs_is_not_queued_twice(make_surface: SurfaceFactory) -> None:
+    # Old shape: the second ask's quick attempt released the in-flight claim of the first one's diagnosis when it
+    # handed back, so the same question was queued again and diagnosed a second time, side by side.
+    gate = threading.Event()
+    playbook = RecordingPlaybook(gate=gate)
+    router = Router(
+        llm=None, tools=Toolbox([]), budget=Budget(), classify=RULES_ONLY, playbook=playbook, lookup=missing_lookup
+    )
+    surface = make_surface(router, workers=2, classify=RULES_ONLY, use_streaming=False)
+    asked = "what is the p99 of billing now?"
+    post_event(surface.events_url, event_body(mention_event(asked, ts="6.000001"), event_id="EvQ0"))
+    wait_until(lambda: len(playbook.questions) == 1, what="the escalated lookup running as a diagnosis")
+    again = mention_event(asked, ts="6.000002", thread_ts="6.000001")
+    post_event(surface.events_url, event_body(again, event_id="EvQ1"))
+    wait_until(lambda: len(surface.submissions) == 2, what="the second ask handled")
+    assert [s.outcome for s in surface.submissions] == ["started", "duplicate"]
+    [told] = surface.fake.wait_for("chat.postMessage", where=lambda p: "already working on that" in p["text"])
+    assert told["thread_ts"] == "6.000001"
+    gate.set()
+    wait_until(lambda: surface.runner.active == 0 and surface.runner.queued == 0, what="the diagnosis done")
+    assert [q.text for q in playbook.questions] == [asked]
+
+
 def test_stop_lets_requests_already_acked_on_the_quick_lane_finish(make_surface: SurfaceFactory) -> None:
     """SIGTERM used to cancel acked mentions still waiting on the quick lane: Slack had been told we took them."""
     surface = make_surface()

@@ -15,10 +15,12 @@ import redis
 
 from bot.engine.types import Step, StopReason
 from bot.http.dispatch import Dispatcher
+from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.listeners import build_web_client
+from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.handover import INTERRUPTED_TEXT
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.jobs.state import MemoryDedupe, MemoryWorkQueue
 from bot.slack.jobs.steplog import StepLog
 from bot.store.base import is_partial
 from bot.store.sqlite import SqliteTraceStore
@@ -59,12 +61,9 @@ def test_a_slack_diagnosis_stores_each_step_as_it_completes_then_its_final_trace
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         ScriptedResponder(steps=3, gate=gate, gate_after_steps=2),
         persist=store.save,
-        queue=MemoryWorkQueue(4),
-        dedupe=MemoryDedupe(60),
-        memory=MemoryThreadMemory(),
-        workers=1,
-        append_interval_s=0.0,
-        steps=StepLog(store),
+        state=SlackState(MemoryDedupe(60), queue=MemoryWorkQueue(4), steps=StepLog(store)),
+        lanes=Lanes(workers=1),
+        progress=ProgressOptions(append_interval_s=0.0),
     )
     runner.start()
     api = Dispatcher(ScriptedResponder(), store, workers=1, also_running=runner.runs)

@@ -11,8 +11,9 @@ import redis
 from bot.durable.capacity import Capacity, Workers
 from bot.durable.group import ConsumerGroup
 from bot.engine.types import Question, Trace
-from bot.slack.delivery.progress import ThreadProgress
+from bot.slack.delivery.progress import ProgressOptions, ThreadProgress
 from bot.slack.intake.listeners import build_web_client
+from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.handover import INTERRUPTED_TEXT, MOVED_TEXT, MessageOwnership
 from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
 from bot.slack.jobs.restart import RESTARTING_TEXT
@@ -60,13 +61,15 @@ def make_runner(redis_url: str, fake_slack: FakeSlackAPI) -> Iterator[MakeRunner
             build_web_client(BOT_TOKEN, fake_slack.base_url),
             responder or ScriptedResponder(),
             persist=store.save if store else lambda trace: None,
-            queue=MemoryWorkQueue(1),
-            dedupe=RedisDedupe(client),
-            memory=RedisThreadMemory(client),
-            workers=workers,
-            append_interval_s=0.0,
-            durable=stream,
-            steps=StepLog(store) if store else None,
+            state=SlackState(
+                RedisDedupe(client),
+                RedisThreadMemory(client),
+                MemoryWorkQueue(1),
+                durable=stream,
+                steps=StepLog(store) if store else None,
+            ),
+            lanes=Lanes(workers=workers),
+            progress=ProgressOptions(append_interval_s=0.0),
         )
         if start:
             runner.start()
@@ -191,8 +194,7 @@ def test_a_replica_whose_progress_message_was_taken_over_writes_to_it_no_more(
     progress = ThreadProgress(
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         a_job(),
-        use_streaming=False,
-        update_interval_s=0.0,
+        ProgressOptions(use_streaming=False, update_interval_s=0.0),
         owner=MessageOwnership(paused, "job1", "C1"),
     )
     steps = ScriptedResponder(steps=2)

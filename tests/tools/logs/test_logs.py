@@ -11,12 +11,12 @@ import pytest
 from elasticsearch import helpers
 from osmem_server import OsmemServer
 
-from bot.playbook.evidence import new_signatures_from_text, signatures_from_text
 from bot.wiring.elastic import es_client
 from tests.fakes.faulty import closed_port_url, fake_backend
 from tools.base import Toolbox, call_tool
 from tools.logs.model import LogEntry, search_text_from_query
 from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs, signature_of, trim_stack
+from tools.results import new_signatures_of, signatures_of
 from tools.timerange import iso_z
 
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
@@ -315,24 +315,27 @@ def test_ingest_skips_malformed_lines_and_keeps_the_rest(tmp_path):
 
 
 def test_warn_lines_get_their_own_signature_section(toolbox):
-    text = query(toolbox, range="1h").text
+    result = query(toolbox, range="1h")
+    text = result.text
     warn = text.split("top WARN signatures", 1)[1].split("newest ", 1)[0]
     assert "10x slow query on orders: <n> ms" in warn
     assert "slow query" not in text.split("top WARN signatures", 1)[0]  # the error section stays errors
-    assert signatures_from_text(text) and all("slow query" not in s.text for s in signatures_from_text(text))
+    errors = signatures_of(result)
+    assert errors and all("slow query" not in s.template for s in errors)
+    assert [(s.count, s.template) for s in signatures_of(result, "WARN")][:1] == [(10, "slow query on orders: <n> ms")]
 
 
 def test_an_onset_splits_the_window_and_lists_what_is_new_after_it(toolbox):
     onset = iso_z(NOW - timedelta(minutes=32))
-    text = query(toolbox, range="1h", onset=onset).text
-    assert "new since " in text and "absent before it" in text
-    new = {s.text: s.count for s in new_signatures_from_text(text)}
+    result = query(toolbox, range="1h", onset=onset)
+    assert "new since " in result.text and "absent before it" in result.text
+    new = {s.template: s.count for s in new_signatures_of(result)}
     assert new == {"slow query on orders: <n> ms": 10, "Zahlung bestätigt für Bestellung ü-<n> (你好)": 1}
 
 
 def test_an_onset_with_nothing_new_says_so(toolbox):
-    text = query(toolbox, range="1h", query="HikariPool", onset=iso_z(NOW - timedelta(minutes=40))).text
-    assert "no signature after it is absent before it" in text and new_signatures_from_text(text) == []
+    result = query(toolbox, range="1h", query="HikariPool", onset=iso_z(NOW - timedelta(minutes=40)))
+    assert "no signature after it is absent before it" in result.text and new_signatures_of(result) == ()
 
 
 def test_an_onset_outside_the_window_is_refused(toolbox):
