@@ -13,7 +13,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from bot.routing.lexicon import ASKED, MORE
+from bot.routing.lexicon import ASKED, MORE, STATED, WIDER
 
 _PATTERNS: dict[str, str] = {
     # a state that changed for the worse (metric names alone are not symptoms: "latency" is also a lookup)
@@ -174,18 +174,28 @@ _PATTERNS: dict[str, str] = {
 
 
 @functools.cache
-def compiled_cues(lexicon: bool = True) -> dict[str, re.Pattern[str]]:
-    """The cue patterns, compiled on the first message (~20 ms): importing the gate, as building the responder
-    does, costs nothing until a message is classified. A cue's words in the other languages join its English and
-    Chinese ones; the request cues come last, so the older cues keep their pair names."""
-    if not lexicon:  # an artifact trained before the lexicon: the English and Chinese cues alone
-        return {name: re.compile(pattern) for name, pattern in _PATTERNS.items()}
-    merged = {
-        name: f"(?:{pattern})|(?:{MORE[name]})" if name in MORE else pattern for name, pattern in _PATTERNS.items()
-    }
-    merged.update((name, pattern) for name, pattern in MORE.items() if name not in _PATTERNS)
-    merged.update(ASKED)
+def compiled_cues(lexicon: int = 2) -> dict[str, re.Pattern[str]]:
+    """The cue patterns of a lexicon edition, compiled on the first message (~30 ms): importing the gate, as building
+    the responder does, costs nothing until a message is classified. Edition 0 (an artifact trained before the
+    lexicon): the English and Chinese cues alone; 1: a cue's words in the other languages join its English and
+    Chinese ones, and the request cues follow; 2: the second edition's words join their cues, and the stated cues
+    follow. Each edition only appends, so the older cues keep their pair names."""
+    merged = dict(_PATTERNS)
+    if lexicon >= 1:
+        merged = _joined(merged, MORE)
+        merged.update(ASKED)
+    if lexicon >= 2:
+        merged = _joined(merged, WIDER)
+        merged.update(STATED)
     return {name: re.compile(pattern) for name, pattern in merged.items()}
+
+
+def _joined(patterns: dict[str, str], more: dict[str, str]) -> dict[str, str]:
+    """`patterns` with each of `more`'s words joined to the cue of its name, and its new cues after them."""
+    joined = {
+        name: f"(?:{pattern})|(?:{more[name]})" if name in more else pattern for name, pattern in patterns.items()
+    }
+    return joined | {name: pattern for name, pattern in more.items() if name not in patterns}
 
 
 # Where a Chinese character meets a Latin letter or a digit: Python's \b sees no boundary there (both are word
@@ -198,7 +208,7 @@ def _script_seam() -> re.Pattern[str]:
     return re.compile(_SCRIPT_SEAM)
 
 
-def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: bool = True) -> list[str]:
+def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: int = 2) -> list[str]:
     """The cues found in normalised text (after `found_before`, cues found elsewhere, e.g. in the raw text), and every
     pair of them ("why+symptom"): a linear model cannot form the pairs itself, and "what is" + a metric reads
     differently with and without a symptom. Matched with a space where Chinese meets Latin or digits, so English cues

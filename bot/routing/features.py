@@ -53,7 +53,9 @@ class FeatureSpec:
     word_bigrams: bool = True
     cue_weight: float = 0.1  # the value of a cue feature (n-gram features share a total L2 norm of 1)
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
-    lexicon: bool = True  # the other languages' cues, the request cues, no address (an older artifact: False)
+    # the lexicon's edition (bot/routing/cues.py compiled_cues): 0 before it (an older artifact), 1 the other
+    # languages' cues, the request cues and no address, 2 the wider request words and the stated cues
+    lexicon: int = 2
     ask_weight: float = 0.2  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
 
     def to_dict(self) -> dict[str, int | bool | float]:
@@ -77,9 +79,14 @@ class FeatureSpec:
             word_bigrams=bool(data["word_bigrams"]),
             cue_weight=float(str(data.get("cue_weight", 0.0))),
             simplified=bool(data.get("simplified", False)),
-            lexicon=bool(data.get("lexicon", False)),
+            lexicon=_edition(data.get("lexicon", 0)),
             ask_weight=float(str(data.get("ask_weight", 0.0))),
         )
+
+
+def _edition(value: object) -> int:
+    """A lexicon edition: a number, or an older artifact's flag (true: the first edition)."""
+    return int(value) if isinstance(value, (bool, int)) else 0
 
 
 def plain_from_slack(text: str) -> str:
@@ -95,7 +102,7 @@ def plain_from_slack(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def normalised(text: str, simplified: bool = True, lexicon: bool = True) -> str:
+def normalised(text: str, simplified: bool = True, lexicon: int = 2) -> str:
     """Plain, NFKC-folded (full-width punctuation -> ASCII), lower-case text with digit runs made generic and, if
     `simplified`, Traditional Chinese characters as Simplified ones; with `lexicon`, without a leading address."""
     text = unicodedata.normalize("NFKC", plain_from_slack(text)).lower()
@@ -127,7 +134,7 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
 
 
 @functools.lru_cache(maxsize=64)
-def cue_names(text: str, simplified: bool = True, lexicon: bool = True) -> tuple[str, ...]:
+def cue_names(text: str, simplified: bool = True, lexicon: int = 2) -> tuple[str, ...]:
     """The cues of a message and their pairs (bot/routing/cues.py), a pasted alert's read in the raw text. Cached: the
     gate reads them twice, for the features and for the request (a third of a message's cost)."""
     found = alert_cues(text) if lexicon else []

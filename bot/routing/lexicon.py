@@ -8,6 +8,10 @@ Two parts, both features of the intent classifier (bot/routing/cues.py merges th
   investigation declined ("no need to dig", "sin investigar", "不用查"), the scope of "just"/"only" ("solo el dato",
   "nur den Wert", "只要"), a writing request (a post-mortem, a status-page update, a summary of the thread), a list,
   and a pasted alert (found in the raw text, before code blocks become the word "code"), firing or resolved.
+- The second edition (`WIDER`, `STATED`), written when two more writers showed what the first missed: wider request
+  words (a text reshaped or addressed to someone, "yes/no is fine", an investigation waved off, what the bot can see
+  listed), and what a message states beside its request: the cause already known or still unknown, one value asked
+  about a past window, venting. An artifact records the edition it was trained with (FeatureSpec.lexicon).
 
 Patterns read normalised text (lower case, NFKC, digit runs as 0); accents are optional where writers drop them.
 """
@@ -162,6 +166,75 @@ ASKED: dict[str, str] = {
     r"deploys|despliegues|d[ée]ploiements|deployments|incidentes)\b|列出|列一下|有哪些|都有什么|哪些服务|哪些告警",
 }
 
+# The second edition: more words for the request cues above (each joins its cue as an alternative) ...
+WIDER: dict[str, str] = {
+    # waved off: nothing for the bot to do ("don't bother looking", "nothing needed from you", "你不用管")
+    "no_dig": r"\bdon'?t (bother|re-?investigate|worry)|\b(nothing|no action) (needed|to do|required)|"
+    r"\bnothing needed from|\bnada (que|para) hacer|\bnada a fazer|\brien [àa] faire|\bnichts (mehr |zu )?(tun|"
+    r"untersuchen)|\bje ne te demande pas de|\bkannst du ignorieren|\bpodes ignorar|\blaisse faire|"
+    r"不用(管|处理|查了)|你不用",
+    # enough said: the reply asked for is small ("yes/no is fine", "diff summary is enough", "one number")
+    "only": r"\byes/no\b|\b(is|are|'s) (enough|fine|all i need)\b|\bone number\b|\bi only need|\bi just need|"
+    r"\b(es suficiente|basta con|me basta|[ée] suficiente|basta|suffit|me suffit|reicht|gen[üu]gt)\b|一个数|给个",
+    # a text reshaped or addressed to someone ("turn my notes into a post-mortem", "make this sound professional",
+    # "handover note", "comms for our agents")
+    "write": r"\bturn .{0,30} into\b|\bmake (this|it) (sound |more |look )?(professional|formal|nicer|shorter|"
+    r"clearer)|\b(pls|please) draft\b|\bdraft (it|pls|please)\b|\b(handover|hand-?off|shift) notes?\b|\bcomms\b|"
+    r"\b(apology|exec(utive)?|management|customer|clinical|incident) (msg|message|e-?mail|summary|note|update|"
+    r"comms)\b|\blessons learned\b|\b(jira|ticket) (description|text)\b|\bmanagement-summary|\bkunden(info|"
+    r"mitteilung)|\bnota de passagem|\bnote de passation|\bresumen ejecutivo|\br[ée]sum[ée] ex[ée]cutif|"
+    r"改正式|正式一点|文案|交班记录|交接记录|致歉信|道歉信|工单描述|初稿|周报",
+    # what the bot can see, listed ("which services can you see", "你能看哪些 dashboard")
+    "list": r"\b(offene[n]?|aktive[n]?|open) (alerts|alarme|incidents|incidentes)\b|"
+    r"\bwhich \w+( \w+)? (can you|do you) see\b|\bque \w+( \w+)? (v[êe]s|ves|vois)\b|能看(到)?哪些|能看到的",
+    # what a term means, in the words Chinese writers use for it ("啥意思", "代表什么", Cantonese "系咩")
+    "concept": r"啥意思|什么意思|代表什么|代表啥|啥叫|什么叫|系咩|指的是|\bwhat does (it|this|that) (mean|measure)",
+}
+
+# ... and what a message states beside its request, as cues of their own
+STATED: dict[str, str] = {
+    # the cause is already known: a text to write or a value to read, not an investigation ("root cause was an
+    # expired cert", "ya sabemos que fue el CDN", "Ursache ist bekannt", "原因已查明")
+    "known": r"\b(root )?cause (is|was|were|has been|already) (known|clear|identified|confirmed|fixed|corrected|"
+    r"on)\b|\b(root )?cause( was| were| ?:| ?=)|\bknown cause\b|[,;] caused by\b|"
+    r"\b(root )?cause (identified|confirmed|found)\b|"
+    r"\bwe (already |all )?(know|found|agree) (what|the cause|why|it was|it'?s|that)|\b(was|were|is) caused by\b|"
+    r"\b(ya )?sabemos (la causa|que fue|qu[ée] pas[oó]|lo que pas[oó])|\bla causa (fue|es|era|ya|est[aá])\b|"
+    r"\bcausa( ra[ií]z)? ?(confirmada|conocida|identificada|conhecida|:|=)|\bcausa ra[ií]z (fue|foi|:)|"
+    r"\b(j[aá] )?sabemos (a causa|que foi|o que)|\ba causa (foi|[ée]|j[aá])\b|\bj[aá] sabemos\b|"
+    r"\bcause (connue|identifi[ée]e|corrig[ée]e|:|=)|\bla cause (est|[ée]tait|on la conna[iî]t)\b|"
+    r"\bon (la )?conna[iî]t (d[ée]j[àa]|la cause)|\bursache (ist |war )?(bekannt|klar)\b|"
+    r"\bursache( war| kennen wir| ?:)|\bkennen wir (schon|bereits)|"
+    r"原因(已|已经|也)?(查明|确认|清楚|找到|定位|知道)|根因(已|已经)?(定位|确认|找到|查明)|"
+    r"(已经?|已)(确认|定位|查明)(是|了)|原因是|揾到原因",
+    # the cause is still unknown: an investigation, however the message words it ("cause still unknown",
+    # "sigue sin causa", "immer noch ungeklärt", "到现在都不知道原因")
+    "unknown": r"\b(cause|root cause) (is )?still unknown|\bunknown cause|\bno (root )?cause\b|\bstill unclear|"
+    r"\b(still )?(don'?t|do not|doesn'?t) know (what|why)|\bno idea (what|why)|\b(nobody|no one) (knows|figured)|"
+    r"\bsin causa|\bnadie sabe|\bno sabemos|\bsem causa|\bningu[ée]m (sabe|percebeu|achou|explicou)|"
+    r"\bn[ãa]o sabemos|\bpas (de|la) cause|\btoujours pas|\baucune id[ée]e|\bpersonne (n'a|ne sait)|\bunklar|"
+    r"\bungekl[äa]rt|\bkeine (root cause|ursache)|不知道(原因|为啥|为什么)|(还)?没(有)?找到(原因|根因)|不清楚|没结论|"
+    r"(原因|根因)(还|仍然|也)?(不知道|不清楚|不明|未知|没找到)|"
+    r"说不清|没人说清",
+    # one value asked about a past window ("what was the peak error rate during the outage", "how long was X down",
+    # "故障期间错误率峰值是多少"): a lookup framed around an incident, not an investigation of it
+    "past_value": r"\bwhat was the (peak|max\w*|total|highest|lowest)\b|\bhow long (was|did|has|were)\b|"
+    r"\b(how many|peak|max\w*|total|highest)\b.{0,40}\bduring\b|\bwhat time did\b|"
+    r"\bcu[aá]l fue el (pico|m[aá]ximo)|\bcu[aá]nto dur[oó]|\b(cu[aá]nt[oa]s|pico|m[aá]xim[oa])\b.{0,40}\bdurante\b|"
+    r"\bqual foi (o|a) (pico|m[aá]xim[oa])|\bquanto tempo durou|\b(quant[oa]s|pico)\b.{0,40}\bdurante\b|"
+    r"\bc'[ée]tait quoi le (pic|max)|\bquel (a [ée]t[ée]|[ée]tait) le (pic|max)|\bcombien de temps a dur[ée]|"
+    r"\b(combien|pic|max\w*)\b.{0,40}\b(pendant|durant|lors)\b|\bwie lange (hat|ging|war|dauerte)\b|"
+    r"\bwie hoch war\b|\b(wie viele|h[öo]chste|maximale)\b.{0,40}\b(w[äa]hrend|beim)\b|"
+    r"期间.{0,20}(峰值|最高|最多|一共|多少)|(峰值|一共|总共).{0,10}(是多少|多少|几)|(中断|挂|宕机|停)了多久|持续了多久|"
+    r"最多.{0,10}几",
+    # venting in the channel: a mood, not a request ("I need a vacation", "j'en peux plus", "想辞职")
+    "vent": r"\b(i need|i'?ve forgotten what) (a )?(vacation|holiday|sleep|coffee)|\bi quit\b|\bclassic\b|"
+    r"\bof course\b|\bgo figure\b|\blove how\b|\bi swear\b|\bfml\b|\bno puedo m[aá]s|\bqu[ée] casualidad|"
+    r"\bc[oó]mo no\b|\bj'en peux (plus|pu)|\bje vais craquer|\b[ée]videmment\b|\bnuit blanche|"
+    r"\bn[ãa]o aguento|\bf[ée]rias\b|\badoro\b|\bmais uma (madrugada|noite|queda)|\bich brauch\w* "
+    r"(urlaub|kaffee|schlaf)|\btypisch\b|\bna toll\b|想辞职|心累|人生就是|真是好主意",
+}
+
 # a pasted alert, read in the raw text (a code block becomes the word "code" in the features' text)
 _ALERT = re.compile(r"\[(firing|warning|critical|alert)[^\]]*\]|\bfiring:|\balertname\b|【告警】|告警[:：]", re.I)
 _RESOLVED_ALERT = re.compile(r"\[resolved[^\]]*\]|\bresolved:", re.I)
@@ -173,4 +246,4 @@ def alert_cues(raw: str) -> list[str]:
     return found + (["alert_resolved"] if _RESOLVED_ALERT.search(raw) else [])
 
 
-ASKED_CUES = frozenset([*ASKED, "alert", "alert_resolved"])
+ASKED_CUES = frozenset([*ASKED, *STATED, "alert", "alert_resolved"])
