@@ -97,6 +97,22 @@ def leave_out_summary(cards: Sequence[Scorecard]) -> str:
     )
 
 
+def leave_out_by_language(cards: Sequence[Scorecard]) -> str:
+    """Several leave-one-kind-out scorecards pooled per language (each message counts once): accuracy, needless
+    investigations and missed diagnoses, one line per language."""
+    pairs = [(e, p) for card in cards for e, p in zip(card.examples, card.predicted, strict=True)]
+    lines = []
+    for lang in sorted({e.lang for e, _ in pairs}):
+        chosen = [(e, p) for e, p in pairs if e.lang == lang]
+        card = Scorecard(tuple(e for e, _ in chosen), tuple(p for _, p in chosen))
+        (hits, total), needless, missed = card.accuracy(), card.needless_investigations(), card.missed_diagnoses()
+        lines.append(
+            f"left out, {lang}: {hits / total:.2%} ({hits}/{total}), needless {needless[0]}/{needless[1]}, "
+            f"missed {missed[0]}/{missed[1]}"
+        )
+    return "\n".join(lines)
+
+
 def _field_is(name: str, value: str) -> Callable[[Example], bool]:
     return lambda example: getattr(example, name) == value
 
