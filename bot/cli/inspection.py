@@ -55,7 +55,12 @@ def classify_command(
     from bot.cli.plainenv import gate_is_default
 
     default = gate_is_default()  # nothing set about the model or the gate: no Settings to load
-    classifier = wiring.build_default_classifier() if default else wiring.build_classifier(wiring.load_settings())
+    gate = wiring.build_default_classifier() if default else wiring.build_classifier(wiring.load_settings())
+    read = _visible if default else _cleaned  # a configured model is sent the text: it is redacted first
+
+    def classifier(message: str) -> Intent:
+        return gate(read(message))
+
     if not jsonl:
         _write_json_line(_classified(classifier, text))
         return
@@ -80,12 +85,25 @@ def _classify_jsonl_line(classifier: Callable[[str], Intent], raw: bytes, number
 
 
 def _classified(classifier: Callable[[str], Intent], text: str) -> dict[str, Any]:
-    """The gate's answer for text cleaned as every surface cleans it (a lone surrogate or a control character
-    dropped), so the CLI routes what the server would."""
     from bot.routing.intent import intent_to_dict
+
+    return intent_to_dict(classifier(text))
+
+
+def _visible(text: str) -> str:
+    """Text read as every surface reads it (a lone surrogate or a control character dropped, the length capped), so
+    the CLI routes what the server would. Without a model nothing leaves the process, so nothing is redacted (and
+    the redaction rules never compile)."""
+    from bot.safety.inbound import MAX_INBOUND_CHARS, cap_chars, visible_text
+
+    return cap_chars(visible_text(text), MAX_INBOUND_CHARS)
+
+
+def _cleaned(text: str) -> str:
+    """Text cleaned at the boundary as every surface cleans it, a pasted secret redacted before the model sees it."""
     from bot.safety.inbound import clean_inbound
 
-    return intent_to_dict(classifier(clean_inbound(text)))
+    return clean_inbound(text)
 
 
 def _write_json_line(result: dict[str, Any]) -> None:
