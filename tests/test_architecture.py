@@ -206,7 +206,14 @@ RULES = (
         "text is cleaned where it enters, once",
         PACKAGES,
         ("bot.safety.inbound.clean_inbound",),
-        exempt=("bot.safety", "bot.slack.intake.events", "bot.http.api", "bot.http.alerts", "bot.cli.diagnosis"),
+        exempt=(
+            "bot.safety",
+            "bot.slack.intake.events",
+            "bot.http.api",
+            "bot.http.alerts",
+            "bot.cli.diagnosis",
+            "bot.cli.inspection",
+        ),
     ),
     Rule(
         "secrets are redacted at the boundaries only",
