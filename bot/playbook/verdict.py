@@ -70,7 +70,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
-        return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.{_runners_up(findings)}", True
+        return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.", True
     deploy = findings.deploy
     if deploy is not None and not (origin_first and origin_first[1] < deploy.at):
         return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
@@ -124,9 +124,17 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
     return f"{suspect.what}. Why: {'; '.join(suspect.why)}{error}"
 
 
-def _runners_up(findings: Findings) -> str:
-    others = [f"{s.what} (score {s.score})" for s in findings.suspects[1:3] if s.score > 0]
-    return f" Runners-up: {'; '.join(others)}." if others else ""
+def _runners_up(findings: Findings) -> list[str]:
+    """The runner-up hypothesis, and what would tell it from the winner; kept out of the headline, which names one
+    cause."""
+    if len(findings.suspects) < 2 or findings.suspects[1].score <= 0:
+        return []
+    winner, second = findings.suspects[0], findings.suspects[1]
+    why = second.why[0] if second.why else ""
+    return [
+        f"the runner-up: {second.what} (score {second.score}; {why}); what would tell them apart: whether the symptom "
+        f"follows {winner.what} (revert it, or compare {winner.service}'s pods or versions) rather than {second.what}"
+    ]
 
 
 def _origin_cause(findings: Findings) -> str:
@@ -249,6 +257,8 @@ def _deploy_evidence(findings: Findings) -> list[str]:
 
 def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     lines = list(findings.unknowns)
+    if complete and findings.suspects and findings.suspects[0].score >= MIN_SUSPECT_SCORE:
+        lines += _runners_up(findings)
     lines += [f"not checked: {check}" for check in findings.failed_checks]
     if findings.unconfigured:
         lines.append(

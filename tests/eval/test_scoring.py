@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 from bot import wiring
@@ -159,7 +160,7 @@ def test_a_decoy_ruled_out_in_the_headline_is_not_blamed():
         "Likely cause: eu-central-1b NotReady, no deploy caused this (game-launch v7.4.0 cannot explain it).",
     ]
     for headline in cleared:
-        [row] = run_eval([case], lambda c, h=headline: _answered(f"{h}\nEvidence:\n- x"), mode="playbook").results
+        [row] = run_eval([case], _answering(headline), mode="playbook").results
         assert row.hit and row.blamed == (), headline
 
 
@@ -172,5 +173,9 @@ def test_a_decoy_blamed_beside_a_ruled_out_clause_is_still_blamed():
         "Likely cause: game-launch v7.4.0 raised the pool so connections could not be served in eu-central-1b.",
     ]
     for headline in blamed:
-        [row] = run_eval([case], lambda c, h=headline: _answered(f"{h}\nEvidence:\n- x"), mode="playbook").results
+        [row] = run_eval([case], _answering(headline), mode="playbook").results
         assert not row.hit and row.blamed == ("v7.4.0",), headline
+
+
+def _answering(headline: str) -> Callable[[EvalCase], Trace]:
+    return lambda case: _answered(f"{headline}\nEvidence:\n- x")
