@@ -144,7 +144,8 @@ class Findings:
     """Accumulated evidence of one playbook run (mutable while the run lasts, read once at the end)."""
 
     window_label: str
-    service: str = ""  # the service the question is about
+    service: str = ""  # the service the question is about (or, when that one is steady, the neighbour diagnosed)
+    steady_asked: str = ""  # the asked service, when it looked healthy and a neighbour that changed was diagnosed
     origin: str = ""  # the deepest downstream service that changed too, when there is one
     health: dict[str, ServiceHealth] = field(default_factory=dict)
     deploys_checked: list[str] = field(default_factory=list)

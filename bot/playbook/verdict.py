@@ -32,6 +32,11 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
         headline += _cluster_and_runbook(findings)
     if findings.time_note and complete:
         headline = f"{findings.time_note} {headline}"
+    if findings.steady_asked:
+        headline = (
+            f"{findings.steady_asked} itself looks healthy over {findings.window_label}; the trouble is in "
+            f"{findings.service}, within two hops of it. {headline}"
+        )
     if findings.failed_backends:  # an answer resting on a check that could not run is partial, and says why
         backends = " and ".join(findings.failed_backends)
         headline = (

@@ -67,3 +67,20 @@ def test_with_each_backend_down_no_answer_is_complete_and_the_backend_is_named(
     assert f"Partial: {backend} could not be read" in headline_from_answer(trace.answer)
     assert "not checked:" in trace.answer
     assert "No deploy of" not in trace.answer or backend != "the deploy source"
+
+
+def test_a_connection_cap_lowered_hours_before_the_daily_peak_is_named_over_a_nearer_deploy(make_sandbox, tmp_path):
+    box = make_sandbox("loyalty-points-afternoon-500s")
+    trace = _diagnose(box, tmp_path)
+    headline = headline_from_answer(trace.answer)
+    assert all(fact_named(f, headline) for f in ("loyalty-db", "max_connections", "too many clients"))
+    assert not fact_named("rewards-api v4.2.0", headline)  # the deploy just before the onset is not the cause
+    wide = [s for s in trace.steps if s.action == "query_deploy_records" and "hours after it lands" in s.thought]
+    assert wide, "the day before the onset was read for changes whose effect can wait"
+
+
+def test_a_steady_asked_service_hands_over_to_the_neighbour_that_degraded(make_sandbox, tmp_path):
+    box = make_sandbox("lms-quiz-answers")
+    headline = headline_from_answer(_diagnose(box, tmp_path).answer)
+    assert headline.startswith("quiz-db itself looks healthy")
+    assert fact_named("quiz-engine", headline) and fact_named("MaxRAMPercentage", headline)
