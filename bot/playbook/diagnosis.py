@@ -38,7 +38,7 @@ from bot.playbook.probes import (
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
-from bot.playbook.toolsetprobes import check_pods, check_runbooks
+from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 
@@ -78,6 +78,7 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    check_nodes(run, findings)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):

@@ -84,3 +84,12 @@ def test_a_steady_asked_service_hands_over_to_the_neighbour_that_degraded(make_s
     headline = headline_from_answer(_diagnose(box, tmp_path).answer)
     assert headline.startswith("quiz-db itself looks healthy")
     assert fact_named("quiz-engine", headline) and fact_named("MaxRAMPercentage", headline)
+
+
+def test_nodes_lost_under_several_services_at_once_are_the_cause_not_a_deploy(make_sandbox, tmp_path):
+    box = make_sandbox("grocery-checkout-order-errors")
+    trace = _diagnose(box, tmp_path, toolsets=True)  # the Kubernetes API stand-in, as `opsbot eval` has it
+    headline = headline_from_answer(trace.answer)
+    assert "no deploy caused this" in headline and fact_named("NotReady", headline)
+    assert fact_named("eu-central-1b", headline) and not fact_named("courier-dispatch v3.0.0", headline)
+    assert any(s.action == "query_k8s_events" for s in trace.steps)
