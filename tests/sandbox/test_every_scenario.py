@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
+import statistics
 from datetime import datetime, timedelta
 
 import pytest
 from prometheus_api_client import PrometheusConnect
 
 from bot.sandbox.scenario import HELDOUT, Effect, load_scenario, scenario_names
+from tests.fakes.backends import RunningSandbox, run_clock_at, start_sandbox
 
 # the held-out scenarios are checked as data too (their series and facts); only the playbook never tunes on them
 ALL_SCENARIOS = scenario_names() + scenario_names(HELDOUT)
+LEVEL_MINUTES = 10  # a level before and after an effect is read over this span (three 5 min rate() windows)
 
 PROMQL = {
     "p99_ms": "1000 * histogram_quantile(0.99, sum by (le) "
@@ -30,6 +33,24 @@ def _value(client: PrometheusConnect, promql: str, when: datetime) -> float:
     return float(result[0]["value"][1])
 
 
+def _level(client: PrometheusConnect, promql: str, first: datetime, last: datetime) -> float:
+    """The median of the values from `first` to `last` at a 5 min step: back-to-back rate() windows, so that a
+    single window's noise (a noisy scenario's is 15 % a minute) neither makes an effect nor hides one."""
+    result = client.custom_query_range(promql, start_time=first, end_time=last, step="300s")
+    values = [v for _, raw in (result[0]["values"] if result else []) if math.isfinite(v := float(raw))]
+    assert values, f"no sample for {promql} from {first:%H:%M} to {last:%H:%M}"
+    return statistics.median(values)
+
+
+def _held_minutes(effect: Effect, box: RunningSandbox) -> int:
+    """How long past its probe a step or a ramp still holds its level (two more windows), within its end and the
+    run clock; 0 for the shapes that move by design (recover, sawtooth) or an effect that ends sooner."""
+    end = effect.end_minutes if effect.end_minutes is not None else box.scenario.resolved_minutes
+    last = _probe_minutes(effect) + LEVEL_MINUTES
+    held = effect.shape in ("step", "ramp") and (end is None or last <= end)
+    return LEVEL_MINUTES if held and box.incident_at + timedelta(minutes=last) <= box.now else 0
+
+
 def _probe_minutes(effect: Effect) -> int:
     """Minutes after the incident where the effect should be fully visible (rate windows are 5 minutes)."""
     if effect.shape == "recover":
@@ -41,13 +62,29 @@ def _probe_minutes(effect: Effect) -> int:
 
 @pytest.mark.parametrize("name", ALL_SCENARIOS)
 def test_scenario_timeline_is_visible_in_prometheus(name, make_sandbox):
-    box = make_sandbox(name)
+    _assert_timeline_visible(make_sandbox(name))
+
+
+def test_a_fast_databases_small_wobble_is_visible_at_a_clock_where_it_once_hid(tmp_path):
+    # media-db's p99 12 -> 18.5 ms (x1.54) read 21.7 -> 23.7 ms at this clock (x1.09), when its buckets
+    # jumped from 10 to 25 ms: a p99 near a bound swung with the noise, and the wobble was squeezed under 25
+    box = start_sandbox("media-resizer-port-db-wobble", tmp_path / "sandbox", run_clock_at(18, 59))
+    try:
+        _assert_timeline_visible(box)
+    finally:
+        box.stop()
+
+
+def _assert_timeline_visible(box: RunningSandbox) -> None:
+    name = box.scenario.name
     client = PrometheusConnect(url=box.prometheus_url, disable_ssl=True)
     scenario = box.scenario
     for effect in scenario.timeline:
         promql = PROMQL[effect.metric].replace("$s", effect.service)
-        before = _value(client, promql, box.incident_at + timedelta(minutes=min(effect.at_minutes, 0) - 30))
-        after = _value(client, promql, box.incident_at + timedelta(minutes=_probe_minutes(effect)))
+        before_at = box.incident_at + timedelta(minutes=min(effect.at_minutes, 0) - 30)
+        before = _level(client, promql, before_at - timedelta(minutes=LEVEL_MINUTES), before_at)
+        after_at = box.incident_at + timedelta(minutes=_probe_minutes(effect))
+        after = _level(client, promql, after_at, after_at + timedelta(minutes=_held_minutes(effect, box)))
         base = scenario.service(effect.service).baseline(effect.metric)
         label = f"{name}: {effect.service} {effect.metric} {before:.4g} -> {after:.4g} (scenario {base} -> {effect.to})"
         if base == 0:

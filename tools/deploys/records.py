@@ -106,14 +106,20 @@ def render_diff(report: DiffReport) -> str:
 
 
 def render_deploys(found: DeployList) -> str:
-    """A header with the count, then one line per deploy; for an empty window, the latest deploy before it."""
-    head = f"deploys of {found.service or 'every service'}, {found.window.describe()}"
+    """A header with the count, then one line per deploy (for an empty window, the latest deploy before it), then
+    what the source's filters and layout left out."""
     notes = [f"note: {n}" for n in found.notes]
+    return "\n".join([deploys_heading(found), *(record_line(r) for r in found.records), *notes])
+
+
+def deploys_heading(found: DeployList) -> str:
+    """The text's first line: `deploys of order, <window>: 2 found, newest first`, or `...: none.` and the latest
+    deploy before the window."""
+    head = f"deploys of {found.service or 'every service'}, {found.window.describe()}"
     if not found.records:
-        return "\n".join([f"{head}: none.{_before_text(found)}", *notes])
+        return f"{head}: none.{_before_text(found)}"
     more = f" (showing the newest {len(found.records)})" if found.total > len(found.records) else ""
-    lines = [f"{head}: {found.total} found, newest first{more}", *(record_line(r) for r in found.records)]
-    return "\n".join([*lines, *notes])
+    return f"{head}: {found.total} found, newest first{more}"
 
 
 def _before_text(found: DeployList) -> str:
@@ -122,17 +128,24 @@ def _before_text(found: DeployList) -> str:
     r = found.latest_before
     if r is None:
         return " There are no earlier deploys either."
-    return f" The latest before it: {r.service}/{r.version} at {iso_z(r.at)}."
+    return f" The latest before it: {release_at(r)}."
+
+
+def release_at(r: DeployRecord) -> str:
+    """`order/v2.8.1 at 2026-11-28T15:02:00Z`."""
+    return f"{r.service}/{r.version} at {iso_z(r.at)}"
 
 
 def record_line(r: DeployRecord) -> str:
     """`2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: <summary>; files: ...; commit <sha>`."""
-    previous = f" (from {r.previous_version})" if r.previous_version else ""
     files = ", ".join(r.files[:6]) + (f" +{len(r.files) - 6} more" if len(r.files) > 6 else "")
     labelled = (("environment", r.environment), ("status", r.status))
     where = "".join(f"; {name} {value}" for name, value in labelled if value)
     commit = f"; commit {r.commit[:10]}" if r.commit else ""
-    return (
-        f"{iso_z(r.at)} {r.service}/{r.version}{previous} by {r.author}: {r.summary}; files: {files or 'none'}"
-        f"{where}{commit}"
-    )
+    return f"{record_head(r)}; files: {files or 'none'}{where}{commit}"
+
+
+def record_head(r: DeployRecord) -> str:
+    """A record's line up to its files: `2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: <summary>`."""
+    previous = f" (from {r.previous_version})" if r.previous_version else ""
+    return f"{iso_z(r.at)} {r.service}/{r.version}{previous} by {r.author}: {r.summary}"

@@ -10,7 +10,7 @@ then the newest lines (repeats folded with their numbers), or a trace's lines ol
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.logs.model import LEVELS, LogEntry
@@ -24,7 +24,10 @@ from tools.logs.summary import (
     SignatureBlock,
     SlotRange,
     TimestampDoubt,
+    number_text,
+    runs_text,
     shown_entry,
+    step_text,
     telling_fields,
 )
 from tools.timerange import TimeWindow, rough_duration
@@ -51,15 +54,14 @@ def render_logs(summary: LogSummary) -> str:
         lines.append(timestamps_line(summary.timestamps, clock))
     if summary.histogram is not None:
         lines += histogram_lines(summary.histogram, summary.levels, clock, doubted=summary.timestamps is not None)
-    numbering = iter(range(1, 1000))
     if summary.onset is not None:
-        lines += _onset_lines(summary.onset, clock, numbering)
+        lines += _onset_lines(summary.onset, clock)
     if summary.signatures is None and not summary.trace_id:
-        lines.append(f"no {'/'.join(summary.cluster_levels)} lines in this window.")
+        lines.append(no_lines_line(summary))
     elif summary.signatures is not None:
-        lines += block_lines(_title(summary.signatures), summary.signatures, clock, numbering)
+        lines += block_lines(_title(summary.signatures), summary.signatures, clock)
     if summary.warnings is not None:
-        lines += block_lines(_title(summary.warnings), summary.warnings, clock, numbering)
+        lines += block_lines(_title(summary.warnings), summary.warnings, clock)
     lines += _listing(summary, clock)
     return "\n".join(lines)
 
@@ -112,7 +114,7 @@ def timestamps_line(doubt: TimestampDoubt, clock: str) -> str:
 
 def histogram_lines(histogram: LogHistogram, levels: Sequence[str], clock: str, *, doubted: bool) -> list[str]:
     """Lines per bucket, every level and at the error levels (or the filtered ones), and the change in errors."""
-    step = _step_text(histogram.step_s)
+    step = step_text(histogram.step_s)
     rows = [("all levels", histogram.at_levels(tuple(histogram.by_level)))]
     wanted = tuple(levels) or ERROR_LEVELS
     picked = histogram.at_levels(wanted)
@@ -125,36 +127,19 @@ def histogram_lines(histogram: LogHistogram, levels: Sequence[str], clock: str, 
     return lines
 
 
-def runs_text(counts: Sequence[int]) -> str:
-    """Counts in order, a run of 3 or more equal ones as `value×run`: `0×14 8 16×15`."""
-    parts: list[str] = []
-    i = 0
-    while i < len(counts):
-        j = i
-        while j < len(counts) and counts[j] == counts[i]:
-            j += 1
-        run = j - i
-        parts += [f"{counts[i]}×{run}"] if run >= 3 else [str(counts[i])] * run
-        i = j
-    return " ".join(parts)
-
-
 def _change_line(change: ChangePoint, step_s: int, step: str, clock: str) -> str:
     rate = 60.0 / step_s
-    before, after = _number(change.before * rate), _number(change.after * rate)
+    before, after = number_text(change.before * rate), number_text(change.after * rate)
     return f"change: ERROR/FATAL lines per minute {before} -> {after} in the {step} from {change.at:{clock}}"
 
 
-def block_lines(title: str, block: SignatureBlock, clock: str, numbering: Iterator[int] | None = None) -> list[str]:
+def block_lines(title: str, block: SignatureBlock, clock: str) -> list[str]:
     """`<title> (5 of 12, …):` then per signature its count, first/last seen, one example, its stack and numbers."""
-    numbering = numbering or iter(range(1, 1000))
     lines = [f"{title} ({len(block.top)} of {block.distinct}{_scope(block)}):"]
     mixed = block.counted == "sample" and any(s.counted != "sample" for s in block.top)
-    for sig in block.top:
-        seen = f"first {sig.first_at:{clock}} last {sig.last_at:{clock}}"
+    for rank, sig in enumerate(block.top, 1):
         only = "  (counted in the sample only)" if mixed and sig.counted == "sample" else ""
-        lines.append(f"{next(numbering)}. {sig.count:,}x {sig.template}  {seen}{only}")
-        lines.append(f"   example: {example_line(sig.example, clock)}")
+        lines += [signature_line(rank, sig, clock) + only, example_line(sig, clock)]
         lines += [f"     {frame}" for frame in sig.stack]
         if sig.numbers:
             lines.append(f"   numbers{_numbers_scope(block, sig)}: {numbers_text(sig.numbers)}")
@@ -193,7 +178,27 @@ def _as_written(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:g}"
 
 
-def example_line(entry: LogEntry, clock: str) -> str:
+def signature_line(rank: int, sig: Signature, clock: str) -> str:
+    """`1. 256x <template>  first 15:05:04 last 16:04:57`."""
+    return f"{rank}. {signature_text(sig, clock)}"
+
+
+def signature_text(sig: Signature, clock: str) -> str:
+    """A signature as its line shows it, without its rank: `256x <template>  first 15:05:04 last 16:04:57`."""
+    return f"{sig.count:,}x {sig.template}  first {sig.first_at:{clock}} last {sig.last_at:{clock}}"
+
+
+def example_line(sig: Signature, clock: str) -> str:
+    """`   example: <the signature's newest line>` (indented under its signature)."""
+    return f"   example: {example_text(sig.example, clock)}"
+
+
+def no_lines_line(summary: LogSummary) -> str:
+    """`no ERROR/FATAL lines in this window.`: what the text says when no line is at the levels it clusters."""
+    return f"no {'/'.join(summary.cluster_levels)} lines in this window."
+
+
+def example_text(entry: LogEntry, clock: str) -> str:
     """The example: its line, then the structured fields that carry numbers or an error (the boilerplate cut)."""
     fields = telling_fields(entry.fields)[:MAX_SHOWN_FIELDS]
     shown = " ".join(f"{k}={v}" for k, v in fields)
@@ -244,7 +249,7 @@ def _title(block: SignatureBlock) -> str:
     return f"top {'/'.join(block.levels) or 'any level'} signatures"
 
 
-def _onset_lines(contrast: OnsetContrast, clock: str, numbering: Iterator[int]) -> list[str]:
+def _onset_lines(contrast: OnsetContrast, clock: str) -> list[str]:
     since = contrast.since or contrast.onset
     early = "" if since == contrast.onset else f" (the onset {contrast.onset:{clock}} less one rate window)"
     base = f"{contrast.baseline_start:{clock}}" if contrast.baseline_start else "the window's start"
@@ -252,7 +257,7 @@ def _onset_lines(contrast: OnsetContrast, clock: str, numbering: Iterator[int]) 
     held = f"{contrast.before_sampled} of the {contrast.after_sampled} signatures after it were there before"
     if contrast.new is None:
         return [f"{head}: none ({held})."]
-    return block_lines(f"{head}, in the order they began ({held}); new signatures", contrast.new, clock, numbering)
+    return block_lines(f"{head}, in the order they began ({held}); new signatures", contrast.new, clock)
 
 
 def _listing(summary: LogSummary, clock: str) -> list[str]:
@@ -277,19 +282,6 @@ def _newest(line: LogLine, clock: str, every_service: bool, trace: bool) -> list
         direction = "from" if trace else "back to"
         shown.append(f"  … {line.more} more like this, {direction} {line.back_to:{clock}}{numbers}")
     return shown
-
-
-def _step_text(step_s: int) -> str:
-    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
-        if step_s >= size and step_s % size == 0:
-            return f"{step_s // size}{unit}"
-    return f"{step_s}s"
-
-
-def _number(value: float) -> str:
-    if value == int(value):
-        return f"{int(value):,}"
-    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"
 
 
 def _short_logger(logger: str) -> str:

@@ -239,3 +239,30 @@ def trim_stack(stack: str) -> tuple[str, ...]:
     kept = lines[: 1 + STACK_FRAMES] + [line for line in lines[1 + STACK_FRAMES :] if "Caused by" in line][:3]
     more = len(lines) - len(kept)
     return tuple(line.strip() for line in kept) + ((f"… {more} more lines",) if more else ())
+
+
+def runs_text(counts: Sequence[int]) -> str:
+    """Counts in order, a run of 3 or more equal ones as `value×run`: `0×14 8 16×15`."""
+    parts: list[str] = []
+    i = 0
+    while i < len(counts):
+        j = i
+        while j < len(counts) and counts[j] == counts[i]:
+            j += 1
+        run = j - i
+        parts += [f"{counts[i]}×{run}"] if run >= 3 else [str(counts[i])] * run
+        i = j
+    return " ".join(parts)
+
+
+def step_text(step_s: int) -> str:
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if step_s >= size and step_s % size == 0:
+            return f"{step_s // size}{unit}"
+    return f"{step_s}s"
+
+
+def number_text(value: float) -> str:
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"

@@ -204,11 +204,9 @@ def next_check(trace: Trace, findings: Sequence[Finding]) -> str:
     diffs = [f for f in findings if f.kind == "diff"]
     symptom = next((f for f in findings if f.kind == "change"), None)
     if deploys:
-        what = deploys[0].text.split(":", 1)[1].split(" at ")[0].strip()  # "order v2.8.1 (from v2.8.0)"
-        what = re.sub(r" \(from (\S+)\)", r" to \1", what)
-        watch = f" and watch {_subject(symptom.text)}" if symptom else ""
-        revert = f" (or revert {diffs[0].text.removeprefix('diff: ').split(';')[0].rsplit(' ', 3)[0]})" if diffs else ""
-        return f"check whether rolling back {what}{revert} restores service{watch}"
+        watch = f" and watch {symptom.subject}" if symptom else ""
+        revert = f" (or revert {diffs[0].subject})" if diffs else ""
+        return f"check whether rolling back {deploys[0].subject}{revert} restores service{watch}"
     if symptom:
         return f"look for what changed at {symptom.at} besides deploys (traffic, config, a dependency)"
     return "nothing stood out; open Show full trace for the checks that ran"
@@ -287,11 +285,6 @@ def _is_day_before(day: str, today: str) -> bool:
         return date.fromisoformat(day) == date.fromisoformat(today) - timedelta(days=1)
     except ValueError:
         return False
-
-
-def _subject(change_text: str) -> str:
-    """ "order p99 latency 202 ms → …" -> "order p99 latency"."""
-    return re.split(r" -?\d", change_text, maxsplit=1)[0]
 
 
 def _more(trace: Trace) -> str:
