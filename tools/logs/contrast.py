@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from tools.base import ToolError
-from tools.logs.counting.signatures import counted_block, grouped, probe_of
+from tools.logs.counting.signatures import counted_block, grouped, probe_of, sampled_lines
 from tools.logs.model import Frame, LogQuery, LogSource
 from tools.logs.summary import OnsetContrast, SignatureBlock
 
@@ -36,8 +36,9 @@ def warn_block(source: LogSource, query: LogQuery, frame: Frame) -> SignatureBlo
     result = source.search(warns)
     if not result.cluster_entries:
         return None
-    sampled = [*result.cluster_entries, *result.cluster_oldest]
-    return counted_block(source, warns, sampled, result.cluster_total, frame, oldest=len(result.cluster_oldest)).block
+    sampled = sampled_lines(result)
+    oldest = len(sampled) - len(result.cluster_entries)
+    return counted_block(source, warns, sampled, result.cluster_total, frame, oldest=oldest).block
 
 
 def onset_contrast(
@@ -51,7 +52,8 @@ def onset_contrast(
     every = replace(query, levels=(), limit=1, cluster_levels=(), cluster_sample=CONTRAST_SAMPLE)
     after_query = replace(every, start=since, oldest_sample=OLDEST_SAMPLE)
     after = source.search(after_query)
-    groups = grouped([*after.cluster_entries, *after.cluster_oldest])
+    in_hand = sampled_lines(after)
+    groups = grouped(in_hand)
     keys = sorted(groups, key=lambda k: -len(groups[k]))[:MAX_NEW_PROBES]
     baseline_query = replace(every, start=base_start, end=since)
     before = source.count_keys(baseline_query, [probe_of(k, groups[k]) for k in keys], frame)
@@ -59,7 +61,7 @@ def onset_contrast(
     sampled = [e for k in fresh for e in groups[k]]
     block = None
     if fresh:
-        held = len(after.cluster_entries) + len(after.cluster_oldest) >= after.cluster_total
+        held = len(in_hand) >= after.cluster_total
         counted = counted_block(source, after_query, sampled, after.cluster_total, frame, complete=held, discover=False)
         block = _in_time_order(counted.block)
     return OnsetContrast(onset, len(keys) - len(fresh), len(keys), block, since, base_start, True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from tools.logs.counting.histogram import local_buckets
-from tools.logs.model import Frame, KeyCount, KeyCounts, LogEntry, LogQuery, LogSource, Probe
+from tools.logs.model import Frame, KeyCount, KeyCounts, LogEntry, LogQuery, LogResult, LogSource, Probe
 from tools.logs.shape.cluster import shape_of, signature_from_group, signature_key, template_by_shape
 from tools.logs.summary import TOP_SIGNATURES, Counted, Signature, SignatureBlock
 
@@ -30,15 +30,21 @@ class CountedBlock:
     buckets: dict[str, tuple[int, ...]]
 
 
+def sampled_lines(result: LogResult) -> list[LogEntry]:
+    """The newest lines at the cluster levels, then as many of the oldest as lie beyond them: each line once.
+
+    The two samples overlap when the window holds fewer lines than both; lines are not told apart by their text
+    (a burst logs the same line many times in one second), so the oldest are cut to the lines the newest lack."""
+    newest = list(result.cluster_entries)
+    beyond = max(0, result.cluster_total - len(newest))
+    return newest + list(result.cluster_oldest[:beyond])
+
+
 def grouped(entries: Sequence[LogEntry]) -> dict[str, list[LogEntry]]:
-    """Entries by key, each line once (the newest and oldest samples overlap in a small window)."""
+    """Entries by key."""
     groups: dict[str, list[LogEntry]] = {}
-    seen: set[tuple[object, ...]] = set()
     for entry in entries:
-        mark = (entry.timestamp, entry.host, entry.message)
-        if mark not in seen:
-            seen.add(mark)
-            groups.setdefault(signature_key(entry), []).append(entry)
+        groups.setdefault(signature_key(entry), []).append(entry)
     return groups
 
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from tools.logs.contrast import ONSET_TOLERANCE, onset_contrast, warn_block
 from tools.logs.counting.histogram import frame_for, log_histogram
-from tools.logs.counting.signatures import CountedBlock, counted_block
+from tools.logs.counting.signatures import CountedBlock, counted_block, sampled_lines
 from tools.logs.counting.timestamps import timestamp_doubt
 from tools.logs.model import Frame, LogQuery, LogResult, LogSource, describe_terms
 from tools.logs.shape.cluster import newest_lines
@@ -72,8 +72,9 @@ def read_window(source: LogSource, query: LogQuery, reading: Reading = Reading()
 def _errors(source: LogSource, query: LogQuery, result: LogResult, frame: Frame) -> CountedBlock | None:
     if not result.cluster_entries:
         return None
-    sampled = [*result.cluster_entries, *result.cluster_oldest]
-    return counted_block(source, query, sampled, result.cluster_total, frame, oldest=len(result.cluster_oldest))
+    sampled = sampled_lines(result)
+    oldest = len(sampled) - len(result.cluster_entries)
+    return counted_block(source, query, sampled, result.cluster_total, frame, oldest=oldest)
 
 
 def _by_service(query: LogQuery, result: LogResult) -> dict[str, int]:
