@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from tools.discovery import Finding, did_you_mean
 from tools.logs.model import LogEntry, level_from_text
-from tools.logs.summary import ERROR_TYPE_KEYS, LEVEL_KEYS, STACK_KEYS, TRACE_KEYS
+from tools.logs.summary import BOILERPLATE, ERROR_TYPE_KEYS, LEVEL_KEYS, STACK_KEYS, TRACE_KEYS
 
 # Keys that hold the message, in order of preference (a configured key goes first).
 MESSAGE_KEYS = ("message", "msg", "event", "body", "text", "log", "short_message", "@message")
 _LOGFMT_PAIR = re.compile(r'\s*([A-Za-z_@][\w.@\-]*)=("(?:[^"\\]|\\.)*"|[^\s"]*)')
 MIN_LOGFMT_PAIRS = 3
+MAX_LISTED_FIELDS = 12
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,27 @@ def _logfmt(line: str) -> tuple[tuple[str, str], ...] | None:
 
 def _enough(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...] | None:
     return tuple(pairs) if len(pairs) >= MIN_LOGFMT_PAIRS else None
+
+
+def line_key_finding(messages: Sequence[str], where: str, configured: str = "") -> Finding:
+    """`logs.line_message_key` from the messages themselves (`opsbot init`), or the configured key checked against
+    them (`opsbot doctor`): how many are JSON or logfmt lines, the key that holds their message, their other
+    fields (what `where=` can filter on)."""
+    setting = "logs.line_message_key"
+    parsed = [p for m in messages if (p := parse_line(m)) is not None]
+    if not parsed:
+        return Finding(setting, configured, f"the {len(messages):,} {where} are plain text, not JSON or logfmt")
+    forms = " and ".join(sorted({p.form for p in parsed}))
+    keys = Counter(p.message_key for p in parsed if p.message_key)
+    others = Counter(k for p in parsed for k, _ in p.fields if k != p.message_key and k not in BOILERPLATE)
+    head = f"{len(parsed):,} of {len(messages):,} {where} are {forms} lines"
+    fields = f"; their other fields: {', '.join(k for k, _ in others.most_common(MAX_LISTED_FIELDS)) or 'none'}"
+    if configured:
+        held = sum(1 for p in parsed if configured in dict(p.fields))
+        known = {k for p in parsed for k, _ in p.fields}
+        problem = f"{setting} = {configured!r} is in none of them{did_you_mean(configured, known)}"
+        return Finding(setting, configured, f"{head}; {held:,} hold {configured}{fields}", () if held else (problem,))
+    if not keys:
+        return Finding(setting, None, f"{head}, none with a message key ({', '.join(MESSAGE_KEYS)}){fields}")
+    key, count = keys.most_common(1)[0]
+    return Finding(setting, key, f"{head}; their message is in {key} in {count:,}{fields}")
