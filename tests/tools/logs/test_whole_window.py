@@ -31,7 +31,7 @@ THRESHOLD_AT_THE_END = '"rate_limit_threshold": 250}'
 MAPPINGS = {
     "properties": {
         "@timestamp": {"type": "date"},
-        **{f: {"type": "keyword"} for f in ("service", "level", "logger", "host", "trace_id")},
+        **{f: {"type": "keyword"} for f in ("service", "level", "logger", "host", "trace_id", "namespace")},
         "message": {"type": "text"},
     }
 }
@@ -84,6 +84,9 @@ def incident_docs() -> list[dict[str, Any]]:
         at = NOW - timedelta(minutes=9, seconds=-n)
         docs.append(doc(at, service, "INFO", f"{service} handled POST", trace_id=TRACE))
     docs.append(doc(NOW - timedelta(minutes=9, seconds=-5), "orders-db", "WARN", f"slow statement /* trace={TRACE} */"))
+    for n, namespace in enumerate(["namespace-69"] * 5 + ["namespace-12"] * 3):
+        at = NOW - timedelta(minutes=15, seconds=n)
+        docs.append(doc(at, "api-limiter", "ERROR", "quota exceeded", namespace=namespace, pod=f"api-limiter-{n}"))
     batch = NOW - timedelta(minutes=25)
     docs += [doc(batch, "batch", "INFO", f"imported record {n}") for n in range(50)]
     return docs
@@ -220,3 +223,16 @@ def test_a_stream_whose_lines_sit_in_one_second_is_flagged(box: Toolbox) -> None
     assert "timestamps: all 50 lines sit within 0.0 s (15:35:00)" in result.text
     assert "change:" not in result.text
     assert summary_of(query(box, service="order")).timestamps is None
+
+
+def test_a_namespace_scopes_the_lines_and_each_line_carries_it(box: Toolbox) -> None:
+    result = query(box, service="api-limiter", namespace="namespace-69")
+    summary = summary_of(result)
+    assert summary.total == 5 and "namespace namespace-69" in result.text.splitlines()[0]
+    assert {line.entry.namespace for line in summary.newest} == {"namespace-69"}
+    assert summary_of(query(box, service="api-limiter")).total == 8
+
+
+def test_a_structured_lines_field_can_be_filtered_on(box: Toolbox) -> None:
+    result = query(box, service="limiter", where="upstream=auth")
+    assert summary_of(result).total == 10 and "where upstream=auth" in result.text.splitlines()[0]
