@@ -162,6 +162,11 @@ class LogHistogram:
         """(times, lines per minute) at `levels`: the error-log rate by default."""
         return self.times(), self.per_minute(self.at_levels(levels))
 
+    def signature_series(self, key: str) -> tuple[tuple[datetime, ...], tuple[float, ...]] | None:
+        """(times, lines per minute) of one top signature (its Signature.key); None when it was not counted."""
+        counts = self.by_signature.get(key)
+        return (self.times(), self.per_minute(counts)) if counts is not None else None
+
 
 @dataclass(frozen=True)
 class TimestampDoubt:

@@ -21,7 +21,7 @@ from tools.base import Toolbox, ToolResult, call_tool
 from tools.logs.loki import LokiLogs
 from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
 from tools.logs.summary import LogSummary
-from tools.results import signatures_of
+from tools.results import log_histogram_of, signatures_of
 
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
 ONSET = datetime(2026, 11, 28, 15, 10, tzinfo=UTC)  # the first pool error: the truth first-seen must find
@@ -236,3 +236,13 @@ def test_a_namespace_scopes_the_lines_and_each_line_carries_it(box: Toolbox) -> 
 def test_a_structured_lines_field_can_be_filtered_on(box: Toolbox) -> None:
     result = query(box, service="limiter", where="upstream=auth")
     assert summary_of(result).total == 10 and "where upstream=auth" in result.text.splitlines()[0]
+
+
+def test_the_error_log_rate_is_a_series_in_total_and_per_signature(box: Toolbox) -> None:
+    result = query(box, service="order", level="ERROR")
+    histogram, top = log_histogram_of(result), signatures_of(result)[0]
+    assert histogram is not None
+    found = histogram.signature_series(top.key)
+    assert found is not None
+    times, per_minute = found
+    assert sum(per_minute) * histogram.step_s / 60 == POOL_LINES and times == histogram.series()[0]
