@@ -13,6 +13,7 @@ code (`limit 2Gi`, `HTTP 429`, `pool size 4`, `max_connections=600`). Those tell
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ _QUALIFIER = re.compile(
 )
 _STATUS_CONTEXT = re.compile(r"(http|status|code|->|=>|returned|responded|response|answered|got)\W*$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,12 @@ def message_shape(text: str) -> MessageShape:
         literal.append(first[position : match.start()])
         position = match.end()
         token = match.group(0)
+        is_word = match.lastgroup == "token"
+        if is_word and _DIGIT.search(token) is None and not _word_is_slot(token):
+            literal.append(token)  # the common case, decided without the text before it
+            continue
         before = "".join(literal)
-        if not _is_slot(match, before):
+        if is_word and _DIGIT.search(token) is not None and _qualified(token, before):
             literal.append(token)
             continue
         parts.append(before)
@@ -79,13 +85,10 @@ def message_shape(text: str) -> MessageShape:
     return MessageShape(key, tuple(parts), tuple(values), tuple(labels))
 
 
-def _is_slot(match: re.Match[str], before: str) -> bool:
-    if match.lastgroup != "token":
-        return True  # a timestamp, a uuid, an IP
-    token = match.group(0)
-    if not any(ch.isdigit() for ch in token):
-        return bool(_LONG_HEX.match(token)) or _looks_random(token)
-    return not _qualified(token, before)
+@functools.lru_cache(maxsize=65_536)
+def _word_is_slot(token: str) -> bool:
+    """A token without a digit is a slot only as a long hex run or a random-looking id (cached: words repeat)."""
+    return bool(_LONG_HEX.match(token)) or _looks_random(token)
 
 
 def _looks_random(token: str) -> bool:
