@@ -111,6 +111,8 @@ class Replier:
                 trace.totals.elapsed_ms,
                 delivered,
             )
+        if delivered and not quick and self._progress.post_chart is not None:  # the picture, once all else is done
+            self._progress.post_chart(self._client, job, trace)
         return trace
 
     def _observer(self, question: Question, show: StepObserver, trace_id: str) -> tuple[StepObserver, str]:

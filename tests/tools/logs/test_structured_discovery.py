@@ -67,5 +67,5 @@ def test_doctor_checks_the_configured_message_key_against_the_newest_lines(tmp_p
     SqliteLogs(path).ingest_jsonl(json_documents(datetime.now(UTC)))
     right = finding(check_logs(SqliteLogs(path, LogFields(line_message="msg"))))
     assert right.value == "msg" and not right.problems and "12 hold msg" in right.evidence
-    wrong = finding(check_logs(SqliteLogs(path, LogFields(line_message="mgs"))))
-    assert wrong.problems == ("logs.line_message_key = 'mgs' is in none of them (did you mean 'msg'?)",)
+    wrong = finding(check_logs(SqliteLogs(path, LogFields(line_message="msgs"))))
+    assert wrong.problems == ("logs.line_message_key = 'msgs' is in none of them (did you mean 'msg'?)",)
