@@ -1,7 +1,7 @@
 """FakeSlackAPI: a Slack Web API stand-in over real HTTP on 127.0.0.1, plus a Socket Mode websocket peer.
 
 It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add/remove, the chat streaming
-methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`) and
+methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`, plus the app's own replies) and
 apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's Socket Mode
 endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with
 Retry-After. Requests to the app are signed with
@@ -116,10 +116,12 @@ class FakeSlackAPI:
 
     def __init__(self, *, latency_s: float = 0.0) -> None:
         self.latency_s = latency_s
+        self.wall_clock_ts = False  # True: a message's ts starts with the wall clock's seconds, as Slack's do
         self.limits_per_min: dict[str, int] = {}
         self._holds: dict[str, threading.Event] = {}
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, thread_ts) -> messages
+        self._posted: dict[tuple[str, str], list[dict[str, Any]]] = {}  # the app's own replies, by thread
         self._failures: dict[str, list[_Failure]] = {}
         self._ts = itertools.count(1)
         self._changed = threading.Condition()
@@ -251,7 +253,10 @@ class FakeSlackAPI:
                 "bot_id": BOT_ID,
             }
         if method in ("chat.postMessage", "chat.startStream"):
-            ts = f"1700000000.{next(self._ts):06d}"
+            ts = f"{int(time.time()) if self.wall_clock_ts else 1700000000}.{next(self._ts):06d}"
+            if params.get("thread_ts"):  # the app's own replies are in the thread, as conversations.replies lists them
+                mine = {"ts": ts, "user": BOT_USER_ID, "bot_id": BOT_ID, "text": params.get("text", "")}
+                self._posted.setdefault((channel, str(params["thread_ts"])), []).append(mine)
             return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
         if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
             return {"channel": channel, "ts": params.get("ts", "")}
@@ -262,7 +267,8 @@ class FakeSlackAPI:
         if method == "apps.connections.open":
             return {"url": self.socket_peer.url}
         if method == "conversations.replies":
-            return {"messages": self.threads.get((channel, params.get("ts", "")), []), "has_more": False}
+            key = (channel, params.get("ts", ""))
+            return {"messages": [*self.threads.get(key, []), *self._posted.get(key, [])], "has_more": False}
         return {}
 
     def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> SlackCall:
