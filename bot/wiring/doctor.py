@@ -53,6 +53,8 @@ def run_checks(settings: Settings, checks: Sequence[Check] | None = None) -> lis
 
 
 def default_checks() -> list[Check]:
+    from bot.wiring.startup import check_replicas  # with serve's start-up checks (it imports CheckResult from here)
+
     return [
         check_prometheus,
         check_elasticsearch,
@@ -60,6 +62,7 @@ def default_checks() -> list[Check]:
         check_deploys,
         check_llm,
         check_redis,
+        check_replicas,
         check_slack,
         check_optional_toolsets,
     ]

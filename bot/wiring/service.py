@@ -1,4 +1,5 @@
-"""`opsbot serve`: build every surface, serve until SIGTERM, then stop gracefully within a deadline."""
+"""`opsbot serve`: check what this machine must provide, build every surface, serve until SIGTERM, then stop
+gracefully within a deadline. /readyz stays "starting" until every backend has answered (bot/http/readiness.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot.config import Settings
 from bot.http.dispatch import Dispatch
+from bot.http.readiness import Probe, Readiness
 from bot.http.server import serve
 from bot.slack.intake.listeners import SlackSurface
 from bot.store.base import TraceStore
 from bot.wiring.core import build_access, build_llm, build_redis, build_responder, build_store, build_telemetry
+from bot.wiring.doctor import Check, check_elasticsearch, check_prometheus, check_redis
+from bot.wiring.startup import startup_problems
 from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build_slack_app
 
 log = logging.getLogger(__name__)
@@ -25,7 +29,13 @@ RETENTION_EVERY_S = 86_400.0
 
 
 def serve_forever(settings: Settings) -> None:
-    """`opsbot serve`: Slack (Socket Mode when an app token is set, else HTTP), the API, /livez and /readyz."""
+    """`opsbot serve`: Slack (Socket Mode when an app token is set, else HTTP), the API, /livez and /readyz.
+    Raises ValueError, naming each setting, when this machine cannot serve with them."""
+    problems = startup_problems(settings)
+    if problems:
+        raise ValueError("not starting:\n" + "\n".join(problems))
+    readiness = build_readiness(settings)
+    readiness.start()
     telemetry, redis_client = build_telemetry(settings), build_redis(settings)
     access = build_access(settings, redis_client)
     llm, store = build_llm(settings, on_error=telemetry.observe_llm_error), build_store(settings)
@@ -69,7 +79,7 @@ def serve_forever(settings: Settings) -> None:
     )
     handler = SocketModeHandler(slack.app, app_token) if slack is not None and app_token else None
     stopping = threading.Event()
-    health = functools.partial(slack_health, slack, handler, stopping)
+    health = functools.partial(service_health, readiness, slack, handler, stopping)
     app = build_server(settings, slack=slack, api=api, health=health, socket_mode=handler is not None)
     if slack is None:
         log.warning("no Slack bot token configured: serving the API and /livez, /readyz only")
@@ -82,6 +92,7 @@ def serve_forever(settings: Settings) -> None:
         serve(app, s.host, s.port, s.threads)
     finally:
         stopping.set()
+        readiness.stop()
         drain(settings.server.shutdown_drain_s, dispatcher, slack, handler)
 
 
@@ -116,6 +127,36 @@ def start_retention(store: TraceStore, retention_days: int) -> None:
             threading.Event().wait(RETENTION_EVERY_S)
 
     threading.Thread(target=sweep, name="retention", daemon=True).start()
+
+
+def build_readiness(settings: Settings) -> Readiness:
+    """Wait for Prometheus, and for Elasticsearch and Redis when they are used, to answer as they should."""
+    checks: dict[str, Check] = {"prometheus": check_prometheus}
+    if "elasticsearch" in (settings.logs.backend, settings.deploys.backend, settings.store.backend):
+        checks["elasticsearch"] = check_elasticsearch
+    if settings.redis.url.get_secret_value():
+        checks["redis"] = check_redis
+    return Readiness({name: _probe(check, settings) for name, check in checks.items()})
+
+
+def _probe(check: Check, settings: Settings) -> Probe:
+    def probe() -> str:
+        result = check(settings)
+        return "" if result.level == "ok" else result.line
+
+    return probe
+
+
+def service_health(
+    readiness: Readiness,
+    slack: SlackSurface | None,
+    handler: SocketModeHandler | None,
+    stopping: threading.Event | None = None,
+) -> dict[str, Any]:
+    """/readyz: "starting" (and what it waits for) until every backend answered; then the Slack side's report."""
+    if stopping is not None and stopping.is_set():
+        return {"status": "stopping"}
+    return readiness.report() or slack_health(slack, handler, stopping)
 
 
 def slack_health(

@@ -1,0 +1,107 @@
+"""/readyz stays false until the backends answer; /livez answers all along."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+
+from bot.http.readiness import Readiness
+from tests.fakes.backends import free_port
+from tests.slack.conftest import wait_until
+from tests.slack.intake.test_serve import OPSBOT
+
+
+def test_ready_once_every_backend_answered_and_it_stays_ready() -> None:
+    answers = {"prometheus": "unreachable (ConnectionError)", "redis": ""}
+    readiness = Readiness({name: (lambda name=name: answers[name]) for name in answers})
+    assert readiness.report() == {
+        "status": "starting",
+        "waiting_for": {"prometheus": "not asked yet", "redis": "not asked yet"},
+    }
+    readiness.check_once()
+    assert readiness.report() == {"status": "starting", "waiting_for": {"prometheus": "unreachable (ConnectionError)"}}
+    answers["prometheus"] = ""
+    readiness.check_once()
+    assert readiness.ready and readiness.report() == {}
+    answers["prometheus"] = "unreachable"  # lost later: not asked again, the replica stays in the Service
+    readiness.check_once()
+    assert readiness.ready
+
+
+def test_a_probe_that_raises_is_a_backend_not_answering() -> None:
+    def broken() -> str:
+        raise OSError("no route to host")
+
+    readiness = Readiness({"elasticsearch": broken})
+    readiness.check_once()
+    assert readiness.report()["waiting_for"] == {"elasticsearch": "OSError: no route to host"}
+
+
+class BuildInfo(BaseHTTPRequestHandler):
+    """What Prometheus answers at /api/v1/status/buildinfo."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"status": "success", "data": {"version": "3.1.0"}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def served_without_prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    port, prometheus_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
+    env |= {
+        "OPSBOT_SERVER__PORT": str(port),
+        "OPSBOT_PROMETHEUS__URL": f"http://127.0.0.1:{prometheus_port}",  # nothing listens there yet
+        "OPSBOT_STORE__SQLITE_PATH": str(tmp_path / "traces.db"),
+        "OPSBOT_DEPLOYS__GIT_REPO": str(tmp_path / "deploys"),
+    }
+    process = subprocess.Popen(
+        [OPSBOT, "serve"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        yield f"http://127.0.0.1:{port}", prometheus_port
+    finally:
+        process.terminate()
+        assert process.wait(30) == 0
+
+
+def _get(url: str) -> requests.Response | None:
+    try:
+        return requests.get(url, timeout=2)
+    except requests.RequestException:
+        return None
+
+
+def test_readyz_waits_for_prometheus_while_livez_answers(served_without_prometheus: tuple[str, int]) -> None:
+    url, prometheus_port = served_without_prometheus
+    wait_until(lambda: _get(f"{url}/livez") is not None, timeout_s=60, what="opsbot serve to listen")
+    assert requests.get(f"{url}/livez", timeout=2).status_code == 200
+    starting = requests.get(f"{url}/readyz", timeout=2)
+    assert starting.status_code == 503 and starting.json()["status"] == "starting"
+    assert "OPSBOT_PROMETHEUS__URL" in starting.json()["waiting_for"]["prometheus"]
+    prometheus = ThreadingHTTPServer(("127.0.0.1", prometheus_port), BuildInfo)
+    threading.Thread(target=prometheus.serve_forever, daemon=True).start()
+    try:
+        wait_until(
+            lambda: (r := _get(f"{url}/readyz")) is not None and r.status_code == 200,
+            timeout_s=30,
+            what="/readyz once Prometheus answers",
+        )
+    finally:
+        prometheus.shutdown()
+        prometheus.server_close()
