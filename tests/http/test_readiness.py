@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -21,7 +22,7 @@ from tests.slack.intake.test_serve import OPSBOT
 
 def test_ready_once_every_backend_answered_and_it_stays_ready() -> None:
     answers = {"prometheus": "unreachable (ConnectionError)", "redis": ""}
-    readiness = Readiness({name: (lambda name=name: answers[name]) for name in answers})
+    readiness = Readiness({name: functools.partial(answers.__getitem__, name) for name in answers})
     assert readiness.report() == {
         "status": "starting",
         "waiting_for": {"prometheus": "not asked yet", "redis": "not asked yet"},
