@@ -89,6 +89,7 @@ class MemoryJobs:
                 self._running.discard(job_id)
             if job is not None and (attempt == job.attempts or status == "interrupted"):
                 job.status, job.error = status, error
+                job.records.clear()  # settled: its trace is in the store, its steps are not needed here
             self._changed.notify_all()
 
     def keep_step(self, job_id: str, attempt: int, record: str) -> None:

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 MARKS_WAIT_S = 10.0  # a diagnosis waits at most this long for its 👀 and notice before it starts anyway
 TAKEOVER_TEXT = "♻️ The opsbot replica running this stopped; going on here from what it had found (attempt {attempt})…"
+RERUN_TEXT = "♻️ The opsbot replica running this stopped before it found anything; running it here (attempt {attempt})…"
 MOVED_TEXT = "↪️ Interrupted: this diagnosis continues in a new message below."
 CLOCK_SKEW_S = 2.0  # a stream opened this long before its "pending" mark still counts as that attempt's
 PENDING, PROGRESS, NOTICE = "stream_pending", "progress_ts", "notice_ts"  # the marks kept with a job
@@ -76,8 +77,9 @@ class SlackDelivery:
             self._answer(job, notice, AttemptOwner(attempt), attempt)
             return
         self._retire(job, attempt)
-        notice = TAKEOVER_TEXT.format(attempt=attempt.number)
+        notice = RERUN_TEXT.format(attempt=attempt.number)
         if attempt.earlier_steps:
+            notice = TAKEOVER_TEXT.format(attempt=attempt.number)
             notice += "\n" + found_text(attempt.number - 1, attempt.earlier_steps, attempt.job_id)
         self._answer(job, self._post(job, notice), AttemptOwner(attempt), attempt)
 

@@ -19,7 +19,7 @@ from bot.engine.types import Question, Step, Trace
 from bot.slack.delivery.progress import ProgressOptions, ThreadProgress
 from bot.slack.intake.listeners import build_web_client
 from bot.slack.jobs.backlog import SLACK_JOBS, Lanes, SlackState
-from bot.slack.jobs.handover import MOVED_TEXT, AttemptOwner
+from bot.slack.jobs.handover import MOVED_TEXT, RERUN_TEXT, AttemptOwner
 from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
 from bot.slack.jobs.runner import Runner
 from bot.slack.jobs.state import Job, job_to_payload
@@ -186,6 +186,8 @@ def test_a_stream_opened_by_a_replica_that_died_before_it_learnt_the_ts_is_found
     stopped = [c for c in fake_slack.calls_to("chat.stopStream") if c.get("markdown_text") == MOVED_TEXT]
     assert [c["ts"] for c in stopped] == [opened]  # the orphan stream, not the earlier answer
     assert not [u for u in fake_slack.calls_to("chat.update") if u["ts"] == earlier_answer]
+    [rerun] = [c for c in fake_slack.calls_to("chat.postMessage") if "(attempt 2)" in c["text"]]
+    assert rerun["text"] == RERUN_TEXT.format(attempt=2)  # it had found nothing to go on from
 
 
 CLOCK_GAP_S = 2.5  # longer than the skew a takeover allows between a replica's clock and Slack's
