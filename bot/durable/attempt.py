@@ -154,10 +154,11 @@ def step_to_record(step: Step, attempt: int) -> str:
     return json.dumps({"attempt": attempt, "step": stored})
 
 
-def steps_from_records(records: list[str], before_attempt: int) -> tuple[Step, ...]:
-    """The steps attempts before `before_attempt` kept, in order (a paused attempt's late steps are left out)."""
+def steps_from_records(records: list[str], before_attempt: int | None = None) -> tuple[Step, ...]:
+    """The steps kept, in order; with `before_attempt`, only earlier attempts' (a paused attempt's late steps are left
+    out of the attempt that took its job over)."""
     kept = [json.loads(r) for r in records]
-    stored = [k["step"] for k in kept if int(k.get("attempt", 0)) < before_attempt]
+    stored = [k["step"] for k in kept if before_attempt is None or int(k.get("attempt", 0)) < before_attempt]
     return trace_from_dict({**trace_to_dict(_holder(())), "steps": stored}).steps if stored else ()
 
 

@@ -36,8 +36,6 @@ class _Job:
 class MemoryJobs:
     """The runner's Backend in this process (see the module docstring)."""
 
-    durable = False
-
     def __init__(self, options: RunnerOptions) -> None:
         self._options = options
         self._workers = max(options.workers, 0)

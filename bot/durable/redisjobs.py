@@ -50,8 +50,6 @@ return 1
 class RedisJobs:
     """The runner's Backend on Redis (see the module docstring); `client` is a ready `redis.Redis`."""
 
-    durable = True
-
     def __init__(self, client: Any, options: RunnerOptions) -> None:
         self._redis, self._options, self._prefix = client, options, options.prefix
         self._group = ConsumerGroup(client, f"{options.prefix}:{options.name}", claim_idle_s=options.lease_s)

@@ -95,8 +95,6 @@ class Leftovers:
 class Backend(Ledger, Protocol):
     """Where jobs wait and how workers get them: this process (MemoryJobs) or a Redis stream (RedisJobs)."""
 
-    durable: bool  # jobs outlive this process
-
     @property
     def active(self) -> int: ...
 
@@ -134,6 +132,7 @@ class JobRunner:
         """In this process by default; on the Redis stream `<prefix>:<name>` with `client` (a ready redis.Redis)."""
         self.options = options
         self._backend: Backend
+        # the backends import this module's records: imported here, and only the one used (redis-py is optional)
         if client is None:
             from bot.durable.memoryjobs import MemoryJobs
 
@@ -143,11 +142,6 @@ class JobRunner:
 
             self._backend = RedisJobs(client, options)
         self._deliveries: dict[str, Delivery] = {}
-
-    @property
-    def durable(self) -> bool:
-        """True when jobs outlive this process (the Redis stream)."""
-        return self._backend.durable
 
     @property
     def active(self) -> int:
@@ -188,7 +182,7 @@ class JobRunner:
     def steps(self, job_id: str) -> tuple[Step, ...]:
         """The steps a waiting or running job has found so far (every attempt's)."""
         records = self._backend.steps(job_id)
-        return steps_from_records(records, before_attempt=10**9) if records else ()
+        return steps_from_records(records) if records else ()
 
     def waiting(self) -> int:
         """Jobs no worker has started; -1 while that cannot be known (Redis away)."""
@@ -253,11 +247,11 @@ class JobRunner:
         delivery = self._deliveries.get(record.kind) if record is not None else None
         if record is None or delivery is None:
             return
-        attempt = self._attempt(record, before=record.number + 1)  # every step kept, the abandoned attempt's too
+        attempt = self._attempt(record, before=None)  # every step kept, the abandoned attempt's too
         self._deliver(delivery.restarting if restarting else delivery.interrupted, attempt, text)
         self._backend.settle(job_id, record.number, "interrupted")
 
-    def _attempt(self, record: JobRecord, *, before: int) -> Attempt:
+    def _attempt(self, record: JobRecord, *, before: int | None) -> Attempt:
         return Attempt(
             record.job_id,
             record.kind,

@@ -98,8 +98,9 @@ def test_kill_9_mid_run_the_other_replica_goes_on_in_the_same_thread_from_the_st
     [trace_id] = [k.decode().split(":")[2] for k in client.scan_iter("opsbot:job:*") if not k.endswith(b":steps")]
     [victim] = [r for r in replicas if r.pid == int(job["owner"].rsplit("-", 1)[1])]
     [survivor] = [r for r in replicas if r is not victim]
-    # killed once its first step is kept (in Redis), while the model's answer is still 1.5 s away
+    # killed once its first step is kept (in Redis) and shown in its stream, while the model's answer is 1.5 s away
     wait_until(lambda: client.llen(f"opsbot:job:{trace_id}:steps") == 1, timeout_s=60, what="the first step kept")
+    wait_until(lambda: bool(_slack_jobs(redis_url)[0].get("m:progress_ts")), timeout_s=30, what="its stream opened")
     os.kill(victim.pid, signal.SIGKILL)
     victim.process.wait(10)
     wait_until(lambda: _concluded(fake_slack) == 1, timeout_s=90, what="the survivor's answer")
