@@ -102,8 +102,6 @@ class Replier:
             log.warning("not keeping or posting trace %s: another replica took the job over", trace.trace_id)
             return trace
         self._keep(trace)
-        if self._steps is not None:
-            self._steps.finished(trace_id)
         self._remember_turn(job, trace)
         on_answered()
         delivered = False

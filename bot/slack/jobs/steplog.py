@@ -10,7 +10,6 @@ were.
 from __future__ import annotations
 
 import logging
-import threading
 
 from bot.engine.types import Step, StepObserver
 from bot.slack.delivery.render import mrkdwn_escape, trim
@@ -26,26 +25,12 @@ class StepLog:
 
     def __init__(self, store: TraceStore) -> None:
         self._store = store
-        self._lock = threading.Lock()
-        self._running: set[str] = set()  # this process's runs whose final trace is not stored yet
-
-    def running(self, trace_id: str) -> bool:
-        """True while this process runs `trace_id` (its stored trace is partial because it is not done yet)."""
-        with self._lock:
-            return trace_id in self._running
-
-    def finished(self, trace_id: str) -> None:
-        """The run's final trace was handed to the store (or it never will be): no longer running here."""
-        with self._lock:
-            self._running.discard(trace_id)
 
     def observer(
         self, trace_id: str, question: str, show: StepObserver, earlier: tuple[Step, ...] = ()
     ) -> StepObserver:
         """`show` (the live progress) plus the step appended to the stored partial trace; the stub (with the steps
         an earlier attempt found) goes now."""
-        with self._lock:
-            self._running.add(trace_id)
         stub = partial_with_step(None, trace_id, question, None)
         for step in earlier:
             stub = partial_with_step(stub, trace_id, question, step)
