@@ -13,6 +13,7 @@ and a takeover goes on from them; the store (Elasticsearch for a fleet) gets the
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any, Literal, Protocol, cast
@@ -37,6 +38,7 @@ AfterRun = Callable[[Trace], None]
 Deliver = Callable[[Question, Trace], None]  # e.g. post an alert's diagnosis to its Slack channel
 JobStatus = Literal["queued", "running", "done", "failed", "interrupted", "unknown"]
 API, ALERT = "api", "alertmanager"  # the job kinds
+MAX_LOCAL = 500
 
 
 class QueueFull(Exception):
@@ -79,11 +81,14 @@ class ApiDelivery:
         """`deliver` posts an alert's diagnosis; `partials`: keep each step in the store as it completes (one
         process: the store is the only record a crash leaves)."""
         self._responder, self._store, self._deliver, self.partials = responder, store, deliver, partials
-        self._then: dict[str, AfterRun] = {}  # in-process deliveries, by trace id, for jobs queued here
+        # in-process deliveries, by trace id, for jobs queued here (forgotten past MAX_LOCAL: another replica ran them)
+        self._then: OrderedDict[str, AfterRun] = OrderedDict()
 
     def accept(self, trace_id: str, question: Question, then: AfterRun | None) -> None:
         if then is not None:
             self._then[trace_id] = then
+            while len(self._then) > MAX_LOCAL:
+                self._then.popitem(last=False)
         if self.partials:
             store_quietly("record accepted job", lambda: self._store.save(_stub(trace_id, question.text)))
 

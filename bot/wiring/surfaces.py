@@ -143,8 +143,9 @@ def build_slack_app(
     classify: Classify | None = None,
     keep_steps: TraceStore | None = None,
 ) -> SlackSurface:
-    """The Bolt app and its pools (not started). `persist` runs before anything is posted; with `keep_steps`,
-    a diagnosis' steps are stored there as they complete (a crash keeps what was done).
+    """The Bolt app and its pools (not started). `persist` runs before anything is posted; with `keep_steps` and no
+    Redis, a diagnosis' steps are stored there as they complete (a crash keeps what was done); with Redis they are
+    kept there, where any replica that takes the job over finds them.
 
     With `classify` (the Router's intent gate), questions are triaged on the quick lane: help, chit-chat and
     lookups never wait behind diagnoses. With `telemetry`, the app is measured: runs, ack latency, queue depth,
