@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from tools.analysis import ranking
-from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
+from tools.analysis.configdiff import risky_lines_from_diff
 from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect, render_ranking
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
@@ -156,7 +156,8 @@ class ChangeFinder:
         except Exception as exc:
             return [Reason(0, f"diff not read ({type(exc).__name__})")]
         diff = found.diff if found else ""
-        return ranking.diff_reasons(key_changes_from_diff(diff), risky_lines_from_diff(diff), signatures)
+        keys = list(found.changed_keys()) if found else []  # full paths when the source read both versions
+        return ranking.diff_reasons(keys, risky_lines_from_diff(diff), signatures)
 
     def _surge_suspects(self, service: str, at: datetime, span: str, notes: list[str]) -> list[Suspect]:
         traffic, found = self.roles.get("traffic"), []

@@ -21,6 +21,7 @@ MAX_WINDOW = timedelta(days=90)
 MAX_CLOCK_SKEW = timedelta(minutes=5)  # a window may end this far past our now (the backend's clock may run ahead)
 MAX_FUTURE_CLAMP = timedelta(days=1)  # an end later than now (but within this) is cut to now; later ones are refused
 CLOCK_PATTERN = r"(?:\d\d-\d\d )?\d\d:\d\d(?::\d\d)?"  # a time as TimeWindow.clock_format prints it, seconds optional
+_EPOCH_SECONDS_MAX = 10**11  # epoch seconds reach this in the year 5138; larger numbers are ms, µs or ns
 RANGE_HELP = 'use "30m", "1h", "6h", "24h", "7d" or an ISO interval like "2026-11-28T14:00Z/2026-11-28T16:00Z"'
 
 
@@ -87,6 +88,23 @@ def instant_from_text(text: str, now: datetime) -> datetime:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise ToolError(f"invalid time {text!r}; use ISO 8601 UTC like 2026-11-28T14:00Z, or now-2h.") from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def moment_from_value(value: object) -> datetime:
+    """A document's timestamp as an aware UTC datetime: ISO 8601 (naive is UTC), or epoch s, ms, µs or ns."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+        while abs(seconds) > _EPOCH_SECONDS_MAX:  # ms, µs and ns since the epoch, by their magnitude
+            seconds /= 1000
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    text = str(value).strip()
+    if text.isdigit():
+        return moment_from_value(int(text))
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not a timestamp: {text[:40]!r}") from None
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 

@@ -1,7 +1,7 @@
 """`opsbot` command line. Thin: every command asks bot.wiring for ready objects and prints results.
 
 One module per concern: diagnosis (diagnose, demo), inspection (parse, classify), evaluation (eval), service
-(serve), and the `intent`, `traces` and `sandbox` groups; terminal renders steps and traces as plain text. The
+(serve), and the `intent`, `traces`, `logs` and `sandbox` groups; terminal renders steps and traces as plain text. The
 command table (commands.py) imports a command's module only when that command runs; the commands import bot.wiring
 then, and bot.wiring imports a builder's module (and its clients: openai, elasticsearch, slack_bolt...) on first
 use, so `--help`, `parse` and `classify` without a model stay quick (tests/cli/test_startup_imports.py guards it).

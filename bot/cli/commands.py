@@ -77,6 +77,10 @@ TABLE: dict[str, Entry] = {
         "Train (and cross-validate) the intent classifier; export 👎-voted messages for labelling.",
     ),
     "traces": Entry("bot.cli.traces:app", "Read stored diagnoses: list, show, search, stats."),
+    "logs": Entry(
+        "bot.cli.logs:app",
+        "Load JSON-lines logs into the SQLite log store, read through the configured field mapping.",
+    ),
     "sandbox": Entry("bot.cli.sandbox:app", "Local incident sandbox: Prometheus, SQLite logs, git deploys."),
 }
 

@@ -2,7 +2,8 @@
 
 This package is a leaf: it imports nothing else from the project. Only bot/wiring/ and bot/cli/ read it.
 Every field is documented in deploy/.env.example (tests/test_config.py keeps the two in step). The sections live in
-service.py (how opsbot runs) and backends.py (what it reads); the sources beyond pydantic-settings' in sources.py.
+service.py (how opsbot runs), backends.py and deploys.py (what it reads); the sources beyond pydantic-settings' in
+sources.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot.config.backends import (
-    DeploysSettings,
     ElasticsearchSettings,
     KubernetesSettings,
     LogsSettings,
@@ -25,6 +25,7 @@ from bot.config.backends import (
     RunbooksSettings,
     default_metric_catalogue,
 )
+from bot.config.deploys import ArgoCDDeploysSettings, DeploysSettings, GitHubDeploysSettings
 from bot.config.section import DEFAULT_STATE_DIR
 from bot.config.service import (
     AccessSettings,
@@ -43,8 +44,10 @@ __all__ = [
     "DEFAULT_STATE_DIR",
     "AccessSettings",
     "AgentSettings",
+    "ArgoCDDeploysSettings",
     "DeploysSettings",
     "ElasticsearchSettings",
+    "GitHubDeploysSettings",
     "IntentSettings",
     "KubernetesSettings",
     "LLMSettings",
@@ -83,6 +86,9 @@ class Settings(BaseSettings):
     logs: LogsSettings = Field(default_factory=LogsSettings)
     deploys: DeploysSettings = Field(default_factory=DeploysSettings)
     topology: dict[str, list[str]] = Field(default_factory=dict)  # service -> downstream services
+    # The team's time zone: a question's time without a zone is read in it, and answers show times in it with UTC
+    # beside them. An IANA name (Europe/Berlin), UTC+8 or an abbreviation (CET); checked where it is used (wiring).
+    timezone: str = "UTC"
     slack: SlackSettings = Field(default_factory=SlackSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)

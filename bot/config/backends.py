@@ -1,5 +1,5 @@
-"""The sections about the backends opsbot reads: Prometheus and its metric catalogue, Elasticsearch, logs, deploys,
-and the optional toolsets (Kubernetes, Loki, runbooks, MCP servers)."""
+"""The sections about the backends opsbot reads: Prometheus and its metric catalogue, Elasticsearch, logs (deploys:
+bot/config/deploys.py), and the optional toolsets (Kubernetes, Loki, runbooks, MCP servers)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,10 @@ class ElasticsearchSettings(Section):
 
 
 class LogsSettings(Section):
+    """Where logs live and where a document keeps each field: the same mapping for Elasticsearch, the SQLite store's
+    ingest and Loki's JSON lines. A dotted name reads a nested object or a dotted key; `name.keyword` is read as
+    `name` and filtered on the sub-field. `{service}` in the index pattern names each service's indices."""
+
     backend: Literal["sqlite", "elasticsearch", "loki"] = "sqlite"
     sqlite_path: Path = DEFAULT_STATE_DIR / "logs.db"
     index_pattern: str = "logs-*"
@@ -98,26 +102,9 @@ class LogsSettings(Section):
     trace_field: str = "trace_id"
     logger_field: str = "logger"
     host_field: str = "host"
+    error_type_field: str = "error.type"  # the exception's class (ECS error.type; OpenTelemetry exception.type)
     default_limit: int = 100
     max_limit: int = 1_000
-
-
-class DeploysSettings(Section):
-    backend: Literal["git", "elasticsearch", "kubernetes"] = "git"
-    git_repo: Path = DEFAULT_STATE_DIR / "deploys.git"
-    tag_pattern: str = "{service}/{version}"
-    service_path: str = "services/{service}"
-    index: str = "deploys"
-    # Field names in the deploy-events index (a dotted name reads a nested object); service/version are keywords.
-    timestamp_field: str = "@timestamp"
-    service_field: str = "service"
-    version_field: str = "version"
-    previous_version_field: str = "previous_version"
-    author_field: str = "author"
-    commit_field: str = "commit"
-    summary_field: str = "summary"
-    diff_field: str = "diff"
-    max_diff_chars: int = 6_000
 
 
 class KubernetesSettings(Section):

@@ -1,13 +1,13 @@
 """What the model sees: the system prompt, the question with thread memory, and a bounded history.
 
 Three levers keep the prompt small as a run grows: the newest observation is cut when long (head and tail
-kept, with a marker saying how much went); older kept observations are re-sent as a digest of their evidence
-lines (bot/engine/history/digest.py), under a smaller cap; and steps older than the last `keep_recent_steps` shrink to
-one line each with the step's Thought, compressed, and its key finding (bot/engine/history/memory.py). By default no
-exchange is kept verbatim: the request is the system prompt and one user message (the question, the older steps
-as lines, the newest step with its result in full), so no tool-call message is re-sent. Tool output is
-untrusted (logs can contain anything), so observations are fenced and the prompts say they are data. All of this
-happens at render time: the Trace keeps every observation whole.
+kept, with a marker saying how much went); older kept observations are re-sent as a digest of the evidence
+lines their data cites (bot/engine/history/digest.py, evidence.py), under a smaller cap; and steps older than
+the last `keep_recent_steps` shrink to one line each with the step's Thought, compressed, and its key finding
+(bot/engine/history/memory.py). By default no exchange is kept verbatim: the request is the system prompt and one
+user message (the question, the older steps as lines, the newest step with its result in full), so no tool-call
+message is re-sent. Tool output is untrusted (logs can contain anything), so observations are fenced and the
+prompts say they are data. All of this happens at render time: the Trace keeps every observation whole.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.engine.history.digest import folded_repeats, indexed_evidence, observation_digest, observation_gist
+from bot.engine.history.digest import indexed_evidence, observation_gist, resent
+from bot.engine.history.evidence import reading_of
 from bot.engine.history.memory import GIST_CHARS, fence_observation, newest_step_text, old_steps_text, plain_value
-from bot.engine.history.payloads import text_from_payload
 from bot.engine.types import Budget, Question, Step
-from tools.base import Toolbox
+from tools.base import Toolbox, ToolData
 
 Message = dict[str, Any]
 
@@ -46,15 +46,16 @@ class Answer:
     observation: str | None = None  # raw tool output; None when the answer carries no tool output
     suffix: str = ""
     tool_call_id: str = ""
+    data: ToolData | None = None  # what the tool rendered the observation from (None: a text-only result)
 
     def to_message(self, max_observation_chars: int, *, digest: bool = False) -> Message:
         """The message as sent; `digest` re-sends only the evidence lines of an observation already read."""
         if self.observation is None:
             body = ""
         else:
-            readable = readable_observation(self.observation)
-            shown = _digested(readable) if digest else _folded_if_long(readable, max_observation_chars)
-            body = fence_observation(truncate_observation(shown, max_observation_chars))
+            reading = reading_of(self.observation, self.data)
+            shown, evidence = resent(reading, max_observation_chars, digest=digest)
+            body = fence_observation(truncate_observation(shown, max_observation_chars, evidence))
         message: Message = {"role": self.role, "content": f"{self.prefix}{body}{self.suffix}"}
         if self.role == "tool":
             message["tool_call_id"] = self.tool_call_id
@@ -77,24 +78,25 @@ def observation_cap(limits: ContextLimits, age: int) -> int:
     return max(limits.max_observation_chars >> age, min(limits.max_observation_chars, _MIN_OBSERVATION_CHARS))
 
 
-def truncate_observation(text: str, max_chars: int) -> str:
+def truncate_observation(text: str, max_chars: int, evidence: Sequence[tuple[int, str]] = ()) -> str:
     """Keep the head and the tail (totals and the latest lines live there), on line boundaries; mark the cut.
 
-    Evidence lines inside the cut part (a changed setting in the middle of a diff, a deploy record) are kept in
-    the marker, within a third of the limit, so a cut never hides the finding itself.
+    The `evidence` lines (line index in `text`, as re-sent) inside the cut part (a changed setting in the middle of
+    a diff, a deploy record) are kept in the marker, within a third of the limit, so a cut never hides the finding
+    itself.
     """
     if len(text) <= max_chars:
         return text
     head, tail = _head_and_tail(text, max_chars)
-    evidence = _evidence_between(text, head, tail, max_chars // 3)
-    if evidence:
-        head, tail = _head_and_tail(text, max_chars - len(evidence))
-        evidence = _evidence_between(text, head, tail, len(evidence))
+    kept = _evidence_between(text, head, tail, evidence, max_chars // 3)
+    if kept:
+        head, tail = _head_and_tail(text, max_chars - len(kept))
+        kept = _evidence_between(text, head, tail, evidence, len(kept))
     cut = text[len(head) : len(text) - len(tail)]
     lines = len(cut.strip("\n").splitlines())
     marker = f"[... {len(cut):,} characters ({lines:,} lines) cut; narrow the query to see them ...]"
-    if evidence:
-        marker = f"{marker[:-5]}; its evidence lines follow ...]\n{evidence}\n[... end of the cut part ...]"
+    if kept:
+        marker = f"{marker[:-5]}; its evidence lines follow ...]\n{kept}\n[... end of the cut part ...]"
     return f"{head}\n{marker}\n{tail}"
 
 
@@ -108,21 +110,16 @@ def _head_and_tail(text: str, max_chars: int) -> tuple[str, str]:
     return head, tail
 
 
-def _evidence_between(text: str, head: str, tail: str, max_chars: int) -> str:
+def _evidence_between(text: str, head: str, tail: str, evidence: Sequence[tuple[int, str]], max_chars: int) -> str:
     """Evidence lines wholly inside the cut part (neither head nor tail shows them), within `max_chars`."""
     first, last = head.count("\n") + 1, text.count("\n") - tail.count("\n") - 1
     kept: list[str] = []
-    for index, line in indexed_evidence(text.splitlines()):
+    for index, line in evidence:
         if first <= index <= last:
             if sum(len(k) + 1 for k in kept) + len(line) > max_chars:
                 break
             kept.append(line)
     return "\n".join(kept)
-
-
-def readable_observation(observation: str) -> str:
-    """A raw backend JSON body (Prometheus, Elasticsearch) as compact lines (payloads.py); other output as is."""
-    return text_from_payload(observation) or observation
 
 
 def call_text(step: Step) -> str:
@@ -135,8 +132,13 @@ def call_text(step: Step) -> str:
 
 def step_to_line(step: Step) -> str:
     """One line for an old step: what was called, how it went, and its key finding (see digest.py)."""
-    gist = observation_gist(readable_observation(step.observation), GIST_CHARS)
-    return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {gist}"
+    return f"#{step.index} {_compact_call_text(step)} -> {step.status}: {result_gist(step)}"
+
+
+def result_gist(step: Step, max_chars: int = GIST_CHARS) -> str:
+    """The key finding of a step's result on one line, from its data (digest.py); a result without data (an
+    error, a text-only tool's) by its first line."""
+    return observation_gist(reading_of(step.observation, step.data), max_chars)
 
 
 def _compact_call_text(step: Step) -> str:
@@ -145,19 +147,6 @@ def _compact_call_text(step: Step) -> str:
         return call_text(step)
     args = ", ".join(f"{k}={plain_value(v)}" for k, v in step.args.items())
     return f"{step.action}({args})"
-
-
-def _folded_if_long(observation: str, max_chars: int) -> str:
-    """A long raw output (no evidence form) with its repeated lines folded before any cut: a count beats a gap."""
-    if len(observation) <= max_chars or indexed_evidence(observation.splitlines()):
-        return observation
-    return folded_repeats(observation.splitlines()) or observation
-
-
-def _digested(observation: str) -> str:
-    """The evidence digest when the output is in a known form and the digest is shorter; else the output."""
-    digest = observation_digest(observation)
-    return digest if digest is not None and len(digest) < len(observation) else observation
 
 
 def tool_catalogue(tools: Toolbox) -> str:
@@ -291,6 +280,7 @@ def steps_as_text(steps: Sequence[Step], limits: ContextLimits) -> str:
     for step in steps:
         head = f"Step {step.index}: {call_text(step)}"
         thought = f"\nThought: {step.thought}" if step.thought else ""
-        observation = truncate_observation(readable_observation(step.observation), limits.max_observation_chars)
+        reading = reading_of(step.observation, step.data)
+        observation = truncate_observation(reading.text, limits.max_observation_chars, indexed_evidence(reading))
         blocks.append(f"{head}{thought}\nStatus: {step.status}\n{fence_observation(observation)}")
     return "\n\n".join(blocks) or "(no step ran)"

@@ -209,7 +209,7 @@ def _observation(outcome: Outcome, role: Literal["tool", "user"], *, prefix: str
     if not outcome.ran:  # our own words ("not run: ..."), not tool output
         return Answer(role, prefix + outcome.result.text, suffix=suffix, tool_call_id=call_id)
     status = "" if outcome.result.status == "ok" else f"[{outcome.result.status}] "
-    return Answer(role, prefix + status, outcome.result.text, suffix, call_id)
+    return Answer(role, prefix + status, outcome.result.text, suffix, call_id, outcome.result.data)
 
 
 def _steps_in(exchanges: Sequence[Exchange]) -> int:

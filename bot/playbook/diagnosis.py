@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
@@ -44,13 +44,14 @@ DEFAULT_RANGE = "24h"
 _CLOCK_RX = re.compile(r"\b\d{1,2}:\d{2}\b")  # only a clock time is precise enough to correct
 
 
-def window_from_question(text: str, now: datetime) -> Window:
-    """Two hours either side of the time the question names, else the last 24 hours."""
-    moment = moment_from_question(text, now)
+def window_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> Window:
+    """Two hours either side of the time the question names (in the zone it names, else the team's `zone`), else
+    the last 24 hours."""
+    moment = moment_from_question(text, now, zone)
     if moment is None:
         return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
-    start = moment - timedelta(hours=WINDOW_AROUND_HOURS)
-    end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS))
+    start = (moment - timedelta(hours=WINDOW_AROUND_HOURS)).astimezone(UTC)
+    end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS)).astimezone(UTC)
     return Window(f"{iso_from_moment(start)}/{iso_from_moment(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC", end)
 
 
@@ -62,20 +63,22 @@ def run_playbook(
     metric_roles: Mapping[str, str] | None = None,
     on_step: StepObserver | None = None,
     now: datetime | None = None,
+    zone: tzinfo = UTC,
 ) -> Trace:
     """Diagnose `question` without a model: fixed checks over the tools, a templated, cited conclusion.
 
-    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name.
+    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name; `zone`
+    is the team's, for a time the question gives without one.
     """
     started_at, started = datetime.now(UTC), time.monotonic()
-    run = ProbeRun(tools, on_step, window_from_question(question.text, now or started_at))
+    run = ProbeRun(tools, on_step, window_from_question(question.text, now or started_at, zone))
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):
-        said = moment_from_question(question.text, now or started_at)
+        said = moment_from_question(question.text, now or started_at, zone)
         findings.time_note = time_note(said, findings.first_change(findings.service))
     findings.failed_checks = [f.describe() for f in run.failures]
     findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))

@@ -177,10 +177,3 @@ def service_from_text(text: str, services: Iterable[str]) -> str | None:
         if re.search(rf"(?<![a-z0-9_-]){re.escape(name.lower())}(?:e?s)?(?![a-z0-9_-])", lowered):  # "payments"
             return name
     return None
-
-
-def listed_services_from_text(text: str) -> list[str]:
-    """The names in list_services' text, one a line: kept for the quick lookup (bot/routing/lookup.py) until it
-    reads `services_of(step)` as the playbook does; remove it then."""
-    names = (line.split("->", 1)[0].strip() for line in text.splitlines())
-    return [name for name in names if name and " " not in name]

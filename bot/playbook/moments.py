@@ -4,14 +4,22 @@ Relative times ("45 minutes ago", "an hour ago", "半小时前", "三个小时�
 optional day ("yesterday 15:05", "昨天15:05", "today at 3pm", "下午3点半") and a part of the day alone
 ("this morning", "今天早上", "昨晚"). A part of the day reads as its middle (morning 09:00, afternoon 15:00,
 evening 20:00): the playbook looks two hours either side of it. A day alone ("yesterday") is too vague
-to centre a window on and reads as None, like a question that names no time. Times are taken as UTC, the
-zone the tools print.
+to centre a window on and reads as None, like a question that names no time.
+
+A time is read in the zone the question names right after it ("06:19 CET", "3pm PST", "15:05 UTC+8", "06:19Z",
+"15:05 Europe/Berlin", or 北京时间 anywhere), else in the team's zone (OPSBOT_TIMEZONE, UTC by default); "today" and
+"yesterday" are that zone's days. The moment comes back aware, in that zone: it compares and subtracts like any
+other, and prints as the user wrote it (convert to UTC to print it in the tools' terms).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, tzinfo
+
+from bot.engine.types import Question
+from bot.playbook.zones import ABBREVIATIONS, is_utc, zone_from_name
 
 _WORD_NUMBERS = {
     "a": 1,
@@ -46,7 +54,15 @@ _CN_CLOCK_RX = re.compile(
     rf"(?P<h>\d{{1,2}}|{_CN_NUMBER})\s*[点點](?:\s*(?P<half>半)|\s*(?P<m>\d{{1,2}}|{_CN_NUMBER})\s*分?)?"
 )
 # the Traditional forms of the characters these patterns use (半小時前, 兩個鐘頭前, 3點半, 夜裡, 淩晨)
-_SIMPLIFIED = str.maketrans("時鐘頭個點兩裡淩", "时钟头个点两里凌")
+_SIMPLIFIED = str.maketrans("時鐘頭個點兩裡淩間", "时钟头个点两里凌间")
+# A zone written right after a clock: Z, UTC/GMT with an offset, an offset, an abbreviation, an IANA name.
+_ZONED_CLOCK = re.compile(
+    r"(?<![\d:])\d{1,2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?\s*\(?(?P<zone>"
+    r"(?:UTC|GMT)\s*[+-]\s*\d{1,2}(?::?\d{2})?|[+-]\d{2}:?\d{2}|[A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|[A-Z]{1,5})"
+    r"(?![\w/])",
+    re.IGNORECASE,
+)
+_ZONE_WORDS = ("北京时间", "东八区")
 _DAYS = (
     ("前天", 2),
     ("昨", 1),
@@ -68,9 +84,12 @@ _PARTS = (  # (words, the hour a vague mention reads as); checked in order, the 
 )
 
 
-def moment_from_question(text: str, now: datetime) -> datetime | None:
-    """When the user says it started: "yesterday 15:05", "1.5 hours ago", "三个小时前", 三個小時前; None if unsaid."""
+def moment_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> datetime | None:
+    """When the user says it started: "yesterday 15:05", "06:19 CET", "1.5 hours ago", "三个小时前"; None if unsaid.
+    `zone` is the team's, for a time the question gives without one."""
     text = text.translate(_SIMPLIFIED)
+    asked = zone_in_question(text, zone) or zone
+    now = now.astimezone(asked)
     ago = _ago(text)
     if ago is not None:
         return (now - ago).replace(second=0, microsecond=0)
@@ -85,6 +104,47 @@ def moment_from_question(text: str, now: datetime) -> datetime | None:
     if day:
         return moment - timedelta(days=day)
     return moment if moment <= now or day == 0 else moment - timedelta(days=1)
+
+
+def time_hint(text: str, now: datetime, zone: tzinfo = UTC) -> str:
+    """For a model that reads the question itself: the team's zone and the question's time in UTC, the tools'
+    terms ("" when the team is on UTC and the question names no other zone)."""
+    moment = moment_from_question(text, now, zone)
+    said_in = moment.tzinfo if moment is not None else None
+    if is_utc(zone) and (said_in is None or is_utc(said_in)):
+        return ""
+    team = "" if is_utc(zone) else f"the team's time zone is {zone} ({now.astimezone(zone):%Z, UTC%z}); "
+    said = f"; the question's time is {moment.astimezone(UTC):%Y-%m-%dT%H:%MZ}" if moment is not None else ""
+    return f"Times: {team}the tools take and print UTC{said}."
+
+
+def with_time_hint(question: Question, now: datetime, zone: tzinfo = UTC) -> Question:
+    """The question with time_hint's line beside its thread memory, when there is something to say."""
+    hint = time_hint(question.text, now, zone)
+    return replace(question, history=(*question.history, hint)) if hint else question
+
+
+def zone_in_question(text: str, team: tzinfo = UTC) -> tzinfo | None:
+    """The zone the question names for its time ("06:19 CET", "北京时间 15点"), or None."""
+    simplified = text.translate(_SIMPLIFIED)
+    word = next((w for w in _ZONE_WORDS if w in simplified), None)
+    if word is not None:
+        return zone_from_name(word)
+    for match in _ZONED_CLOCK.finditer(simplified):
+        token = match.group("zone")
+        if "/" not in token and not any(c.isdigit() for c in token) and not _is_zone_word(token):
+            continue  # "15:05 and": a word after a clock is a zone only when it is one's abbreviation
+        try:
+            return zone_from_name(token, team)
+        except ValueError:
+            continue
+    return None
+
+
+def _is_zone_word(token: str) -> bool:
+    """UTC and GMT in any case; Z and the other abbreviations in capitals only ("seit 15:05 ist" is German, not
+    India's IST)."""
+    return token.upper() in ("UTC", "GMT") or (token.isupper() and token in ABBREVIATIONS)
 
 
 def _ago(text: str) -> timedelta | None:

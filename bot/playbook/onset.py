@@ -12,7 +12,7 @@ Otherwise the findings record how far back the metrics were checked, for an hone
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import (
@@ -25,6 +25,7 @@ from bot.playbook.findings import (
 )
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.verdict import SAME_ONSET_MINUTES
+from bot.playbook.zones import is_utc, local_with_utc
 from tools.base import ToolError
 from tools.timerange import duration_from_text, instant_from_text
 
@@ -119,8 +120,10 @@ def saturation_at_onset(findings: Findings, target: str, first: tuple[str, datet
 
 
 def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:
-    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time."""
+    """ "You said 09:00; the errors start at 09:40." when the metrics' onset is well away from the user's time; the
+    user's time in the zone they meant, with UTC beside it when that is not UTC ("You said 06:19 CET (05:19 UTC)")."""
     if said is None or first is None or abs(first[1] - said) < timedelta(minutes=TIME_OFF_MINUTES):
         return ""
     metric, onset = first
-    return f"You said {said:%H:%M}; the {metric.replace('_', ' ')} change starts at {onset:%H:%M} UTC."
+    when = f"{said:%H:%M}" if is_utc(said.tzinfo or UTC) else local_with_utc(said, said.tzinfo or UTC)
+    return f"You said {when}; the {metric.replace('_', ' ')} change starts at {onset.astimezone(UTC):%H:%M} UTC."

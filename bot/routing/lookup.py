@@ -4,7 +4,8 @@ Used on the lookup route when no LLM is configured or it is down, so "what is th
 one tool call rather than the playbook's full diagnosis. The question must name one known service (the
 topology's, else what list_services reports) and one thing: a metric by its role (mapped to the catalogue's
 name by `metric_roles`, as the playbook reads them) or deploys. Anything less certain returns None and says
-why through `on_miss`, so the caller can run the full diagnosis instead of guessing.
+why through `on_miss`, so the caller can run the full diagnosis instead of guessing. The answer reads the step's
+data (tools/results.py) and quotes its facts with the tools' own renderers, exactly as the observation shows them.
 """
 
 from __future__ import annotations
@@ -16,12 +17,25 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
+from bot.engine.context import result_gist
+from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
 from bot.playbook.diagnosis import usable_roles
-from bot.playbook.evidence import listed_services_from_text, service_from_text
+from bot.playbook.evidence import service_from_text
 from bot.playbook.probes import ProbeRun, Window
 from bot.routing.intent import cjk_spaced
 from tools.base import Toolbox
+from tools.deploys.records import DeployList, deploys_heading, record_line, release_at
+from tools.metrics.series import (
+    NO_SAMPLES,
+    MetricSeries,
+    count_note,
+    finding_lines,
+    heading,
+    no_finding_line,
+    stats_line,
+    value_text,
+)
+from tools.results import deploys_of, series_of, services_of
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +57,8 @@ ASKED_WORDS: dict[str, re.Pattern[str]] = {
 }
 # "requests" alone means traffic, but "5xx requests" asks for errors: a weak word counts only when alone.
 _WEAK_TRAFFIC = re.compile(r"\brequests?\b|请求", _I)
-_STATS = re.compile(r"^min (?P<min>.+?) · median (?P<median>.+?) · max (?P<max>.+?) · last (?P<last>.+)$")
-_DEPLOY_LINE = re.compile(r"^(?P<at>\d{4}-\d{2}-\d{2}T\S+) (?P<release>\S+/\S+)")
 _NO_MODEL_LINE = '_Answered from this one query, without a model. Ask "why …" for a full diagnosis._'
+_REASON_CHARS = 2_000  # a failed query's reason: its error's first line, whole
 
 Miss = Callable[[str], None]
 
@@ -81,9 +94,8 @@ def answer_lookup(
     if ask is None:
         return None
     thought = f"A quick lookup needs one query: reading {ask.what} (no model involved)."
-    observation = run.call(thought, ask.tool, ask.args)
-    step = run.steps[-1]
-    answer, complete = _answer(ask, step.status, observation or step.observation)
+    run.call(thought, ask.tool, ask.args)
+    answer, complete = _answer(ask, run.steps[-1])
     totals = Totals(
         steps=len(run.steps),
         elapsed_ms=int((time.monotonic() - started) * 1000),
@@ -157,8 +169,8 @@ def _named_services(run: ProbeRun, text: str, services: list[str]) -> tuple[list
     if named or "list_services" not in run.tools:
         return named, services
     thought = "The question names no service from the topology; listing the services Prometheus knows."
-    listed = listed_services_from_text(run.call(thought, "list_services", {}))
-    known = list(dict.fromkeys([*services, *listed]))
+    run.call(thought, "list_services", {})
+    known = list(dict.fromkeys([*services, *services_of(run.steps[-1])]))
     return _names_in(text, known), known
 
 
@@ -168,34 +180,37 @@ def _names_in(text: str, services: Iterable[str]) -> list[str]:
     return [s for s in found if not any(s != other and s in other for other in found)]
 
 
-def _answer(ask: _Ask, status: str, observation: str) -> tuple[str, bool]:
-    """The answer's lead sentence and the observation's key lines, quoted; complete unless the query failed."""
-    lines = [line for line in observation.splitlines() if line.strip()]
-    if status in ("error", "refused"):
-        return f"I could not read {ask.what}: {lines[0] if lines else 'the tool gave no reason'}", False
-    if ask.tool == "query_deploy_records":
-        return _deploy_answer(ask, lines), True
-    return _metric_answer(ask, lines), True
+def _answer(ask: _Ask, step: Step) -> tuple[str, bool]:
+    """The answer's lead sentence and the facts it rests on, quoted as the observation shows them; complete unless
+    the query failed."""
+    if step.status in ("error", "refused"):
+        return f"I could not read {ask.what}: {result_gist(step, _REASON_CHARS)}", False
+    if (found := deploys_of(step)) is not None:
+        return _deploy_answer(ask, found), True
+    if (series := series_of(step)) is not None:
+        return _metric_answer(ask, series), True
+    return "\n".join([f"{ask.what}, as the tool returned it (not read further):", *_quoted([result_gist(step)])]), True
 
 
-def _metric_answer(ask: _Ask, lines: list[str]) -> str:
-    stats = next((m for line in lines if (m := _STATS.match(line))), None)
+def _metric_answer(ask: _Ask, series: MetricSeries) -> str:
+    stats, unit = series.stats, series.unit
     if stats is None:
-        return "\n".join([f"No samples of {ask.what}.", *_quoted(lines[:1] + lines[2:])])
-    key = [line for line in lines if line.startswith(("min ", "change:", "spike:", "note:"))]
+        return "\n".join([f"No samples of {ask.what}.", *_quoted([heading(series), NO_SAMPLES])])
     lead = (
-        f"{ask.service}'s {ask.args['metric']} is {stats['last']} (the last sample; median {stats['median']}, "
-        f"max {stats['max']} over the last hour)."
+        f"{ask.service}'s {ask.args['metric']} is {value_text(stats.last, unit)} (the last sample; median "
+        f"{value_text(stats.median, unit)}, max {value_text(stats.max, unit)} over the last hour)."
     )
-    return "\n".join([lead, *_quoted(lines[:1] + key)])
+    note = [line] if (line := count_note(series)) else []
+    found = finding_lines(series) or [no_finding_line(series)]
+    return "\n".join([lead, *_quoted([heading(series), stats_line(stats, unit), *note, *found])])
 
 
-def _deploy_answer(ask: _Ask, lines: list[str]) -> str:
-    newest = next((m for line in lines if (m := _DEPLOY_LINE.match(line))), None)
-    if newest is None:
-        return "\n".join([f"No deploys of {ask.service} in the last 7 days.", *_quoted(lines)])
-    lead = f"The newest deploy of {ask.service}: {newest['release']} at {newest['at']}."
-    return "\n".join([lead, *_quoted([lines[0], newest.string])])
+def _deploy_answer(ask: _Ask, found: DeployList) -> str:
+    if not found.records:
+        return "\n".join([f"No deploys of {ask.service} in the last 7 days.", *_quoted([deploys_heading(found)])])
+    newest = found.records[0]
+    lead = f"The newest deploy of {ask.service}: {release_at(newest)}."
+    return "\n".join([lead, *_quoted([deploys_heading(found), record_line(newest)])])
 
 
 def _quoted(lines: list[str]) -> list[str]:

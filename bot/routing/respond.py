@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from bot.engine.types import (
@@ -34,6 +35,7 @@ from bot.engine.types import (
     internal_error_trace,
     trace_from_answer,
 )
+from bot.playbook.zones import is_utc, localise_text
 from bot.routing.attempts import (
     Run,
     after_attempt,
@@ -53,8 +55,6 @@ from bot.routing.replies import (
 from bot.safety.inbound import has_request_text
 
 if TYPE_CHECKING:  # what a route needs loads when the route first runs: building the Router imports none of it
-    from datetime import datetime
-
     from bot.engine.context import ContextLimits
     from bot.engine.llm import LLM
     from tools.base import Toolbox
@@ -98,6 +98,7 @@ class Router:
     protocol: Literal["text", "native"] = "native"
     limits: ContextLimits | None = None
     tool_timeout_s: float | None = 20.0
+    zone: tzinfo = UTC  # the team's: the answer's UTC times are shown in it, with UTC beside them
     # models whose server ignored the tools they were offered: they get the text protocol from then on
     _text_models: set[str] = field(default_factory=set, compare=False, repr=False)
 
@@ -120,7 +121,8 @@ class Router:
             for stage in (self._canned, self._model_lookup, self._quick_lookup, self._agent, self._playbook):
                 if run.open:
                     stage(run)
-            return _grounded(run.finished())
+            trace = _grounded(run.finished())  # then its UTC times in the team's zone (grounding reads them as UTC)
+            return trace if is_utc(self.zone) else replace(trace, answer=localise_text(trace.answer, self.zone))
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
             return internal_error_trace(
@@ -195,10 +197,11 @@ class Router:
         if self.llm is None or run.down is not None or (run.route != "diagnose" and not run.diagnose):
             return
         from bot.engine.loop import run_agent  # the loop (and its text reader) loads with the first model run
+        from bot.playbook.moments import with_time_hint  # the model reads the question; the tools speak UTC
 
         protocol, chosen = self._protocol_for(self.llm.model)
         trace = run_agent(
-            run.question,
+            with_time_hint(run.question, datetime.now(UTC), self.zone),
             self.llm,
             self.tools,
             self.budget,

@@ -65,7 +65,7 @@ class SandboxInfo:
             "OPSBOT_TOPOLOGY": json.dumps(self.topology),
             "OPSBOT_LOGS__BACKEND": "elasticsearch" if self.es_url else "loki" if self.loki_url else "sqlite",
             "OPSBOT_LOGS__SQLITE_PATH": str(self.logs_db),
-            "OPSBOT_DEPLOYS__BACKEND": "elasticsearch" if self.es_url else "git",
+            "OPSBOT_DEPLOYS__SOURCE": "index" if self.es_url else "git",
             "OPSBOT_DEPLOYS__GIT_REPO": str(self.git_repo),
             "OPSBOT_SANDBOX__SCENARIO": self.scenario,
         }

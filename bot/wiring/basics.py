@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC
 from typing import TYPE_CHECKING
 
 from bot.engine.types import Budget, Intent
 from bot.safety.logfilter import install_noise_filter, install_redaction
 
 if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when used, not at import
-    from datetime import datetime
+    from datetime import datetime, tzinfo
     from pathlib import Path
 
     from bot.config import Settings
@@ -148,11 +149,14 @@ def playbook_on_first_use(
     metric_roles: Mapping[str, str] | None = None,
     on_step: StepObserver | None = None,
     now: datetime | None = None,
+    zone: tzinfo = UTC,
 ) -> Trace:
     """run_playbook, imported with the first diagnosis: building a responder needs neither it nor its detectors."""
     from bot.playbook.diagnosis import run_playbook
 
-    return run_playbook(question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now)
+    return run_playbook(
+        question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now, zone=zone
+    )
 
 
 def lookup_on_first_use(

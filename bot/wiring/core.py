@@ -9,7 +9,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import SecretStr
+
 from bot.config import Settings
+from bot.playbook.zones import zone_from_name
 from bot.routing.respond import Playbook, Router
 from bot.wiring.basics import (
     build_budget,
@@ -20,18 +23,18 @@ from bot.wiring.basics import (
     playbook_on_first_use,
     redact_on_first_use,
 )
-from bot.wiring.toolsets import build_kubernetes_deploys, build_loki_logs, optional_tool_specs
+from bot.wiring.toolsets import build_kube_api, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
-from tools.deploys.git import GitDeploys
 from tools.deploys.query import DeploySource, DeployTools
-from tools.logs.query import ElasticsearchLogs, LogFields, LogSource, LogTools, SqliteLogs
+from tools.logs.model import LogFields
+from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
 from tools.metrics.query import MetricQuery, MetricsTools
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
-    from datetime import datetime
+    from datetime import datetime, tzinfo
 
     from elasticsearch import Elasticsearch
 
@@ -103,46 +106,49 @@ class OnFirstUse:
         return getattr(self._built, name)
 
 
+def build_log_fields(settings: Settings) -> LogFields:
+    """Where a log document keeps each field: one mapping for every log backend (and the SQLite ingest)."""
+    c = settings.logs
+    names = (c.timestamp_field, c.service_field, c.level_field, c.message_field, c.stack_field, c.trace_field)
+    return LogFields(*names, logger=c.logger_field, host=c.host_field, error_type=c.error_type_field)
+
+
+def build_log_store(settings: Settings) -> SqliteLogs:
+    """The SQLite store `opsbot logs ingest` loads through the field mapping (whatever query_logs reads)."""
+    return SqliteLogs(settings.logs.sqlite_path.expanduser(), build_log_fields(settings))
+
+
 def build_log_source(settings: Settings) -> LogSource:
     """SQLite FTS5 (default), Elasticsearch or Loki, as settings.logs.backend says."""
     c = settings.logs
     if c.backend == "sqlite":
-        return SqliteLogs(c.sqlite_path)
+        return build_log_store(settings)
     if c.backend == "loki":
-        return build_loki_logs(settings)
-    fields = LogFields(
-        timestamp=c.timestamp_field,
-        service=c.service_field,
-        level=c.level_field,
-        message=c.message_field,
-        stack_trace=c.stack_field,
-        trace_id=c.trace_field,
-        logger=c.logger_field,
-        host=c.host_field,
-    )
-    return ElasticsearchLogs(build_es(settings), c.index_pattern, fields)
+        return build_loki_logs(settings, build_log_fields(settings))
+    return ElasticsearchLogs(build_es(settings), c.index_pattern, build_log_fields(settings))
 
 
 def build_deploy_source(settings: Settings) -> DeploySource:
-    """A GitOps repository (default), an Elasticsearch deploy-events index, or Kubernetes rollout history."""
-    d = settings.deploys
-    if d.backend == "git":
-        return GitDeploys(d.git_repo, d.tag_pattern, d.service_path)
-    if d.backend == "kubernetes":
-        return build_kubernetes_deploys(settings)
-    from tools.deploys.elastic import DeployFields, ElasticsearchDeploys
+    """The source settings.deploys.source names (tools/deploys/registry.py), read through its environment and status
+    filters; the Elasticsearch and Kubernetes clients are built only when that source asks for them."""
+    from tools.deploys.registry import Connections
+    from tools.deploys.registry import build_deploy_source as from_registry
 
-    fields = DeployFields(
-        timestamp=d.timestamp_field,
-        service=d.service_field,
-        version=d.version_field,
-        previous_version=d.previous_version_field,
-        author=d.author_field,
-        commit=d.commit_field,
-        summary=d.summary_field,
-        diff=d.diff_field,
+    k = settings.kubernetes
+    connections = Connections(
+        elasticsearch=lambda: build_es(settings),
+        kubernetes=lambda: build_kube_api(settings),
+        kubernetes_namespaces=tuple(k.namespaces),
+        kubernetes_timeout_s=k.timeout_s,
     )
-    return ElasticsearchDeploys(build_es(settings), d.index, fields)
+    return from_registry(_plain(settings.deploys.model_dump()), connections)
+
+
+def _plain(value: Any) -> Any:
+    """Settings values with their secrets unwrapped (tools take plain values, never pydantic's SecretStr)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
 
 
 def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpec]:
@@ -213,10 +219,24 @@ def build_access(settings: Settings, redis_client: Any | None = None) -> AccessP
     return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
+def build_zone(settings: Settings) -> tzinfo:
+    """The team's time zone (OPSBOT_TIMEZONE); a name that is no zone is a ValueError naming the setting."""
+    try:
+        return zone_from_name(settings.timezone)
+    except ValueError as exc:  # the value may come from the config file: the setting's name fits both
+        raise ValueError(f"timezone (OPSBOT_TIMEZONE): {exc}") from exc
+
+
 def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     """The model-free diagnosis over the configured topology, reading the catalogue's metrics by their role; with a
-    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it."""
-    bound = functools.partial(playbook_on_first_use, topology=settings.topology, metric_roles=_metric_roles(settings))
+    `clock`, "now" (and so "yesterday 15:05" or "half an hour ago") is read from it. A question's time without a
+    zone is read in the team's."""
+    bound = functools.partial(
+        playbook_on_first_use,
+        topology=settings.topology,
+        metric_roles=_metric_roles(settings),
+        zone=build_zone(settings),
+    )
     if clock is None:
         return bound
 
@@ -264,6 +284,7 @@ def build_responder(
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,
+        zone=build_zone(settings),
     )
 
 

@@ -91,7 +91,7 @@ def check_elasticsearch(settings: Settings) -> CheckResult:
         name
         for name, backend in (
             ("logs", settings.logs.backend),
-            ("deploys", settings.deploys.backend),
+            ("deploys", "elasticsearch" if settings.deploys.source == "index" else settings.deploys.source),
             ("store", settings.store.backend),
         )
         if backend == "elasticsearch"
@@ -132,10 +132,8 @@ def check_logs(settings: Settings) -> CheckResult:
 
 
 def check_deploys(settings: Settings) -> CheckResult:
-    if settings.deploys.backend == "kubernetes":
+    if settings.deploys.source != "git":
         return _core_toolset_check("deploys", settings)
-    if settings.deploys.backend != "git":
-        return CheckResult("deploys", "ok", f"Elasticsearch index {settings.deploys.index}")
     repo = settings.deploys.git_repo.expanduser()
     if not repo.exists():
         return CheckResult("deploys", "warn", f"OPSBOT_DEPLOYS__GIT_REPO={repo} does not exist")

@@ -66,7 +66,9 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
     update = {
         "prometheus": settings.prometheus.model_copy(update={"url": info.prometheus_url, "metrics": metrics}),
         "logs": settings.logs.model_copy(update={"backend": backend or "sqlite", "sqlite_path": info.logs_db}),
-        "deploys": settings.deploys.model_copy(update={"backend": backend or "git", "git_repo": info.git_repo}),
+        "deploys": settings.deploys.model_copy(
+            update={"source": "index" if backend else "git", "git_repo": info.git_repo}
+        ),
         "topology": info.topology,
         # the runbooks in the sandbox's repository, unless runbooks are configured already
         "runbooks": settings.runbooks

@@ -22,9 +22,9 @@ from tools.toolset import Toolset
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
     from kubernetes.client import ApiClient
 
-    from tools.deploys.kubernetes import KubernetesDeploys
     from tools.kubernetes.query import KubernetesTools
     from tools.logs.loki import LokiLogs  # requests, when logs.backend = "loki"
+    from tools.logs.model import LogFields
     from tools.mcp.client import MCPTools
     from tools.runbooks.search import Runbooks
 
@@ -62,16 +62,8 @@ def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
     )
 
 
-def build_kubernetes_deploys(settings: Settings) -> KubernetesDeploys:
-    """Deploy records from the Deployments' rollout history (deploys.backend = "kubernetes")."""
-    from tools.deploys.kubernetes import KubernetesDeploys
-
-    k = settings.kubernetes
-    return KubernetesDeploys(build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s)
-
-
-def build_loki_logs(settings: Settings) -> LokiLogs:
-    """The Loki log source (logs.backend = "loki")."""
+def build_loki_logs(settings: Settings, fields: LogFields | None = None) -> LokiLogs:
+    """The Loki log source (logs.backend = "loki"); `fields` says where its JSON lines keep message, stack etc."""
     from tools.logs.loki import LokiLogs
 
     c = settings.loki
@@ -82,6 +74,7 @@ def build_loki_logs(settings: Settings) -> LokiLogs:
         timeout_s=c.timeout_s,
         service_label=c.service_label,
         level_label=c.level_label,
+        fields=fields,
     )
 
 

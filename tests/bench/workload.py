@@ -86,7 +86,7 @@ def sandbox_toolbox(prometheus_url: str, logs_db: Path, git_repo: Path) -> Toolb
         _env_file=None,
         prometheus=PrometheusSettings(url=prometheus_url, timeout_s=5.0),
         logs=LogsSettings(backend="sqlite", sqlite_path=logs_db),
-        deploys=DeploysSettings(backend="git", git_repo=git_repo),
+        deploys=DeploysSettings(source="git", git_repo=git_repo),
     )
     return wiring.build_toolbox(settings)
 

@@ -38,6 +38,6 @@ def test_seed_job_loads_the_sandbox_and_writes_settings(
     settings = Settings(_env_file=env_path)  # type: ignore[call-arg]
     assert settings.prometheus.url == "http://prometheus:9090"
     assert settings.elasticsearch.url == osmem_clone.url
-    assert (settings.logs.backend, settings.deploys.backend) == ("elasticsearch", "elasticsearch")
+    assert (settings.logs.backend, settings.deploys.source) == ("elasticsearch", "index")
     assert "order" in settings.topology
     assert {"p99_latency", "memory_usage"} <= set(settings.prometheus.metrics)

@@ -18,11 +18,14 @@ from bot.engine.context import (
     tool_schemas,
     truncate_observation,
 )
+from bot.engine.history.digest import Reading
 from bot.engine.loop import run_agent
 from bot.engine.prompts import load_prompt
 from bot.engine.types import Budget, Question, Step
+from tests import toolresults
 from tests.engine.engine_tools import engine_toolbox
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm, unanswered_tool_call_ids
+from tests.toolresults import series
 
 QUESTION = Question("Why is order slow?")
 
@@ -43,21 +46,17 @@ def test_short_observation_is_untouched() -> None:
 
 
 def test_old_step_becomes_one_line_with_its_change_points() -> None:
-    step = Step(
-        2,
-        "why",
-        "query_metrics",
-        {"service": "order", "range": "6h"},
-        "order p99 over 6h\n  12 points\nchange: 15:05 212 ms -> 1,180 ms (x5.6)\nmore",
-        "ok",
-    )
+    step = toolresults.step(2, "query_metrics", series(), thought="why", service="order", range="6h")
     line = step_to_line(step)
     assert "\n" not in line
-    assert line == "#2 query_metrics(service=order, range=6h) -> ok: change: 15:05 212 ms -> 1,180 ms (x5.6)"
+    assert line == (
+        "#2 query_metrics(service=order, range=6h) -> ok: change: 15:05 212 ms -> 1,180 ms (x5.6)"
+        " | min 212 ms · median 1,180 ms · max 1,180 ms · last 1,180 ms"
+    )
 
 
 def test_gist_is_bounded() -> None:
-    assert len(observation_gist("x" * 1_000, 160)) <= 160
+    assert len(observation_gist(Reading("x" * 1_000), 160)) <= 160
     assert len(step_to_line(Step(1, "", "query_logs", {"service": "order"}, "y\n" * 500, "ok"))) < 260
 
 

@@ -22,7 +22,8 @@ from bot.engine.types import Question, StopReason, Trace
 from bot.http.telemetry import Telemetry
 from tests.fakes.backends import free_port
 from tests.fakes.llm import MODEL, Reply, ScriptedLLM, llm_settings, scripted_openai_llm
-from tools.base import Toolbox, tool
+from tests.toolresults import result, series
+from tools.base import Toolbox, ToolResult, tool
 
 QUESTION = Question("why is order slow since 15:05?")
 MESSAGES = [{"role": "user", "content": "Is order healthy?"}]
@@ -31,9 +32,9 @@ FINAL: Reply = {"content": "order p99 rose from 212 ms to 1,180 ms at 15:05."}
 PLAYBOOK = "no model involved"
 
 
-def p99_ms(service: str) -> str:
+def p99_ms(service: str) -> ToolResult:
     """Current p99 latency of a service in ms."""
-    return f"p99 {service}: 1180 ms\nchange: 15:05 212 ms -> 1,180 ms (x5.6)"
+    return result(series(service))  # change: 15:05 212 ms -> 1,180 ms (x5.6)
 
 
 def diagnose(scripted_llm: ScriptedLLM, *replies: Reply, time_budget_s: float = 90.0) -> tuple[Trace, Telemetry]:

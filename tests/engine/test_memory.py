@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.engine.context import Answer, ContextLimits, Exchange, render_messages
 from bot.engine.history.memory import compressed_thought, first_sentence, memory_call_text, old_steps_text
 from bot.engine.types import Question, Step
+from tests import toolresults
+from tests.toolresults import deploys, diff_report, record, rendered, series
+from tools.base import ToolData
+from tools.metrics.series import MetricSeries
 
-METRICS = "order p99 over 2h\nchange: 15:07 212 ms -> 1,180 ms (x5.6)\nmin 194 ms · median 380 ms · max 1,260 ms"
-DEPLOYS = "deploys of order\n2026-11-30T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: Raise Hikari pool size"
-WINDOW = {"service": "order", "start": "2026-11-30T14:05:00Z", "end": "2026-11-30T16:05:00Z"}
+METRICS = series(changes=[("15:07", 212.0, 1_180.0)])
+DEPLOYS = deploys(record(author="li.wei"))
+WINDOW = {"service": "order", "start": "2026-11-28T14:05:00Z", "end": "2026-11-28T16:05:00Z"}
 
 
-def step(index: int, thought: str, observation: str, **args: object) -> Step:
-    action = "query_metrics" if "change" in observation else "query_deploys"
-    return Step(index, thought, action, args, observation, "ok")
+def step(index: int, thought: str, data: ToolData, **args: Any) -> Step:
+    action = "query_metrics" if isinstance(data, MetricSeries) else "query_deploys"
+    return toolresults.step(index, action, data, thought=thought, **args)
 
 
 def test_every_older_step_keeps_its_thought_call_and_finding_on_one_line() -> None:
@@ -25,16 +31,23 @@ def test_every_older_step_keeps_its_thought_call_and_finding_on_one_line() -> No
     )
 
     heading, opening, first, second, closing = text.splitlines()
-    assert heading == "Earlier steps (Thought => call -> result; 2026-11-30 unless dated):"
+    assert heading == "Earlier steps (Thought => call -> result; 2026-11-28 unless dated):"
     assert (opening, closing) == ("<observation>", "</observation>")  # a finding is tool output: fenced as data
     assert first.startswith("#1 Symptom first. => query_metrics(order, 14:05Z..16:05Z) -> change: 15:07 212 ms")
     assert second.startswith("#2 p99 jumped at 15:07: a change just before? => query_deploys(order) -> 15:02:00Z ")
 
 
 def test_a_finding_an_earlier_line_gave_is_not_repeated() -> None:
-    text = old_steps_text([step(1, "", DEPLOYS), step(2, "", f"{DEPLOYS}\n2026-11-30T09:40:00Z order/v2.8.0 by x: y")])
+    both = deploys(record(author="li.wei"), record("v2.8.0", "09:40", author="x", summary="y", previous=""))
+    text = old_steps_text([step(1, "", DEPLOYS), step(2, "", both)])
 
     assert text.count("order/v2.8.1") == 1 and "order/v2.8.0 by x" in text
+
+
+def test_a_text_only_result_is_quoted_not_read() -> None:
+    text = "12 of 40 lines\nchange: 15:07 212 ms -> 1,180 ms (x5.6)"  # an MCP tool's text, in a tool's words
+    mcp = Step(1, "Logs.", "mcp_logs", {"service": "order"}, text, "ok")
+    assert old_steps_text([mcp]).endswith("#1 Logs. => mcp_logs(order) -> 12 of 40 lines\n</observation>")
 
 
 def test_a_failed_step_says_so_and_a_plain_one_does_not() -> None:
@@ -60,7 +73,7 @@ def test_a_long_thought_keeps_its_first_sentences_and_a_run_on_one_is_cut_at_a_w
 
 
 def test_a_call_shows_its_values_and_a_window_on_one_day_once() -> None:
-    assert memory_call_text(Step(1, "", "q", WINDOW, "", "ok")) == "q(order, 2026-11-30T14:05Z..16:05Z)"
+    assert memory_call_text(Step(1, "", "q", WINDOW, "", "ok")) == "q(order, 2026-11-28T14:05Z..16:05Z)"
     overnight = {"start": "2026-11-30T23:00:00Z", "end": "2026-12-01T01:00:00Z"}
     assert memory_call_text(Step(1, "", "q", overnight, "", "ok")) == "q(2026-11-30T23:00Z..2026-12-01T01:00Z)"
     assert memory_call_text(Step(1, "", "", {}, "", "format_error")) == "(unreadable reply)"
@@ -72,7 +85,7 @@ def test_by_default_one_user_message_holds_the_lines_and_the_newest_result_in_fu
         Exchange(
             (s,),
             {"role": "assistant", "content": s.thought},
-            (Answer("tool", observation=s.observation, tool_call_id=f"c{s.index}"),),
+            (Answer("tool", observation=s.observation, tool_call_id=f"c{s.index}", data=s.data),),
         )
         for s in steps
     ]
@@ -82,15 +95,15 @@ def test_by_default_one_user_message_holds_the_lines_and_the_newest_result_in_fu
     assert [m["role"] for m in messages] == ["system", "user"]
     sent = messages[1]["content"]
     assert sent.startswith("Question: why?\n\nEarlier steps") and "#1 Symptom first. => query_metrics" in sent
-    assert f"Newest step:\n#2 Deploys? => query_deploys(order)\n<observation>\n{DEPLOYS}\n</observation>" in sent
+    assert (
+        f"Newest step:\n#2 Deploys? => query_deploys(order)\n<observation>\n{rendered(DEPLOYS)}\n</observation>" in sent
+    )
     assert sent.endswith("\n\n[Step 3 of 8]")
 
 
 def test_a_diff_keeps_its_changed_lines_not_only_the_first_few() -> None:
     added = "\n".join(f"+  column_{i}   TEXT NOT NULL," for i in range(8))
-    diff = (
-        f"deploy inventory/v5.4.0 at 2026-11-30T23:47:00Z by p: migration\ndiff --git a/m.sql b/m.sql\n"
-        f"+CREATE TABLE t_new (\n{added}\n+DROP TABLE t;  -- drops idx_t_sku with it"
-    )
-    line = old_steps_text([Step(3, "Diff.", "query_deploy_diff", {"version": "v5.4.0"}, diff, "ok")])
+    diff = f"diff --git a/m.sql b/m.sql\n+CREATE TABLE t_new (\n{added}\n+DROP TABLE t;  -- drops idx_t_sku with it"
+    migration = diff_report(diff, record("v5.4.0", "23:47", service="inventory", summary="migration"))
+    line = old_steps_text([toolresults.step(3, "query_deploy_diff", migration, thought="Diff.", version="v5.4.0")])
     assert "+ DROP TABLE t; -- drops idx_t_sku with it" in line and "+ column_0 TEXT NOT NULL," in line

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from bot.engine.context import Answer, ContextLimits, Exchange, render_messages, step_to_line
 from bot.engine.history.digest import evidence_lines
-from bot.engine.history.payloads import text_from_payload
+from bot.engine.history.payloads import payload_reading, text_from_payload
 from bot.engine.types import Question, Step
 from tests.bench.rawtools import elasticsearch_hits, git_output, prometheus_range
 from tests.fakes.backends import RunningSandbox
@@ -108,7 +108,8 @@ def test_the_model_is_sent_the_compact_lines_and_the_trace_keeps_the_body(sandbo
     assert "#1 Symptom first. => query_metrics(order) -> change: " in default and default.count("points every") == 1
     assert step_to_line(step).split(" -> ok: ")[1].startswith("change: ")
     assert step.observation == body
-    assert evidence_lines(text_from_payload(body) or "")
+    reading = payload_reading(body)
+    assert reading is not None and evidence_lines(reading)  # the rewrite marks its statistics and change lines
 
 
 def _iso(at: datetime) -> str:

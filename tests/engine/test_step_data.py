@@ -16,7 +16,7 @@ from tools.results import calculation_of
 
 
 def toolbox() -> Toolbox:
-    """The engine's text-only tools (as an MCP server's are) and calculate, which returns data."""
+    """The engine's tools (dump_logs is text-only, as an MCP server's tools are) and calculate, which returns data."""
     return Toolbox([*engine_toolbox(), calculate_tool()])
 
 
@@ -27,7 +27,7 @@ def call(name: str, **args: object) -> dict[str, object]:
 def test_the_loop_puts_each_tools_data_on_its_step(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.script(
         {"content": "Ratio first.", "tool_calls": [call("calculate", expression="1180 / 212")]},
-        {"content": "The series.", "tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},
+        {"content": "The lines.", "tool_calls": [call("dump_logs", lines=3)]},
         {"content": "A wrong name.", "tool_calls": [call("query_metrics", service="ordr", metric="p99_latency")]},
         {"content": "Final Answer: x5.6"},
     )

@@ -41,7 +41,7 @@ def sandbox_settings(
         },
         "prometheus": {"url": box.prometheus_url, "metrics": {**default_metric_catalogue(), **SANDBOX_METRICS}},
         "logs": {"backend": "sqlite", "sqlite_path": box.logs_db},
-        "deploys": {"backend": "git", "git_repo": box.git_repo},
+        "deploys": {"source": "git", "git_repo": box.git_repo},
         "topology": box.topology,
         "store": {"backend": "sqlite", "sqlite_path": state_dir / "traces.db"},
         "agent": {"max_steps": 10, "time_budget_s": 60.0},

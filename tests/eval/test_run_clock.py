@@ -17,11 +17,14 @@ from typer.testing import CliRunner
 
 from bot import wiring
 from bot.cli import app
-from bot.engine.types import Question, Step
+from bot.engine.types import Question
 from bot.slack.delivery.answer import trace_to_blocks
 from bot.slack.delivery.findings import finding_from_step, relative
+from tests import toolresults
 from tests.eval.harness import sandbox_settings
 from tests.fakes.backends import RunningSandbox, start_sandbox
+from tests.toolresults import series
+from tools.timerange import TimeWindow
 
 
 def _just_after_midnight() -> datetime:
@@ -50,15 +53,11 @@ def test_an_incident_before_midnight_diagnosed_after_it_keeps_its_log_confirmati
 
 
 def test_a_dated_change_line_is_a_finding_with_its_time() -> None:
-    step = Step(
-        index=1,
-        thought="",
-        action="query_metrics",
-        args={"service": "profile", "metric": "p99_latency"},
-        observation="p99_latency of profile, 2026-12-01 21:36 → 2026-12-02 00:06 UTC (2.5h), step 1m\n"
-        "change: 12-01 23:38 89.3 ms -> 698 ms (x7.8)\n",
-        status="ok",
-    )
+    start = datetime(2026, 12, 1, 21, 36, tzinfo=UTC)
+    window = TimeWindow(start, start + timedelta(hours=2, minutes=30))  # over midnight: times are dated
+    profile = series("profile", changes=[(start + timedelta(minutes=122), 89.3, 698.0)], window=window)
+    step = toolresults.step(1, "query_metrics", profile, service="profile", metric="p99_latency")
+    assert "change: 12-01 23:38 89.3 ms -> 698 ms (x7.8)" in step.observation
     finding = finding_from_step(step, deploy_at="23:27")
     assert finding.kind == "change" and finding.at == "23:38"
     assert finding.text == "profile p99 latency 89.3 ms → 698 ms (x7.8) at 23:38 (11 min after the deploy)"

@@ -26,7 +26,9 @@ import requests
 from slack_sdk.signature import SignatureVerifier
 from websockets.sync.server import ServerConnection, serve
 
-from bot.engine.types import Question, Step, StepObserver, StopReason, Totals, Trace
+from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
+from tests import toolresults
+from tests.toolresults import series
 
 SIGNING_SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -439,13 +441,9 @@ class ScriptedResponder:
         steps = []
         for index in range(1, self.steps + 1):
             time.sleep(self.delay_s)
-            step = Step(
-                index=index,
-                thought=f"check {index}",
-                action="query_metrics",
-                args={"service": "order", "metric": "p99_latency"},
-                observation=f"change: 15:05 212 ms -> 1,180 ms (x5.6) #{index}",
-                status="ok",
+            # change: 15:05 212 ms -> 1,180 ms (x5.6), rendered from its series as the metrics tool does
+            step = toolresults.step(
+                index, "query_metrics", series(), thought=f"check {index}", service="order", metric="p99_latency"
             )
             steps.append(step)
             if on_step is not None:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from bot.playbook.evidence import (
     change_points_of,
     deploys_in,
-    listed_services_from_text,
     log_lines_in,
     moment_from_question,
     new_signatures_in,
@@ -114,15 +113,6 @@ def test_deploys_are_the_records_of_the_service_asked_about_never_a_version_name
     assert deploys_in(found, "order") == [ours]
     assert deploys_in(found, "payment") == []  # "payment/v2" in web's summary is no deploy of payment
     assert deploys_in(ToolResult("ok", "text only"), "order") == []
-
-
-def test_list_services_text_gives_every_listed_name_and_not_the_header_or_footer():
-    text = (
-        "5 services (label 'service'); -> lists a service's downstream services:\n"
-        "catalog\ngateway -> order, catalog\norder -> orders-db, payment\norders-db\npayment\n"
-        "… and 3 more not shown; query_metrics validates any name."
-    )
-    assert listed_services_from_text(text) == ["catalog", "gateway", "order", "orders-db", "payment"]
 
 
 def test_longest_service_name_wins():

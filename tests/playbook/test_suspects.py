@@ -51,7 +51,7 @@ def test_a_users_clock_time_is_checked_against_the_onset(sandbox, tmp_path):
 DOWN: dict[str, dict[str, Any]] = {
     "Prometheus": {"prometheus": {"url": "http://127.0.0.1:9", "timeout_s": 1.0}},
     "the log store": {"logs": {"backend": "sqlite", "sqlite_path": "/nonexistent/opsbot/logs.db"}},
-    "the deploy source": {"deploys": {"backend": "git", "git_repo": "/nonexistent/opsbot/deploys"}},
+    "the deploy source": {"deploys": {"source": "git", "git_repo": "/nonexistent/opsbot/deploys"}},
 }
 
 

@@ -11,6 +11,11 @@ from bot.routing.lookup import answer_lookup, asked_from_text
 from bot.safety.grounding import unverified_claims
 from tests.eval.harness import sandbox_settings
 from tests.fakes.llm import ScriptedLLM
+from tests.toolresults import WINDOW, at, deploys, record, result, series
+from tools.analysis.changepoints import Stop
+from tools.base import Toolbox, ToolData, ToolResult, tool
+from tools.deploys.records import DeployList
+from tools.metrics.series import ServiceList
 
 ROLES = {
     "latency": "p99_latency",
@@ -168,3 +173,50 @@ def test_what_a_question_asks_for(text: str, asked: list[str]) -> None:
 def test_what_the_gate_calls_a_lookup_the_lookup_understands(text: str) -> None:
     assert classify(text).route == "lookup"
     assert len(asked_from_text(text)) == 1
+
+
+def typed_tools(**answers: ToolData) -> Toolbox:
+    """query_metrics, query_deploy_records and list_services answering with fixed data and the text rendered from
+    it, as the built-in tools do."""
+
+    def query_metrics(service: str, metric: str, range: str = "1h") -> ToolResult:
+        return result(answers["series"])
+
+    def query_deploy_records(service: str, range: str = "7d") -> ToolResult:
+        return result(answers["deploys"])
+
+    def list_services() -> ToolResult:
+        listed = ServiceList("service", ("order", "payment"), 2)
+        return ToolResult("ok", "2 services (label 'service'):\norder\npayment", listed)
+
+    return Toolbox([tool(query_metrics), tool(query_deploy_records), tool(list_services)])
+
+
+def test_a_series_that_stopped_is_answered_with_its_stop_quoted() -> None:
+    stopped = series(changes=[], stop=Stop(at("15:20"), 55.9, 2_400.0))
+    trace = answer_lookup(Question("p99 of order now"), typed_tools(series=stopped), metric_roles=ROLES)
+    assert trace is not None and [s.action for s in trace.steps] == ["list_services", "query_metrics"]
+    assert trace.answer.startswith("order's p99_latency is 100 ms (the last sample; median 100 ms, max 100 ms")
+    assert "\n> stopped: no samples after 15:20 (last 55.9 ms), 40m to the window's end; cause: unknown" in trace.answer
+    assert _grounded(trace) == []
+
+
+def test_a_deploy_lookup_reads_the_newest_record() -> None:
+    found = deploys(record("v2.8.2", "16:10", author="li wei"), record())  # an author with a space
+    trace = answer_lookup(Question("latest deploy of order?"), typed_tools(deploys=found), metric_roles=ROLES)
+    assert trace is not None
+    lead, heading, newest, _ = trace.answer.splitlines()
+    assert lead == "The newest deploy of order: order/v2.8.2 at 2026-11-28T16:10:00Z."
+    assert heading.startswith("> deploys of order, ") and heading.endswith(": 2 found, newest first")
+    assert newest.startswith("> 2026-11-28T16:10:00Z order/v2.8.2 (from v2.8.0) by li wei: Raise Hikari pool size")
+    assert _grounded(trace) == []
+
+
+def test_no_deploy_in_the_window_says_so_and_quotes_the_latest_before_it() -> None:
+    none = DeployList("order", WINDOW, (), 0, latest_before=record())
+    trace = answer_lookup(Question("latest deploy of order?"), typed_tools(deploys=none), metric_roles=ROLES)
+    assert trace is not None
+    assert trace.answer.splitlines()[:2] == [
+        "No deploys of order in the last 7 days.",
+        f"> deploys of order, {WINDOW.describe()}: none. The latest before it: order/v2.8.1 at 2026-11-28T15:02:00Z.",
+    ]

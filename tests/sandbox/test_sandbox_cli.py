@@ -126,7 +126,7 @@ def test_up_with_es_loads_logs_and_deploy_events(monkeypatch, tmp_path):
         ).json()["hits"]["hits"][0]["_source"]
         assert hit["service"] == "checkout" and "+  newDiscountEngine: true" in hit["diff"]
         settings = sandbox_overrides(Settings(_env_file=None), _state(tmp_path))  # type: ignore[call-arg]
-        assert (settings.logs.backend, settings.deploys.backend) == ("elasticsearch", "elasticsearch")
+        assert (settings.logs.backend, settings.deploys.source) == ("elasticsearch", "index")
         assert settings.elasticsearch.url == osmem.url and settings.elasticsearch.plain_json
         env = (tmp_path / "sandbox" / "opsbot.env").read_text()
         assert "OPSBOT_LOGS__BACKEND='elasticsearch'" in env

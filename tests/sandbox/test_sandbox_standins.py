@@ -44,7 +44,7 @@ def test_up_serves_the_cluster_and_loki_and_down_stops_them(monkeypatch, tmp_pat
         assert toolsets.exit_code == 0, toolsets.output
         assert "pods readable in 1 namespace(s): comms" in toolsets.output
         assert "4 runbooks" in toolsets.output
-        monkeypatch.setenv("OPSBOT_DEPLOYS__BACKEND", "kubernetes")  # deploys from the stand-in's rollout history
+        monkeypatch.setenv("OPSBOT_DEPLOYS__SOURCE", "kubernetes")  # deploys from the stand-in's rollout history
         doctor = run.invoke(app, ["doctor"]).output
         assert f"OK   logs: ready at {info.loki_url}" in doctor
         assert "OK   deploys: Kubernetes Deployments in comms: 3 services with deploys" in doctor

@@ -23,7 +23,7 @@ def tool_settings(
     values: dict[str, Any] = {
         "prometheus": {"url": prometheus_url, "timeout_s": 2.0},
         "logs": {"backend": "sqlite", "sqlite_path": str(logs_db)},
-        "deploys": {"backend": "git", "git_repo": str(git_repo)},
+        "deploys": {"source": "git", "git_repo": str(git_repo)},
     }
     for name, overrides in sections.items():
         values[name] = {**values.get(name, {}), **overrides}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from tools.analysis.changepoints import ChangePoint, Spike, Stop
@@ -137,6 +138,14 @@ def samples() -> list[ToolData]:
         DiffReport(
             deploy(), "-  maximumPoolSize: 50\n+  maximumPoolSize: 200", 9000, (key,), ("db/1.sql: ALTER TABLE x",)
         ),
+        DeployList(
+            "order",
+            WINDOW,
+            (replace(deploy("config@3f2a9c1"), environment="prod", status="Succeeded"),),
+            1,
+            notes=("left out 1 deploy outside prod (order/v2.9.0-rc1 in staging): not suspects there",),
+        ),
+        DiffReport(deploy("config@3f2a9c1"), "", 0, (key,), (), ("values.yaml: keys read from the hunks",), True),
         PodList("shop", "order", "app=order", (Pod("order-x", "Running", (container,), "node-1"),), True),
         EventList(
             "shop",

@@ -46,7 +46,7 @@ def test_a_surge_in_another_caller_and_the_users_time_being_off(make_sandbox, tm
 
 def test_a_deploy_source_that_is_down_is_reported_as_not_run(make_sandbox, tmp_path):
     box = make_sandbox("two-deploys-earlier")
-    result = _find(box, tmp_path, deploys={"backend": "git", "git_repo": str(tmp_path / "missing")})
+    result = _find(box, tmp_path, deploys={"source": "git", "git_repo": str(tmp_path / "missing")})
     assert "not run: deploys" in result.text
     assert "v3.3.0" not in result.text
 

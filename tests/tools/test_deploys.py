@@ -50,7 +50,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     deploy(repo, "payment", "v3.1.0", {"app.yaml": "retries: 5\n"}, NOW - timedelta(hours=1), "bo", "More retries")
     # an annotated tag on a commit that does not touch services/order is not an order deploy
     git(repo, "tag", "-a", "order/v1.1.1", "-m", "retag\n\nauthor: x", at=NOW - timedelta(minutes=30))
-    git(repo, "tag", "order/v9.9.9")  # lightweight: not a deploy either
+    git(repo, "tag", "order/v9.9.9")  # lightweight, on a commit that does not touch services/order either
     return repo
 
 
@@ -72,7 +72,10 @@ def test_records_of_one_service_in_an_explicit_window(toolbox):
     args = {"service": "order", "start": "2026-11-18T00:00Z", "end": "2026-11-28T15:30Z"}
     text = call_tool(toolbox, "query_deploy_records", args).text
     assert "order/v1.1.0" in text and "order/v1.0.0" in text and "payment" not in text.split("\n", 1)[1]
-    assert "v1.1.1" not in text and "v9.9.9" not in text
+    records = [line for line in text.splitlines() if line.startswith("2026-")]
+    assert not any("v1.1.1" in line or "v9.9.9" in line for line in records)
+    # tags on commits that change nothing in services/order are named as not deploys, never dropped silently
+    assert "1 tag in this window changes nothing in its service's folder" in text and "order/v9.9.9" in text
 
 
 def test_no_deploys_in_the_window_names_the_latest_before_it(toolbox):
@@ -109,7 +112,7 @@ def test_versions_are_strictly_validated(toolbox, version):
 def test_unknown_version_lists_the_services_versions(toolbox):
     result = call_tool(toolbox, "query_deploy_diff", {"version": "v1.2.0", "service": "order"})
     assert result.status == "error"
-    assert "unknown version 'v1.2.0'" in result.text and "known: v1.1.1, v1.1.0, v1.0.0" in result.text
+    assert "unknown version 'v1.2.0'" in result.text and "known: v1.1.1, v9.9.9, v1.1.0, v1.0.0" in result.text
 
 
 def test_unknown_service_lists_services_with_deploys(toolbox):
@@ -151,7 +154,14 @@ def test_elasticsearch_deploys_down_is_a_clear_observation():
     assert result.status == "error" and "Elasticsearch is unreachable" in result.text
 
 
-def test_git_too_slow_is_a_clear_observation(repo):
-    box = Toolbox(DeployTools(GitDeploys(repo, timeout_s=0.0001)).specs())
+def test_git_too_slow_is_a_clear_observation(repo, tmp_path, monkeypatch):
+    # a git that hangs (the process is replaced by a sleep, so the timeout's kill ends it): the 0.5 s timeout is what
+    # ends the call, on any machine load (a timeout of a fraction of a millisecond raced the real git under load)
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 30\n")
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    box = Toolbox(DeployTools(GitDeploys(repo, timeout_s=0.5)).specs())
     result = call_tool(box, "query_deploy_records", {"service": "order"})
     assert result.status == "error" and "git did not answer within" in result.text

@@ -12,6 +12,7 @@ from kubernetes import config
 from tests.fakes.faulty import closed_port_url
 from tests.fakes.kubeapi import FakeKubeAPI, container_status, deployment, event, pod, replicaset
 from tools.base import Toolbox, call_tool
+from tools.deploys.filters import DeployFilter, FilteredDeploys
 from tools.deploys.kubernetes import KubernetesDeploys
 from tools.deploys.query import DeployTools
 from tools.kubernetes.query import KubernetesTools
@@ -210,3 +211,14 @@ def test_deploy_records_and_diffs_come_from_rollout_history(kube: FakeKubeAPI, t
     assert '-     "value": "-Xmx512m"' in diff.text and '+     "value": "-Xmx1536m"' in diff.text
     unknown = call_tool(box, "query_deploy_diff", {"service": "order", "version": "rev9"})
     assert unknown.status == "error" and "rev2" in unknown.text
+
+
+def test_a_rollouts_environment_is_its_namespace_and_the_filter_applies(kube: FakeKubeAPI, tmp_path: Path) -> None:
+    api = config.new_client_from_config(config_file=str(kube.write_kubeconfig(tmp_path / "kc")))
+    week = (NOW - timedelta(days=7), NOW)
+    records = KubernetesDeploys(api, ["shop"]).records("order", *week)
+    assert records and {r.environment for r in records} == {"shop"}
+    elsewhere = FilteredDeploys(KubernetesDeploys(api, ["shop"]), DeployFilter(("production",))).read("order", *week)
+    assert elsewhere.records == ()
+    [note] = elsewhere.notes
+    assert note.startswith(f"left out {len(records)} deploy") and "order/rev2 in shop" in note

@@ -246,4 +246,9 @@ def render_ranking(found: ChangeRanking) -> str:
 
 def suspect_line(rank: int, suspect: Suspect) -> str:
     """`1. deploy order/v2.8.1 at 15:02 (score 7): <reason>; <reason>`."""
-    return f"{rank}. {suspect.what} (score {suspect.score}): {'; '.join(r.text for r in suspect.reasons)}"
+    return f"{rank}. {suspect_text(suspect)}"
+
+
+def suspect_text(suspect: Suspect) -> str:
+    """A suspect as its line shows it, without its rank: `deploy order/v2.8.1 at 15:02 (score 7): <reasons>`."""
+    return f"{suspect.what} (score {suspect.score}): {'; '.join(r.text for r in suspect.reasons)}"

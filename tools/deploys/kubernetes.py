@@ -2,24 +2,28 @@
 
 A revision's ReplicaSet carries what rolled out: when (its creation time), the images, and the change-cause
 annotation. Its "diff" compares the pod template with the previous revision's (images, env, args, resources).
-A version is named `rev<N>` after the Deployment's revision number.
+A version is named `rev<N>` after the Deployment's revision number; its environment is the namespace.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client import ApiClient, AppsV1Api
 
+from tools.deploys.query import DeployRead, ReadsDeploys
 from tools.deploys.records import DeployDiff, DeployRecord
 from tools.kubernetes.api import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
 
 
-class KubernetesDeploys:
+class KubernetesDeploys(ReadsDeploys):
     """A DeploySource over the Deployments of the allowed namespaces (a service is a Deployment's name)."""
+
+    service_setting = "kubernetes.namespaces"
 
     def __init__(self, api: ApiClient, namespaces: list[str], *, timeout_s: float = 10.0) -> None:
         self.apps = AppsV1Api(api)
@@ -34,10 +38,10 @@ class KubernetesDeploys:
         """Every Deployment name in the allowed namespaces."""
         return sorted({name for name, _ in self._deployments()})
 
-    def records(self, service: str | None, start: datetime, end: datetime) -> list[DeployRecord]:
+    def read(self, service: str | None, start: datetime, end: datetime) -> DeployRead:
         """Rollout revisions created in [start, end), newest first."""
         found = [r for name, ns in self._deployments() if service in (None, name) for r in self._records(name, ns)]
-        return sorted((r for r in found if start <= r.at < end), key=lambda r: r.at, reverse=True)
+        return DeployRead(tuple(sorted((r for r in found if start <= r.at < end), key=lambda r: r.at, reverse=True)))
 
     def versions(self, service: str) -> list[str]:
         """`rev<N>`, newest first."""
@@ -45,16 +49,19 @@ class KubernetesDeploys:
             r.version for r in self.records(service, datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC))
         ]
 
-    def diff(self, service: str, version: str) -> DeployDiff | None:
-        """The pod-template change a revision rolled out, against the revision before it."""
-        for name, ns in self._deployments():
+    def diff(self, service: str, version: str, environments: Sequence[str] = ()) -> DeployDiff | None:
+        """The pod-template change a revision rolled out, against the revision before it (in one of
+        `environments`, the namespaces, first)."""
+        wanted = {e.lower() for e in environments}
+        places = sorted(self._deployments(), key=lambda d: d[1].lower() not in wanted)
+        for name, ns in places:
             if name != service:
                 continue
             revisions = rollout_revisions(self.apps, ns, name, self.timeout_s)
             for i, rs in enumerate(revisions):
                 if f"rev{revision_of(rs)}" == version:
                     before = revisions[i + 1] if i + 1 < len(revisions) else None
-                    return DeployDiff(_record(name, rs, before), _template_diff(name, before, rs))
+                    return DeployDiff(_record(name, ns, rs, before), _template_diff(name, before, rs))
         return None
 
     def _deployments(self) -> list[tuple[str, str]]:
@@ -71,11 +78,12 @@ class KubernetesDeploys:
     def _records(self, name: str, ns: str) -> list[DeployRecord]:
         revisions = rollout_revisions(self.apps, ns, name, self.timeout_s)
         return [
-            _record(name, rs, revisions[i + 1] if i + 1 < len(revisions) else None) for i, rs in enumerate(revisions)
+            _record(name, ns, rs, revisions[i + 1] if i + 1 < len(revisions) else None)
+            for i, rs in enumerate(revisions)
         ]
 
 
-def _record(name: str, rs: Any, before: Any | None) -> DeployRecord:
+def _record(name: str, namespace: str, rs: Any, before: Any | None) -> DeployRecord:
     cause = (rs.metadata.annotations or {}).get(CHANGE_CAUSE, "") or "(no change-cause recorded)"
     return DeployRecord(
         service=name,
@@ -86,6 +94,7 @@ def _record(name: str, rs: Any, before: Any | None) -> DeployRecord:
         commit=rs.metadata.name,
         previous_version=f"rev{revision_of(before)}" if before is not None else "",
         files=(f"deployment/{name}",),
+        environment=namespace,
     )
 
 

@@ -1,14 +1,17 @@
 """query_deploy_records and query_deploy_diff: what changed, when, by whom, from any DeploySource.
 
-The sources live in tools/deploys/git.py (a GitOps repository, the default), tools/deploys/elastic.py (an
-Elasticsearch deploy-events index) and tools/deploys/kubernetes.py (rollout history). The records, the tools'
-results and the text the model reads, rendered from them, are in tools/deploys/records.py.
+The sources (tools/deploys/registry.py lists them): a git repository (tools/deploys/git/: tags, or GitOps commits
+to service folders), an Elasticsearch deploy-events index, the GitHub Deployments API, Argo CD's application
+history, Kubernetes rollout history. Every source is read through tools/deploys/filters.py, which drops the deploys
+of other environments and failed ones and says so. The records, the tools' results and the text the model reads,
+rendered from them, are in tools/deploys/records.py.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -21,20 +24,43 @@ from tools.timerange import Clock, utc_now, window_from_args
 __all__ = [
     "DeployDiff",
     "DeployList",
+    "DeployRead",
     "DeployRecord",
     "DeploySource",
     "DeployTools",
     "DiffReport",
+    "Finding",
     "files_from_diff",
     "render_deploys",
     "render_diff",
 ]
 
 SERVICE_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
-# Strict on purpose: no "/", no leading "-" (git option injection), no ".." (ranges, traversal).
-VERSION_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+# Strict on purpose: no "/", no leading "-" (git option injection), no ".." (ranges, traversal), no spaces.
+# "@" for configuration-only deploys (config@abc1234).
+VERSION_RX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}$")
 MAX_RECORDS = 50
 LISTED_VERSIONS = 20
+
+
+@dataclass(frozen=True)
+class DeployRead:
+    """The deploys a source found in a window, newest first, and what it left out or could not tell, and why."""
+
+    records: tuple[DeployRecord, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing learnt or checked about a deploy source, with its evidence: `opsbot init` writes the setting,
+    `opsbot doctor` fails on a finding that is not ok and shows the suggestion."""
+
+    setting: str  # the setting it is about, as the config file names it: "deploys.service_path"
+    value: str  # the value found, or the value checked
+    evidence: str  # what shows it: counts, examples, what matched and what did not
+    ok: bool = True
+    suggestion: str = ""  # "did you mean ..." when a value would work better
 
 
 class DeploySource(Protocol):
@@ -42,6 +68,10 @@ class DeploySource(Protocol):
 
     def services(self) -> list[str]:
         """Every service with at least one deploy."""
+        ...
+
+    def read(self, service: str | None, start: datetime, end: datetime) -> DeployRead:
+        """Deploys in [start, end), newest first, with notes on what was left out; service None = every service."""
         ...
 
     def records(self, service: str | None, start: datetime, end: datetime) -> list[DeployRecord]:
@@ -52,13 +82,33 @@ class DeploySource(Protocol):
         """The service's deployed versions, newest first."""
         ...
 
-    def diff(self, service: str, version: str) -> DeployDiff | None:
-        """The change a deploy shipped; None when the service has no such version."""
+    def diff(self, service: str, version: str, environments: Sequence[str] = ()) -> DeployDiff | None:
+        """The change a deploy shipped (in one of `environments` when the version went to several); None when the
+        service has no such version."""
         ...
 
     def describe(self) -> str:
         """Where the deploy records come from, for messages."""
         ...
+
+    def check(self) -> list[Finding]:
+        """What the source's settings match in the backend (a pattern that matches nothing is a finding not ok)."""
+        ...
+
+
+class ReadsDeploys:
+    """What every source shares: `records` is `read` without its notes; a source with nothing to check says so."""
+
+    def read(self, service: str | None, start: datetime, end: datetime) -> DeployRead:
+        raise NotImplementedError
+
+    def records(self, service: str | None, start: datetime, end: datetime) -> list[DeployRecord]:
+        """Deploys in [start, end), newest first."""
+        return list(self.read(service, start, end).records)
+
+    def check(self) -> list[Finding]:
+        """Nothing beyond reading deploys (doctor reads them per service)."""
+        return []
 
 
 def files_from_diff(diff: str) -> tuple[str, ...]:
@@ -95,8 +145,9 @@ class DeployTools:
         """Run query_deploy_records (the description shown to the model is _RECORDS_DOC)."""
         name = self._service_or_all(service)
         window = window_from_args(range, start, end, self.clock())
-        records = self.source.records(name, window.start, window.end)
-        found = DeployList(name, window, tuple(records[:MAX_RECORDS]), len(records))
+        read = self.source.read(name, window.start, window.end)
+        records = read.records
+        found = DeployList(name, window, tuple(records[:MAX_RECORDS]), len(records), notes=read.notes)
         if not records:
             found = self._with_latest_before(found)
         return ToolResult("ok" if records else "no_data", render_deploys(found), found)
@@ -147,8 +198,10 @@ def diff_report(found: DeployDiff, max_chars: int) -> DiffReport:
     # `index abc..def 100644` lines carry no meaning for a diagnosis; drop them to save tokens.
     diff = "\n".join(line for line in found.diff.strip("\n").splitlines() if not line.startswith("index "))
     shown = diff[:max_chars].rsplit("\n", 1)[0] if len(diff) > max_chars else diff
-    changes, risky = key_changes_from_diff(shown), risky_lines_from_diff(shown)
-    return DiffReport(found.record, shown, len(diff), tuple(changes), tuple(risky))
+    whole = found.key_changes is not None  # read from both versions of each file: complete even when the text is cut
+    changes = found.key_changes if found.key_changes is not None else tuple(key_changes_from_diff(shown))
+    risky = tuple(risky_lines_from_diff(shown))
+    return DiffReport(found.record, shown, len(diff), tuple(changes), risky, found.notes, whole)
 
 
 _RECORDS_DOC = """\
@@ -159,12 +212,14 @@ Legal values:
 - service: as the deploy records name it; "*" = all
 - range: <n>m|h|d ending at end (or now), or ISO "start/end"
 - start, end: ISO 8601 UTC instead of range (2026-11-28T14:00Z); empty end = now
-Returns one line per deploy (time, service/version, previous version, author, summary, files), \
-at most {max_records}."""
+Returns one line per deploy (time, service/version, previous version, author, summary, files; environment and \
+status where recorded), at most {max_records}, then notes on what was left out: other environments, failed \
+deploys, commits outside every service folder."""
 
 _DIFF_DOC = """\
 What one deploy changed: the diff of the service's folder (config and code) against the previous deploy.
 Use it after query_deploy_records named a suspect version, for the exact setting or code that changed.
-Legal values: version as query_deploy_records lists it, e.g. v1.4.0 (an unknown one gets the known ones \
-back); service: the version's service.
-Returns a header (time, author, summary, files) and the diff, cut at {max_chars} characters."""
+Legal values: version as query_deploy_records lists it, e.g. v1.4.0 or config@3f2a9c1 (an unknown one gets the \
+known ones back); service: the version's service.
+Returns a header (time, author, summary, files), the changed keys with their full paths (old → new), and the \
+diff, cut at {max_chars} characters."""

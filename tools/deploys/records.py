@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
-from tools.analysis.configdiff import KeyChange
+from tools.analysis.configdiff import KeyChange, key_changes_from_diff
 from tools.base import ToolData
 from tools.timerange import TimeWindow, iso_z
 
@@ -28,12 +28,22 @@ class DeployRecord:
     commit: str = ""
     previous_version: str = ""
     files: tuple[str, ...] = ()
+    environment: str = ""  # as the source records it ("" = the source does not record one)
+    status: str = ""  # the source's own word for the outcome (success, failure, Succeeded ...; "" = not recorded)
 
 
 @dataclass(frozen=True)
 class DeployDiff:
     record: DeployRecord
     diff: str  # unified diff of the service's folder against the previous deploy
+    # The keys it changed with their full paths, read from both versions of each file; None = the source could not
+    # read the files, so the keys come from the diff's hunks (DeployDiff.changed_keys).
+    key_changes: tuple[KeyChange, ...] | None = None
+    notes: tuple[str, ...] = ()  # how the keys were read where not whole, what could not be read
+
+    def changed_keys(self) -> tuple[KeyChange, ...]:
+        """The full-path changes when the source read both versions, else those the hunks show."""
+        return self.key_changes if self.key_changes is not None else tuple(key_changes_from_diff(self.diff))
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,7 @@ class DeployList(ToolData):
     total: int  # found in the window, shown or not
     latest_before: DeployRecord | None = None  # read only when the window has none
     earlier_error: str = ""  # why the deploys before the window could not be read
+    notes: tuple[str, ...] = ()  # what the source left out and why: filtered environments, failed deploys, commits
 
     def of_version(self, version: str) -> DeployRecord | None:
         """The listed record of `version` (the newest, when it was deployed more than once)."""
@@ -58,8 +69,9 @@ class DeployList(ToolData):
 class DiffReport(ToolData):
     """One deploy's diff as the model saw it (index lines dropped, cut at the tool's limit) and what it changed.
 
-    `key_changes` and `risky_lines` are read from the diff as shown, so every change code cites is one the
-    model's observation shows too."""
+    `key_changes` carry full paths read from both versions of each file where the source could (the text lists them
+    above the diff), else the keys the diff as shown gives; `risky_lines` are read from the diff as shown. So every
+    change code cites is one the model's observation shows too. `notes` say where keys came from hunks."""
 
     kind: ClassVar[str] = "diff_report"
     record: DeployRecord
@@ -67,6 +79,8 @@ class DiffReport(ToolData):
     diff_chars: int  # the diff's length before the cut (== len(diff) when nothing was cut)
     key_changes: tuple[KeyChange, ...] = ()
     risky_lines: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    whole_files: bool = False  # key_changes were read from both versions of each file, not from the hunks
 
     @property
     def truncated(self) -> bool:
@@ -78,6 +92,10 @@ def render_diff(report: DiffReport) -> str:
     r = report.record
     lines = [f"deploy {r.service}/{r.version} at {iso_z(r.at)} by {r.author}: {r.summary}"]
     lines.append(f"diff against {r.previous_version or 'the commit before it'}, files: {', '.join(r.files) or 'none'}")
+    if report.whole_files and report.key_changes:
+        lines.append("changed keys (full paths, read from both versions of each file):")
+        lines += [f"  {c.key}: {c.old} → {c.new}" + (f" ({c.path})" if c.path else "") for c in report.key_changes]
+    lines += [f"note: {n}" for n in report.notes]
     if not report.diff:
         lines.append("(the deploy changed nothing in the service's folder)")
     elif report.truncated:
@@ -88,12 +106,20 @@ def render_diff(report: DiffReport) -> str:
 
 
 def render_deploys(found: DeployList) -> str:
-    """A header with the count, then one line per deploy; for an empty window, the latest deploy before it."""
+    """A header with the count, then one line per deploy (for an empty window, the latest deploy before it), then
+    what the source's filters and layout left out."""
+    notes = [f"note: {n}" for n in found.notes]
+    return "\n".join([deploys_heading(found), *(record_line(r) for r in found.records), *notes])
+
+
+def deploys_heading(found: DeployList) -> str:
+    """The text's first line: `deploys of order, <window>: 2 found, newest first`, or `...: none.` and the latest
+    deploy before the window."""
     head = f"deploys of {found.service or 'every service'}, {found.window.describe()}"
     if not found.records:
         return f"{head}: none.{_before_text(found)}"
     more = f" (showing the newest {len(found.records)})" if found.total > len(found.records) else ""
-    return "\n".join([f"{head}: {found.total} found, newest first{more}", *(record_line(r) for r in found.records)])
+    return f"{head}: {found.total} found, newest first{more}"
 
 
 def _before_text(found: DeployList) -> str:
@@ -102,14 +128,24 @@ def _before_text(found: DeployList) -> str:
     r = found.latest_before
     if r is None:
         return " There are no earlier deploys either."
-    return f" The latest before it: {r.service}/{r.version} at {iso_z(r.at)}."
+    return f" The latest before it: {release_at(r)}."
+
+
+def release_at(r: DeployRecord) -> str:
+    """`order/v2.8.1 at 2026-11-28T15:02:00Z`."""
+    return f"{r.service}/{r.version} at {iso_z(r.at)}"
 
 
 def record_line(r: DeployRecord) -> str:
     """`2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: <summary>; files: ...; commit <sha>`."""
-    previous = f" (from {r.previous_version})" if r.previous_version else ""
     files = ", ".join(r.files[:6]) + (f" +{len(r.files) - 6} more" if len(r.files) > 6 else "")
+    labelled = (("environment", r.environment), ("status", r.status))
+    where = "".join(f"; {name} {value}" for name, value in labelled if value)
     commit = f"; commit {r.commit[:10]}" if r.commit else ""
-    return (
-        f"{iso_z(r.at)} {r.service}/{r.version}{previous} by {r.author}: {r.summary}; files: {files or 'none'}{commit}"
-    )
+    return f"{record_head(r)}; files: {files or 'none'}{where}{commit}"
+
+
+def record_head(r: DeployRecord) -> str:
+    """A record's line up to its files: `2026-11-28T15:02:00Z order/v2.8.1 (from v2.8.0) by li.wei: <summary>`."""
+    previous = f" (from {r.previous_version})" if r.previous_version else ""
+    return f"{iso_z(r.at)} {r.service}/{r.version}{previous} by {r.author}: {r.summary}"

@@ -1,20 +1,37 @@
 """ElasticsearchLogs: log search over an Elasticsearch (or OpenSearch-compatible) index pattern.
 
-Filters (service, time, level) are exact `term`/`range` clauses. Search text goes through
-`simple_query_string`, which never fails on syntax, and every term is quoted with its specials escaped.
-Counts by level come from an aggregation, with the level filter as a post_filter so they show the whole mix.
+The index pattern may name the service (`logs-{service}-*`): one service's search then reads only its indices, and
+the services are read from the index names when the documents carry no service field. How each field is filtered
+comes from the mapping (tools/logs/mapping.py): a keyword field or a text field's keyword
+sub-field gets exact terms, levels match in any case and under any alias, a text-only field is matched. Search text
+goes through `simple_query_string`, which never fails on syntax, with every term quoted and its specials escaped.
+Counts by level (and by error type) come from aggregations, with the level filter as a post_filter so they show the
+whole mix.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from tools.base import ToolError
 from tools.elastic import es_request, field_values, source_field
-from tools.logs.model import LogEntry, LogQuery, LogResult, SearchText
-from tools.timerange import iso_z
+from tools.logs.indices import has_service, index_name, pattern_for, resolved_names, service_of
+from tools.logs.mapping import (
+    FieldUse,
+    IndexMapping,
+    MappingCache,
+    bucket_counts,
+    error_type_aggregation,
+    field_use,
+    level_aggregation,
+    level_counts,
+    levels_filter,
+    values_filter,
+)
+from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text
+from tools.timerange import iso_z, moment_from_value
 
 if TYPE_CHECKING:  # imported where the client is built (bot/wiring/elastic.py)
     from elasticsearch import Elasticsearch
@@ -23,77 +40,129 @@ _SQS_SPECIAL = re.compile(r'([+\-|"*()~\\<>=&!{}\[\]^:/?])')
 
 
 @dataclass(frozen=True)
-class LogFields:
-    """Field names in the index; defaults match ECS-like JSON logs."""
+class FieldPlan:
+    """How this index pattern's mapping lets each filtered field be used."""
 
-    timestamp: str = "@timestamp"
-    service: str = "service"
-    level: str = "level"
-    message: str = "message"
-    stack_trace: str = "stack_trace"
-    trace_id: str = "trace_id"
-    logger: str = "logger"
-    host: str = "host"
+    service: FieldUse
+    level: FieldUse
+    error_type: FieldUse
 
 
 class ElasticsearchLogs:
-    """A LogSource over `index_pattern` (e.g. `logs-*`)."""
+    """A LogSource over `index_pattern` (e.g. `logs-*`, `logs-{service}-*`)."""
 
-    def __init__(self, client: Elasticsearch, index_pattern: str = "logs-*", fields: LogFields | None = None) -> None:
+    def __init__(
+        self,
+        client: Elasticsearch,
+        index_pattern: str = "logs-*",
+        fields: LogFields | None = None,
+        *,
+        mapping_ttl_s: float = 300.0,
+    ) -> None:
         self.client = client
         self.index_pattern = index_pattern
         self.fields = fields or LogFields()
+        self.mappings = MappingCache(client, pattern_for(index_pattern, None), mapping_ttl_s)
 
     def describe(self) -> str:
         """Where the logs come from."""
         return f"Elasticsearch index {self.index_pattern}"
 
+    def mapping(self) -> IndexMapping | None:
+        """The pattern's mapping, or None when the cluster does not let it be read (the names are then used as
+        configured, exactly as before mappings were read)."""
+        try:
+            return self.mappings.get()
+        except ToolError:
+            return None
+
+    def plan(self) -> FieldPlan:
+        mapping, f = self.mapping(), self.fields
+        return FieldPlan(field_use(f.service, mapping), field_use(f.level, mapping), field_use(f.error_type, mapping))
+
     def services(self) -> list[str]:
-        """Every service value in the index (terms aggregation)."""
-        return field_values(self.client, self.index_pattern, self.fields.service)
+        """Every service: the service field's values, or with a `{service}` pattern and no such field, index names."""
+        use = self.plan().service
+        if has_service(self.index_pattern) and not (use.present and use.exact):
+            return sorted({s for s in self._services_by_index().values() if s})
+        if not use.present:
+            raise ToolError(f"the service field {use.source!r} is not in the mapping of {self.index_pattern}.")
+        if not use.exact:
+            raise ToolError(
+                f"the service field {use.source!r} of {self.index_pattern} is text without a keyword sub-field, "
+                "so its values cannot be listed; configure its keyword form or a pattern with {service}."
+            )
+        return field_values(self.client, pattern_for(self.index_pattern, None), use.exact)
 
     def search(self, query: LogQuery) -> LogResult:
-        """Counts by level, the newest matching lines and a sample at the cluster levels (two requests)."""
-        f = self.fields
-        base = self._query(query)
-        main = es_request(
-            "searching logs",
-            lambda: self.client.search(
-                index=self.index_pattern,
-                query=base,
-                post_filter=_levels_filter(f.level, query.levels),
-                aggs={"levels": {"terms": {"field": f.level, "size": 20}}},
-                sort=[{f.timestamp: {"order": "desc"}}],
-                size=query.limit,
-                track_total_hits=True,
-            ),
-        )
-        cluster = es_request(
-            "sampling error lines",
-            lambda: self.client.search(
-                index=self.index_pattern,
-                query={"bool": {"filter": [base, _levels_filter(f.level, query.cluster_levels)]}},
-                sort=[{f.timestamp: {"order": "desc"}}],
-                size=query.cluster_sample,
-                track_total_hits=True,
-            ),
-        )
-        buckets = main.get("aggregations", {}).get("levels", {}).get("buckets", [])
-        counts = {str(b["key"]).upper(): int(b["doc_count"]) for b in buckets}
+        """Counts by level and error type, the newest matching lines and a sample at the cluster levels."""
+        plan = self.plan()
+        index, base = self._index(query.service, plan), self._query(query, plan)
+        aggs = {"levels": level_aggregation(plan.level)}
+        errors = error_type_aggregation(plan.error_type)
+        if errors is not None:
+            aggs["errors"] = errors
+        main = self._search("searching logs", index, base, query.limit, levels_filter(plan.level, query.levels), aggs)
+        cluster_query = {"bool": {"filter": [base, levels_filter(plan.level, query.cluster_levels)]}}
+        cluster = self._search("sampling error lines", index, cluster_query, query.cluster_sample)
+        found = main.get("aggregations", {})
         return LogResult(
-            counts,
+            level_counts(found.get("levels", {})),
             _total(main),
-            tuple(self._entry(h["_source"]) for h in main["hits"]["hits"]),
+            tuple(self._entry(h, plan) for h in main["hits"]["hits"]),
             _total(cluster),
-            tuple(self._entry(h["_source"]) for h in cluster["hits"]["hits"]),
+            tuple(self._entry(h, plan) for h in cluster["hits"]["hits"]),
+            bucket_counts(found.get("errors")),
+            self._notes(plan),
         )
 
-    def _query(self, query: LogQuery) -> dict[str, Any]:
+    def _notes(self, plan: FieldPlan) -> tuple[str, ...]:
+        if plan.level.present:
+            return ()
+        return (
+            f"the level field {plan.level.source!r} is not in the mapping of {self.index_pattern}, "
+            "so no line has a level: the counts by level and any level filter are empty.",
+        )
+
+    def _search(
+        self,
+        what: str,
+        index: str,
+        query: dict[str, Any],
+        size: int,
+        post_filter: dict[str, Any] | None = None,
+        aggs: dict[str, Any] | None = None,
+    ) -> Any:
+        extra: dict[str, Any] = {"post_filter": post_filter, "aggs": aggs} if aggs is not None else {}
+        return es_request(
+            what,
+            lambda: self.client.search(
+                index=index,
+                query=query,
+                sort=[{self.fields.timestamp: {"order": "desc"}}],
+                size=size,
+                track_total_hits=True,
+                **extra,
+            ),
+        )
+
+    def _index(self, service: str | None, plan: FieldPlan) -> str:
+        """The pattern to search; a service known only by its index names gets exactly its own indices."""
+        if service is None or not has_service(self.index_pattern) or (plan.service.present and plan.service.exact):
+            return pattern_for(self.index_pattern, service)
+        own = [name for name, owner in self._services_by_index().items() if owner == service]
+        return ",".join(own) if own else pattern_for(self.index_pattern, service)
+
+    def _services_by_index(self) -> dict[str, str | None]:
+        names = resolved_names(self.client, self.index_pattern)
+        return {n.name: service_of(n, self.index_pattern) for n in names}
+
+    def _query(self, query: LogQuery, plan: FieldPlan) -> dict[str, Any]:
         f = self.fields
         time_range = {"gte": iso_z(query.start), "lt": iso_z(query.end), "format": "strict_date_optional_time"}
         filters: list[dict[str, Any]] = [{"range": {f.timestamp: time_range}}]
-        if query.service is not None:
-            filters.append({"term": {f.service: query.service}})
+        if query.service is not None and (plan.service.present or not has_service(self.index_pattern)):
+            filters.append(values_filter(plan.service, [query.service]))
         must = []
         if query.text.terms:
             must.append(
@@ -108,24 +177,25 @@ class ElasticsearchLogs:
             )
         return {"bool": {"filter": filters, "must": must}}
 
-    def _entry(self, source: dict[str, Any]) -> LogEntry:
-        f = self.fields
+    def _entry(self, hit: dict[str, Any], plan: FieldPlan) -> LogEntry:
+        f, source = self.fields, hit["_source"]
 
         def text(name: str) -> str:
-            value = source_field(source, name)
+            value = source_field(source, name.removesuffix(".keyword"))
             return "" if value is None else str(value)
 
-        moment = datetime.fromisoformat(text(f.timestamp))
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        raw_level = text(plan.level.source)
+        service = text(plan.service.source) or service_of(index_name(str(hit.get("_index", ""))), self.index_pattern)
         return LogEntry(
-            moment,
-            text(f.service),
-            text(f.level).upper(),
+            moment_from_value(source_field(source, f.timestamp)),
+            service or "",
+            level_from_text(raw_level) or raw_level.upper(),
             text(f.message),
             text(f.logger),
             text(f.host),
             text(f.trace_id),
             text(f.stack_trace),
+            text(plan.error_type.source),
         )
 
 
@@ -138,10 +208,6 @@ def simple_query_from_terms(text: SearchText) -> str:
         else:
             parts.append('"' + term.text.replace("\\", "\\\\").replace('"', '\\"') + '"')
     return " ".join(parts)
-
-
-def _levels_filter(field: str, levels: tuple[str, ...]) -> dict[str, Any]:
-    return {"terms": {field: list(levels)}} if levels else {"match_all": {}}
 
 
 def _total(reply: Any) -> int:

@@ -16,7 +16,8 @@ from typing import Any
 import requests
 
 from tools.base import ToolError
-from tools.logs.model import LogEntry, LogQuery, LogResult, SearchText, level_from_text
+from tools.elastic import source_field
+from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text, level_names
 
 MAX_RETRY_AFTER_S = 2.0  # a longer Retry-After is reported to the model instead of waited for
 
@@ -53,8 +54,10 @@ class LokiLogs:
         timeout_s: float = 10.0,
         service_label: str = "service",
         level_label: str = "level",
+        fields: LogFields | None = None,
     ) -> None:
         self.url = url.rstrip("/")
+        self.fields = fields or LogFields()  # where a JSON line keeps the message, logger, stack and error type
         self.timeout_s = timeout_s
         self.service_label, self.level_label = service_label, level_label
         self.session = requests.Session()
@@ -75,8 +78,28 @@ class LokiLogs:
 
     def services(self) -> list[str]:
         """Every value of the service label."""
-        reply = self._get(f"/loki/api/v1/label/{self.service_label}/values", {}, "listing services")
+        return self.label_values(self.service_label, "listing services")
+
+    def labels(self) -> list[str]:
+        """Every stream label name (discovery and checks read which labels name the service and the level)."""
+        return sorted(str(v) for v in self._get("/loki/api/v1/labels", {}, "listing labels").get("data") or [])
+
+    def label_values(self, label: str, what: str = "") -> list[str]:
+        """Every value of one stream label (a name from labels(), never model input)."""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", label):
+            raise ToolError(f"{label!r} is not a Loki label name")
+        reply = self._get(f"/loki/api/v1/label/{label}/values", {}, what or f"listing {label} values")
         return sorted(str(v) for v in reply.get("data") or [])
+
+    def newest_lines(self, label: str, start: datetime, end: datetime, limit: int) -> list[tuple[dict[str, str], str]]:
+        """The newest raw lines of every stream that has `label`, with their labels (for discovery)."""
+        params = {"query": f'{{{label}=~".+"}}', "start": _ns(start), "end": _ns(end), "limit": limit}
+        reply = self._get("/loki/api/v1/query_range", params, "sampling lines")
+        return [
+            (dict(stream.get("stream", {})), line)
+            for stream in reply.get("data", {}).get("result", [])
+            for _, line in stream.get("values", [])
+        ][:limit]
 
     def search(self, query: LogQuery) -> LogResult:
         """Counts by level (one instant query), the newest lines and a sample at the cluster levels."""
@@ -93,8 +116,9 @@ class LokiLogs:
         matchers = [
             f"{self.service_label}={logql_string(service)}" if service is not None else f'{self.service_label}=~".+"'
         ]
-        if levels:  # levels come from LEVELS only; (?i) also matches labels written in lower case
-            matchers.append(f"{self.level_label}=~{logql_string('(?i)' + '|'.join(levels))}")
+        if levels:  # levels come from LEVELS only; (?i) matches any case, and every alias (warning, err) is listed
+            names = "|".join(name for level in levels for name in level_names(level))
+            matchers.append(f"{self.level_label}=~{logql_string('(?i)(' + names + ')')}")
         return "{" + ", ".join(matchers) + "}"
 
     def _counts(self, log_query: str, query: LogQuery) -> dict[str, int]:
@@ -126,17 +150,23 @@ class LokiLogs:
         return tuple(entries[:limit])
 
     def _entry(self, labels: dict[str, str], ts_ns: str, line: str) -> LogEntry:
-        doc = _json_object(line)
-        raw_level = str(labels.get(self.level_label) or doc.get("level") or "")
+        doc, f = _json_object(line), self.fields
+
+        def text(name: str) -> str:
+            value = source_field(doc, name)
+            return "" if value is None else str(value)
+
+        raw_level = str(labels.get(self.level_label) or text(f.level))
         return LogEntry(
             datetime.fromtimestamp(int(ts_ns) / 1e9, tz=UTC),
             str(labels.get(self.service_label, "")),
             level_from_text(raw_level) or raw_level.upper(),
-            str(doc.get("message", line if not doc else "")),
-            str(doc.get("logger", "") or ""),
-            str(labels.get("host") or doc.get("host") or ""),
-            str(doc.get("trace_id", "") or ""),
-            str(doc.get("stack_trace", "") or ""),
+            text(f.message) if doc else line,
+            text(f.logger),
+            str(labels.get("host") or text(f.host)),
+            text(f.trace_id),
+            text(f.stack_trace),
+            text(f.error_type),
         )
 
     def _get(self, path: str, params: dict[str, Any], what: str, *, json_reply: bool = True) -> Any:

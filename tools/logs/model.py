@@ -14,7 +14,27 @@ from datetime import datetime
 from typing import Protocol
 
 LEVELS = ("FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE")
-LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR", "CRITICAL": "FATAL", "CRIT": "FATAL"}
+# Other names loggers give the same levels (syslog, java.util.logging, .NET, Go's zap and logrus), in upper case.
+LEVEL_ALIASES = {
+    "WARNING": "WARN",
+    "ERR": "ERROR",
+    "SEVERE": "ERROR",
+    "CRITICAL": "FATAL",
+    "CRIT": "FATAL",
+    "EMERG": "FATAL",
+    "EMERGENCY": "FATAL",
+    "ALERT": "FATAL",
+    "PANIC": "FATAL",
+    "DPANIC": "FATAL",
+    "INFORMATION": "INFO",
+    "NOTICE": "INFO",
+    "DBG": "DEBUG",
+    "FINE": "DEBUG",
+    "TRC": "TRACE",
+    "FINEST": "TRACE",
+    "VERBOSE": "TRACE",
+}
+_SEVERITY_NUMBERED = re.compile(r"^([A-Z]+)[2-4]$")  # OpenTelemetry's short names: ERROR2, INFO4 ...
 MAX_TERMS = 12
 _TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _EDGE_JUNK = re.compile(r"^[^\w]+|[^\w]+$")
@@ -54,6 +74,23 @@ class LogEntry:
     host: str = ""
     trace_id: str = ""
     stack_trace: str = ""
+    error_type: str = ""  # ECS error.type, OpenTelemetry exception.type: the exception's class
+
+
+@dataclass(frozen=True)
+class LogFields:
+    """Where a log document keeps each field (a dotted name reads a nested object, ECS `log.level`); the defaults
+    are plain JSON logs' names, ECS and OpenTelemetry names come from the configuration (or `opsbot init`)."""
+
+    timestamp: str = "@timestamp"
+    service: str = "service"
+    level: str = "level"
+    message: str = "message"
+    stack_trace: str = "stack_trace"
+    trace_id: str = "trace_id"
+    logger: str = "logger"
+    host: str = "host"
+    error_type: str = "error.type"
 
 
 @dataclass(frozen=True)
@@ -63,6 +100,8 @@ class LogResult:
     entries: tuple[LogEntry, ...]  # newest first, at most `limit`
     cluster_total: int  # lines at the cluster levels
     cluster_entries: tuple[LogEntry, ...]  # newest first, at most `cluster_sample`
+    counts_by_error_type: Mapping[str, int] = field(default_factory=dict)  # the biggest, ignoring the level filter
+    notes: tuple[str, ...] = ()  # what the source could not check as asked (a configured field it does not have)
 
 
 class LogSource(Protocol):
@@ -110,10 +149,24 @@ def _term_from_token(token: str, *, is_phrase: bool) -> SearchTerm | None:
 
 
 def level_from_text(text: str) -> str | None:
-    """`warning` -> `WARN`; None for an unknown level."""
+    """`warning` -> `WARN`, `Error` -> `ERROR`, OpenTelemetry's `ERROR2` -> `ERROR`; None for an unknown level."""
     upper = text.strip().upper()
+    numbered = _SEVERITY_NUMBERED.match(upper)
+    if numbered and numbered.group(1) in LEVELS:
+        return numbered.group(1)
     upper = LEVEL_ALIASES.get(upper, upper)
     return upper if upper in LEVELS else None
+
+
+def level_names(level: str) -> tuple[str, ...]:
+    """Every upper-case name a logger may write for `level`: `ERROR` -> ERROR, ERR, SEVERE, ERROR2 .. ERROR4."""
+    aliases = [alias for alias, canonical in LEVEL_ALIASES.items() if canonical == level]
+    return (level, *aliases, *(f"{level}{n}" for n in (2, 3, 4)))
+
+
+def level_spellings(level: str) -> tuple[str, ...]:
+    """The names of `level` in the three cases loggers write them (ERROR, error, Error), for exact-match stores."""
+    return tuple(dict.fromkeys(form for name in level_names(level) for form in (name, name.lower(), name.title())))
 
 
 def describe_terms(text: SearchText) -> str:

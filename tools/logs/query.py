@@ -17,10 +17,11 @@ from typing import Any
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
 from tools.logs.contrast import onset_contrast, warn_block
-from tools.logs.elastic import ElasticsearchLogs, LogFields
+from tools.logs.elastic import ElasticsearchLogs
 from tools.logs.model import (
     LEVELS,
     LogEntry,
+    LogFields,
     LogQuery,
     LogResult,
     LogSource,
@@ -142,8 +143,9 @@ Legal values:
 - start, end: ISO 8601 UTC instead of range (2026-11-28T15:00Z); empty end = now
 - limit: 1-{maximum} newest lines
 - onset: ISO time in the window (when the metric changed): adds the signatures, any level, new after it
-Returns: counts by level; top ERROR then WARN signatures (count, first/last seen, one example, trimmed stack); \
-with onset, the new ones; the newest lines up to limit, and how many matched."""
+Returns: counts by level (and by error type where the logs have one); top ERROR then WARN signatures \
+(count, first/last seen, one example, trimmed stack); with onset, the new ones; the newest lines up to limit, \
+and how many matched."""
 
 
 def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:
@@ -160,6 +162,7 @@ def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResul
             stack_trace=once(entry.stack_trace),
             logger=once(entry.logger),
             host=once(entry.host),
+            error_type=once(entry.error_type),
         )
 
     return dataclasses.replace(
@@ -206,6 +209,8 @@ def log_summary(
         warnings,
         contrast,
         newest_lines(result.entries),
+        dict(result.counts_by_error_type),
+        result.notes,
     )
 
 

@@ -1,6 +1,7 @@
 """The text query_logs shows the model, rendered from a LogSummary (tools/logs/summary.py).
 
-`logs of order, <window>` · `matched N lines · by level: ERROR 256 · WARN 12` · `top ERROR/FATAL signatures
+`logs of order, <window>` · `matched N lines · by level: ERROR 256 · WARN 12` · `by error type: <type> 256` (when
+the index has an error type field) · `top ERROR/FATAL signatures
 (5 of 12, all):` with per signature `1. 256x <template>  first HH:MM:SS last HH:MM:SS`, one example line and its
 trimmed stack · the same for WARN · `new since HH:MM ...` with an onset · `newest N of M matching lines (repeats
 folded):` and the lines.
@@ -9,7 +10,7 @@ folded):` and the lines.
 from __future__ import annotations
 
 from tools.logs.model import LEVELS, LogEntry
-from tools.logs.summary import LogLine, LogSummary, OnsetContrast, SignatureBlock, shown_entry
+from tools.logs.summary import LogLine, LogSummary, OnsetContrast, Signature, SignatureBlock, shown_entry
 from tools.timerange import TimeWindow
 
 
@@ -19,9 +20,12 @@ def render_logs(summary: LogSummary) -> str:
     levels = f", level {','.join(summary.levels)}" if summary.levels else ""
     lines = [f"logs of {summary.service or 'every service'}, {summary.window.describe()}{searched}{levels}"]
     lines.append(counts_line(summary))
+    if summary.counts_by_error_type:
+        lines.append(error_types_line(summary))
+    lines += [f"not checked: {note}" for note in summary.notes]
     clock = seconds_clock(summary.window)
     if summary.signatures is None:
-        lines.append(f"no {'/'.join(summary.cluster_levels)} lines in this window.")
+        lines.append(no_lines_line(summary))
     else:
         lines += block_lines(_title(summary.signatures), summary.signatures, clock)
     if summary.warnings is not None:
@@ -40,16 +44,39 @@ def counts_line(summary: LogSummary) -> str:
     return f"matched {summary.total:,} lines · by level: {counts or 'none'}"
 
 
+def error_types_line(summary: LogSummary) -> str:
+    """`by error type: java.sql.SQLTransientConnectionException 206 · java.net.SocketTimeoutException 3`."""
+    ranked = sorted(summary.counts_by_error_type.items(), key=lambda item: (-item[1], item[0]))
+    return "by error type: " + " · ".join(f"{name} {n:,}" for name, n in ranked)
+
+
 def block_lines(title: str, block: SignatureBlock, clock: str) -> list[str]:
     """`<title> (5 of 12, all):` then per signature its count, first/last seen, one example and its stack."""
     scope = "all" if block.whole else f"from the newest {block.sampled:,} of {block.total:,}"
     lines = [f"{title} ({len(block.top)} of {block.distinct}, {scope}):"]
     for rank, sig in enumerate(block.top, 1):
-        seen = f"first {sig.first_at:{clock}} last {sig.last_at:{clock}}"
-        lines.append(f"{rank}. {sig.count:,}x {sig.template}  {seen}")
-        lines.append(f"   example: {entry_line(sig.example, clock)}")
-        lines += [f"     {frame}" for frame in sig.stack]
+        lines += [signature_line(rank, sig, clock), example_line(sig, clock), *(f"     {f}" for f in sig.stack)]
     return lines
+
+
+def signature_line(rank: int, sig: Signature, clock: str) -> str:
+    """`1. 256x <template>  first 15:05:04 last 16:04:57`."""
+    return f"{rank}. {signature_text(sig, clock)}"
+
+
+def signature_text(sig: Signature, clock: str) -> str:
+    """A signature as its line shows it, without its rank: `256x <template>  first 15:05:04 last 16:04:57`."""
+    return f"{sig.count:,}x {sig.template}  first {sig.first_at:{clock}} last {sig.last_at:{clock}}"
+
+
+def example_line(sig: Signature, clock: str) -> str:
+    """`   example: <the signature's newest line>` (indented under its signature)."""
+    return f"   example: {entry_line(sig.example, clock)}"
+
+
+def no_lines_line(summary: LogSummary) -> str:
+    """`no ERROR/FATAL lines in this window.`: what the text says when no line is at the levels it clusters."""
+    return f"no {'/'.join(summary.cluster_levels)} lines in this window."
 
 
 def entry_line(entry: LogEntry, clock: str, *, service: bool = True, trace: bool = True) -> str:

@@ -6,7 +6,6 @@ Search terms always reach FTS5 as double-quoted strings, so no input is parsed a
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import time
@@ -17,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import ToolError
-from tools.logs.model import LogEntry, LogQuery, LogResult, SearchText, level_from_text
+from tools.logs.documents import IngestReport, entries_from_lines
+from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text, level_names
+
+MAX_ERROR_TYPES = 10
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +33,19 @@ CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
   message, stack_trace, logger, content='logs', content_rowid='id', tokenize='unicode61');
 """
 _BUSY_TIMEOUT_S = 30.0  # an ingest waits this long for another writer
-_COLUMNS = "ts_ms, service, level, message, logger, host, trace_id, stack_trace"
+_COLUMNS = "ts_ms, service, level, message, logger, host, trace_id, stack_trace, error_type"
+_ADDED_COLUMNS = {"error_type": "TEXT"}  # columns newer than the first schema: added to an older store on ingest
 
 
 class SqliteLogs:
-    """A LogSource over one SQLite file with an FTS5 index on message, stack trace and logger."""
+    """A LogSource over one SQLite file with an FTS5 index on message, stack trace and logger.
 
-    def __init__(self, path: str | Path) -> None:
+    Documents are read through `fields`, the same field mapping the other backends use; levels are stored as the
+    canonical level (`error`, `Error` and `ERR` all become ERROR) and matched in any case."""
+
+    def __init__(self, path: str | Path, fields: LogFields | None = None) -> None:
         self.path = Path(path)
+        self.fields = fields or LogFields()
 
     def describe(self) -> str:
         """Where the logs come from."""
@@ -46,6 +53,12 @@ class SqliteLogs:
 
     def ingest_jsonl(self, source: str | Path | Iterable[str]) -> int:
         """Load JSON-lines log documents (a file path or lines); returns how many were stored."""
+        return self.ingest(source).stored
+
+    def ingest(self, source: str | Path | Iterable[str], default_service: str = "") -> IngestReport:
+        """Load JSON-lines log documents (a file path or lines) through the field mapping; what was read and missed.
+        `default_service` names the service of documents that carry none."""
+        report = IngestReport(self.fields, default_service)
         lines = _lines(source)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_S)) as db:
@@ -54,23 +67,22 @@ class SqliteLogs:
             # so two ingests at once each index their own rows.
             db.execute("BEGIN IMMEDIATE")
             try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                _create_schema(db)
                 first = db.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone()[0]
-                rows = _rows_from_lines(lines)
-                db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                rows = (_row_from_entry(e) for e in entries_from_lines(lines, report))
+                db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 db.execute(
                     "INSERT INTO logs_fts (rowid, message, stack_trace, logger) "
                     "SELECT id, message, stack_trace, logger FROM logs WHERE id > ?",
                     (first,),
                 )
-                added = int(db.execute("SELECT count(*) FROM logs WHERE id > ?", (first,)).fetchone()[0])
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return added
+        if report.skipped:
+            log.warning("ingest skipped %d malformed log lines (no JSON object or no timestamp)", report.skipped)
+        return report
 
     def services(self) -> list[str]:
         """Every service that has logs."""
@@ -78,25 +90,45 @@ class SqliteLogs:
             return [r[0] for r in db.execute("SELECT DISTINCT service FROM logs ORDER BY service")]
 
     def search(self, query: LogQuery) -> LogResult:
-        """Counts by level, the newest matching lines and a sample at the cluster levels."""
+        """Counts by level and error type, the newest matching lines and a sample at the cluster levels."""
         where, params = _where(query)
         with self._reader() as db:
             try:
-                counts = dict(db.execute(f"SELECT level, count(*) FROM logs {where} GROUP BY level", params).fetchall())
+                columns = _COLUMNS if _has_error_type(db) else _COLUMNS.replace("error_type", "NULL")
+                raw = db.execute(f"SELECT level, count(*) FROM logs {where} GROUP BY level", params).fetchall()
+                counts = _level_counts(raw)
                 total = _level_total(counts, query.levels)
-                entries = _select(db, where, params, query.levels, query.limit)
-                cluster = _select(db, where, params, query.cluster_levels, query.cluster_sample)
+                entries = _select(db, columns, where, params, query.levels, query.limit)
+                cluster = _select(db, columns, where, params, query.cluster_levels, query.cluster_sample)
+                errors = _error_type_counts(db, where, params) if columns == _COLUMNS else {}
             except sqlite3.OperationalError as exc:  # never a crash: the model gets the reason
                 raise ToolError(f"the log search failed in {self.path}: {exc}") from exc
-        return LogResult(counts, total, entries, _level_total(counts, query.cluster_levels), cluster)
+        return LogResult(counts, total, entries, _level_total(counts, query.cluster_levels), cluster, errors)
 
     def _reader(self) -> closing[sqlite3.Connection]:
         if not self.path.exists():
-            raise ToolError(f"the log store {self.path} does not exist; ingest logs first (opsbot sandbox up).")
+            raise ToolError(
+                f"the log store {self.path} does not exist; load logs first "
+                "(opsbot logs ingest FILE, or opsbot sandbox up)."
+            )
         try:
             return closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5.0))
         except sqlite3.Error as exc:
             raise ToolError(f"cannot open the log store {self.path}: {exc}") from exc
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    present = {row[1] for row in db.execute("PRAGMA table_info(logs)")}
+    for column, kind in _ADDED_COLUMNS.items():
+        if column not in present:
+            db.execute(f"ALTER TABLE logs ADD COLUMN {column} {kind}")
+
+
+def _has_error_type(db: sqlite3.Connection) -> bool:
+    return any(row[1] == "error_type" for row in db.execute("PRAGMA table_info(logs)"))
 
 
 def switch_to_wal(db: sqlite3.Connection, wait_s: float) -> str:
@@ -137,12 +169,30 @@ def _where(query: LogQuery) -> tuple[str, list[Any]]:
 
 
 def _select(
-    db: sqlite3.Connection, where: str, params: list[Any], levels: tuple[str, ...], limit: int
+    db: sqlite3.Connection, columns: str, where: str, params: list[Any], levels: tuple[str, ...], limit: int
 ) -> tuple[LogEntry, ...]:
-    level_sql = f" AND level IN ({', '.join('?' * len(levels))})" if levels else ""
-    sql = f"SELECT {_COLUMNS} FROM logs {where}{level_sql} ORDER BY ts_ms DESC, id DESC LIMIT ?"
-    rows = db.execute(sql, [*params, *levels, limit]).fetchall()
+    names = [name for level in levels for name in level_names(level)]
+    level_sql = f" AND upper(level) IN ({', '.join('?' * len(names))})" if names else ""
+    sql = f"SELECT {columns} FROM logs {where}{level_sql} ORDER BY ts_ms DESC, id DESC LIMIT ?"
+    rows = db.execute(sql, [*params, *names, limit]).fetchall()
     return tuple(_entry_from_row(r) for r in rows)
+
+
+def _level_counts(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """{canonical level: count}: a store written by another tool may hold `error` or `Warning`."""
+    counts: dict[str, int] = {}
+    for raw, count in rows:
+        level = level_from_text(str(raw)) or str(raw).upper()
+        counts[level] = counts.get(level, 0) + int(count)
+    return counts
+
+
+def _error_type_counts(db: sqlite3.Connection, where: str, params: list[Any]) -> dict[str, int]:
+    sql = (
+        f"SELECT error_type, count(*) FROM logs {where} AND coalesce(error_type, '') != '' "
+        f"GROUP BY error_type ORDER BY count(*) DESC, error_type LIMIT {MAX_ERROR_TYPES}"
+    )
+    return {str(name): int(n) for name, n in db.execute(sql, params)}
 
 
 def _level_total(counts: dict[str, int], levels: tuple[str, ...]) -> int:
@@ -150,41 +200,16 @@ def _level_total(counts: dict[str, int], levels: tuple[str, ...]) -> int:
 
 
 def _entry_from_row(row: tuple[Any, ...]) -> LogEntry:
-    ts_ms, service, level, message, logger, host, trace_id, stack = row
+    ts_ms, service, level, message, logger, host, trace_id, stack, error_type = row
     moment = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
-    return LogEntry(moment, service, level, message, logger or "", host or "", trace_id or "", stack or "")
-
-
-def _rows_from_lines(lines: Iterable[str]) -> Iterator[tuple[Any, ...]]:
-    """Rows for the documents that parse; a malformed line is skipped and counted, never fatal."""
-    skipped = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            yield _row_from_doc(json.loads(line))
-        except (ValueError, KeyError, TypeError) as exc:
-            skipped += 1
-            log.debug("log line %d skipped: %s", number, exc)
-    if skipped:
-        log.warning("ingest skipped %d malformed log lines (no JSON object or no @timestamp)", skipped)
-
-
-def _row_from_doc(doc: dict[str, Any]) -> tuple[Any, ...]:
-    moment = datetime.fromisoformat(str(doc["@timestamp"]))
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-    raw_level = str(doc.get("level", "INFO"))
-    level = level_from_text(raw_level) or raw_level.upper()
-    return (
-        _ms(moment),
-        str(doc.get("service", "")),
-        level,
-        str(doc.get("message", "")),
-        doc.get("logger"),
-        doc.get("host"),
-        doc.get("trace_id"),
-        doc.get("stack_trace"),
+    return LogEntry(
+        moment, service, level, message, logger or "", host or "", trace_id or "", stack or "", error_type or ""
     )
+
+
+def _row_from_entry(entry: LogEntry) -> tuple[Any, ...]:
+    optional = (entry.logger, entry.host, entry.trace_id, entry.stack_trace, entry.error_type)
+    return (_ms(entry.timestamp), entry.service, entry.level, entry.message, *(v or None for v in optional))
 
 
 def _ms(moment: datetime) -> int:

@@ -93,6 +93,8 @@ class LogSummary(ToolData):
     warnings: SignatureBlock | None = None  # WARN signatures, when WARN is not a cluster level and was asked for
     onset: OnsetContrast | None = None  # with an onset: what is new after it
     newest: tuple[LogLine, ...] = field(default=())  # newest first, repeats folded
+    counts_by_error_type: Mapping[str, int] = field(default_factory=dict)  # the biggest, ignoring the level filter
+    notes: tuple[str, ...] = ()  # what could not be checked as asked, said in the text
 
     @property
     def shown(self) -> int:
@@ -101,12 +103,15 @@ class LogSummary(ToolData):
 
 
 def signature_of(entry: LogEntry) -> str:
-    """The message's first line with numbers, ids, uuids, hex and IPs replaced, plus the exception type."""
+    """The message's first line with numbers, ids, uuids, hex and IPs replaced, plus the exception type (the error
+    type field's, else the stack's first line's)."""
     text = (entry.message.splitlines() or [""])[0]
     for pattern, token in _NORMALISERS:
         text = pattern.sub(token, text)
     text = " ".join(text.split())[:160]
-    exception = entry.stack_trace.split(":", 1)[0].split("\n", 1)[0].strip() if entry.stack_trace else ""
+    exception = entry.error_type.strip()
+    if not exception and entry.stack_trace:
+        exception = entry.stack_trace.split(":", 1)[0].split("\n", 1)[0].strip()
     return f"{text} [{exception}]" if exception and exception not in text else text
 
 

@@ -154,24 +154,37 @@ def series_summary(points: Sequence[tuple[datetime, float]], step_s: int) -> Ser
 
 def render_series(series: MetricSeries) -> str:
     """The compact observation: PromQL, stats with units, change points, a 12-point summary."""
-    head = f"{series.metric} of {series.service}, {series.window.describe()}, step {duration_to_text(series.step_s)}"
-    lines = [head, f"promql: {series.promql}"]
+    lines = [heading(series), f"promql: {series.promql}"]
     if series.stats is None:
-        lines.append("no data: the query returned no samples in this window for this service; nothing was checked.")
-        return "\n".join(lines)
+        return "\n".join([*lines, NO_SAMPLES])
     lines.append(stats_line(series.stats, series.unit))
-    if series.series_count > 1:
-        lines.append(f"note: the query returned {series.series_count} series; this is the first.")
-    found = finding_lines(series)
-    if found:
-        lines += found
-    elif not series.checked:
-        needed = min_detection_points()
-        lines.append(f"change: not checked (only {series.summary.samples} points; detection needs {needed})")
-    else:
-        lines.append("change: none detected (no level shift, spike, trend or sawtooth)")
+    lines += [note] if (note := count_note(series)) else []
+    lines += finding_lines(series) or [no_finding_line(series)]
     lines.append(_summary_line(series.summary, series.unit, series.window.clock_format))
     return "\n".join(lines)
+
+
+NO_SAMPLES = "no data: the query returned no samples in this window for this service; nothing was checked."
+
+
+def heading(series: MetricSeries) -> str:
+    """The text's first line: `p99_latency of order, 2026-11-28 14:05 → 16:05 UTC (2h), step 30s`."""
+    return f"{series.metric} of {series.service}, {series.window.describe()}, step {duration_to_text(series.step_s)}"
+
+
+def count_note(series: MetricSeries) -> str:
+    """`note: the query returned 3 series; this is the first.` ("" for one series)."""
+    if series.series_count < 2:
+        return ""
+    return f"note: the query returned {series.series_count} series; this is the first."
+
+
+def no_finding_line(series: MetricSeries) -> str:
+    """What the text says of a series with samples but no finding: not checked (too few points) or none detected."""
+    if not series.checked:
+        needed = min_detection_points()
+        return f"change: not checked (only {series.summary.samples} points; detection needs {needed})"
+    return "change: none detected (no level shift, spike, trend or sawtooth)"
 
 
 def render_services(listed: ServiceList) -> str:

@@ -1,124 +1,160 @@
-"""Evidence kept from an observation the model has already read: a digest for older steps, a gist for one line.
+"""Evidence kept from a result the model has already read: a digest for older steps, a gist for one line.
 
-The tools print findings in stable line forms (tools/metrics/query.py, logs.py, deploys.py), so a deterministic
-filter keeps what a diagnosis cites and drops what it was read from:
-- metrics: the `min · median · max · last` line, `change:`, `spike:`, `trend:`, `sawtooth:` and `stopped:` lines
-  (the PromQL and the series go);
-- logs: the `matched N lines · by level` counts and the top error signatures with their counts and times, plus
-  one example line each (its concrete values); stack frames and the newest raw lines go;
-- deploys: one line per deploy record (time, service/version, author, summary), and per commit of a git log
-  (as payloads.py rewrites one);
-- diffs: the deploy header and the changed lines (`-`/`+`), not context lines or file headers.
-Raw output in no known form has its repeated lines folded (as the logs tool does at the source), or else keeps
-its head and tail (context.truncate_observation), with a marker either way: nothing goes silently. The Trace
-always keeps every observation whole: this only shapes what the model is re-sent.
+What a diagnosis cites is known where a result's lines are made, never read back from its text: a built-in
+tool's data says which lines of its text are statistics, findings, signatures, deploys or a diff (evidence.py
+renders them with the tools' own renderers), and a raw payload's rewrite marks the lines it writes (payloads.py).
+From those `Cited` lines a deterministic filter keeps what a diagnosis cites and drops what it was read from:
+- metrics: the `min · median · max · last` line and the change, spike, trend, sawtooth and stopped lines (the
+  PromQL and the series go);
+- logs: the counts by level, the top signatures with their counts and times, and one example line each (its
+  concrete values), at most _MAX_EXAMPLES in all; stack frames and the newest raw lines go;
+- deploys: one line per deploy record, and per commit of a git log;
+- diffs: the changed lines (`-`/`+`) under their file's name, not context lines or file headers.
+A result with no cited line (a text-only tool's, an MCP tool's) is never parsed: its repeated lines are folded,
+or it keeps its head and tail (context.truncate_observation), with a marker either way: nothing goes silently.
+The Trace always keeps every result whole: this only shapes what the model is re-sent.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
-_STATS = re.compile(r"^min \S.* · median ")
-_CHANGE = re.compile(r"^change: ")
-_SPIKE = re.compile(r"^spike: ")  # a peak that came and went: what a recovered incident leaves
-_TREND = re.compile(r"^(trend|sawtooth): ")  # a climb still going (a leak), or climbs that drop back (restarts)
-_STOP = re.compile(r"^stopped: ")  # a series that ended, and whether the service or the collection stopped
-_COUNTS = re.compile(r"^matched [\d,]+ lines")
-_SIGNATURE = re.compile(r"^\d+\. [\d,]+x ")
-_SUSPECT = re.compile(r"^\d+\. .+? \(score [\d.]+\): ")  # find_changes' ranked suspects, best first
-_EXAMPLE = re.compile(r"^example: ")
-_DEPLOY = re.compile(r"^\d{4}-\d\d-\d\dT[\d:]+Z \S+/\S+ ")
-_GIT_COMMIT = re.compile(r"^commit [0-9a-f]{7,} \d{4}-")  # a git log commit as payloads.py rewrites it
-_DIFF_HEADER = re.compile(r"^deploy \S+/\S+ at ")
-_DIFF_CHANGE = re.compile(r"^[-+](?![-+]{2} )\s*\S")  # a changed line, not a `---`/`+++` file header
+Role = Literal[
+    "suspect",
+    "spike",
+    "change",
+    "trend",
+    "stop",
+    "diff",
+    "signature",
+    "example",
+    "deploy",
+    "commit",
+    "status",
+    "counts",
+    "stats",
+    "other",
+]
+# What a one-line gist prefers, in order: the finding itself before the context around it.
+_GIST_ORDER: tuple[Role, ...] = (
+    "suspect",
+    "spike",
+    "change",
+    "trend",
+    "stop",
+    "diff",
+    "signature",
+    "deploy",
+    "commit",
+    "status",
+    "counts",
+    "stats",
+)
+# A unified diff's own format (what git prints), not a tool's line form: its file sections and changed lines.
 _DIFF_FILE = re.compile(r"^diff --git a/\S+ b/(\S+)")
+_DIFF_CHANGE = re.compile(r"^[-+](?![-+]{2} )\s*\S")  # a changed line, not a `---`/`+++` file header
 # An unchanged `- name: X` line just above a changed `value:` is what the value belongs to (a container's env var).
 _LIST_NAME = re.compile(r"^ \s*-\s*name:\s*(?P<name>\S+)")
 _NAMED_VALUE = re.compile(r"^[-+]\s*(?:-\s*)?(?:value|valueFrom)\s*:")
 _DOC_FILE = re.compile(r"(^|/)(CHANGELOG|CHANGES|HISTORY|README)[^/]*$|\.(md|rst|txt)$", re.IGNORECASE)
 _SETTING = re.compile(r"^(?P<sign>[-+]) (?P<key>[\w.\-\[\]\"']+)\s*[:=]\s*(?P<value>.*)$")
-_STATUS = re.compile(r"^(no |unknown |error)", re.IGNORECASE)
-_EVIDENCE = (
-    _STATS,
-    _CHANGE,
-    _SPIKE,
-    _TREND,
-    _STOP,
-    _COUNTS,
-    _SIGNATURE,
-    _SUSPECT,
-    _DEPLOY,
-    _GIT_COMMIT,
-    _DIFF_HEADER,
-    _STATUS,
-)
-# What a one-line gist prefers, in order: the finding itself before the context around it.
-_GIST_ORDER = (
-    _SUSPECT,
-    _SPIKE,
-    _CHANGE,
-    _TREND,
-    _STOP,
-    _DIFF_CHANGE,
-    _SIGNATURE,
-    _DEPLOY,
-    _GIT_COMMIT,
-    _STATUS,
-    _COUNTS,
-    _STATS,
-)
 _VARYING = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8,}|\d+(?:[.,:]\d+)*", re.IGNORECASE)  # numbers, ids, hex, times
 _MIN_FOLD = 3  # fold a group from this many lines: two alike lines are cheaper kept than summarised
 _EXAMPLE_CHARS = 220
 _MAX_EXAMPLES = 2
 
 
-def evidence_lines(text: str) -> list[str]:
-    """The lines of an observation that carry evidence (see the module docstring), in their original order."""
-    return [line for _, line in indexed_evidence(text.splitlines())]
+@dataclass(frozen=True)
+class Cited:
+    """A line of a result, as its text shows it, and what it is; `gist` is how a one-line gist says it when that
+    is shorter (a signature without its rank, a deploy without its files)."""
+
+    text: str
+    role: Role = "other"
+    gist: str = ""
 
 
-def indexed_evidence(lines: list[str]) -> list[tuple[int, str]]:
-    """(line index, evidence as re-sent) for every evidence line after the first (header) line."""
-    kept: list[tuple[int, str]] = []
+@dataclass(frozen=True)
+class Reading:
+    """A result as the model reads it, and its cited lines, each with its line index in `text` (-1: not in it)."""
+
+    text: str
+    cited: tuple[tuple[int, Cited], ...] = ()
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One evidence line as a digest re-sends it; `role` None for a line that only labels the next (a file name)."""
+
+    index: int
+    text: str
+    role: Role | None
+
+
+def kept_lines(reading: Reading) -> list[Kept]:
+    """The evidence of a result (see the module docstring), in its order; the first (header) line is not among it."""
+    kept: list[Kept] = []
     examples = 0
-    changed_file, announced = "", ""  # the diff section being read; its name goes before its first change
-    for index, line in enumerate(lines[1:], start=1):
-        stripped = line.strip()
-        if match := _DIFF_FILE.match(line):
-            changed_file = match.group(1)
-        elif _DIFF_CHANGE.match(line):  # unstripped: a diff line starts in column 0
-            if changed_file and _DOC_FILE.search(changed_file):
-                continue  # a changelog repeats the deploy summary the header already carries
-            if changed_file and changed_file != announced:
-                kept.append((index, f"{changed_file}:"))
-                announced = changed_file
-            if (named := _list_entry_name(lines, index)) and named not in kept:
-                kept.append(named)
-            kept.append((index, _compact_diff_line(line)))
-        elif _EXAMPLE.match(stripped) and examples < _MAX_EXAMPLES:
+    diff: list[tuple[int, str]] = []  # a diff's lines, read as one run
+    for index, line in reading.cited:
+        if line.role == "diff":
+            diff.append((index, line.text))
+            continue
+        kept += _diff_evidence(diff)
+        diff = []
+        if index == 0 or line.role == "other" or (line.role == "example" and examples >= _MAX_EXAMPLES):
+            continue
+        if line.role == "example":
             examples += 1
-            kept.append((index, "   " + _shorten(stripped, _EXAMPLE_CHARS)))
-        elif any(pattern.match(stripped) for pattern in _EVIDENCE):
-            kept.append((index, line.rstrip()))
-    return kept
+            kept.append(Kept(index, "   " + _shorten(line.text.strip(), _EXAMPLE_CHARS), "example"))
+        else:
+            kept.append(Kept(index, line.text.rstrip(), line.role))
+    return kept + _diff_evidence(diff)
 
 
-def observation_digest(text: str) -> str | None:
-    """The first line and the evidence lines, with a note of how much went; output in no known form has its
+def evidence_lines(reading: Reading) -> list[str]:
+    """The evidence lines of a result as a digest re-sends them."""
+    return [k.text for k in kept_lines(reading)]
+
+
+def indexed_evidence(reading: Reading) -> list[tuple[int, str]]:
+    """(line index in the result's text, the line as re-sent) for every evidence line: what a cut keeps."""
+    return [(k.index, k.text) for k in kept_lines(reading)]
+
+
+def observation_digest(reading: Reading) -> str | None:
+    """The first line and the evidence lines, with a note of how much went; a result with no cited line has its
     repeated lines folded instead; None when neither applies."""
-    lines = text.splitlines()
-    evidence = evidence_lines(text)
+    lines = reading.text.splitlines()
+    kept = kept_lines(reading)
     if not lines:
         return None
-    if not evidence:
+    if not kept:
         return folded_repeats(lines)
-    left_out = len(lines) - 1 - len(evidence)
-    digest = "\n".join([lines[0], *evidence])
+    left_out = len(lines) - 1 - len(kept)
     if left_out <= 0:
-        return text
+        return reading.text
+    digest = "\n".join([lines[0], *(k.text for k in kept)])
     return f"{digest}\n[digest of a result you have read: {left_out:,} other lines left out]"
+
+
+def resent(reading: Reading, max_chars: int, *, digest: bool) -> tuple[str, list[tuple[int, str]]]:
+    """A result as it is re-sent before any cut, and its evidence lines by line index in that text: the evidence
+    digest when `digest` and it is shorter; else the text, a long one with no cited line with its repeats folded."""
+    kept = kept_lines(reading)
+    indexed = [(k.index, k.text) for k in kept]
+    if digest:
+        shown = observation_digest(reading)
+        if shown is None or len(shown) >= len(reading.text):
+            return reading.text, indexed
+        # In a digest the evidence is every line after the first but the file names that label a diff's changes.
+        return shown, [(line, k.text) for line, k in enumerate(kept, 1) if k.role] if kept else []
+    if len(reading.text) <= max_chars or kept:
+        return reading.text, indexed
+    return folded_repeats(reading.text.splitlines()) or reading.text, []
 
 
 def masked(text: str) -> str:
@@ -144,24 +180,24 @@ def folded_repeats(lines: list[str]) -> str | None:
     return "\n".join([*folded, "[lines alike but for numbers and ids folded into the first, a count and the last]"])
 
 
-def is_diff(text: str) -> bool:
-    """Whether the output holds a diff (a `diff --git` section): its changed lines are the finding."""
-    return any(_DIFF_FILE.match(line) for line in text.splitlines())
+def is_diff(reading: Reading) -> bool:
+    """Whether the result holds a diff (a `diff --git` section): its changed lines are the finding."""
+    return any(line.role == "diff" and _DIFF_FILE.match(line.text) for _, line in reading.cited)
 
 
-def observation_gist(text: str, max_chars: int, skip: Collection[str] = ()) -> str:
+def observation_gist(reading: Reading, max_chars: int) -> str:
     """The key finding on one line: change points, changed settings, top errors, deploys; else the first line."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in reading.text.splitlines() if line.strip()]
     if not lines:
         return "(empty)"
-    return " | ".join(gist_findings(text, max_chars, skip)) or _shorten(_finding(_ranked(text, lines)[0]), max_chars)
+    return " | ".join(gist_findings(reading, max_chars)) or _shorten((_ranked(reading) or lines)[0], max_chars)
 
 
-def gist_findings(text: str, max_chars: int, skip: Collection[str] = ()) -> list[str]:
+def gist_findings(reading: Reading, max_chars: int, skip: Collection[str] = ()) -> list[str]:
     """The findings of the gist, best first, within `max_chars` joined; those in `skip` (said already) left out,
-    unless that leaves none."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    findings = [_finding(line) for line in _ranked(text, lines)] if lines else []
+    unless that leaves none. A result with no cited line has its first line as its one finding."""
+    lines = [line.strip() for line in reading.text.splitlines() if line.strip()]
+    findings = (_ranked(reading) or lines[:1]) if lines else []
     findings = [finding for finding in findings if finding not in skip] or findings
     kept: list[str] = []
     for finding in findings:
@@ -171,42 +207,61 @@ def gist_findings(text: str, max_chars: int, skip: Collection[str] = ()) -> list
     return kept
 
 
-def _ranked(text: str, lines: list[str]) -> list[str]:
-    evidence = [line.strip() for line in evidence_lines(text)]
-    ranked = [line for pattern in _GIST_ORDER for line in evidence if pattern.match(line)]
-    return _paired_changes(list(dict.fromkeys(ranked))) or [lines[0]]
+def _ranked(reading: Reading) -> list[str]:
+    """The gist's findings, best first: the cited lines by _GIST_ORDER, each once, in the words a gist uses."""
+    words: dict[tuple[Role | None, str], str] = {
+        (line.role, line.text.strip()): line.gist for _, line in reading.cited if line.gist
+    }
+    kept = [(k.role, k.text.strip()) for k in kept_lines(reading) if k.role]
+    ranked = dict.fromkeys(item for role in _GIST_ORDER for item in kept if item[0] == role)
+    return [words.get(item) or _finding(item) for item in _paired_changes(list(ranked))]
 
 
-def _paired_changes(lines: list[str]) -> list[str]:
+def _paired_changes(items: list[tuple[Role | None, str]]) -> list[tuple[Role | None, str]]:
     """`- key: 50` followed by `+ key: 200` -> `key: 50 -> 200`, the form a finding is quoted in."""
-    paired: list[str] = []
-    for line in lines:
-        old = _SETTING.match(paired[-1]) if paired else None
-        new = _SETTING.match(line)
+    paired: list[tuple[Role | None, str]] = []
+    for role, line in items:
+        old = _SETTING.match(paired[-1][1]) if paired and paired[-1][0] == "diff" and role == "diff" else None
+        new = _SETTING.match(line) if old else None
         if old and new and old["sign"] == "-" and new["sign"] == "+" and old["key"] == new["key"]:
-            paired[-1] = f"{new['key']}: {old['value']} -> {new['value']}"
+            paired[-1] = (None, f"{new['key']}: {old['value']} -> {new['value']}")
         else:
-            paired.append(line)
+            paired.append((role, line))
     return paired
 
 
-def _finding(line: str) -> str:
-    """A line reworded for the gist: signatures lose their list number, deploys their file list."""
-    if _SIGNATURE.match(line) or _SUSPECT.match(line):
-        return re.sub(r"^\d+\. ", "", line)
-    if _DIFF_CHANGE.match(line):
-        return " ".join(line.split())  # `+ id          BIGSERIAL` -> `+ id BIGSERIAL`: alignment says nothing
-    return line.split("; files: ")[0] if _DEPLOY.match(line) or _GIT_COMMIT.match(line) else line
+def _finding(item: tuple[Role | None, str]) -> str:
+    role, line = item
+    return " ".join(line.split()) if role == "diff" else line  # `+ id     BIGSERIAL` -> `+ id BIGSERIAL`
 
 
-def _list_entry_name(lines: list[str], index: int) -> tuple[int, str] | None:
+def _diff_evidence(lines: Sequence[tuple[int, str]]) -> list[Kept]:
+    """A diff's changed lines, compacted, each file's name before its first change; a doc file's changes go."""
+    kept: list[Kept] = []
+    changed_file, announced = "", ""  # the diff section being read; its name goes before its first change
+    for position, (index, line) in enumerate(lines):
+        if match := _DIFF_FILE.match(line):
+            changed_file = match.group(1)
+        elif _DIFF_CHANGE.match(line):
+            if changed_file and _DOC_FILE.search(changed_file):
+                continue  # a changelog repeats the deploy summary the header already carries
+            if changed_file and changed_file != announced:
+                kept.append(Kept(index, f"{changed_file}:", None))
+                announced = changed_file
+            if (named := _list_entry_name(lines, position)) and named not in kept:
+                kept.append(named)
+            kept.append(Kept(index, _compact_diff_line(line), "diff"))
+    return kept
+
+
+def _list_entry_name(lines: Sequence[tuple[int, str]], position: int) -> Kept | None:
     """For a changed `value:` line, the unchanged `- name: X` line just above it, which says whose value changed
     (without it, a digested env-var change reads `value: false -> true`)."""
-    if not _NAMED_VALUE.match(lines[index]):
+    if not _NAMED_VALUE.match(lines[position][1]):
         return None
-    for back in range(index - 1, max(index - 4, 0), -1):
-        if match := _LIST_NAME.match(lines[back]):
-            return back, f"  name: {match['name']}"
+    for index, line in reversed(lines[max(position - 3, 0) : position]):
+        if match := _LIST_NAME.match(line):
+            return Kept(index, f"  name: {match['name']}", None)
     return None
 
 

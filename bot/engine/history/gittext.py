@@ -9,6 +9,7 @@ rewrite keeps what a diagnosis cites and drops the layout:
 - a stat becomes `files: <dir>/{a, b}` on the commit's line, its summary line (`3 files changed, ...`) goes;
 - a diff keeps its `diff --git` and `@@` lines and every changed and context line; `index`, `---` and `+++` go,
   and a doc file's part (a changelog: it repeats the message) is one line with its counts.
+Each line is written with its role (a commit, a diff), so the digest cites them without reading them back.
 Anything else is left alone (None). The Trace keeps the raw output: this only shapes what the model is sent.
 """
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 import os
 import re
 from datetime import UTC, datetime
+
+from bot.engine.history.digest import Cited
 
 _COMMIT = re.compile(r"^commit ([0-9a-f]{7,40})\b(.*)$")
 _TAG = re.compile(r"^tag (\S+)$")
@@ -30,14 +33,15 @@ _HASH_CHARS = 7
 _MESSAGE_CHARS = 300
 
 
-def text_from_git(output: str) -> str | None:
-    """Compact lines for raw `git log` / `git show` output (commits and tags); None for anything else."""
+def lines_from_git(output: str) -> list[Cited] | None:
+    """The compact lines of raw `git log` / `git show` output, each commit and diff line marked; None for anything
+    else."""
     lines = output.splitlines()
     if not lines or not (_COMMIT.match(lines[0]) or _TAG.match(lines[0])):
         return None
     if not any(_PERSON.match(line) for line in lines[1:4]):
         return None
-    out: list[str] = []
+    out: list[Cited] = []
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -46,15 +50,15 @@ def text_from_git(output: str) -> str | None:
             out.append(header)
         elif line.startswith("diff --git "):
             section, index = _diff_section(lines, index)
-            out += section
+            out += [Cited(text, "diff") for text in section]
         else:
             if line.strip():
-                out.append(line)
+                out.append(Cited(line))
             index += 1
-    if any(line.startswith("diff --git ") for line in out):
-        return "\n".join(out)
-    commits = sum(line.startswith("commit ") for line in out)  # a log: a header line first, as the tools print
-    return "\n".join([f"git log: {commits} commit{'s' if commits != 1 else ''}, newest first", *out])
+    if any(line.role == "diff" for line in out):
+        return out
+    commits = sum(line.role == "commit" for line in out)  # a log: a header line first, as the tools print
+    return [Cited(f"git log: {commits} commit{'s' if commits != 1 else ''}, newest first"), *out]
 
 
 def _diff_section(lines: list[str], start: int) -> tuple[list[str], int]:
@@ -70,8 +74,9 @@ def _diff_section(lines: list[str], start: int) -> tuple[list[str], int]:
     return [lines[start], *body], index
 
 
-def _header(lines: list[str], start: int) -> tuple[str, int]:
-    """One line for the tag or commit header at `start`, with its message and stat; and the index after it."""
+def _header(lines: list[str], start: int) -> tuple[Cited, int]:
+    """One line for the tag or commit header at `start`, with its message and stat; and the index after it. A
+    commit's gist leaves its files out."""
     commit = _COMMIT.match(lines[start])
     kind, name = ("commit", commit[1][:_HASH_CHARS] + commit[2]) if commit else ("tag", lines[start][4:])
     who, when, message, files = "", "", [], []
@@ -90,7 +95,8 @@ def _header(lines: list[str], start: int) -> tuple[str, int]:
     text = " | ".join(message)
     text = text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 1] + "…"
     head = " ".join(part for part in (kind, name, when, who) if part)
-    return f"{head}: {text}{_files_text(files)}" if text else f"{head}{_files_text(files)}", index
+    said = f"{head}: {text}" if text else head
+    return Cited(f"{said}{_files_text(files)}", "commit" if commit else "other", said), index
 
 
 def _files_text(files: list[str]) -> str:

@@ -2,11 +2,11 @@
 
 A line keeps the step's Thought (compressed: its first sentence, what the result showed, the way a Thought
 starts; the call says the rest), the call (values in the order given, a start and end as one span) and the key
-finding of its result (digest.py's gist; for a diff its changed lines, up to _DIFF_GIST_CHARS): the reasoning
-stays explicit and the evidence in front of the model, in a fraction of the tokens of the exchange. A finding an
-earlier line gave is not said again, and the day most times fall on is said once, in the heading. The newest step
-keeps its whole Thought and its result in full. The lines sit inside one <observation> fence, as every tool result
-does: a finding is tool output, and a log line can say anything.
+finding of its result (digest.py's gist of the lines its data cites; for a diff its changed lines, up to
+_DIFF_GIST_CHARS): the reasoning stays explicit and the evidence in front of the model, in a fraction of the
+tokens of the exchange. A finding an earlier line gave is not said again, and the day most times fall on is said
+once, in the heading. The newest step keeps its whole Thought and its result in full. The lines sit inside one
+<observation> fence, as every tool result does: a finding is tool output, and a log line can say anything.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.engine.history.digest import gist_findings, is_diff, observation_gist
-from bot.engine.history.payloads import text_from_payload
+from bot.engine.history.evidence import reading_of
 from bot.engine.types import Step
 
 GIST_CHARS = 200  # a step's key finding on its one line (here and in context.step_to_line)
@@ -34,10 +34,10 @@ def old_steps_text(steps: Sequence[Step]) -> str:
     """Older steps as the model's memory, one line each: `#n Thought => call -> finding` under a heading."""
     lines, shown = [], set[str]()
     for step in steps:
-        readable = text_from_payload(step.observation) or step.observation
-        findings = gist_findings(readable, _DIFF_GIST_CHARS if is_diff(readable) else GIST_CHARS, skip=shown)
+        reading = reading_of(step.observation, step.data)
+        findings = gist_findings(reading, _DIFF_GIST_CHARS if is_diff(reading) else GIST_CHARS, skip=shown)
         shown.update(findings)
-        gist = " | ".join(findings) or observation_gist(readable, GIST_CHARS)
+        gist = " | ".join(findings) or observation_gist(reading, GIST_CHARS)
         thought = first_sentence(step.thought)
         status = "" if step.status == "ok" else f"{step.status}: "
         lines.append(f"#{step.index} {thought + ' => ' if thought else ''}{memory_call_text(step)} -> {status}{gist}")

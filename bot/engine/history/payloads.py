@@ -1,6 +1,6 @@
-"""Raw backend JSON a tool handed over as it came, rewritten as the compact lines the digest knows.
+"""Raw backend JSON a tool handed over as it came, rewritten as compact lines, each marked with what it is.
 
-opsbot's own tools print findings in stable line forms (see digest.py), but a tool from elsewhere (an MCP server,
+opsbot's own tools render their text from typed data (evidence.py cites it), but a tool from elsewhere (an MCP server,
 a plugged-in toolset, a prototype) may return the backend's body: Prometheus `query_range` JSON, where every point
 is a `[timestamp, "value"]` pair and costs about 12 tokens, or an Elasticsearch `_search` response, where every hit
 repeats its index, id, score and field names. Both are rewritten at render time:
@@ -12,7 +12,9 @@ repeats its index, id, score and field names. Both are rewritten at render time:
   with one `example:` line of the other fields (a field that differs within the group shows how many values it
   took; one that differs on every hit, an id, is left out);
 - git: `git log` and `git show` output, by bot/engine/history/gittext.py.
-Anything else is left alone (None). The Trace keeps the raw body: this only shapes what the model is sent.
+Each line is written with its role (statistics, a change, a signature and its example, a commit, a diff), so the
+digest cites them without reading them back. Anything else is left alone (None). The Trace keeps the raw body:
+this only shapes what the model is sent.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.engine.history.digest import masked
-from bot.engine.history.gittext import text_from_git
+from bot.engine.history.digest import Cited, Reading, masked
+from bot.engine.history.gittext import lines_from_git
 
 _MAX_SERIES = 8
 _SAMPLE_POINTS = 8  # the shape; the statistics and the change line carry the numbers a diagnosis cites
@@ -41,11 +43,23 @@ _MILLIS = re.compile(r"(?<=:\d\d)\.\d+(?=Z|[+-]\d\d:?\d\d$|$)")
 _SIGNATURE_KEYS = ("level", "service", "message")
 
 
-@functools.lru_cache(maxsize=64)
 def text_from_payload(observation: str) -> str | None:
     """Compact lines for a raw Prometheus or Elasticsearch JSON body or git output (gittext.py); else None."""
+    lines = _payload_lines(observation)
+    return "\n".join(line.text for line in lines) if lines is not None else None
+
+
+def payload_reading(observation: str) -> Reading | None:
+    """A raw payload as the model reads it: its compact lines, marked; None when `observation` is not one."""
+    lines = _payload_lines(observation)
+    return Reading("\n".join(line.text for line in lines), tuple(enumerate(lines))) if lines is not None else None
+
+
+@functools.lru_cache(maxsize=64)
+def _payload_lines(observation: str) -> tuple[Cited, ...] | None:
     if not observation.lstrip().startswith("{"):
-        return text_from_git(observation) if observation.startswith(("commit ", "tag ")) else None
+        lines = lines_from_git(observation) if observation.startswith(("commit ", "tag ")) else None
+        return tuple(lines) if lines is not None else None
     try:
         body = json.loads(observation)
     except ValueError:
@@ -53,36 +67,35 @@ def text_from_payload(observation: str) -> str | None:
     if not isinstance(body, dict):
         return None
     if isinstance(body.get("hits"), dict) and isinstance(body["hits"].get("hits"), list):
-        return _hits_text(body)
+        return tuple(_hits_lines(body))
     if body.get("status") in ("success", "error") and ("data" in body or "error" in body):
-        return _prometheus_text(body)
+        found = _prometheus_lines(body)
+        return tuple(found) if found is not None else None
     return None
 
 
-def _prometheus_text(body: Mapping[str, Any]) -> str | None:
+def _prometheus_lines(body: Mapping[str, Any]) -> list[Cited] | None:
     if body.get("status") == "error":
-        return f"prometheus error ({body.get('errorType', '?')}): {body.get('error', '')}"
+        return [Cited(f"prometheus error ({body.get('errorType', '?')}): {body.get('error', '')}")]
     data = body.get("data")
     if not isinstance(data, dict) or not isinstance(data.get("result"), list):
         return None
     kind, result = data.get("resultType"), data["result"]
     if not result:
-        return f"prometheus {kind}: no series matched"
+        return [Cited(f"prometheus {kind}: no series matched")]
     if kind == "vector":
-        return "\n".join(
-            [
-                f"prometheus vector: {len(result)} series",
-                *(f"{_labels(s)} {_number(s.get('value', [0, 'NaN'])[1])}" for s in result),
-            ]
-        )
+        return [
+            Cited(f"prometheus vector: {len(result)} series"),
+            *(Cited(f"{_labels(s)} {_number(s.get('value', [0, 'NaN'])[1])}") for s in result),
+        ]
     if kind != "matrix":
         return None
-    lines = [f"prometheus matrix: {len(result)} series{_span(result)}"]
+    lines = [Cited(f"prometheus matrix: {len(result)} series{_span(result)}")]
     for series in result[:_MAX_SERIES]:
         lines += _series_lines(series)
     if len(result) > _MAX_SERIES:
-        lines.append(f"[{len(result) - _MAX_SERIES} more series not shown]")
-    return "\n".join(lines)
+        lines.append(Cited(f"[{len(result) - _MAX_SERIES} more series not shown]"))
+    return lines
 
 
 def _span(result: Sequence[Mapping[str, Any]]) -> str:
@@ -94,17 +107,19 @@ def _span(result: Sequence[Mapping[str, Any]]) -> str:
     return f", {first} to {last[11:] if same_day else last} UTC"
 
 
-def _series_lines(series: Mapping[str, Any]) -> list[str]:
+def _series_lines(series: Mapping[str, Any]) -> list[Cited]:
     points = [(float(t), _float(v)) for t, v in series.get("values", ())]
     values = [v for _, v in points if not math.isnan(v)]
     head = f"series {_labels(series)}: {len(points)} points" if series.get("metric") else f"{len(points)} points"
     if not values:
-        return [f"{head}, all NaN"]
+        return [Cited(f"{head}, all NaN")]
     stats = (
         f"min {_number(min(values))} · median {_number(statistics.median(values))} · "
         f"max {_number(max(values))} · last {_number(values[-1])}"
     )
-    return [head, stats, *_shift_line(points), _sample_line(points[:: max(1, len(points) // _SAMPLE_POINTS)])]
+    shift = [Cited(line, "change") for line in _shift_line(points)]
+    sample = _sample_line(points[:: max(1, len(points) // _SAMPLE_POINTS)])
+    return [Cited(head), Cited(stats, "stats"), *shift, Cited(sample)]
 
 
 def _sample_line(sample: Sequence[tuple[float, float]]) -> str:
@@ -148,7 +163,7 @@ def _shift_line(points: Sequence[tuple[float, float]]) -> list[str]:
     return [f"change: {_clock(kept[best_at][0])} {_number(low)} -> {_number(high)}{ratio}"]
 
 
-def _hits_text(body: Mapping[str, Any]) -> str:
+def _hits_lines(body: Mapping[str, Any]) -> list[Cited]:
     hits = body["hits"]
     total = hits.get("total")
     count = total.get("value") if isinstance(total, dict) else total
@@ -157,25 +172,28 @@ def _hits_text(body: Mapping[str, Any]) -> str:
     for source in sources:
         groups.setdefault(masked(_signature(source)), []).append(source)
     lines = [
-        f"elasticsearch: {count if count is not None else '?'} hits, {len(sources)} shown, "
-        f"{len(groups)} kinds (alike but for numbers and ids):"
+        Cited(
+            f"elasticsearch: {count if count is not None else '?'} hits, {len(sources)} shown, "
+            f"{len(groups)} kinds (alike but for numbers and ids):"
+        )
     ]
     ranked = sorted(groups.values(), key=len, reverse=True)
     for number, members in enumerate(ranked, start=1):
         lines += _group_lines(number, members)
     if isinstance(body.get("aggregations"), dict):
-        lines.append("aggregations: " + _short(json.dumps(body["aggregations"], separators=(",", ":")), 600))
-    return "\n".join(lines)
+        lines.append(Cited("aggregations: " + _short(json.dumps(body["aggregations"], separators=(",", ":")), 600)))
+    return lines
 
 
 def _signature(source: Mapping[str, Any]) -> str:
     return " ".join(_short(str(source[key]), _MAX_FIELD_CHARS * 2) for key in _SIGNATURE_KEYS if source.get(key))
 
 
-def _group_lines(number: int, members: Sequence[Mapping[str, Any]]) -> list[str]:
+def _group_lines(number: int, members: Sequence[Mapping[str, Any]]) -> list[Cited]:
     """`N. COUNTx signature (first … last)` and an `example:` line with the group's other fields."""
     times = sorted(str(m[key]) for m in members for key in _TIME_KEYS if m.get(key))
-    head = f"{number}. {len(members)}x {_signature(members[0])}{_span_text(times)}"
+    group = f"{len(members)}x {_signature(members[0])}{_span_text(times)}"
+    head = Cited(f"{number}. {group}", "signature", group)
     keys = dict.fromkeys(k for m in members for k in m if k not in _TIME_KEYS + _SIGNATURE_KEYS)
     message = str(members[0].get("message") or "").strip()
     fields = []
@@ -185,7 +203,7 @@ def _group_lines(number: int, members: Sequence[Mapping[str, Any]]) -> list[str]
             fields.append(f"{key}={values.pop()}")
         elif 1 < len(values) < len(members):  # one value per hit is an id (trace, request): it says nothing here
             fields.append(f"{key}=({len(values)} values)")
-    return [head, f"   example: {' '.join(fields)}"] if fields else [head]
+    return [head, Cited(f"   example: {' '.join(fields)}", "example")] if fields else [head]
 
 
 def _span_text(times: Sequence[str]) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -48,7 +49,7 @@ CONFIRMED_CHARS = 240
 STREAM_TEXT_CHARS = 12_000  # chat.stopStream's markdown_text limit
 _NOTE_LINE = re.compile(r"^_.*_$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
-_STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?:Z| UTC)?")
+_STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(?::\d\d)?(?P<zone> \S{1,9} \(\d\d:\d\d UTC\)|Z| UTC)?")
 _EVIDENCE_ORDER = ("change", "deploy", "diff", "logs")
 _PLAYBOOK_NOTE = "deterministic playbook"
 # A quick answer to a message the classifier gave at least one chance in ten of asking for an investigation offers
@@ -203,11 +204,9 @@ def next_check(trace: Trace, findings: Sequence[Finding]) -> str:
     diffs = [f for f in findings if f.kind == "diff"]
     symptom = next((f for f in findings if f.kind == "change"), None)
     if deploys:
-        what = deploys[0].text.split(":", 1)[1].split(" at ")[0].strip()  # "order v2.8.1 (from v2.8.0)"
-        what = re.sub(r" \(from (\S+)\)", r" to \1", what)
-        watch = f" and watch {_subject(symptom.text)}" if symptom else ""
-        revert = f" (or revert {diffs[0].text.removeprefix('diff: ').split(';')[0].rsplit(' ', 3)[0]})" if diffs else ""
-        return f"check whether rolling back {what}{revert} restores service{watch}"
+        watch = f" and watch {symptom.subject}" if symptom else ""
+        revert = f" (or revert {diffs[0].subject})" if diffs else ""
+        return f"check whether rolling back {deploys[0].subject}{revert} restores service{watch}"
     if symptom:
         return f"look for what changed at {symptom.at} besides deploys (traffic, config, a dependency)"
     return "nothing stood out; open Show full trace for the checks that ran"
@@ -259,30 +258,33 @@ def _footer(trace: Trace) -> list[str]:
 
 
 def _readable_times(text: str, trace: Trace) -> str:
-    """ "2026-11-30 15:02 UTC" -> "yesterday 15:02 UTC" (or "15:02 UTC" the same day; the date otherwise)."""
-    today = trace.started_at[:10]
+    """ "2026-11-30 15:02 UTC" -> "yesterday 15:02 UTC" (or "15:02 UTC" the same day; the date otherwise); a time
+    shown in the team's zone ("2026-11-30 16:02 CET (15:02 UTC)") keeps it, and its day is that zone's."""
 
     def readable(match: re.Match[str]) -> str:
-        day, hhmm = match.group(1), match.group(2)
-        if day == today or not today:
-            return f"{hhmm} UTC"
-        return f"yesterday {hhmm} UTC" if _is_day_before(day, today) else f"{day} {hhmm} UTC"
+        day, hhmm, zone = match.group(1), match.group(2), match.group("zone") or ""
+        tail, today = (zone, _local_day(trace.started_at, hhmm, zone)) if "(" in zone else (" UTC", trace.started_at)
+        if not today or day == today[:10]:
+            return f"{hhmm}{tail}"
+        return f"yesterday {hhmm}{tail}" if _is_day_before(day, today[:10]) else f"{day} {hhmm}{tail}"
 
     return _STAMP.sub(readable, text).replace("at yesterday ", "yesterday at ")
 
 
-def _is_day_before(day: str, today: str) -> bool:
-    from datetime import date, timedelta
+def _local_day(started_at: str, local: str, zone: str) -> str:
+    """The day the run started in the zone a stamp shows: its offset is its local clock minus its UTC clock."""
+    ahead = (int(local[:2]) - int(zone[-10:-8])) * 60 + int(local[3:]) - int(zone[-7:-5])
+    try:
+        return (datetime.fromisoformat(started_at) + timedelta(minutes=(ahead + 720) % 1440 - 720)).isoformat()
+    except ValueError:
+        return ""
 
+
+def _is_day_before(day: str, today: str) -> bool:
     try:
         return date.fromisoformat(day) == date.fromisoformat(today) - timedelta(days=1)
     except ValueError:
         return False
-
-
-def _subject(change_text: str) -> str:
-    """ "order p99 latency 202 ms → …" -> "order p99 latency"."""
-    return re.split(r" -?\d", change_text, maxsplit=1)[0]
 
 
 def _more(trace: Trace) -> str:

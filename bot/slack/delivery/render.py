@@ -72,13 +72,6 @@ def step_title(step: Step) -> str:
     return trim(f"{step.action} {short}".strip(), 120, "…")
 
 
-def key_line(observation: str) -> str:
-    """The most telling line of an observation: a change point if there is one, else the first line."""
-    lines = [line.strip() for line in observation.splitlines() if line.strip()]
-    changes = [line for line in lines if line.lower().startswith("change:")]
-    return (changes or lines or [""])[0]
-
-
 def step_to_task_chunk(step: Step, deploy_at: str = "") -> dict[str, Any]:
     """A chat-stream task_update chunk for a finished step: its title and what it FOUND (<= 256 chars each)."""
     status = "complete" if step.status in ("ok", "no_data") else "error"

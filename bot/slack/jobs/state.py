@@ -14,8 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from bot.engine.types import Intent, Question, Trace
+from bot.engine.types import Intent, Question, Step, Trace
 from bot.safety.outbound import plain_text
+from tools.metrics.series import change_line, finding_lines
+from tools.results import series_of
 
 MIN_DEDUPE_TTL_S = 600.0  # Slack retries for about 5 minutes; keep entries at least 10
 
@@ -75,17 +77,20 @@ def trace_to_memory(trace: Trace, max_chars: int = 700) -> str:
 
     Kept (in Redis, with several replicas) and sent to the model with the thread's next question: it leaves
     through the outbound pass, so a secret the model wrote in its answer is not kept or sent back."""
-    key_lines = [
-        line.strip()
-        for step in trace.steps
-        for line in step.observation.splitlines()
-        if line.strip().lower().startswith("change:")
-    ][:4]
+    key_lines = observed(trace.steps)[:4]
     answer = " ".join(trace.answer.split())[:400]
     turn = f"Q: {' '.join(trace.question.split())[:200]} → A: {answer}"
     if key_lines:
         turn += " | observed: " + "; ".join(key_lines)
     return plain_text(turn[:max_chars])
+
+
+def observed(steps: Sequence[Step]) -> list[str]:
+    """What the metrics showed, as their text prints it: every change point first, then the spikes, trends,
+    sawtooths and stops (read from each step's series; a step without one shows none)."""
+    read = [series for step in steps if (series := series_of(step)) is not None]
+    changes = [change_line(c, s.unit, s.window.clock_format) for s in read for c in s.changes]
+    return [*changes, *(line for s in read for line in finding_lines(s)[len(s.changes) :])]
 
 
 class MemoryThreadMemory:

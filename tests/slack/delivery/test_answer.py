@@ -9,9 +9,11 @@ from typing import Any
 from bot import wiring
 from bot.engine.types import Intent, Question, Step, StopReason, Totals, Trace
 from bot.slack.delivery.answer import is_guess, trace_to_blocks, trace_to_stream_end, trace_to_text
-from bot.slack.delivery.findings import diff_changes, finding_from_step
+from bot.slack.delivery.findings import deploy_time, finding_from_step, key_changes_text
 from bot.slack.delivery.render import limit_violations, step_to_task_chunk
+from tests import toolresults
 from tests.eval.harness import sandbox_settings
+from tests.toolresults import deploys, diff_report, log_summary, record, series
 
 
 def visible_chars(blocks: list[dict[str, Any]]) -> int:
@@ -31,8 +33,8 @@ def step(index: int, action: str, observation: str, status: str = "ok", **args: 
     return Step(index=index, thought="", action=action, args=args, observation=observation, status=status)  # type: ignore[arg-type]
 
 
-DIFF = """deploy order/v2.8.1 at 2026-11-30T15:02:00Z by li.wei: Raise Hikari pool size
-diff --git a/services/order/application.yaml b/services/order/application.yaml
+DIFF = diff_report(
+    """diff --git a/services/order/application.yaml b/services/order/application.yaml
 --- a/services/order/application.yaml
 +++ b/services/order/application.yaml
 @@ -4,7 +4,7 @@ spring:
@@ -41,41 +43,72 @@ diff --git a/services/order/application.yaml b/services/order/application.yaml
 -      maximumPoolSize: 50
 +      maximumPoolSize: 200
        minimumIdle: 10
+diff --git a/services/order/kustomization.yaml b/services/order/kustomization.yaml
+--- a/services/order/kustomization.yaml
++++ b/services/order/kustomization.yaml
 @@ -2,4 +2,4 @@ resources:
  images:
    - name: registry.example.internal/order
 -    newTag: v2.8.0
 +    newTag: v2.8.1"""
-LOGS = "\n".join(
-    [
-        "logs of order, 2026-11-30 14:37 → 15:37 UTC (60m), level ERROR",
-        "matched 256 lines · by level: ERROR 256",
-        "top ERROR signatures (1 of 1, all):",
-        "1. 256x HikariPool-<n> - Connection is not available, request timed out after <n>ms "
-        "[java.sql.SQLTransientConnectionException]  first 15:05:04 last 15:36:59",
-        "   example: 15:36:59 ERROR order order-1 c.z.h.p.HikariPool: HikariPool-1 - Connection is not available, "
-        "request timed out after 30000ms (total=200) trace=abc",
-    ]
+)
+ENV_DIFF = diff_report(
+    """diff --git a/services/payments/deployment.yaml b/services/payments/deployment.yaml
+--- a/services/payments/deployment.yaml
++++ b/services/payments/deployment.yaml
+@@ -20,6 +20,6 @@ spec:
+           env:
+             - name: ENABLE_ASYNC_CAPTURE
+-              value: "false"
++              value: "true"
+"""
 )
 
 
 def test_findings_are_what_a_step_found_with_times_read_against_the_deploy() -> None:
-    assert diff_changes(DIFF) == ["hikari.maximumPoolSize 50 → 200", "images.newTag v2.8.0 → v2.8.1"]
-    logs = finding_from_step(step(3, "query_logs", LOGS, service="order", level="ERROR"), deploy_at="15:02")
+    assert key_changes_text(DIFF) == ["hikari.maximumPoolSize 50 → 200", "images.newTag v2.8.0 → v2.8.1"]
+    diff = finding_from_step(toolresults.step(4, "query_deploy_diff", DIFF, version="order/v2.8.1"))
+    assert (diff.text, diff.version, diff.subject) == (
+        "diff: hikari.maximumPoolSize 50 → 200; images.newTag v2.8.0 → v2.8.1",
+        "v2.8.1",
+        "hikari.maximumPoolSize",
+    )
+    logs = finding_from_step(toolresults.step(3, "query_logs", log_summary(), service="order", level="ERROR"), "15:02")
     assert logs.text == (
         "order logs: 256× HikariPool-1 - Connection is not available, from 15:05 (3 min after the deploy)"
     )
-    metric = step(
-        1,
-        "query_metrics",
-        "p99_latency of order, 2026-11-30 13:05 → 17:05 UTC (4h)\nchange: 15:07 202 ms -> 1,221 ms (x6.1)",
-        service="order",
-        metric="p99_latency",
-    )
+    metric = toolresults.step(1, "query_metrics", series(changes=[("15:07", 202.0, 1_234.0)]), service="order")
     found = finding_from_step(metric, "15:02").text
-    assert found == "order p99 latency 202 ms → 1,221 ms (x6.1) at 15:07 (5 min after the deploy)"
-    steady = step(2, "query_metrics", "qps of order, ...\nchange: none detected", service="order", metric="qps")
+    assert found == "order p99 latency 202 ms → 1,234 ms (x6.1) at 15:07 (5 min after the deploy)"
+    steady = toolresults.step(2, "query_metrics", series(metric="qps", unit="req/s", changes=[]), service="order")
     assert finding_from_step(steady).text == "order qps: steady"
+    deploy = finding_from_step(toolresults.step(5, "query_deploy_records", deploys(record(author="li.wei"))))
+    assert deploy.text == "deploy: order v2.8.1 (from v2.8.0) at 15:02 by li.wei: Raise Hikari pool size"
+    assert deploy.subject == "order v2.8.1 to v2.8.0"
+
+
+def test_a_drop_is_a_change_with_the_factor_as_the_text_prints_it() -> None:
+    drop = toolresults.step(1, "query_metrics", series(changes=[("15:07", 212.0, 138.4)]), service="order")
+    assert finding_from_step(drop).text == "order p99 latency 212 ms → 138 ms (x0.7) at 15:07"
+
+
+def test_an_env_var_change_names_the_variable() -> None:
+    found = finding_from_step(toolresults.step(1, "query_deploy_diff", ENV_DIFF, version="v6.4.0"))
+    assert found.text == "diff: env ENABLE_ASYNC_CAPTURE false → true" and found.subject == "env ENABLE_ASYNC_CAPTURE"
+
+
+def test_the_deploy_the_answer_names_sets_the_time_findings_are_read_against() -> None:
+    listed = deploys(record("v2.8.2", "16:10"), record(author="li.wei"))
+    steps = [toolresults.step(1, "query_deploy_records", listed)]
+    assert (deploy_time(steps), deploy_time(steps, "v2.8.1"), deploy_time([])) == ("16:10", "15:02", "")
+    assert finding_from_step(steps[0], version="v2.8.1").text.startswith("deploy: order v2.8.1 (from v2.8.0) at 15:02")
+
+
+def test_a_step_without_data_keeps_its_first_line() -> None:
+    # A text-only tool's result, or a trace stored before results carried data: quoted, never read.
+    text = "p99_latency of order, 14:05 → 16:05 UTC\nchange: 15:07 202 ms -> 1,234 ms (x6.1)"
+    found = finding_from_step(step(1, "query_metrics", text, service="order"))
+    assert (found.text, found.kind) == ("p99_latency of order, 14:05 → 16:05 UTC", "other")
 
 
 def test_a_check_that_failed_is_not_checked_never_nothing_found() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from bot.engine.types import Intent, Step, StopReason, Totals, Trace
 from bot.slack.delivery.answer import OFFER_INVESTIGATE_ABOVE, trace_to_blocks, trace_to_text
@@ -22,32 +23,26 @@ from bot.slack.delivery.render import (
     step_to_task_chunk,
     trace_to_modal,
 )
+from tests import toolresults
+from tests.toolresults import series
 
 
 def make_trace(
     *,
     steps: int = 3,
-    observation: str = "change: 15:05 212 ms -> 1,180 ms (x5.6)",
+    observation: str = "",
     answer: str = "",
     complete: bool = True,
     stop: StopReason = StopReason.FINISH,
 ) -> Trace:
+    """Steps that read order's p99 (change: 15:05 212 ms -> 1,180 ms (x5.6)), or got `observation` as text only."""
+    read = toolresults.step(1, "query_metrics", series(metric="p99"), service="order", metric="p99")
+    shown = replace(read, observation=observation, data=None) if observation else read
     return Trace(
         trace_id="t123",
         question="why is order slow since 15:05?",
         protocol="native",
-        steps=tuple(
-            Step(
-                index=i,
-                thought=f"check {i}",
-                action="query_metrics",
-                args={"service": "order", "metric": "p99"},
-                observation=observation,
-                status="ok",
-                elapsed_ms=40,
-            )
-            for i in range(1, steps + 1)
-        ),
+        steps=tuple(replace(shown, index=i, thought=f"check {i}", elapsed_ms=40) for i in range(1, steps + 1)),
         answer=answer or "Root cause: order v2.8.1 raised hikari.maximumPoolSize 50 -> 200.",
         complete=complete,
         stop_reason=stop,

@@ -6,19 +6,14 @@ import threading
 
 import redis
 
-from bot.engine.types import Step, StopReason, Totals, Trace
+from bot.engine.types import StopReason, Totals, Trace
 from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
+from tests import toolresults
+from tests.toolresults import series
 
 
 def a_trace(n: int) -> Trace:
-    step = Step(
-        index=1,
-        thought="",
-        action="query_metrics",
-        args={},
-        observation="change: 15:05 212 ms -> 1,180 ms",
-        status="ok",
-    )
+    step = toolresults.step(1, "query_metrics", series())  # change: 15:05 212 ms -> 1,180 ms (x5.6)
     return Trace(
         trace_id=str(n),
         question=f"question {n}",

@@ -13,7 +13,10 @@ from bot.slack.jobs.state import (
     job_to_payload,
     trace_to_memory,
 )
+from tests import toolresults
 from tests.fakes.clock import FakeClock
+from tests.toolresults import at, series
+from tools.analysis.changepoints import Spike
 
 
 def test_dedupe_entries_live_at_least_ten_minutes() -> None:
@@ -30,8 +33,7 @@ def test_dedupe_entries_live_at_least_ten_minutes() -> None:
 
 def test_thread_memory_keeps_compressed_recent_turns_per_thread() -> None:
     memory = MemoryThreadMemory(max_turns=2, max_threads=2)
-    observation = "p99\nchange: 15:05 212 ms -> 1,180 ms"
-    step = Step(index=1, thought="", action="query_metrics", args={}, observation=observation, status="ok")
+    step = toolresults.step(1, "query_metrics", series())  # change: 15:05 212 ms -> 1,180 ms (x5.6)
     for n in range(3):
         trace = Trace(
             trace_id=str(n),
@@ -81,3 +83,19 @@ def test_a_job_travels_through_the_job_runner_whole() -> None:
     )
     job = Job(question, "C1", "1.0", react_ts="1.1", user="U1", team="T1", read_thread=True)
     assert job_from_payload(json.loads(json.dumps(job_to_payload(job)))) == job
+
+
+def test_memory_keeps_what_the_metrics_showed_change_points_first_and_no_empty_reading() -> None:
+    spike = Spike(at("15:28"), 94.0, at("15:30"), 2_357.0, at("16:10"), 93.0)
+    steps = (
+        toolresults.step(1, "query_metrics", series("catalog", changes=[], spikes=[spike])),
+        toolresults.step(2, "query_metrics", series("payment", changes=[])),  # steady: "change: none detected"
+        toolresults.step(3, "query_metrics", series()),
+        Step(4, "", "mcp_metrics", {}, "change: 15:09 1 ms -> 9 ms (x9.0)", "ok"),  # a text-only tool: not read
+    )
+    trace = Trace("t", "why?", "native", steps, "pool size", True, StopReason.FINISH, Totals())
+    assert trace_to_memory(trace) == (
+        "Q: why? → A: pool size | observed: change: 15:05 212 ms -> 1,180 ms (x5.6); "
+        "spike: 15:28 94.0 ms -> peak 2,357 ms at 15:30 (x25.1), back to ~93.0 ms by 16:10"
+    )
+

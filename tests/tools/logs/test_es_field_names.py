@@ -117,7 +117,7 @@ def toolbox(es_url: str) -> Toolbox:
     settings = tool_settings(
         elasticsearch={"url": es_url, "plain_json": True},
         logs={"backend": "elasticsearch", "index_pattern": "ecs-logs-*", **LOG_FIELDS},
-        deploys={"backend": "elasticsearch", "index": "releases", **DEPLOY_FIELDS},
+        deploys={"source": "index", "index": "releases", **DEPLOY_FIELDS},
     )
     return wiring.build_toolbox(settings)
 
@@ -141,7 +141,7 @@ def test_deploys_with_configured_field_names_give_records_and_diff(toolbox: Tool
 def test_a_deploy_timestamp_field_without_times_is_an_observation_naming_it(es_url: str) -> None:
     wrong = tool_settings(
         elasticsearch={"url": es_url, "plain_json": True},
-        deploys={"backend": "elasticsearch", "index": "releases", **DEPLOY_FIELDS, "timestamp_field": "deployer"},
+        deploys={"source": "index", "index": "releases", **DEPLOY_FIELDS, "timestamp_field": "deployer"},
     )
     result = call_tool(wiring.build_toolbox(wrong), "query_deploy_diff", {"version": "v2.8.1", "service": "order"})
     assert result.status == "error"

@@ -12,7 +12,7 @@ from tests.fakes.faulty import closed_port_url
 from tests.fakes.loki import FakeLoki, lines_from_jsonl
 from tools.base import Toolbox, call_tool
 from tools.logs.loki import LokiLogs, line_filters
-from tools.logs.model import search_text_from_query
+from tools.logs.model import level_names, search_text_from_query
 from tools.logs.query import LogTools, SqliteLogs
 
 TENANT = "team-orders"
@@ -66,8 +66,9 @@ def test_hostile_search_text_stays_a_quoted_line_filter(loki: FakeLoki, sandbox:
     sent = loki.requests[first:]
     signature_queries = [r for r in sent if r.startswith("/loki/api/v1/query_range")]
     assert signature_queries  # the ERROR/FATAL and the WARN signature searches, each with the filters quoted
+    error_levels = "|".join([*level_names("ERROR"), *level_names("FATAL")])
     assert any(
-        r.startswith('/loki/api/v1/query_range {service="order", level=~"(?i)ERROR|FATAL"} |~ "(?i)')
+        r.startswith(f'/loki/api/v1/query_range {{service="order", level=~"(?i)({error_levels})"}} |~ "(?i)')
         for r in signature_queries
     )
     assert not any('{service=~".+' in r for r in sent)  # the hostile selector never reached LogQL raw
