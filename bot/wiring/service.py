@@ -132,7 +132,7 @@ def start_retention(store: TraceStore, retention_days: int) -> None:
 def build_readiness(settings: Settings) -> Readiness:
     """Wait for Prometheus, and for Elasticsearch and Redis when they are used, to answer as they should."""
     checks: dict[str, Check] = {"prometheus": check_prometheus}
-    if "elasticsearch" in (settings.logs.backend, settings.deploys.backend, settings.store.backend):
+    if "elasticsearch" in (settings.logs.backend, settings.store.backend) or settings.deploys.source == "index":
         checks["elasticsearch"] = check_elasticsearch
     if settings.redis.url.get_secret_value():
         checks["redis"] = check_redis

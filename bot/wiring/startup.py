@@ -56,7 +56,7 @@ def _path_problems(settings: Settings) -> list[str]:
         problems += _writable_file("OPSBOT_STORE__SQLITE_PATH", settings.store.sqlite_path.expanduser())
     if settings.logs.backend == "sqlite":
         problems += _kind("OPSBOT_LOGS__SQLITE_PATH", settings.logs.sqlite_path.expanduser(), dir_=False)
-    if settings.deploys.backend == "git":
+    if settings.deploys.source == "git":
         problems += _kind("OPSBOT_DEPLOYS__GIT_REPO", settings.deploys.git_repo.expanduser(), dir_=True)
     if settings.runbooks.enabled and not settings.runbooks.path.expanduser().exists():
         problems.append(f"OPSBOT_RUNBOOKS__PATH={settings.runbooks.path}: does not exist (runbooks are enabled)")

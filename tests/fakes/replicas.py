@@ -134,7 +134,7 @@ def start_replica(
             "OPSBOT_STORE__INDEX": trace_index,
             "OPSBOT_LOGS__BACKEND": "elasticsearch",
             "OPSBOT_LOGS__INDEX_PATTERN": "logs-sandbox",
-            "OPSBOT_DEPLOYS__BACKEND": "elasticsearch",
+            "OPSBOT_DEPLOYS__SOURCE": "index",
             "OPSBOT_PROMETHEUS__URL": sandbox.prometheus_url,
             "OPSBOT_LLM__BASE_URL": slow_llm.base_url,
             "OPSBOT_LLM__API_KEY": "test",

@@ -98,4 +98,3 @@ def test_memory_keeps_what_the_metrics_showed_change_points_first_and_no_empty_r
         "Q: why? → A: pool size | observed: change: 15:05 212 ms -> 1,180 ms (x5.6); "
         "spike: 15:28 94.0 ms -> peak 2,357 ms at 15:30 (x25.1), back to ~93.0 ms by 16:10"
     )
-
