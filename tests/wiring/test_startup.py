@@ -120,6 +120,20 @@ def test_more_than_one_replica_on_a_nodes_sqlite_file_is_refused_and_the_fix_is_
     assert check_replicas in default_checks()  # `opsbot doctor` runs it, and so does `serve` before it starts
 
 
+def test_doctor_fails_a_fleet_on_sqlite_naming_the_setting_to_change(tmp_path: Path) -> None:
+    result = opsbot(
+        "doctor",
+        cwd=tmp_path,
+        OPSBOT_SERVER__REPLICAS="2",
+        OPSBOT_STORE__SQLITE_PATH=str(tmp_path / "traces.db"),
+        OPSBOT_PROMETHEUS__URL="http://127.0.0.1:9",
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("FAIL ")]
+    assert line.startswith("FAIL replicas: OPSBOT_SERVER__REPLICAS=2: ")
+    assert "set OPSBOT_STORE__BACKEND=elasticsearch" in line
+
+
 def test_serve_refuses_a_fleet_on_sqlite(tmp_path: Path) -> None:
     result = opsbot(
         "serve",
