@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import requests
 
 from bot.http.readiness import Readiness
+from bot.sandbox.backends import start_prometheus
 from tests.fakes.backends import free_port
 from tests.slack.conftest import wait_until
 from tests.slack.intake.test_serve import OPSBOT
@@ -46,21 +44,6 @@ def test_a_probe_that_raises_is_a_backend_not_answering() -> None:
     assert readiness.report()["waiting_for"] == {"elasticsearch": "OSError: no route to host"}
 
 
-class BuildInfo(BaseHTTPRequestHandler):
-    """What Prometheus answers at /api/v1/status/buildinfo."""
-
-    def do_GET(self) -> None:
-        body = json.dumps({"status": "success", "data": {"version": "3.1.0"}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def served_without_prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
     port, prometheus_port = free_port(), free_port()
@@ -88,15 +71,19 @@ def _get(url: str) -> requests.Response | None:
         return None
 
 
-def test_readyz_waits_for_prometheus_while_livez_answers(served_without_prometheus: tuple[str, int]) -> None:
+def test_readyz_waits_for_prometheus_while_livez_answers(
+    served_without_prometheus: tuple[str, int], tmp_path: Path
+) -> None:
     url, prometheus_port = served_without_prometheus
     wait_until(lambda: _get(f"{url}/livez") is not None, timeout_s=60, what="opsbot serve to listen")
     assert requests.get(f"{url}/livez", timeout=2).status_code == 200
     starting = requests.get(f"{url}/readyz", timeout=2)
     assert starting.status_code == 503 and starting.json()["status"] == "starting"
     assert "OPSBOT_PROMETHEUS__URL" in starting.json()["waiting_for"]["prometheus"]
-    prometheus = ThreadingHTTPServer(("127.0.0.1", prometheus_port), BuildInfo)
-    threading.Thread(target=prometheus.serve_forever, daemon=True).start()
+    # a real Prometheus (on an empty TSDB) comes up where the setting points
+    tsdb = tmp_path / "prometheus" / "data"
+    tsdb.mkdir(parents=True)
+    prometheus = start_prometheus(tsdb, prometheus_port, die_with_parent=True)
     try:
         wait_until(
             lambda: (r := _get(f"{url}/readyz")) is not None and r.status_code == 200,
@@ -104,5 +91,4 @@ def test_readyz_waits_for_prometheus_while_livez_answers(served_without_promethe
             what="/readyz once Prometheus answers",
         )
     finally:
-        prometheus.shutdown()
-        prometheus.server_close()
+        prometheus.stop()
