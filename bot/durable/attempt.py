@@ -4,7 +4,8 @@ A job that was taken over (its replica died) is not started from nothing. The st
 kept where every replica reads them (the job runner's ledger: Redis, or this process), and the new attempt goes on
 from them:
 - `observer` numbers each new step after the earlier ones, keeps it in the ledger, then shows it;
-- `question` hands the model (or the playbook) what the earlier attempt found, as one line of context;
+- `question` hands the model (or the playbook) what the earlier attempt found, as one line of context (each step
+  as `step_line` words it: the engine's own one-line gist, handed in by wiring, for this package reads no tool);
 - `continued` makes the one trace of the job: the earlier steps, then this attempt's, with totals for both.
 
 `current` is False once another attempt owns the job (this replica was paused past its lease and the job was taken
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -57,6 +58,7 @@ class Attempt:
     earlier_steps: tuple[Step, ...] = ()
     marks: Mapping[str, str] = field(default_factory=dict)  # small facts a surface keeps with its job
     ledger: Ledger | None = field(default=None, repr=False, compare=False)
+    step_line: Callable[[Step], str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def taken_over(self) -> bool:
@@ -100,7 +102,8 @@ class Attempt:
         """The question with what the earlier attempt found as one more line of context."""
         if not self.earlier_steps:
             return question
-        return replace(question, history=(*question.history, earlier_context(self.earlier_steps)))
+        context = earlier_context(self.earlier_steps, self.step_line or plain_step_line)
+        return replace(question, history=(*question.history, context))
 
     def continued(self, trace: Trace) -> Trace:
         """The job's one trace: the earlier attempt's steps, then this attempt's (renumbered), totals for both."""
@@ -117,11 +120,9 @@ def last_index(steps: tuple[Step, ...]) -> int:
     return max((s.index for s in steps), default=0)
 
 
-def earlier_context(steps: tuple[Step, ...]) -> str:
-    """One line for the model: what each step of the earlier attempt found (its first line; the model reads the
-    observations as text anyway)."""
-    checks = [s for s in steps if s.action != "finish"]
-    found = "; ".join(f"{s.action or 'unreadable reply'} {s.status}: {key_line(s)}" for s in checks)
+def earlier_context(steps: tuple[Step, ...], step_line: Callable[[Step], str]) -> str:
+    """One line for the model: what each step of the earlier attempt found, as `step_line` words it."""
+    found = "; ".join(step_line(s) for s in steps if s.action != "finish")
     text = (
         "An earlier attempt at this question stopped (its replica went away) after these checks; build on what they "
         f"found rather than repeat them: {found}"
@@ -129,10 +130,11 @@ def earlier_context(steps: tuple[Step, ...]) -> str:
     return text if len(text) <= EARLIER_CONTEXT_CHARS else text[: EARLIER_CONTEXT_CHARS - 1] + "…"
 
 
-def key_line(step: Step) -> str:
-    """The observation's first line (a tool puts what it found first), cut short."""
+def plain_step_line(step: Step) -> str:
+    """A step as `action status: first line of its result` (cut short): when no richer wording is handed in."""
     first = next((line.strip() for line in step.observation.splitlines() if line.strip()), "(no output)")
-    return first if len(first) <= 160 else first[:159] + "…"
+    first = first if len(first) <= 160 else first[:159] + "…"
+    return f"{step.action or 'unreadable reply'} {step.status}: {first}"
 
 
 def _with_earlier(totals: Totals, earlier: tuple[Step, ...]) -> Totals:

@@ -54,6 +54,8 @@ class RunnerOptions:
     lease_s: float = 30.0  # a running job its replica has not renewed for this long is taken over by another
     max_attempts: int = 2  # deliveries of one job; past that it is finished as interrupted
     prefix: str = "opsbot"  # every Redis key starts with it: two deployments can share one Redis
+    # how a taken-over attempt tells the model each earlier step (None: its action, status and first line)
+    step_line: Callable[[Step], str] | None = None
 
 
 class Delivery(Protocol):
@@ -260,6 +262,7 @@ class JobRunner:
             steps_from_records(list(record.records), before) if record.records else (),
             dict(record.marks),
             self._backend,
+            self.options.step_line,
         )
 
     @staticmethod

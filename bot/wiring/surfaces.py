@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.config import Settings
 from bot.durable.runner import JobRunner, RunnerOptions
+from bot.engine.context import step_to_line
 from bot.engine.types import Responder, Trace
 from bot.http.alerts import AlertDedupe, TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
@@ -51,6 +52,7 @@ def runner_options(settings: Settings, *, name: str, workers: int, queue_size: i
         lease_s=r.claim_idle_s,
         max_attempts=r.max_attempts,
         prefix=r.prefix,
+        step_line=step_to_line,  # a takeover tells the model each earlier step's key finding, as it tells old steps
     )
 
 

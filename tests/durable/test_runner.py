@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import redis
@@ -11,8 +12,11 @@ import redis
 from bot.durable.attempt import Attempt, step_to_record
 from bot.durable.group import ConsumerGroup
 from bot.durable.runner import RESTARTING_TEXT, JobRunner, RunnerOptions, interrupted_text
+from bot.engine.context import step_to_line
 from bot.engine.types import Question, Step, StopReason, Totals, Trace
+from tests import toolresults
 from tests.slack.conftest import wait_until
+from tests.toolresults import series
 
 
 def a_step(index: int, action: str = "query_metrics", elapsed_ms: int = 10) -> Step:
@@ -107,6 +111,22 @@ def test_an_attempt_goes_on_from_the_steps_found_before() -> None:
     ]
     assert trace.totals == Totals(4, 400, 40, 72, 3, 0, 0)
     assert trace.notes == ("taken over: attempt 2 went on from the 2 steps found before",)
+
+
+def test_a_taken_over_attempt_tells_the_model_each_earlier_finding_as_the_engine_words_it_old_steps() -> None:
+    metric = toolresults.step(1, "query_metrics", series(), service="order", range="6h")
+    runner = JobRunner(RunnerOptions(workers=1, step_line=step_to_line))
+    delivery = RecordingDelivery()
+    runner.start({"api": delivery})
+    try:
+        assert runner.put("api", {}) is not None and delivery.started.acquire(timeout=10)
+    finally:
+        runner.close(1.0)
+    taken_over = replace(delivery.runs[0], number=2, earlier_steps=(metric,))  # the options' wording travels along
+    [told] = taken_over.question(Question("why?")).history
+    assert "#1 query_metrics(service=order, range=6h) -> ok: change: 15:05 212 ms -> 1,180 ms (x5.6)" in told
+    [plain] = replace(taken_over, step_line=None).question(Question("why?")).history
+    assert "query_metrics ok: p99_latency of order" in plain  # without it: the result's first line only
 
 
 def test_on_redis_a_job_past_its_attempts_is_finished_as_interrupted_with_every_step_kept(

@@ -4,7 +4,7 @@ the thread is told a dead attempt had found.
 The run's trace id is its job's id. Each step is appended to a partial trace as it completes; the final trace
 replaces it. With replicas the steps in flight live in the job runner's ledger in Redis instead (no replica reads
 another's disk), and a takeover goes on from them (bot/durable/attempt.py); `found_text` tells the thread what they
-were.
+found (each step's finding, read from its data as the answer's evidence is).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from bot.engine.types import Step, StepObserver
+from bot.slack.delivery.findings import deploy_time, finding_from_step
 from bot.slack.delivery.render import mrkdwn_escape, trim
 from bot.store.base import TraceStore, partial_with_step, step_keeper, store_quietly
 
@@ -49,8 +50,9 @@ def found_text(attempt: int, steps: tuple[Step, ...], trace_id: str) -> str:
     checks = [s for s in steps if s.action not in ("", "finish")]
     if not checks:
         return f"Attempt {attempt} had not finished a step before its replica stopped."
+    deploy_at = deploy_time(steps)
     shown = "; ".join(
-        f"`{mrkdwn_escape(s.action)}` {s.status}: {mrkdwn_escape(trim(_line(s), 80, '…'))}"
+        f"`{mrkdwn_escape(s.action)}` {s.status}: {mrkdwn_escape(trim(finding_from_step(s, deploy_at).text, 80, '…'))}"
         for s in checks[:STEPS_SHOWN]
     )
     more = f"; and {len(checks) - STEPS_SHOWN} more" if len(checks) > STEPS_SHOWN else ""
@@ -59,8 +61,3 @@ def found_text(attempt: int, steps: tuple[Step, ...], trace_id: str) -> str:
         f"Attempt {attempt} got through {count} before its replica stopped: {shown}{more}. "
         f"They are kept in this run's trace: `opsbot traces show {trace_id}`."
     )
-
-
-def _line(step: Step) -> str:
-    lines = [line.strip() for line in step.observation.splitlines() if line.strip()]
-    return lines[0] if lines else "(no output)"

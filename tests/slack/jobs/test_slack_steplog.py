@@ -82,7 +82,10 @@ def test_a_run_still_going_when_the_process_stops_is_told_interrupted_with_its_s
     wait_until(lambda: [len(t.steps) for t in store.list()] == [1], what="one step stored mid-run")
     runner.stop(timeout_s=0.3)  # no Redis, no other replica: this process has to give the last word
     [said] = [c for c in fake_slack.calls_to("chat.postMessage") if "interrupted" in str(c.get("text"))]
-    assert said["text"].startswith("⚠️ " + interrupted_text(1)) and "`query_metrics` ok: change: 15:05" in said["text"]
+    assert (
+        said["text"].startswith("⚠️ " + interrupted_text(1))
+        and "`query_metrics` ok: order p99 latency 212 ms → 1,180 ms (x5.6) at 15:05" in said["text"]
+    )
     [kept] = store.list()
     assert not is_partial(kept) and kept.stop_reason == StopReason.INTERRUPTED and len(kept.steps) == 1
     posts_before = len(fake_slack.calls)
