@@ -14,7 +14,7 @@ from bot.durable.attempt import step_to_record
 from bot.durable.group import ConsumerGroup
 from bot.durable.runner import RunnerOptions
 from bot.engine.types import Question, Responder, Step, StepObserver, Trace
-from bot.http.dispatch import Dispatcher, JobFailed, QueueFull, api_dispatcher
+from bot.http.dispatch import Deliver, Dispatcher, JobFailed, QueueFull, api_dispatcher
 from bot.store.sqlite import SqliteTraceStore
 from tests.http.conftest import canned_responder
 from tests.slack.conftest import wait_until
@@ -33,9 +33,10 @@ def store(tmp_path: Path) -> Iterator[SqliteTraceStore]:
 def make(redis_url: str, store: SqliteTraceStore) -> Iterator[Make]:
     made: list[Dispatcher] = []
 
-    def build(responder: Responder | None = None, **options: Any) -> Dispatcher:
+    def build(responder: Responder | None = None, deliver: Deliver | None = None, **options: Any) -> Dispatcher:
+        client = redis.Redis.from_url(redis_url)
         dispatcher = api_dispatcher(
-            responder or canned_responder(), store, RunnerOptions(**options), client=redis.Redis.from_url(redis_url)
+            responder or canned_responder(), store, RunnerOptions(**options), client=client, deliver=deliver
         )
         made.append(dispatcher)
         return dispatcher
@@ -87,6 +88,19 @@ def test_a_job_submitted_on_one_replica_can_be_awaited_on_another(make: Make) ->
     trace_id = submitter.submit(Question("q"))
     trace = other.wait(trace_id, 20)
     assert trace is not None and trace.trace_id == trace_id
+
+
+def test_an_alert_queued_on_one_replica_is_posted_by_the_replica_that_ran_it_and_an_api_job_by_none(
+    make: Make,
+) -> None:
+    posted: list[tuple[str, str, str]] = []
+    submitter = make(workers=0, deliver=lambda q, t: posted.append(("submitter", q.channel, t.trace_id)))
+    make(workers=1, deliver=lambda q, t: posted.append(("runner", q.channel, t.trace_id)))
+    alert = Question("why is order failing?", channel="C-alerts", source="alertmanager")
+    trace_id = submitter.submit(alert, then=lambda t: posted.append(("callback", "", t.trace_id)))
+    asked = submitter.submit(Question("why is order slow?"))
+    assert submitter.wait(trace_id, 20) is not None and submitter.wait(asked, 20) is not None
+    assert posted == [("runner", "C-alerts", trace_id)]  # the job carried its channel; the callback stayed behind
 
 
 def test_steps_in_flight_live_in_redis_and_the_store_gets_the_finished_trace(
