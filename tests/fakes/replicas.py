@@ -1,9 +1,9 @@
 """Real `opsbot serve` processes for multi-replica tests and benches, each stopped by its PID, sharing no filesystem.
 
-Every replica of one test has a working folder of its own (its cwd and state folder), and they share only what a
-fleet shares over the network: one redis-server (when given), the Elasticsearch stand-in (osmem) as the trace store
-and as the logs and deploy events, a real Prometheus (the sandbox's), one FakeSlackAPI answering each call after
-SLACK_LATENCY_S, and one ScriptedLLM.
+Every replica of one test has a working folder of its own (its cwd, home and state folder, where it may leave no
+database), and they share only what a fleet shares over the network: one redis-server (when given), the
+Elasticsearch stand-in (osmem) as the trace store and as the logs and deploy events, a real Prometheus (the
+sandbox's), one FakeSlackAPI answering each call after SLACK_LATENCY_S, and one ScriptedLLM.
 
 Fixtures:
     slow_llm        the session's ScriptedLLM: one tool call, then ANSWER, LLM_DELAY_S in all
@@ -121,7 +121,8 @@ def start_replica(
         home.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
         env |= {
-            "XDG_STATE_HOME": str(home / "state"),  # nothing of one replica's is on another's disk
+            "HOME": str(home),  # nothing of one replica's is on another's disk
+            "XDG_STATE_HOME": str(home / "state"),
             "OPSBOT_SLACK__BOT_TOKEN": BOT_TOKEN,
             "OPSBOT_SLACK__SIGNING_SECRET": SIGNING_SECRET,
             "OPSBOT_SLACK__API_BASE_URL": fake_slack.base_url,
@@ -161,6 +162,8 @@ def start_replica(
         if replica.process.poll() is None:
             replica.process.kill()
             replica.process.wait(10)
+    kept = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("replica-*/**/*.db*"))
+    assert kept == [], f"a replica kept a database on its own disk: {kept}"  # state is in Redis and the fleet store
 
 
 def _ready(replica: Replica) -> bool:
