@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from bot.http.readiness import Readiness
-from bot.sandbox.backends import start_prometheus
+from bot.sandbox.backends import start_osmem, start_prometheus
 from tests.fakes.backends import free_port
 from tests.slack.conftest import wait_until
 from tests.slack.intake.test_serve import OPSBOT
@@ -92,3 +92,54 @@ def test_readyz_waits_for_prometheus_while_livez_answers(
         )
     finally:
         prometheus.stop()
+
+
+def test_a_fleet_store_not_up_yet_keeps_serve_unready_not_down_until_it_answers(tmp_path: Path) -> None:
+    port, es_port, prometheus_port = free_port(), free_port(), free_port()
+    tsdb = tmp_path / "prometheus" / "data"
+    tsdb.mkdir(parents=True)
+    prometheus = start_prometheus(tsdb, prometheus_port, die_with_parent=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOT_", "OPENAI_"))}
+    env |= {
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "OPSBOT_SERVER__PORT": str(port),
+        "OPSBOT_SERVER__API_TOKEN": "t",
+        "OPSBOT_PROMETHEUS__URL": prometheus.url,
+        "OPSBOT_STORE__BACKEND": "elasticsearch",
+        "OPSBOT_ELASTICSEARCH__URL": f"http://127.0.0.1:{es_port}",  # deployed at once: it answers later
+        "OPSBOT_ELASTICSEARCH__PLAIN_JSON": "true",  # the stand-in speaks plain JSON
+    }
+    log = (tmp_path / "serve.log").open("wb")
+    process = subprocess.Popen([OPSBOT, "serve"], env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    url, token = f"http://127.0.0.1:{port}", {"Authorization": "Bearer t"}
+    elasticsearch = None
+    try:
+        wait_until(
+            lambda: _waiting(url).get("surfaces", "").startswith("the trace store does not open"),
+            timeout_s=60,
+            what="/readyz to say the store does not open",
+        )
+        assert requests.get(f"{url}/livez", timeout=2).status_code == 200  # waiting, not dead: no restart
+        assert "OPSBOT_ELASTICSEARCH__URL" in _waiting(url)["elasticsearch"]
+        assert requests.get(f"{url}/api/traces/abc", headers=token, timeout=2).status_code == 503
+        assert process.poll() is None
+        elasticsearch = start_osmem(es_port, die_with_parent=True, log_dir=tmp_path)
+        wait_until(
+            lambda: (r := _get(f"{url}/readyz")) is not None and r.status_code == 200,
+            timeout_s=60,
+            what="/readyz once the store opened",
+        )
+        assert requests.get(f"{url}/api/traces/abc", headers=token, timeout=2).status_code == 404  # served now
+    finally:
+        process.terminate()
+        code = process.wait(30)
+        log.close()
+        prometheus.stop()
+        if elasticsearch is not None:
+            elasticsearch.stop()
+    assert code == 0, (tmp_path / "serve.log").read_text(errors="replace")[-2000:]
+
+
+def _waiting(url: str) -> dict[str, str]:
+    r = _get(f"{url}/readyz")
+    return dict(r.json().get("waiting_for") or {}) if r is not None and r.status_code == 503 else {}
