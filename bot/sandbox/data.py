@@ -30,7 +30,7 @@ from tools.logs.query import SqliteLogs
 log = logging.getLogger(__name__)
 
 HISTORY_HOURS = 26  # at least this much before now, and at least LEAD_HOURS before the incident
-LEAD_HOURS = 4
+LEAD_HOURS = 4  # ... and before the earliest timeline effect: a change made hours before its symptom is in the data
 FUTURE_HOURS = 2  # samples past "now" keep instant queries answering (Prometheus' 5-minute staleness)
 
 
@@ -67,9 +67,11 @@ class SandboxData:
 
 
 def data_window(scenario: Scenario, now: datetime) -> tuple[datetime, datetime]:
-    """[start, end) of the generated metrics: whole hours, from before the incident to a little after now."""
+    """[start, end) of the generated metrics: whole hours, from before the incident and its earliest effect to a
+    little after now."""
     incident = scenario.incident_at(now)
-    start = min(now - timedelta(hours=HISTORY_HOURS), incident - timedelta(hours=LEAD_HOURS))
+    earliest = incident + timedelta(minutes=min([0, *(effect.at_minutes for effect in scenario.timeline)]))
+    start = min(now - timedelta(hours=HISTORY_HOURS), earliest - timedelta(hours=LEAD_HOURS))
     end = now + timedelta(hours=FUTURE_HOURS)
     return start.replace(minute=0, second=0, microsecond=0), end.replace(second=0, microsecond=0)
 

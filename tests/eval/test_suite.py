@@ -21,10 +21,11 @@ from tests.eval.conftest import record_report
 from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
-# Scored strictly (the headline must name the facts). The bar is 90 % of the whole suite; the suite scores
-# 34/34 today (24 + the three that need the Kubernetes and runbook toolsets + the two whose incident is older than
-# the default 24 h window + two dependencies that stopped serving + two of them beside a wobbling sibling + a gap
-# in metrics collection), so the floor is that minus one: two misses fail CI.
+# Scored strictly (the headline must name the facts). The bar is 90 % of the whole suite. The suite holds 50: the 34
+# written with the playbook score 34/34 (24 + the three that need the Kubernetes and runbook toolsets + the two whose
+# incident is older than the default 24 h window + two dependencies that stopped serving + two of them beside a
+# wobbling sibling + a gap in metrics collection), and the 16 written blind by outside authors scored 0/16 at first
+# (tests/eval/blind_scores.md). The floor guards what is held today: two misses fail CI.
 PLAYBOOK_MIN_HITS = 33
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the bar of 75 %, and the table is printed so the held-out number is always reported apart from the suite's.

@@ -102,6 +102,14 @@ def start_sandbox(name: str, workdir: Path, now: datetime) -> RunningSandbox:
     return RunningSandbox(data, proc, kube, kube.write_kubeconfig(workdir / "kubeconfig"))
 
 
+def run_clock_at(hour: int, minute: int) -> datetime:
+    """The latest UTC hour:minute not in the future, as `opsbot eval --at HH:MM` reads it (a sandbox holds data
+    only up to its clock): a test pins a run clock that once failed with it, so that case runs on every run."""
+    now = datetime.now(UTC)
+    at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return at if at <= now else at - timedelta(days=1)
+
+
 @pytest.fixture(scope="session")
 def sandbox_now() -> datetime:
     """The session's run clock. Scenarios say "yesterday 15:05", and the bot reads "yesterday" from the wall clock: a

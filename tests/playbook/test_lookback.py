@@ -1,13 +1,17 @@
 """A problem older than the playbook's window, or constant across it, is not "no incident".
 
 The sandbox scenarios here are time-independent: their incidents are set in minutes before the run clock
-(hikari-pool-30h at -1800m, constant-export-denied with errors from before the metrics begin).
+(hikari-pool-30h at -1800m, constant-export-denied with errors from before the metrics begin). Where the onset
+falls in its hour still moves the lookback's 1 h points, so run clocks that once placed it hours late are pinned.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
 
 from bot import wiring
 from bot.engine.types import Question
@@ -18,6 +22,7 @@ from bot.playbook.onset import day_of, ongoing_shift, start_of
 from bot.playbook.probes import Window
 from bot.playbook.verdict import conclusion_from_findings
 from tests.eval.harness import sandbox_settings
+from tests.fakes.backends import RunningSandbox, run_clock_at, start_sandbox
 
 NOW = datetime(2026, 12, 1, 21, 23, tzinfo=UTC)
 WINDOW_START = NOW - timedelta(hours=24)
@@ -116,7 +121,22 @@ def _diagnose(box, tmp_path, text: str = ""):
 
 
 def test_an_incident_older_than_the_window_is_found_with_its_real_start_and_diagnosed(make_sandbox, tmp_path):
-    box = make_sandbox("hikari-pool-30h")
+    _assert_found_with_its_real_start_and_diagnosed(make_sandbox("hikari-pool-30h"), tmp_path)
+
+
+@pytest.mark.parametrize("clock", ["13:58", "13:59"])
+def test_an_older_incident_late_in_its_hour_is_found_at_its_real_start(clock, tmp_path):
+    # the onset (07:58 or 07:59, 30 h back) falls late in its hour at the lookback's 1 h step: both the latency and
+    # the error change were placed 2 h late (10:00) at these run clocks, and the onset with them
+    hour, minute = (int(part) for part in clock.split(":"))
+    box = start_sandbox("hikari-pool-30h", tmp_path / "sandbox", run_clock_at(hour, minute))
+    try:
+        _assert_found_with_its_real_start_and_diagnosed(box, tmp_path)
+    finally:
+        box.stop()
+
+
+def _assert_found_with_its_real_start_and_diagnosed(box: RunningSandbox, tmp_path: Path) -> None:
     trace = _diagnose(box, tmp_path)
     onset = box.incident_at
     headline = trace.answer.split("Evidence:")[0]
@@ -132,8 +152,22 @@ def test_an_incident_older_than_the_window_is_found_with_its_real_start_and_diag
     assert "still going on" in trace.answer and "v2.8.1" in trace.answer and "maximumPoolSize 50 → 200" in trace.answer
     wide = [s for s in trace.steps if s.action == "query_metrics" and s.args.get("range") == "7d"]
     assert wide and "a problem that began earlier is flat there too" in wide[0].thought
+    # every change the wide look finds in order (latency, errors) is placed at the onset, not hours after it
+    changes = [
+        (s.args["metric"], _dated(m.group(1), box.now))
+        for s in wide
+        if s.args["service"] == "order" and (m := re.search(r"^change: (\d\d-\d\d \d\d:\d\d)", s.observation, re.M))
+    ]
+    assert {metric for metric, _ in changes} >= {"p99_latency", "error_rate"}, changes
+    assert all(abs(at - onset) <= timedelta(minutes=5) for _, at in changes), (onset, changes)
     deploys = next(s for s in trace.steps if s.action == "query_deploy_records" and s.args["service"] == "order")
     assert deploys.args["start"] < f"{onset:%Y-%m-%dT%H:%M}" < deploys.args["end"]  # run against that onset
+
+
+def _dated(text: str, now: datetime) -> datetime:
+    """A tool's "MM-DD HH:MM" (it prints no year) as its latest occurrence at or before `now`."""
+    moment = datetime.strptime(f"{now.year}-{text}", "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    return moment if moment <= now else moment.replace(year=now.year - 1)
 
 
 def test_errors_constant_across_all_the_metrics_are_reported_not_called_no_incident(make_sandbox, tmp_path):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import subprocess
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,7 +15,8 @@ import pytest
 from bot.sandbox.data import build_sandbox, data_window, read_jsonl
 from bot.sandbox.deployrepo import build_deploy_repo, previous_version
 from bot.sandbox.logdocs import log_docs
-from bot.sandbox.scenario import load_scenario, scenario_names
+from bot.sandbox.openmetrics import BUCKETS_S, latency_cdf, median_s_from_p99_ms
+from bot.sandbox.scenario import HELDOUT, load_scenario, scenario_names
 from bot.sandbox.signals import signals_from_scenario
 
 SAMPLE = re.compile(r"^(\w+)\{([^}]*)\} (\S+) (\d+)$")
@@ -65,6 +68,34 @@ def test_histogram_buckets_are_cumulative_over_le(om_series):
     assert order[-1].endswith('le="+Inf"')
 
 
+def _p99_read_ms(p99_ms: float) -> float:
+    """What histogram_quantile(0.99, ...) reads from the generated buckets: the bound below the 99th rank, plus
+    the rank's linear share of the bucket that holds it (Prometheus' rule)."""
+    median_s = median_s_from_p99_ms(p99_ms)
+    below_s, below_share = 0.0, 0.0
+    for bound_s in BUCKETS_S:
+        share = latency_cdf(bound_s, median_s)
+        if share >= 0.99:
+            return 1000 * (below_s + (bound_s - below_s) * (0.99 - below_share) / (share - below_share))
+        below_s, below_share = bound_s, share
+    return 1000 * BUCKETS_S[-1]
+
+
+def test_every_p99_a_scenario_sets_reads_back_within_10_percent_through_the_buckets():
+    # a database's 12 ms p99 once read 18 ms (nothing between 10 and 25 ms), and swung with its noise at a bound
+    p99s = {
+        value
+        for name in scenario_names() + scenario_names(HELDOUT)
+        for scenario in [load_scenario(name)]
+        for value in [
+            *(svc.baseline("p99_ms") for svc in scenario.services),
+            *(e.to for e in scenario.timeline if e.metric == "p99_ms"),
+        ]
+    }
+    misread = {p: round(_p99_read_ms(p), 1) for p in sorted(p99s) if abs(_p99_read_ms(p) / p - 1) > 0.1}
+    assert len(p99s) > 20 and min(p99s) <= 2 and not misread, misread
+
+
 def test_data_covers_the_incident_and_runs_past_now():
     for name in scenario_names():
         scenario = load_scenario(name)
@@ -78,8 +109,13 @@ def test_log_documents_follow_the_contract_and_stay_small(name):
     scenario = load_scenario(name)
     start, end = data_window(scenario, NOW)
     minutes = int((end - start).total_seconds() // 60)
-    docs = log_docs(scenario, signals_from_scenario(scenario, start, minutes, NOW), NOW)
-    assert 300 < len(docs) < 5000
+    signals = signals_from_scenario(scenario, start, minutes, NOW)
+    docs = log_docs(scenario, signals, NOW)
+    # the generator's own lines (requests, queries, the symptom's errors) stay small; the lines a scenario asks for
+    # in [[logs]] are its author's, at most per_minute over the whole data window each
+    background = log_docs(replace(scenario, logs=()), signals, NOW)
+    assert 300 < len(background) < 5000
+    assert len(docs) - len(background) <= sum(math.ceil(p.per_minute * minutes) for p in scenario.logs)
     assert {"@timestamp", "service", "level", "message", "logger", "host", "trace_id"} <= set(docs[0])
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", d["@timestamp"]) for d in docs)
     assert docs == sorted(docs, key=lambda d: d["@timestamp"])

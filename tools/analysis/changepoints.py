@@ -8,7 +8,8 @@ daily curve barely moves.
 A level shift is found by optimal segmentation of the log series (least squares, solved exactly in
 tools/analysis/segmentation.py) with a penalty scaled to that noise. Every break it proposes is
 checked against the medians of the points on each side (at most SIDE_POINTS each): kept only when they
-differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors. Medians
+differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors, unless it
+is a neighbouring break's shadow (its shift vanishes when judged only up to that break). Medians
 keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step, and
 over most of a day the daily curve (fitted together with the break) is taken out first (tools/analysis/dailycurve.py).
 A kept break is then placed by a local least-squares split and moved back to where a ramp first crossed
@@ -27,8 +28,9 @@ series can show, never "no change"; detect_stop reports where it ended.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -110,11 +112,12 @@ def detect_changes(
     breaks = optimal_breaks(logs, _PENALTY * sigma**2 * math.log(n), MIN_SIDE_POINTS)
     floor = 0.02 * float(np.abs(raw).max())  # ignore shifts that are tiny next to the series' peak
     daily = daily_design(times)  # over most of a day, each break is judged with the daily curve taken out
-    scored = [
-        (s, b)
-        for b in breaks
-        if (s := _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor)) > 0
-    ]
+
+    def judge(b: int, lo: int, hi: int) -> float:
+        return _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor, (lo, hi))
+
+    shadows = _shadows(breaks, n, judge)
+    scored = [(s, b) for b in breaks if b not in shadows and (s := judge(b, 0, n)) > 0]
     apart = max(MIN_SIDE_POINTS, min(n // 10, 30))  # one shift, even a ramp over a few points, is one change
     picked: list[int] = []
     for _, index in sorted(scored, reverse=True):
@@ -122,6 +125,22 @@ def detect_changes(
             picked.append(index)
     located = sorted(_best_split(logs, i, apart) for i in picked)
     return [_change(times, raw, _earliest_crossing(logs, i, apart)) for i in located]
+
+
+def _shadows(breaks: Sequence[int], n: int, judge: Callable[[int, int, int], float]) -> set[int]:
+    """Proposed breaks whose shift is a neighbour's. Medians reaching SIDE_POINTS judge a break across a step a
+    few points away: a partial point just after a step gets a break of its own a few points on, which even
+    scores higher (more points on its before side, still a majority from before the step), and a dip before a
+    fall gets one whose after side is half the fall. Judged only up to the neighbour, a shadow's shift vanishes
+    while the neighbour's holds (an hourly week placed an 07:58 step at 10:00 by its shadow)."""
+    shadows = set()
+    for a, b in itertools.pairwise(breaks):
+        if b - a >= SIDE_POINTS:
+            continue  # their sides do not reach each other's
+        a_holds, b_holds = judge(a, 0, b) > 0, judge(b, a, n) > 0
+        if a_holds != b_holds:
+            shadows.add(b if a_holds else a)
+    return shadows
 
 
 def _best_split(logs: Floats, i: int, reach: int) -> int:
@@ -163,14 +182,18 @@ def _earliest_crossing(logs: Floats, i: int, reach: int) -> int:
     return first + int(held[0]) if len(held) else i
 
 
-def _shift_score(logs: Floats, raw: Floats, i: int, sigma: float, min_ratio: float, floor: float) -> float:
-    """How many standard errors the medians either side of `i` differ by; 0 when the shift does not count."""
-    before, after = logs[max(0, i - SIDE_POINTS) : i], logs[i : i + SIDE_POINTS]
+def _shift_score(
+    logs: Floats, raw: Floats, i: int, sigma: float, min_ratio: float, floor: float, sides: tuple[int, int]
+) -> float:
+    """How many standard errors the medians either side of `i` (within `sides`) differ by; 0 when the shift does
+    not count."""
+    lo, hi = max(sides[0], i - SIDE_POINTS), min(sides[1], i + SIDE_POINTS)
+    before, after = logs[lo:i], logs[i:hi]
     if len(before) < MIN_SIDE_POINTS or len(after) < MIN_SIDE_POINTS:
         return 0.0
     shift = abs(float(np.median(after) - np.median(before)))
     se = _MEDIAN_SE * sigma * math.sqrt(1 / len(before) + 1 / len(after))
-    raw_shift = abs(float(np.median(raw[i : i + SIDE_POINTS]) - np.median(raw[max(0, i - SIDE_POINTS) : i])))
+    raw_shift = abs(float(np.median(raw[i:hi]) - np.median(raw[lo:i])))
     if shift < math.log(min_ratio) - se or shift < Z_SHIFT * se or raw_shift < floor:
         return 0.0
     return shift / se

@@ -80,6 +80,29 @@ def test_gradual_ramp_from_rate_window_is_reported_once():
     assert T0 + timedelta(minutes=180) <= changes[0].at <= T0 + timedelta(minutes=184)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_a_step_early_in_a_short_coarse_series_is_placed_at_the_step_not_hours_after_it(seed):
+    # a week at a 1 h step over a sandbox that holds 34 hours: 4 points before the step, one partial point (the
+    # step came late in its hour), then the new level. The segmentation also proposes a break 3 points on, which,
+    # judged across the step, scored higher and was reported instead (3 h late).
+    rng = random.Random(seed)
+    values = [*noisy(206, 4, rng, 0.02), 880.0, *noisy(1216, 29, rng, 0.02)]
+    hours = [T0 + timedelta(hours=i) for i in range(len(values))]
+    changes = detect_changes(hours, values)
+    assert [c.at for c in changes] == [hours[4]]
+    assert 200 < changes[0].before < 215 and 1190 < changes[0].after < 1240
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_dip_before_a_fall_to_zero_is_not_a_change_of_its_own(seed):
+    # a crash-looping dependency's error ratio falls to 0 (no requests served); a dip 15 min before it got a break
+    # judged across the fall, and was reported as a fall of its own (x0.49) before the real one in some seeds
+    rng = random.Random(seed)
+    values = [*noisy(0.1, 103, rng), *[0.08] * 6, *noisy(0.1, 15, rng), *[0.0] * 22]
+    changes = detect_changes(minutes(len(values)), values)
+    assert [(c.at, c.after) for c in changes] == [(T0 + timedelta(minutes=124), 0.0)]
+
+
 def test_too_short_series_has_no_changes():
     assert detect_changes(minutes(4), [1.0, 1.0, 9.0, 9.0]) == []
 
