@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fakes.backends",
     "tests.fakes.redis",
     "tests.fakes.replicas",
+    "tests.stacks.fixtures",
 ]

@@ -38,6 +38,7 @@ RESULT_TYPES = (
     "tools.results",
     "tools.resultjson",
     "tools.metrics.series",
+    "tools.metrics.chartline",
     "tools.logs.summary",
     "tools.logs.render",
     "tools.logs.model",

@@ -167,4 +167,6 @@ def test_an_unknown_variable_is_reported_by_its_name(clean_env: pytest.MonkeyPat
     clean_env.setenv("OPSBOT_SLACK__WORKER", "8")
     with pytest.raises(ValidationError) as raised:
         Settings(_env_file=None)  # type: ignore[call-arg]
-    assert settings_problems(raised.value) == ["OPSBOT_SLACK__WORKER=8: Extra inputs are not permitted"]
+    assert settings_problems(raised.value) == [
+        "environment variable OPSBOT_SLACK__WORKER: no such setting (did you mean OPSBOT_SLACK__WORKERS?)"
+    ]

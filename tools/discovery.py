@@ -16,10 +16,14 @@ file need not know the family:
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 MAX_SUGGESTIONS = 3
+CUTOFF = 0.75  # difflib's ratio: 'aplication' and 'application' 0.95, 'aplication' and 'action' 0.75
+NEARLY = 0.1  # a second suggestion only when about as close as the best
+_PART = re.compile(r'"[^"]*"|[^.]+')
 
 
 @dataclass(frozen=True)
@@ -37,13 +41,27 @@ class Finding:
 
 
 def did_you_mean(value: str, candidates: Iterable[str]) -> str:
-    """' (did you mean 'a' or 'b'?)' for the closest candidates, in any case; '' when none is close."""
+    """' (did you mean 'a' or 'b'?)' for the closest candidates, in any case (those nearly as close as the best);
+    '' when none is close."""
     known = list(dict.fromkeys(str(c) for c in candidates))
     by_fold = {c.casefold(): c for c in known}
-    close = difflib.get_close_matches(value.casefold(), list(by_fold), n=MAX_SUGGESTIONS, cutoff=0.6)
+    wanted = value.casefold()
+    scored = [(difflib.SequenceMatcher(None, wanted, fold).ratio(), fold) for fold in by_fold]
+    scored = sorted((pair for pair in scored if pair[0] >= CUTOFF), reverse=True)
+    close = [fold for ratio, fold in scored if ratio >= scored[0][0] - NEARLY][:MAX_SUGGESTIONS] if scored else []
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(by_fold[c]) for c in close) + "?)"
+
+
+def setting_key(part: str) -> str:
+    """One part of a setting path, quoted when it holds a dot (a service named "api.v2")."""
+    return f'"{part}"' if "." in part else part
+
+
+def setting_parts(setting: str) -> list[str]:
+    """`prometheus.services."api.v2".service_label` -> ["prometheus", "services", "api.v2", "service_label"]."""
+    return [part.strip('"') for part in _PART.findall(setting)]
 
 
 def problems_of(findings: Sequence[Finding]) -> list[Finding]:

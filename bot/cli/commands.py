@@ -60,9 +60,20 @@ TABLE: dict[str, Entry] = {
         "bot.cli.service:serve_command",
         "Serve Slack (Socket Mode when OPSBOT_SLACK__APP_TOKEN is set, else HTTP at /slack/events), the API, /livez.",
     ),
+    "init": Entry(
+        "bot.cli.setup:init_command",
+        "Inspect a stack (Prometheus, logs, deploys) and write a commented config file with the evidence for each "
+        "choice; load it with OPSBOT_CONFIG_FILE, then check it with `opsbot doctor`.",
+    ),
+    "config": Entry(
+        "bot.cli.setup:config_command",
+        "Print the effective settings and where each one came from (environment, .env, config file, default); "
+        "secrets masked.",
+    ),
     "doctor": Entry(
         "bot.cli.service:doctor_command",
-        "Check the settings and probe each backend (Prometheus, Elasticsearch, git, the LLM, Redis, Slack).",
+        "Check the settings, probe each backend, and prove the settings against live data: every catalogue query of "
+        "every service returns data; a problem names the setting, where it was set, and what it may have meant.",
     ),
     "toolsets": Entry(
         "bot.cli.toolsets:toolsets_command",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -26,6 +27,10 @@ def diagnose_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the whole Trace as JSON instead of the readable form")
     ] = False,
+    chart: Annotated[
+        Path | None,
+        typer.Option("--chart", metavar="FILE", help="write the chart of the symptom to FILE (PNG), as Slack gets it"),
+    ] = None,
 ) -> None:
     """Answer one question as Slack would: each step as it completes, then the answer (stored, see `traces`)."""
     from bot import wiring
@@ -49,12 +54,35 @@ def diagnose_command(
         if as_json
         else plain_text(trace_summary(trace))
     )
+    if chart is not None:
+        _write_chart(settings, trace, chart)
+
+
+def _write_chart(settings: Settings, trace: Trace, path: Path) -> None:
+    """The chart Slack would get, written to `path`; no series to draw, or a file that cannot be written, is said."""
+    from bot import wiring
+    from bot.chart.draw import trace_png
+
+    png = trace_png(trace, wiring.build_zone(settings))
+    if png is None:
+        typer.echo("chart: no step of this diagnosis holds a series to draw; nothing written", err=True)
+        raise typer.Exit(1)
+    try:
+        path.write_bytes(png)
+    except OSError as exc:
+        typer.echo(f"chart: could not write {path}: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"chart: {path} ({len(png):,} bytes)", err=True)
 
 
 def demo_command(
     scenario: Annotated[
         str, typer.Option("--scenario", metavar="NAME", help="a sandbox scenario (default: settings.sandbox.scenario)")
     ] = "",
+    chart: Annotated[
+        Path | None,
+        typer.Option("--chart", metavar="FILE", help="write the chart of the symptom to FILE (PNG), as Slack gets it"),
+    ] = None,
 ) -> None:
     """Bring the incident sandbox up if needed and diagnose its incident live, step by step."""
     from bot import wiring
@@ -77,6 +105,8 @@ def demo_command(
     typer.echo('\nThe sandbox keeps running (ask more with opsbot diagnose "..."); opsbot sandbox down stops it.')
     if saved:
         typer.echo(f"Saved: opsbot traces show {trace.trace_id}")
+    if chart is not None:
+        _write_chart(settings, trace, chart)
 
 
 def _run_demo(settings: Settings, scenario: str) -> tuple[Settings, Trace]:

@@ -30,10 +30,13 @@ def serve_command() -> None:
 
 
 def doctor_command() -> None:
-    """Check the settings and probe each backend (Prometheus, Elasticsearch, git, the LLM, Redis, Slack)."""
+    """Check the settings, probe each backend, and prove the settings against live data: every catalogue query of
+    every service returns data; a problem names the setting, where it was set, and what it may have meant."""
     from bot import wiring
+    from bot.wiring.meaning import meaning_checks
 
-    if not _report(wiring.run_checks(wiring.load_settings()), quiet_ok=False):
+    checks = [*wiring.default_checks(), *meaning_checks()]
+    if not _report(wiring.run_checks(wiring.load_settings(), checks), quiet_ok=False):
         raise typer.Exit(1)
 
 

@@ -23,6 +23,7 @@ from bot.config.backends import (
     MetricTemplate,
     PrometheusSettings,
     RunbooksSettings,
+    ServiceMetricsSettings,
     default_metric_catalogue,
 )
 from bot.config.deploys import ArgoCDDeploysSettings, DeploysSettings, GitHubDeploysSettings
@@ -61,6 +62,7 @@ __all__ = [
     "RunbooksSettings",
     "SandboxSettings",
     "ServerSettings",
+    "ServiceMetricsSettings",
     "Settings",
     "SlackSettings",
     "StoreSettings",

@@ -22,8 +22,9 @@ class MetricTemplate(Section):
     promql: str
     unit: Literal["s", "ms", "ratio", "rps", "cores", "bytes", "count"]
     description: str = ""
-    # What the model-free playbook reads this metric as (the first entry with a role wins); "" = none.
-    role: Literal["latency", "errors", "traffic", "cpu", "memory", "restarts", ""] = ""
+    # What the model-free playbook reads this metric as (the first entry with a role wins); "" = none. Every
+    # "saturation" entry is read (GC pauses, a pool's pending connections, a queue, consumer lag).
+    role: Literal["latency", "errors", "traffic", "cpu", "memory", "restarts", "saturation", ""] = ""
 
 
 def default_metric_catalogue() -> dict[str, MetricTemplate]:
@@ -59,6 +60,15 @@ def default_metric_catalogue() -> dict[str, MetricTemplate]:
     }
 
 
+class ServiceMetricsSettings(Section):
+    """One service's own part of the metric catalogue, for a stack that mixes conventions: the label that names
+    it, templates that replace the catalogue's under the same names, and catalogue names it does not measure."""
+
+    service_label: str = ""  # "" = prometheus.service_label
+    metrics: dict[str, MetricTemplate] = Field(default_factory=dict)
+    not_measured: list[str] = Field(default_factory=list)
+
+
 class PrometheusSettings(Section):
     url: HttpUrl = "http://127.0.0.1:19090"
     timeout_s: float = 10.0
@@ -72,6 +82,7 @@ class PrometheusSettings(Section):
     # it a gap in collection rather than this service stopping.
     collection_gap_share: float = Field(default=0.8, gt=0.0, le=1.0)
     metrics: dict[str, MetricTemplate] = Field(default_factory=default_metric_catalogue)
+    services: dict[str, ServiceMetricsSettings] = Field(default_factory=dict)  # per service: its own label, queries
 
 
 class ElasticsearchSettings(Section):

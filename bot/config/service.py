@@ -67,6 +67,7 @@ class SlackSettings(Section):
     append_interval_s: float = 1.0  # at most one chat.appendStream per stream this often
     append_per_minute: int = 100  # global budgets under Slack's tiers (appendStream Tier 4, update Tier 3)
     update_per_minute: int = 50
+    charts: bool = True  # upload the symptom's chart into the thread after the answer (needs files:write)
 
 
 class ServerSettings(Section):

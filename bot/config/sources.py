@@ -3,6 +3,7 @@ file that OPSBOT_CONFIG_FILE names (pydantic-settings' TomlConfigSettingsSource,
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,16 @@ class ConfigFileSource(TomlConfigSettingsSource):
         self.path = path
         unknown = sorted(set(self.toml_data) - set(settings_cls.model_fields))
         if unknown:
-            raise SettingsError(f"{CONFIG_FILE_VARIABLE} {path}: no such section: {', '.join(unknown)}")
+            named = [f"{name}{_closest(name, list(settings_cls.model_fields))}" for name in unknown]
+            raise SettingsError(f"config file {path}: no such section: {', '.join(named)}")
 
     def __call__(self) -> dict[str, Any]:
         return {**super().__call__(), "config_file": self.path} if self.path is not None else {}
+
+
+def _closest(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name.lower().replace("-", "_"), known, n=1, cutoff=0.75)
+    return f" (did you mean [{close[0]}]?)" if close else ""
 
 
 def config_file_path(*sources: PydanticBaseSettingsSource) -> Path | None:

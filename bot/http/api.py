@@ -1,4 +1,5 @@
-"""The HTTP API (stdlib WSGI): /api/diagnose, /api/traces/<id>, /api/alertmanager and /metrics.
+"""The HTTP API (stdlib WSGI): /api/diagnose, /api/traces/<id>, /api/traces/<id>/chart.png, /api/alertmanager
+and /metrics.
 
 Every /api/ route needs `Authorization: Bearer <server.api_token>`; with no token configured the API is
 off (404) and only /metrics answers. Work runs on the Dispatcher's pool; the request thread waits only
@@ -13,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,7 +31,7 @@ from bot.store.base import TraceStore, is_partial
 log = logging.getLogger(__name__)
 
 AlertPoster = Callable[[str, Question, Trace], None]  # (channel, question, trace): posts an alert's diagnosis to Slack
-Reply = tuple[int, dict[str, Any]]
+Reply = tuple[int, dict[str, Any] | bytes]  # bytes: a PNG (the chart route)
 
 MAX_BODY_BYTES = 1_000_000
 MAX_QUESTION_CHARS = 4_000
@@ -65,8 +67,10 @@ class Api:
         alerts: AlertRoute,
         sync_wait_s: float = 30.0,
         max_concurrent: int = 4,
+        zone: tzinfo = UTC,
     ) -> None:
         self._dispatcher, self._store, self._telemetry = dispatcher, store, telemetry
+        self._zone = zone
         # /api/ may hold at most this many HTTP threads at once: the rest stay free for Slack and health checks
         self._slots = threading.BoundedSemaphore(max(max_concurrent, 1))
         self._token = api_token.encode()
@@ -82,6 +86,7 @@ class Api:
             start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))])
             return [body]
         # No waiting for a slot: a waiting request would hold one of waitress' shared threads all the same.
+        payload: dict[str, Any] | bytes
         if not self._slots.acquire(blocking=False):
             route, (status, payload) = _route_name(path), (503, {"error": "the API is busy; try again in a minute"})
         else:
@@ -90,6 +95,9 @@ class Api:
             finally:
                 self._slots.release()
         self._telemetry.observe_api(route, status)
+        if isinstance(payload, bytes):
+            start_response("200 OK", [("Content-Type", "image/png"), ("Content-Length", str(len(payload)))])
+            return [payload]
         retry = [("Retry-After", "60")] if status in (429, 503) else []
         return json_response(start_response, status, payload, retry)
 
@@ -109,11 +117,13 @@ class Api:
         if not self._token:
             raise BadRequest(404, "the HTTP API is disabled: set OPSBOT_SERVER__API_TOKEN to enable it")
         self._authorize(environ)
-        expected = "GET" if route == "traces" else "POST"
+        expected = "GET" if route in ("traces", "chart") else "POST"
         if method != expected:
             raise BadRequest(405, f"{path} accepts {expected} only")
         if route == "traces":
             return self._get_trace(path.rstrip("/").rsplit("/", 1)[-1])
+        if route == "chart":
+            return self._chart(path.rstrip("/").split("/")[3])
         body = _read_json(environ)
         return self._diagnose(body) if route == "diagnose" else self._alertmanager(body)
 
@@ -173,6 +183,18 @@ class Api:
             }
         raise BadRequest(404, f"unknown id: no trace {trace_id!r}")
 
+    def _chart(self, trace_id: str) -> Reply:
+        """The PNG Slack gets for a finished diagnosis, drawn from its stored steps (matplotlib loads here)."""
+        trace = self._store.get(trace_id)
+        if trace is None or is_partial(trace):
+            raise BadRequest(404, f"no finished trace {trace_id!r}")
+        from bot.chart.draw import trace_png
+
+        png = trace_png(trace, self._zone)
+        if png is None:
+            raise BadRequest(404, f"trace {trace_id!r} holds no series to chart")
+        return 200, png
+
     def _alertmanager(self, body: dict[str, Any]) -> Reply:
         try:
             group = AlertGroup.model_validate(body)
@@ -218,6 +240,8 @@ def _route_name(path: str) -> str:
         return "alertmanager"
     if trimmed.startswith("/api/traces/") and trimmed.count("/") == 3:
         return "traces"
+    if trimmed.startswith("/api/traces/") and trimmed.endswith("/chart.png") and trimmed.count("/") == 4:
+        return "chart"
     return "other"
 
 
@@ -249,6 +273,7 @@ def api_app(
     alerts: AlertRoute,
     sync_wait_s: float = 30.0,
     max_concurrent: int = 4,
+    zone: tzinfo = UTC,
 ) -> WSGIApp:
     """The WSGI app for /api/* and /metrics (see the module docstring)."""
     return Api(
@@ -260,4 +285,5 @@ def api_app(
         alerts=alerts,
         sync_wait_s=sync_wait_s,
         max_concurrent=max_concurrent,
+        zone=zone,
     )

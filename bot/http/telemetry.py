@@ -78,6 +78,12 @@ class Telemetry:
             ["error"],
             registry=r,
         )
+        self.chart_failures = Counter(
+            "opsbot_chart_failures",
+            "Charts not posted (the answer kept its sparkline), by reason: Slack's error code, upload or draw",
+            ["reason"],
+            registry=r,
+        )
         self.queue_depth = Gauge("opsbot_queue_depth", "Diagnoses waiting for a worker", ["queue"], registry=r)
         self.alerts = Counter("opsbot_alerts", "Alertmanager groups by outcome", ["outcome"], registry=r)
         self.api_requests = Counter("opsbot_api_requests", "HTTP API requests", ["route", "code"], registry=r)
@@ -144,6 +150,9 @@ class Telemetry:
     def observe_slack_api_error(self, method: str, error: str) -> None:
         """The Slack client's error watch: one failed Web API attempt (e.g. chat.update, ratelimited)."""
         self.slack_api_errors.labels(method, error).inc()
+
+    def observe_chart_failure(self, reason: str) -> None:
+        self.chart_failures.labels(reason).inc()
 
     def observe_stream_fallback(self, error: str) -> None:
         """ThreadProgress's hook: a chat stream failed and the run fell back to editing one message."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
@@ -31,6 +31,7 @@ from bot.playbook.probes import (
     check_deploys,
     check_logs,
     check_onset,
+    check_saturation,
     iso_from_moment,
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
@@ -61,17 +62,22 @@ def run_playbook(
     *,
     topology: Mapping[str, Sequence[str]],
     metric_roles: Mapping[str, str] | None = None,
+    saturation: Sequence[str] = (),
+    unmeasured: Mapping[str, Collection[str]] | None = None,
     on_step: StepObserver | None = None,
     now: datetime | None = None,
     zone: tzinfo = UTC,
 ) -> Trace:
     """Diagnose `question` without a model: fixed checks over the tools, a templated, cited conclusion.
 
-    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name; `zone`
-    is the team's, for a time the question gives without one.
+    `metric_roles` maps a role (latency, errors, traffic, cpu, memory, restarts) to a catalogue metric name;
+    `saturation` names the catalogue's saturation metrics (GC pauses, pool pending, queues, consumer lag);
+    `unmeasured` the metrics each service does not measure (not queried; the answer says so); `zone` is the
+    team's, for a time the question gives without one.
     """
     started_at, started = datetime.now(UTC), time.monotonic()
-    run = ProbeRun(tools, on_step, window_from_question(question.text, now or started_at, zone))
+    window = window_from_question(question.text, now or started_at, zone)
+    run = ProbeRun(tools, on_step, window, unmeasured=unmeasured or {})
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
@@ -80,6 +86,8 @@ def run_playbook(
     if findings.service and _CLOCK_RX.search(question.text):
         said = moment_from_question(question.text, now or started_at, zone)
         findings.time_note = time_note(said, findings.first_change(findings.service))
+    if findings.service:  # last: a saturation signal that rose a minute before the symptom is not the symptom
+        check_saturation(run, findings, findings.service, saturation)
     findings.failed_checks = [f.describe() for f in run.failures]
     findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)

@@ -56,6 +56,7 @@ class ServiceHealth:
     recoveries: dict[str, Recovery] = field(default_factory=dict)  # per metric whose reading is a spike
     silent: set[str] = field(default_factory=set)  # metrics whose query returned no samples at all in the window
     gaps: dict[str, Gap] = field(default_factory=dict)  # metrics that stopped with the collection, not the service
+    unmeasured: set[str] = field(default_factory=set)  # metrics its catalogue says it does not measure: not read
 
     def record(self, metric: str, series: MetricSeries) -> None:
         """One metric's reading: its change points and a stop, or the spike when the series came back (see

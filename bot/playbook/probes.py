@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import tools.analysis.ranking as ranking
 from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.evidence import LogSignature, deploys_in, log_lines_in, signatures_in
 from bot.playbook.findings import Findings, ServiceHealth
@@ -28,6 +29,7 @@ DEPLOYS_AFTER_MINUTES = 10  # listed too, to show a deploy in the window that ca
 LOGS_AROUND_MINUTES = 30
 ONSET_MINUTES = 10
 ONSET_QUERY = "started OR starting OR job OR cron OR batch OR reindex OR backfill OR migration"
+SATURATION_AROUND_MINUTES = 15  # a saturation signal that rose this close to the onset rose with the symptom
 TOOL_TIMEOUT_S = 20.0
 
 
@@ -76,6 +78,7 @@ class ProbeRun:
     steps: list[Step] = field(default_factory=list)
     failures: list[FailedCheck] = field(default_factory=list)
     timed_out: set[str] = field(default_factory=set)  # tools whose backend timed out in this run: not called again
+    unmeasured: Mapping[str, Collection[str]] = field(default_factory=dict)  # service -> metrics it does not measure
 
     def call(self, thought: str, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool as a Step (see `probe`); the observation text when it answered "ok", else "" (for a reader
@@ -140,7 +143,11 @@ class ProbeRun:
 
     def read_metric(self, thought: str, health: ServiceHealth, metric: str) -> MetricSeries | None:
         """query_metrics over the run's window, recorded in `health` (ServiceHealth.record): None when it could not
-        be read. A metric with no samples at all is recorded as silent, never as "no change"."""
+        be read. A metric with no samples at all is recorded as silent, never as "no change"; one the service's
+        catalogue says it does not measure is not queried, and the answer says it was not checked."""
+        if metric in self.unmeasured.get(health.service, ()):
+            health.unmeasured.add(metric)
+            return None
         args = {"service": health.service, "metric": metric, "range": self.window.range_arg}
         step = self.probe(thought, "query_metrics", args)
         series = series_of(step) if step is not None else None
@@ -269,3 +276,23 @@ def check_onset(run: ProbeRun, findings: Findings, service: str, at: datetime) -
     }
     step = run.probe(thought, "query_logs", args)
     findings.onset_lines = log_lines_in(step)[:3] if step is not None else []
+
+
+def check_saturation(run: ProbeRun, findings: Findings, service: str, metrics: Sequence[str]) -> None:
+    """The catalogue's saturation signals of the service (GC pauses, a pool's pending connections, a queue,
+    consumer lag) around its first change; each one that rose with it weighs for a deploy suspect of the service,
+    more when the deploy changed what saturated (tools/analysis/ranking.py saturation_reasons)."""
+    first = findings.first_change(service)
+    if first is None or "query_metrics" not in run.tools:
+        return
+    health, risen = findings.health.setdefault(service, ServiceHealth(service)), []
+    for metric in (m for m in metrics if m not in health.readings):
+        thought = f"{service} changed at {first[1]:%H:%M} UTC; checking its {metric}: a saturated resource explains it."
+        run.read_metric(thought, health, metric)
+        point = health.changed(metric)
+        if point and point.ratio > 1 and abs(point.at - first[1]) <= timedelta(minutes=SATURATION_AROUND_MINUTES):
+            risen.append((metric, health.describe(metric, point)))
+    for suspect in findings.suspects if risen else []:
+        if suspect.deploy is not None and suspect.deploy.service == service:
+            suspect.add(ranking.saturation_reasons(risen, suspect.key_changes))
+    findings.suspects.sort(key=lambda s: -s.score)

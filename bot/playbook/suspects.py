@@ -16,8 +16,8 @@ import tools.analysis.ranking as ranking
 from bot.playbook.evidence import change_points_of, deploys_in
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from bot.playbook.probes import ProbeRun, iso_from_moment
-from tools.deploys.records import DeployRecord
-from tools.results import diff_of, series_of
+from tools.deploys.records import DeployList, DeployRecord
+from tools.results import deploys_of, diff_of, series_of
 
 
 def lookback_for(findings: Findings, service: str) -> timedelta:
@@ -54,10 +54,25 @@ def _deploy_suspects(
         {"service": "*", "start": iso_from_moment(start), "end": iso_from_moment(onset)},
     )
     records = [d for svc in near for d in deploys_in(step, svc)] if step is not None else []
+    if step is not None and len(near) == 1:
+        _set_aside(findings, target, deploys_of(step), lookback)
     return [
         _score_deploy(run, findings, target, d, onset)
         for d in ranking.deploys_to_read(records, near, target, onset, lookback)
     ]
+
+
+def _set_aside(findings: Findings, target: str, found: DeployList | None, lookback: timedelta) -> None:
+    """With no service near `target` in the topology, other services' deploys are not weighed: the answer names
+    them and the setting that would let the playbook follow them, so a cause one hop away is not silently missed."""
+    others = sorted({(r.at, r.service, r.version) for r in (found.records if found else ()) if r.service != target})
+    if others:
+        named = ", ".join(f"{service} {version} at {at:%H:%M} UTC" for at, service, version in others[-5:])
+        findings.unknowns.append(
+            f"not weighed: {len(others)} deploy(s) of other services in the {ranking.lookback_words(lookback)} "
+            f"before the onset ({named}): the topology names no service {target} calls or is called by "
+            "(set `topology` so the playbook follows them)"
+        )
 
 
 def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: DeployRecord, onset: datetime) -> Suspect:

@@ -66,7 +66,8 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     changes = health.changes() if health else []
     if not changes:
         return gap_headline(findings) or flat_headline(findings), False
-    symptom = health.describe(*changes[0]) if health and changes else f"{service} itself looks steady"
+    felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
+    symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
@@ -255,6 +256,11 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
             f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "
             "(set `role` on a metric catalogue entry so the playbook reads it)"
         )
+    lines += [
+        f"not checked: {h.service}'s {', '.join(sorted(h.unmeasured))} (prometheus.services.{h.service}.not_measured)"
+        for h in findings.health.values()
+        if h.unmeasured
+    ]
     if findings.deploy is not None:
         lines.append("whether reverting the deploy restores the metrics (not verified by the playbook)")
     if complete:

@@ -13,6 +13,8 @@ than no number at all at 3 a.m. The rules, chosen to flag inventions without cry
 - Versions (v2.8.1, 1.4.0, also IP-like dotted literals) and dates must appear verbatim ("v" optional).
 - Times of day match when trivially equal: 15:05 = 15:05:00 = 2026-11-28T15:05:00Z = 3:05 PM.
 - Word boundaries are ASCII-only, so "升至1180ms" in a Chinese answer is read like "rose to 1180 ms".
+- A ratio, difference, percent change, share or product of two backed numbers is backed when both are stated in
+  the answer or stand on one line of an observation (bot/safety/derived.py); a number with no source still is not.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.engine.types import Trace
+from bot.safety.derived import derived_from, line_pairs, pairs_of, quantity
 
 UNVERIFIED_PREFIX = "unverified: "
 _OWN_LINE_PREFIXES = ("Partial answer: ", "Partial answer (")
@@ -87,13 +90,33 @@ def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
 
     The evidence is read shortest text first, and reading stops once every claim is backed: a grounded answer
     rarely needs the long observations read at all (the answer is the same whatever the order)."""
-    open_claims = [c for c in claims_from_text(_model_text(answer)) if not _is_trivial(c)]
+    claims = [c for c in claims_from_text(_model_text(answer)) if not _is_trivial(c)]
+    open_claims = claims
     for text in sorted(evidence, key=len):
         if not open_claims:  # nothing (left) to back: the rest of the evidence need not be read
             break
         literals, numbers = _backing(text)
         open_claims = [c for c in open_claims if not (c.key in literals if c.kind != "number" else numbers.back(c))]
+    if any(c.kind == "number" for c in open_claims):  # a ratio or a difference of backed numbers is backed too
+        open_claims = _not_derived(
+            open_claims, [c for c in claims if c.kind == "number" and c not in open_claims], evidence
+        )
     return list(dict.fromkeys(c.text for c in open_claims))
+
+
+def _not_derived(open_claims: list[Claim], backed: list[Claim], evidence: Sequence[str]) -> list[Claim]:
+    """The open claims that are no simple derivation of two backed numbers (bot/safety/derived.py)."""
+    own = pairs_of([quantity(c.value, c.unit, _UNIT_TABLE) for c in backed])
+    lines = line_pairs(evidence, _line_numbers, _UNIT_TABLE)
+    return [
+        c
+        for c in open_claims
+        if c.kind != "number" or not derived_from(c.value, c.unit, c.decimals, [*own, *lines], _UNIT_TABLE)
+    ]
+
+
+def _line_numbers(line: str) -> list[tuple[float, str]]:
+    return [(c.value, c.unit) for c in claims_from_text(line) if c.kind == "number"]
 
 
 def _backing(text: str) -> tuple[set[str], _Numbers]:

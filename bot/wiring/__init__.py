@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         build_telemetry,
         build_tool_specs,
         build_toolbox,
+        build_zone,
     )
     from bot.wiring.doctor import (
         CheckResult,
@@ -66,6 +67,10 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         serve_forever,
         slack_health,
     )
+    from bot.wiring.stack import (
+        StackOptions,
+        discover_stack,
+    )
     from bot.wiring.surfaces import (
         build_api,
         build_dispatcher,
@@ -77,6 +82,8 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
 _HOMES: dict[str, str] = {
     "SHUTDOWN_DRAIN_S": "service",
     "Settings": "config",
+    "StackOptions": "stack",
+    "discover_stack": "stack",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
     "build_access": "core",
@@ -106,6 +113,7 @@ _HOMES: dict[str, str] = {
     "build_tool_specs": "core",
     "build_toolbox": "core",
     "build_toolsets": "readiness",
+    "build_zone": "core",
     "default_checks": "doctor",
     "install_log_redaction": "basics",
     "job_statuses": "surfaces",
@@ -134,6 +142,7 @@ __all__ = [
     "SHUTDOWN_DRAIN_S",
     "CheckResult",
     "Settings",
+    "StackOptions",
     "bring_up_sandbox",
     "build_access",
     "build_api",
@@ -162,7 +171,9 @@ __all__ = [
     "build_tool_specs",
     "build_toolbox",
     "build_toolsets",
+    "build_zone",
     "default_checks",
+    "discover_stack",
     "install_log_redaction",
     "job_statuses",
     "load_settings",

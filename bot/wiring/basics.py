@@ -9,7 +9,7 @@ when first called, so building a responder loads none of them (tests/cli/test_st
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING
 
@@ -30,9 +30,15 @@ if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when u
 
 
 def load_settings() -> Settings:
-    """Settings from the environment and ./.env."""
+    """Settings from the environment, ./.env and the config file; an OPSBOT_ variable that names no setting is an
+    error here (UnknownSettings), as a misspelt key is everywhere else."""
     from bot.config import Settings  # pydantic-settings: ~0.3 s of imports
+    from bot.config.problems import UnknownSettings, unknown_variables
+    from bot.config.provenance import dotenv_entries, environment
 
+    unknown = unknown_variables(Settings, environment(), dotenv_entries())
+    if unknown:
+        raise UnknownSettings(unknown)
     return Settings()
 
 
@@ -147,6 +153,8 @@ def playbook_on_first_use(
     *,
     topology: Mapping[str, Sequence[str]],
     metric_roles: Mapping[str, str] | None = None,
+    saturation: Sequence[str] = (),
+    unmeasured: Mapping[str, Collection[str]] | None = None,
     on_step: StepObserver | None = None,
     now: datetime | None = None,
     zone: tzinfo = UTC,
@@ -155,7 +163,15 @@ def playbook_on_first_use(
     from bot.playbook.diagnosis import run_playbook
 
     return run_playbook(
-        question, tools, topology=topology, metric_roles=metric_roles, on_step=on_step, now=now, zone=zone
+        question,
+        tools,
+        topology=topology,
+        metric_roles=metric_roles,
+        saturation=saturation,
+        unmeasured=unmeasured,
+        on_step=on_step,
+        now=now,
+        zone=zone,
     )
 
 

@@ -23,6 +23,7 @@ from bot.wiring.basics import (
     playbook_on_first_use,
     redact_on_first_use,
 )
+from bot.wiring.roles import metric_roles, saturation_metrics, unmeasured_metrics
 from bot.wiring.toolsets import build_kube_api, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -30,7 +31,7 @@ from tools.changes import ChangeFinder
 from tools.deploys.query import DeploySource, DeployTools
 from tools.logs.model import LogFields
 from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
-from tools.metrics.query import MetricQuery, MetricsTools
+from tools.metrics.query import MetricQuery, MetricsTools, ServiceCatalogue
 from tools.timerange import Clock, utc_now
 
 if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend uses it (~40 MB, ~0.2 s of imports)
@@ -79,6 +80,14 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
     p = settings.prometheus
     catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
     client = cast("PrometheusAPI", OnFirstUse(functools.partial(build_prometheus, settings)))
+    services = {
+        name: ServiceCatalogue(
+            own.service_label,
+            {metric: MetricQuery(m.promql, m.unit, m.description) for metric, m in own.metrics.items()},
+            frozenset(own.not_measured),
+        )
+        for name, own in p.services.items()
+    }
     return MetricsTools(
         client,
         catalogue,
@@ -88,6 +97,7 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
         clock=clock,
         up_metric=p.up_metric,
         gap_share=p.collection_gap_share,
+        services=services,
     )
 
 
@@ -164,7 +174,7 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
         log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use, clock=clock
     )
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
-    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, _metric_roles(settings), clock=clock)
+    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, metric_roles(settings), clock=clock)
     return [
         *metrics.specs(),
         *logs.specs(),
@@ -234,7 +244,9 @@ def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
     bound = functools.partial(
         playbook_on_first_use,
         topology=settings.topology,
-        metric_roles=_metric_roles(settings),
+        metric_roles=metric_roles(settings),
+        saturation=saturation_metrics(settings),
+        unmeasured=unmeasured_metrics(settings),
         zone=build_zone(settings),
     )
     if clock is None:
@@ -246,23 +258,6 @@ def build_playbook(settings: Settings, clock: Clock | None = None) -> Playbook:
         return bound(question, tools, on_step=on_step, now=now or clock())
 
     return at_clock
-
-
-def _metric_roles(settings: Settings) -> dict[str, str]:
-    """role -> metric name; the first catalogue entry with a role wins (a second one is logged and ignored)."""
-    roles: dict[str, str] = {}
-    for name, metric in settings.prometheus.metrics.items():
-        if metric.role and metric.role in roles:
-            log.warning(
-                "metric %r has role %r, already taken by %r; the playbook reads %r",
-                name,
-                metric.role,
-                roles[metric.role],
-                roles[metric.role],
-            )
-        elif metric.role:
-            roles[metric.role] = name
-    return roles
 
 
 def build_responder(
@@ -279,7 +274,7 @@ def build_responder(
         playbook=build_playbook(settings, clock),
         # the model-free quick lookup reads the same metric roles as the playbook
         lookup=functools.partial(
-            lookup_on_first_use, metric_roles=_metric_roles(settings), services=_services(settings)
+            lookup_on_first_use, metric_roles=metric_roles(settings), services=_services(settings)
         ),
         protocol="text" if settings.llm.protocol == "text" else "native",
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them

@@ -8,12 +8,11 @@ that cannot work, is a failure, and `serve` refuses to start on a failure.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import requests
@@ -37,22 +36,38 @@ class CheckResult:
         return f"{self.level.upper():4} {self.name}: {self.line}"
 
 
-Check = Callable[[Settings], CheckResult]
+Check = Callable[[Settings], "CheckResult | list[CheckResult]"]
 
 
 def run_checks(settings: Settings, checks: Sequence[Check] | None = None) -> list[CheckResult]:
-    """Every check's result; a check that raises is a failure of that check, never a traceback."""
-    results = []
+    """Every check's result (a meaning check gives one per problem); a check that raises is a failure of that
+    check, never a traceback."""
+    results: list[CheckResult] = []
     for check in checks if checks is not None else default_checks():
         try:
-            results.append(check(settings))
+            found = check(settings)
+            results += found if isinstance(found, list) else [found]
         except Exception as exc:
             name = getattr(check, "__name__", "check").removeprefix("check_")
             results.append(CheckResult(name, "fail", f"the check itself failed: {type(exc).__name__}: {exc}"))
     return results
 
 
+def named(settings: Settings, setting: str, value: object) -> str:
+    """A setting and its value as its source names it: `OPSBOT_X__Y=value` when the environment set it, else
+    `x.y = 'value' (config file F [x] y)` or `(default)`, so the reader fixes the right place."""
+    from bot.config.provenance import dotenv_entries, environment, origin_of, origins, variable_name
+
+    path = tuple(setting.split("."))
+    where = origin_of(path, origins(environment(), dotenv_entries(), settings.config_file))
+    if where.startswith(("environment variable", ".env entry")):
+        return f"{where.rsplit(' ', 1)[-1]}={value}"
+    return f"{setting} = {str(value)!r} ({where})" if where != "default" else f"{variable_name(path)}={value} (default)"
+
+
 def default_checks() -> list[Check]:
+    """The startup checks `serve` runs: the settings and each backend's reachability. `opsbot doctor` adds the
+    meaning checks (bot/wiring/meaning.py), which prove the settings against live data."""
     from bot.wiring.startup import check_replicas  # with serve's start-up checks (it imports CheckResult from here)
 
     return [
@@ -64,6 +79,7 @@ def default_checks() -> list[Check]:
         check_redis,
         check_replicas,
         check_slack,
+        check_timezone,
         check_optional_toolsets,
     ]
 
@@ -78,11 +94,15 @@ def check_prometheus(settings: Settings) -> CheckResult:
     body = _get_json(f"{url}/api/v1/status/buildinfo", headers=auth, verify=p.verify_tls)
     if isinstance(body, str):
         return CheckResult(
-            "prometheus", "warn" if body.startswith("unreachable") else "fail", f"OPSBOT_PROMETHEUS__URL={url}: {body}"
+            "prometheus",
+            "warn" if body.startswith("unreachable") else "fail",
+            f"{named(settings, 'prometheus.url', url)}: {body}",
         )
     version = (body.get("data") or {}).get("version") if body.get("status") == "success" else None
     if not version:
-        return CheckResult("prometheus", "fail", f"OPSBOT_PROMETHEUS__URL={url} answers, but not like Prometheus")
+        return CheckResult(
+            "prometheus", "fail", f"{named(settings, 'prometheus.url', url)} answers, but not like Prometheus"
+        )
     return CheckResult("prometheus", "ok", f"Prometheus {version} at {url}")
 
 
@@ -106,12 +126,12 @@ def check_elasticsearch(settings: Settings) -> CheckResult:
         return CheckResult(
             "elasticsearch",
             "warn" if body.startswith("unreachable") else "fail",
-            f"OPSBOT_ELASTICSEARCH__URL={url}: {body}",
+            f"{named(settings, 'elasticsearch.url', url)}: {body}",
         )
     number = (body.get("version") or {}).get("number")
     if not number:
         return CheckResult(
-            "elasticsearch", "fail", f"OPSBOT_ELASTICSEARCH__URL={url} answers, but not like Elasticsearch"
+            "elasticsearch", "fail", f"{named(settings, 'elasticsearch.url', url)} answers, but not like Elasticsearch"
         )
     return CheckResult(
         "elasticsearch",
@@ -127,7 +147,9 @@ def check_logs(settings: Settings) -> CheckResult:
         return CheckResult("logs", "ok", f"Elasticsearch index pattern {settings.logs.index_pattern}")
     path = settings.logs.sqlite_path.expanduser()
     if not path.is_file():
-        return CheckResult("logs", "warn", f"OPSBOT_LOGS__SQLITE_PATH={path} does not exist (query_logs will say so)")
+        return CheckResult(
+            "logs", "warn", f"{named(settings, 'logs.sqlite_path', path)} does not exist (query_logs will say so)"
+        )
     return CheckResult("logs", "ok", f"SQLite logs at {path}")
 
 
@@ -136,7 +158,7 @@ def check_deploys(settings: Settings) -> CheckResult:
         return _core_toolset_check("deploys", settings)
     repo = settings.deploys.git_repo.expanduser()
     if not repo.exists():
-        return CheckResult("deploys", "warn", f"OPSBOT_DEPLOYS__GIT_REPO={repo} does not exist")
+        return CheckResult("deploys", "warn", f"{named(settings, 'deploys.git_repo', repo)} does not exist")
     probe = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "--git-dir"],
         capture_output=True,
@@ -145,7 +167,7 @@ def check_deploys(settings: Settings) -> CheckResult:
         check=False,
     )
     if probe.returncode != 0:
-        return CheckResult("deploys", "fail", f"OPSBOT_DEPLOYS__GIT_REPO={repo} is not a git repository")
+        return CheckResult("deploys", "fail", f"{named(settings, 'deploys.git_repo', repo)} is not a git repository")
     return CheckResult("deploys", "ok", f"git repository {repo}")
 
 
@@ -157,7 +179,7 @@ def check_llm(settings: Settings) -> CheckResult:
     key = c.api_key.get_secret_value()
     body = _get_json(f"{base}/models", headers={"Authorization": f"Bearer {key}"} if key else None)
     if isinstance(body, str):
-        return CheckResult("llm", "warn", f"OPSBOT_LLM__BASE_URL={base}: /models {body}")
+        return CheckResult("llm", "warn", f"{named(settings, 'llm.base_url', base)}: /models {body}")
     listed = {str(m.get("id")) for m in body.get("data") or [] if isinstance(m, dict)}
     missing = [m for m in dict.fromkeys([c.model, c.cheap_model or c.model]) if m not in listed]
     if missing and listed:
@@ -178,6 +200,17 @@ def check_redis(settings: Settings) -> CheckResult:
     except Exception as exc:
         return CheckResult("redis", "fail", f"OPSBOT_REDIS__URL: no answer to PING ({type(exc).__name__})")
     return CheckResult("redis", "ok", "Redis answers PING: state is shared between replicas")
+
+
+def check_timezone(settings: Settings) -> CheckResult:
+    """The team's zone is one opsbot reads: a name that is none would fail every question that gives a time."""
+    from bot.playbook.zones import zone_from_name
+
+    try:
+        zone_from_name(settings.timezone)
+    except ValueError as exc:
+        return CheckResult("timezone", "fail", f"{named(settings, 'timezone', settings.timezone)}: {exc}")
+    return CheckResult("timezone", "ok", f"{settings.timezone}: a time a question gives without a zone is read in it")
 
 
 def check_slack(settings: Settings) -> CheckResult:
@@ -231,38 +264,18 @@ def _es_auth(settings: Settings) -> tuple[str, str] | None:
 
 
 def settings_problems(exc: Exception, environ: Mapping[str, str] | None = None) -> list[str]:
-    """One line per problem in the configuration, each naming the environment variable to fix.
+    """One line per problem in the configuration, each naming where the bad value came from: the environment
+    variable, the .env entry, or the config file's table and key (bot/config/problems.py).
 
-    `exc` is what Settings() raised: pydantic's ValidationError (a value of the wrong type), or pydantic-settings'
-    SettingsError (a JSON value that does not parse, which names only the section).
+    `exc` is what Settings() raised: pydantic's ValidationError (a value of the wrong type, a key no setting has),
+    pydantic-settings' SettingsError (a JSON value that does not parse), or UnknownSettings (an OPSBOT_ variable
+    that names no setting).
     """
-    env = os.environ if environ is None else environ
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        return [_problem_line(error, env) for error in errors()]
-    broken = [name for name, value in env.items() if name.startswith("OPSBOT_") and not _json_ok(value)]
-    if broken:
-        return [f"{name}: not valid JSON ({_json_error(env[name])})" for name in broken]
-    return [f"configuration: {exc}"]
+    from bot.config.problems import settings_problems as problems
+    from bot.config.provenance import dotenv_entries, environment
+    from bot.config.sources import CONFIG_FILE_VARIABLE
 
-
-def _problem_line(error: Mapping[str, Any], env: Mapping[str, str]) -> str:
-    loc = [str(part) for part in error["loc"]]
-    for cut in range(len(loc), 0, -1):  # a JSON-valued variable holds the deeper parts of the path
-        name = "OPSBOT_" + "__".join(part.upper() for part in loc[:cut])
-        if name in env:
-            inside = f" (at {'.'.join(loc[cut:])})" if cut < len(loc) else ""
-            return f"{name}={env[name]:.60}{inside}: {error['msg']}"
-    return f"OPSBOT_{'__'.join(part.upper() for part in loc)}: {error['msg']} (got {error.get('input')!s:.60})"
-
-
-def _json_ok(value: str) -> bool:
-    return not value.lstrip().startswith(("{", "[")) or not _json_error(value)
-
-
-def _json_error(value: str) -> str:
-    try:
-        json.loads(value)
-    except ValueError as exc:
-        return str(exc)
-    return ""
+    env = environment() if environ is None else dict(environ)
+    dotenv = dotenv_entries() if environ is None else {}
+    named = env.get(CONFIG_FILE_VARIABLE) or dotenv.get(CONFIG_FILE_VARIABLE)
+    return problems(exc, Settings, env, dotenv, Path(named).expanduser() if named else None)

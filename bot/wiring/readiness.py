@@ -9,8 +9,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from bot.config import Settings
-from bot.wiring.core import build_deploy_source, build_log_source, build_prometheus
+from bot.wiring.core import build_deploy_source, build_log_source, build_metrics_tools, build_prometheus
 from bot.wiring.toolsets import optional_toolsets
+from tools.base import ToolError
 from tools.logs.loki import LokiLogs
 from tools.toolset import CheckWarning, Toolset, ToolsetStatus
 
@@ -41,7 +42,13 @@ def toolset_statuses(settings: Settings, *, timeout_s: float = 30.0) -> list[Too
 
 
 def _probe_metrics(settings: Settings) -> str:
+    """Prometheus answers with services, and every catalogue template parses (`opsbot doctor` checks each query)."""
     p = settings.prometheus
+    broken = build_metrics_tools(settings).problems
+    if broken:
+        path, problems = next(iter(broken.items()))
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise ToolError(f"the catalogue's template {path} is broken: {problems[0]}{more}")
     services = build_prometheus(settings).label_values(p.service_label)
     if not services:
         raise CheckWarning(f"Prometheus at {p.url} answers but no series has the label {p.service_label!r}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from bot.http.server import serve
 from bot.slack.intake.listeners import SlackSurface
 from bot.store.base import TraceStore
 from bot.wiring.core import build_access, build_llm, build_redis, build_responder, build_store, build_telemetry
-from bot.wiring.doctor import Check, check_elasticsearch, check_prometheus, check_redis
+from bot.wiring.doctor import CheckResult, check_elasticsearch, check_prometheus, check_redis
 from bot.wiring.front import Front, Wired, open_store
 from bot.wiring.startup import startup_problems
 from bot.wiring.surfaces import build_api, build_dispatcher, build_server, build_slack_app
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_DRAIN_S = 20.0  # the default of server.shutdown_drain_s (Kubernetes' default grace is 30 s)
 RETENTION_EVERY_S = 86_400.0
+BackendCheck = Callable[[Settings], CheckResult]  # one backend's reachability check, as readiness asks it
 
 
 def serve_forever(settings: Settings) -> None:
@@ -155,7 +157,7 @@ def start_retention(store: TraceStore, retention_days: int) -> None:
 
 def build_readiness(settings: Settings) -> Readiness:
     """Wait for Prometheus, and for Elasticsearch and Redis when they are used, to answer as they should."""
-    checks: dict[str, Check] = {"prometheus": check_prometheus}
+    checks: dict[str, BackendCheck] = {"prometheus": check_prometheus}
     if "elasticsearch" in (settings.logs.backend, settings.store.backend) or settings.deploys.source == "index":
         checks["elasticsearch"] = check_elasticsearch
     if settings.redis.url.get_secret_value():
@@ -163,7 +165,7 @@ def build_readiness(settings: Settings) -> Readiness:
     return Readiness({name: _probe(check, settings) for name, check in checks.items()})
 
 
-def _probe(check: Check, settings: Settings) -> Probe:
+def _probe(check: BackendCheck, settings: Settings) -> Probe:
     def probe() -> str:
         result = check(settings)
         return "" if result.level == "ok" else result.line

@@ -28,6 +28,7 @@ from bot.slack.delivery.budget import (
     CallBudget,
     watch_rate_limits,
 )
+from bot.slack.delivery.chart import ChartPoster
 from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.assistant import suggested_prompts
 from bot.slack.intake.listeners import SlackSurface, build_app, build_web_client
@@ -37,7 +38,7 @@ from bot.slack.jobs.runner import Classify, Runner
 from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory
 from bot.slack.jobs.steplog import StepLog
 from bot.store.base import TraceStore
-from bot.wiring.core import build_access, build_redis
+from bot.wiring.core import build_access, build_redis, build_zone
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,7 @@ def build_api(
         alerts=alerts,
         sync_wait_s=s.sync_wait_s,
         max_concurrent=s.api_threads,
+        zone=build_zone(settings),
     )
 
 
@@ -199,6 +201,9 @@ def _build_runner(
         append_interval_s=s.append_interval_s,
         budget=budget,
         on_stream_fallback=telemetry.observe_stream_fallback if telemetry is not None else None,
+        post_chart=ChartPoster(build_zone(settings), telemetry.observe_chart_failure if telemetry else None)
+        if s.charts
+        else None,
     )
     lanes = Lanes(
         workers=s.workers,

@@ -50,7 +50,7 @@ def test_problems_inside_a_json_setting_name_the_variable_and_the_place() -> Non
         Settings(_env_file=None, **{"prometheus": {"metrics": {"x": {"promql": "up", "unit": "parsecs"}}}})  # type: ignore[call-arg, arg-type]
     except ValueError as exc:
         [line] = settings_problems(exc, env)
-    assert line.startswith("OPSBOT_PROMETHEUS__METRICS=") and "(at x.unit)" in line
+    assert line.startswith("environment variable OPSBOT_PROMETHEUS__METRICS=") and "(at x.unit)" in line
 
 
 class HtmlHandler(BaseHTTPRequestHandler):

@@ -17,7 +17,17 @@ import pytest
 from bot.cli.commands import TABLE
 from tests.safety.secret_shapes import SECRETS
 
-HEAVY = ("openai", "elasticsearch", "slack_bolt", "waitress", "prometheus_client", "kubernetes", "mcp", "redis")
+HEAVY = (
+    "openai",
+    "elasticsearch",
+    "slack_bolt",
+    "waitress",
+    "prometheus_client",
+    "kubernetes",
+    "mcp",
+    "redis",
+    "matplotlib",  # the chart: only the worker that draws one
+)
 PROBE = (
     "import atexit, json, sys\n"
     "atexit.register(lambda: print('LOADED=' + json.dumps(sorted(m for m in MODULES if m in sys.modules))))\n"

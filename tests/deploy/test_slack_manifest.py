@@ -67,6 +67,7 @@ def test_scopes_cover_every_event_and_feature() -> None:
     assert set(events) == {"app_mention", "message.im", "assistant_thread_started", "assistant_thread_context_changed"}
     assert {EVENT_SCOPES[e] for e in events} <= scopes
     assert {"commands", "chat:write", "reactions:write", "channels:history"} <= scopes
+    assert "files:write" in scopes  # the chart's upload (files.getUploadURLExternal / completeUploadExternal)
     assert MANIFEST["features"]["app_home"]["messages_tab_enabled"] is True  # DMs need the Messages tab
 
 

@@ -1,9 +1,10 @@
 """FakeSlackAPI: a Slack Web API stand-in over real HTTP on 127.0.0.1, plus a Socket Mode websocket peer.
 
 It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add/remove, the chat streaming
-methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`, plus the app's own replies) and
-apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's Socket Mode
-endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with
+methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`, plus the app's own
+replies), the external file upload (files.getUploadURLExternal, the upload URL, files.completeUploadExternal:
+`files`) and apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's
+Socket Mode endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with
 Retry-After. Requests to the app are signed with
 SIGNING_SECRET so Bolt's own verification runs.
 """
@@ -17,7 +18,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -29,6 +30,7 @@ from websockets.sync.server import ServerConnection, serve
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from tests import toolresults
 from tests.toolresults import series
+from tools.metrics.chartline import ChartLine
 
 SIGNING_SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -124,6 +126,9 @@ class FakeSlackAPI:
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, thread_ts) -> messages
         self._posted: dict[tuple[str, str], list[dict[str, Any]]] = {}  # the app's own replies, by thread
+        self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal was told
+        self.uploaded: dict[str, bytes] = {}  # file id -> the bytes posted to its upload URL
+        self.files: list[dict[str, Any]] = []  # files shared by files.completeUploadExternal, in order
         self._failures: dict[str, list[_Failure]] = {}
         self._ts = itertools.count(1)
         self._changed = threading.Condition()
@@ -255,11 +260,7 @@ class FakeSlackAPI:
                 "bot_id": BOT_ID,
             }
         if method in ("chat.postMessage", "chat.startStream"):
-            ts = f"{int(time.time()) if self.wall_clock_ts else 1700000000}.{next(self._ts):06d}"
-            if params.get("thread_ts"):  # the app's own replies are in the thread, as conversations.replies lists them
-                mine = {"ts": ts, "user": BOT_USER_ID, "bot_id": BOT_ID, "text": params.get("text", "")}
-                self._posted.setdefault((channel, str(params["thread_ts"])), []).append(mine)
-            return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
+            return self._post(channel, params)
         if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
             return {"channel": channel, "ts": params.get("ts", "")}
         if method == "chat.postEphemeral":
@@ -271,7 +272,38 @@ class FakeSlackAPI:
         if method == "conversations.replies":
             key = (channel, params.get("ts", ""))
             return {"messages": [*self.threads.get(key, []), *self._posted.get(key, [])], "has_more": False}
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{next(self._ts):08d}"
+            self.pending_uploads[file_id] = {"filename": params.get("filename", ""), "length": params.get("length")}
+            return {"upload_url": f"http://127.0.0.1:{self.port}/upload/{file_id}", "file_id": file_id}
+        if method == "files.completeUploadExternal":
+            return {"files": self._complete_uploads(params)}
         return {}
+
+    def _post(self, channel: str, params: dict[str, Any]) -> dict[str, Any]:
+        ts = f"{int(time.time()) if self.wall_clock_ts else 1700000000}.{next(self._ts):06d}"
+        if params.get("thread_ts"):  # the app's own replies are in the thread, as conversations.replies lists them
+            mine = {"ts": ts, "user": BOT_USER_ID, "bot_id": BOT_ID, "text": params.get("text", "")}
+            self._posted.setdefault((channel, str(params["thread_ts"])), []).append(mine)
+        return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
+
+    def _complete_uploads(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Shares each uploaded file where Slack would: the channel, in the thread when thread_ts is given."""
+        listed = params.get("files", "[]")
+        done = []
+        for entry in json.loads(listed) if isinstance(listed, str) else listed:
+            pending = self.pending_uploads.pop(entry["id"], {})
+            shared = {
+                "id": entry["id"],
+                "title": entry.get("title", ""),
+                "channel": params.get("channel_id", ""),
+                "thread_ts": params.get("thread_ts", ""),
+                "content": self.uploaded.get(entry["id"], b""),
+                **pending,
+            }
+            self.files.append(shared)
+            done.append({"id": entry["id"], "title": shared["title"]})
+        return done
 
     def _record(self, method: str, params: dict[str, Any], headers: dict[str, str]) -> SlackCall:
         call = SlackCall(method, params, headers, at_s=time.monotonic())
@@ -285,6 +317,9 @@ class FakeSlackAPI:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
+                if self.path.startswith("/upload/"):  # the upload URL takes the file's raw bytes
+                    self._upload(self.path.removeprefix("/upload/"))
+                    return
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
                 params = _params_from_body(raw, self.headers.get("Content-Type", ""))
                 method = "response_url" if self.path.startswith("/respond/") else self.path.removeprefix("/api/")
@@ -302,6 +337,21 @@ class FakeSlackAPI:
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _upload(self, file_id: str) -> None:
+                data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                known = file_id in fake.pending_uploads
+                fake._record("upload", {"file_id": file_id, "bytes": len(data)}, dict(self.headers.items()))
+                if fake.latency_s:
+                    time.sleep(fake.latency_s)
+                if known:
+                    fake.uploaded[file_id] = data
+                body = f"OK - {len(data)}".encode() if known else b"unknown upload url"
+                self.send_response(200 if known else 404)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -427,8 +477,10 @@ class ScriptedResponder:
         delay_s: float = 0.0,
         gate: threading.Event | None = None,
         gate_after_steps: int = 0,
+        chart: ChartLine | None = None,
     ) -> None:
         self.answer, self.steps, self.delay_s, self.gate = answer, steps, delay_s, gate
+        self.chart = chart  # the points each step's series carries for a chart (none: no chart)
         self.gate_after_steps = gate_after_steps
         self.questions: list[Question] = []
         self._lock = threading.Lock()
@@ -442,8 +494,9 @@ class ScriptedResponder:
         for index in range(1, self.steps + 1):
             time.sleep(self.delay_s)
             # change: 15:05 212 ms -> 1,180 ms (x5.6), rendered from its series as the metrics tool does
+            looked = replace(series(), chart=self.chart)
             step = toolresults.step(
-                index, "query_metrics", series(), thought=f"check {index}", service="order", metric="p99_latency"
+                index, "query_metrics", looked, thought=f"check {index}", service="order", metric="p99_latency"
             )
             steps.append(step)
             if on_step is not None:

@@ -214,3 +214,23 @@ def test_full_queue_answers_503(serve_api: Callable[..., ApiServer]) -> None:
     release.set()
     assert codes[:6] == [202] * 6  # 2 running + 4 queued
     assert codes[6] == 503
+
+
+def test_the_chart_of_a_stored_diagnosis_comes_back_as_a_png(serve_api: Callable[..., ApiServer]) -> None:
+    from tests.chart.test_chart import looked
+    from tests.fakes.slack import ScriptedResponder
+
+    api = serve_api(ScriptedResponder(chart=looked().chart))
+    trace_id = api.post("/api/diagnose", {"question": "why is order slow?"}).json()["trace_id"]
+    resp = api.get(f"/api/traces/{trace_id}/chart.png")  # drawn from the stored steps: their series came back whole
+    assert resp.status_code == 200 and resp.headers["Content-Type"] == "image/png"
+    assert resp.content.startswith(b"\x89PNG\r\n\x1a\n") and len(resp.content) > 10_000
+    assert api.get(f"/api/traces/{trace_id}/chart.png", token="wrong").status_code == 401
+
+
+def test_a_chart_that_cannot_be_drawn_is_explained(serve_api: Callable[..., ApiServer]) -> None:
+    api = serve_api()  # its steps hold no series
+    trace_id = api.post("/api/diagnose", {"question": "why is order slow?"}).json()["trace_id"]
+    resp = api.get(f"/api/traces/{trace_id}/chart.png")
+    assert resp.status_code == 404 and "no series to chart" in resp.json()["error"]
+    assert "no finished trace" in api.get(f"/api/traces/{'0' * 32}/chart.png").json()["error"]

@@ -109,3 +109,25 @@ def test_marking_twice_adds_nothing() -> None:
 def test_observations_only_from_the_trace_count_as_evidence() -> None:
     marked = mark_unverified(_trace("order v2.8.1 raised the pool size"))
     assert marked.notes == ("unverified: v2.8.1",)  # the deploy record was never observed in this trace
+
+
+def test_a_ratio_and_a_percent_change_of_numbers_the_answer_states_are_backed():
+    evidence = ["p99_latency of order\nchange: 15:05 212 ms -> 1,180 ms (x5.6)", "errors: 248 lines"]
+    answer = "p99 rose from 212 ms to 1,180 ms, 5.57 times as slow (+457 %), a difference of 968 ms."
+    assert unverified_claims(answer, evidence) == []
+
+
+def test_a_derivation_of_two_numbers_on_one_observation_line_is_backed():
+    evidence = ["error_rate of order, step 30s\nchange: 15:06 0.21 % -> 4.1 % (x19.5)"]
+    assert unverified_claims("Errors rose about 20-fold, by 3.89 percentage points.", evidence) == []
+
+
+def test_numbers_from_different_observations_not_stated_in_the_answer_back_no_ratio():
+    evidence = ["catalog p99 100 ms", "payment p99 370 ms"]  # x3.7 would be a pair drawn from anywhere
+    assert unverified_claims("order is x3.7 slower than before.", evidence) == ["x3.7"]
+
+
+def test_an_invented_number_stays_unverified_among_many_observed_ones():
+    table = "\n".join(f"{minute:02d}:00 {200 + 7 * minute} ms" for minute in range(24))
+    evidence = [f"series (mean per 1h, ms):\n{table}", "change: 15:05 212 ms -> 1,180 ms (x5.6)"]
+    assert unverified_claims("p99 reached 8,765 ms, from 212 ms to 1,180 ms.", evidence) == ["8,765 ms"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from slack_bolt import App
+from slack_sdk import WebClient
 
 from bot.engine.types import Responder, Trace
 from bot.http.server import RunningServer, health_app, route, slack_app, start_server
@@ -38,6 +39,7 @@ class Surface:
 
 
 SurfaceFactory = Callable[..., Surface]
+PostChart = Callable[[WebClient, Job, Trace], bool]
 
 
 def _recording_persist(
@@ -71,6 +73,7 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
         latency_s: float = 0.0,
         budget: CallBudget | None = None,
         lanes: Lanes | None = None,
+        post_chart: PostChart | None = None,
     ) -> Surface:
         persisted: list[Trace] = []
         votes: list[tuple[str, str, int]] = []
@@ -88,6 +91,7 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
                 update_interval_s=3.0,
                 append_interval_s=append_interval_s,
                 budget=budget or CallBudget({}),
+                post_chart=post_chart,
             ),
             classify=classify,
         )

@@ -202,6 +202,35 @@ def naming_signature(signatures: Sequence[str], changes: Sequence[KeyChange]) ->
     return None
 
 
+def saturation_reasons(saturated: Sequence[tuple[str, str]], changes: Sequence[KeyChange]) -> list[Reason]:
+    """A saturation signal that rose at the onset weighs for a deploy; more when its diff changed what saturated
+    (a pool's size and that pool's pending connections share a word). `saturated` is (metric, its change in the
+    words the metric tool printed)."""
+    for metric, described in saturated:
+        key = next((c for c in meaningful_changes(changes) if _shares_a_word(metric, c.key)), None)
+        if key is not None:
+            return [Reason(3, f"{described}, and its diff changed {key.key} {key.old} → {key.new}, which sizes it")]
+    return [Reason(1, f"at the onset {saturated[0][1]}")] if saturated else []
+
+
+_GENERIC_WORDS = {"seconds", "total", "count", "bytes", "size", "maximum", "minimum", "http", "server", "value"}
+
+
+def _words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return {w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if len(w) >= 3 and w not in _GENERIC_WORDS}
+
+
+def _shares_a_word(metric: str, key: str) -> bool:
+    """Whether a metric name and a config key name the same thing: a word in common, or one word the start of the
+    other ("hikari" and "hikaricp") when the shorter has five letters or more."""
+    return any(
+        a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
+        for a in _words(metric)
+        for b in _words(key)
+    )
+
+
 def is_surge(ratio: float, at: datetime, onset: datetime) -> bool:
     """A caller's traffic change is a surge that can explain the onset: big enough, and just before it."""
     return ratio >= SURGE_RATIO and onset - SURGE_BEFORE <= at <= onset + SURGE_AFTER

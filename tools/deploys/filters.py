@@ -7,6 +7,7 @@ apply to it.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,6 +83,22 @@ class FilteredDeploys(ReadsDeploys):
 
     def check(self) -> list[Finding]:
         return self.inner.check()
+
+    def check_environments(self, start: datetime, end: datetime) -> list[Finding]:
+        """The environments filter against the environments the source's deploys record in the window: one that
+        none records but one close to it does is a misspelling; a filter that no deploy passes leaves no suspect."""
+        seen = sorted({r.environment for r in self.inner.read(None, start, end).records if r.environment})
+        wanted = self.keep.environments
+        if not wanted or not seen:
+            return []
+        folded = {e.lower() for e in seen}
+        missing = [e for e in wanted if e.lower() not in folded]
+        value, listed = ", ".join(wanted), ", ".join(seen)
+        close = [c for e in missing for c in difflib.get_close_matches(e.lower(), sorted(folded), n=1)]
+        if len(missing) == len(wanted) or close:
+            evidence = f"no deploy records the environment {', '.join(missing)}; the deploys record {listed}"
+            return [Finding("deploys.environments", value, evidence, ok=False, suggestion=", ".join(close))]
+        return [Finding("deploys.environments", value, f"the deploys record {listed}")]
 
     @property
     def service_setting(self) -> str:

@@ -9,7 +9,7 @@ from the services that do). Each check returns Findings (tools/discovery.py): a 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from tools.base import ToolError
 from tools.discovery import Finding, did_you_mean
@@ -26,11 +26,12 @@ MAX_LISTED = 8
 SERVICE_CUTOFF = 0.8  # difflib ratio: a transposition or a dropped letter in a 4-10 letter name is above it
 
 
-def check_logs(source: LogSource, services: Sequence[str] = ()) -> list[Finding]:
-    """The meaning checks of whichever log source the settings build; `services` are the topology's."""
+def check_logs(source: LogSource, services: Sequence[str] = (), chosen: Collection[str] = ()) -> list[Finding]:
+    """The meaning checks of whichever log source the settings build; `services` are the topology's, `chosen` the
+    settings the user set (an optional field they set must be there; a default one that is not is only said)."""
     try:
         if isinstance(source, ElasticsearchLogs):
-            return check_elasticsearch_logs(source, services)
+            return check_elasticsearch_logs(source, services, chosen)
         if isinstance(source, LokiLogs):
             return check_loki_logs(source, services)
         if isinstance(source, SqliteLogs):
@@ -40,13 +41,15 @@ def check_logs(source: LogSource, services: Sequence[str] = ()) -> list[Finding]
     return [Finding("logs.backend", source.describe(), "not checked: no meaning checks for this source")]
 
 
-def check_elasticsearch_logs(source: ElasticsearchLogs, services: Sequence[str]) -> list[Finding]:
+def check_elasticsearch_logs(
+    source: ElasticsearchLogs, services: Sequence[str], chosen: Collection[str] = ()
+) -> list[Finding]:
     """Index pattern, fields, levels and services of an Elasticsearch log source."""
     pattern = _pattern(source)
     if pattern.problems:
         return [pattern]
     mapping = source.mappings.get()
-    found = [pattern, *(_field(source, mapping, logical) for logical in SETTINGS)]
+    found = [pattern, *(_field(source, mapping, logical, chosen) for logical in SETTINGS)]
     level = field_use(source.fields.level, mapping)
     if level.present:
         found.append(_levels(source))
@@ -104,11 +107,11 @@ def _pattern(source: ElasticsearchLogs) -> Finding:
     return Finding("logs.index_pattern", pattern, f"{len(others)} other indices in the cluster", (problem,))
 
 
-def _field(source: ElasticsearchLogs, mapping: IndexMapping, logical: str) -> Finding:
+def _field(source: ElasticsearchLogs, mapping: IndexMapping, logical: str, chosen: Collection[str] = ()) -> Finding:
     setting = f"logs.{SETTINGS[logical]}"
     configured = getattr(source.fields, logical)
     use = field_use(configured, mapping)
-    optional = logical not in REQUIRED
+    optional = logical not in REQUIRED and setting not in chosen
     if not use.present:
         if logical == "service" and has_service(source.index_pattern):
             return Finding(setting, configured, "not in the mapping; services come from the index names")

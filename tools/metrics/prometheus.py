@@ -39,7 +39,8 @@ _SUCCESS = b'{"status":"success",'
 
 
 class PrometheusAPI:
-    """GET /api/v1/query_range and /api/v1/label/<name>/values on one Prometheus, results as Prometheus sends them."""
+    """GET /api/v1/query_range, /api/v1/labels and /api/v1/label/<name>/values on one Prometheus, results as
+    Prometheus sends them."""
 
     def __init__(
         self,
@@ -71,11 +72,23 @@ class PrometheusAPI:
             result: list[dict[str, Any]] = self._prometheus.custom_query_range(promql, start, end, step)
         return result
 
-    def label_values(self, label: str) -> list[str]:
-        """Every value the label takes in Prometheus."""
+    def label_values(self, label: str, match: str = "", since: datetime | None = None) -> list[str]:
+        """Every value the label takes in Prometheus; with `match`, on the series that selector matches, and with
+        `since`, on the series that have samples since then (discovery and doctor ask so)."""
         with _failures_as_tool_errors(self.url):
-            values: list[str] = self._prometheus.get_label_values(label)
+            values: list[str] = self._prometheus.get_label_values(label, params=_series_params(match, since))
         return values
+
+    def label_names(self, match: str = "", since: datetime | None = None) -> list[str]:
+        """The label names of the series `match` selects (every series without it), as label_values filters."""
+        with _failures_as_tool_errors(self.url):
+            names: list[str] = self._prometheus.get_label_names(params=_series_params(match, since))
+        return names
+
+
+def _series_params(match: str, since: datetime | None) -> dict[str, str]:
+    params = {"match[]": match} if match else {}
+    return params | ({"start": f"{since.timestamp():.3f}"} if since is not None else {})
 
 
 def _session(verify_tls: bool) -> requests.Session:

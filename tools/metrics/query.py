@@ -14,11 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from statistics import median
-from string import Template
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
+from tools.metrics.catalogue import ServiceCatalogue, catalogue_problems, render
+from tools.metrics.chartline import CHART_POINTS, ChartLine, bucket_length
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
 from tools.metrics.series import (
     MetricQuery,
@@ -42,6 +43,7 @@ __all__ = [
     "MetricSeries",
     "MetricStats",
     "MetricsTools",
+    "ServiceCatalogue",
     "ServiceList",
     "render_series",
     "render_services",
@@ -77,22 +79,28 @@ class MetricsTools:
         max_services: int = 200,
         up_metric: str = "up",
         gap_share: float = 0.8,
+        services: Mapping[str, ServiceCatalogue] | None = None,
     ) -> None:
-        if not _LABEL_NAME.match(service_label):
-            raise ValueError(f"invalid Prometheus label name {service_label!r}")
+        self.services = dict(services or {})
+        for label in {service_label, *(own.label for own in self.services.values() if own.label)}:
+            if not _LABEL_NAME.match(label):
+                raise ValueError(f"invalid Prometheus label name {label!r}")
         if not catalogue:
             raise ValueError("the metric catalogue is empty")
         self.client = client
         self.catalogue = {k: v if isinstance(v, MetricQuery) else MetricQuery(*v) for k, v in catalogue.items()}
-        for name, query in self.catalogue.items():
-            _check_template(name, query.promql)
+        # A broken template is that metric's error when queried, never a failure to start (doctor lists them).
+        self.problems = catalogue_problems(self.catalogue, self.services)
         self.service_label = service_label
         self.max_points = max_points
         self.clock = clock
         self.topology = {name: list(downstream) for name, downstream in (topology or {}).items()}
         self.max_services = max_services
-        self._services = CachedNames(lambda: client.label_values(service_label), services_ttl_s)
-        self.collection = CollectionCheck(client, service_label, up_metric=up_metric, gap_share=gap_share)
+        self._ttl_s = services_ttl_s
+        self._names: dict[str, CachedNames] = {}
+        self._up_metric, self._gap_share = up_metric, gap_share
+        self._collection: dict[str, CollectionCheck] = {}
+        self._collection_for(service_label)  # a bad up_metric is refused here, at start-up
 
     def specs(self) -> list[ToolSpec]:
         """query_metrics (its description lists this catalogue) and list_services."""
@@ -110,7 +118,8 @@ class MetricsTools:
         services = tuple(self.known_services())
         shown = services[: self.max_services]
         downstream = {name: tuple(self.topology[name]) for name in shown if self.topology.get(name)}
-        listed = ServiceList(self.service_label, services, len(shown), downstream)
+        own = {name: c.label for name, c in self.services.items() if c.label not in ("", self.service_label)}
+        listed = ServiceList(self.service_label, services, len(shown), downstream, own)
         if not services:
             return ToolResult("no_data", f"Prometheus holds no values of the label {self.service_label!r}.", listed)
         return ToolResult("ok", render_services(listed), listed)
@@ -130,12 +139,12 @@ class MetricsTools:
         from tools.analysis.changepoints import detect_changes, detect_spikes, detect_stop
         from tools.analysis.trends import detect_sawtooth, detect_trends
 
-        query = self._catalogued(metric)
         name = self._known_service(service)
+        label, query = self.query_for(name, metric.strip())
         window = window_from_args(range, "", "", self.clock())
         step_s = _step_for(window.seconds, self.max_points)
         window = TimeWindow(_align(window.start, step_s), window.end)
-        promql = Template(query.promql).substitute(label=self.service_label, service=_promql_string(name)[1:-1])
+        promql = render(query.promql, label=label, service=_promql_string(name)[1:-1])
         log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
         result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
         unit, factor = _display_unit(query.unit)
@@ -148,7 +157,9 @@ class MetricsTools:
         stop = detect_stop(times, values, window.end, step_s)
         collection = None
         if stop is not None:
-            collection = self.collection.check(name, query.promql, stop.last_at, window.start, window.end, step_s)
+            check = self._collection_for(label).check  # it finds the raw metric by `$label="$service"`
+            template = render(query.promql, label="$label", service="$service")
+            collection = check(name, template, stop.last_at, window.start, window.end, step_s)
             if collection.cause == GAP:
                 changes, spikes, collection = without_gap_tail(stop.last_at, step_s, changes, spikes, collection)
         return MetricSeries(
@@ -167,6 +178,7 @@ class MetricsTools:
             sawtooth,
             stop,
             collection,
+            ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
         )
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
@@ -193,8 +205,39 @@ class MetricsTools:
         return next((t for t, v in _points_from_result(result, factor) if (v > level) == up), at)
 
     def known_services(self) -> list[str]:
-        """Label values of the service label, cached for a short while."""
-        return self._services.get()
+        """Values of the service label, with each service that has its own label and holds a value of it; cached
+        for a short while."""
+        known = set(self._label_values(self.service_label))
+        for service, own in self.services.items():
+            if own.label and own.label != self.service_label and service in self._label_values(own.label):
+                known.add(service)
+        return sorted(known)
+
+    def query_for(self, service: str, metric: str) -> tuple[str, MetricQuery]:
+        """The service label and template a service's metric is read with (its own, else the catalogue's); a
+        ToolError when the template is broken or the service does not measure it."""
+        own = self.services.get(service, ServiceCatalogue())
+        problems = self.problems.get(f"{service}/{metric}") if metric in own.metrics else self.problems.get(metric)
+        if problems:
+            raise ToolError(
+                f"metric {metric!r} cannot be queried for {service}: its PromQL template is broken ({problems[0]}); "
+                "`opsbot doctor` lists every problem of the catalogue"
+            )
+        if metric in own.not_measured:
+            raise ToolError(f"unknown metric for {service}: {metric!r} is not measured for it (its catalogue says so)")
+        return own.label or self.service_label, own.metrics.get(metric) or self._catalogued(metric)
+
+    def _label_values(self, label: str) -> list[str]:
+        if label not in self._names:
+            self._names[label] = CachedNames(lambda: self.client.label_values(label), self._ttl_s)
+        return self._names[label].get()
+
+    def _collection_for(self, label: str) -> CollectionCheck:
+        if label not in self._collection:
+            self._collection[label] = CollectionCheck(
+                self.client, label, up_metric=self._up_metric, gap_share=self._gap_share
+            )
+        return self._collection[label]
 
     def _catalogued(self, metric: str) -> MetricQuery:
         query = self.catalogue.get(metric.strip())
@@ -255,11 +298,3 @@ def _align(moment: datetime, step_s: int) -> datetime:
 def _promql_string(value: str) -> str:
     """A PromQL double-quoted string literal (JSON escaping is a valid subset)."""
     return json.dumps(value)
-
-
-def _check_template(name: str, promql: str) -> None:
-    """Fail at startup, not mid-incident, on a template with a placeholder other than $label and $service."""
-    try:
-        Template(promql).substitute(label="service", service="x")
-    except (KeyError, ValueError) as exc:
-        raise ValueError(f"metric {name!r}: PromQL template may use only $label and $service ({exc})") from exc

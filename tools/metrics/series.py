@@ -18,14 +18,13 @@ average, so a stored step holds what the model saw, not 288 points per query.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from statistics import fmean
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from tools.base import ToolData
+from tools.metrics.chartline import ChartLine, bucket_means
 from tools.timerange import TimeWindow, duration_to_text
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
@@ -33,7 +32,6 @@ if TYPE_CHECKING:  # the detectors load with the first series analysed, not with
     from tools.analysis.trends import Sawtooth, Trend
 
 SUMMARY_POINTS = 12
-_BUCKET_S = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800, 14_400, 21_600, 43_200, 86_400)
 GAP: Final = "collection gap"  # the collection stopped with the series (tools/metrics/collection.py decides)
 SERVICE: Final = "the service"
 UNKNOWN: Final = "unknown"
@@ -123,6 +121,7 @@ class MetricSeries(ToolData):
     sawtooth: Sawtooth | None = None
     stop: Stop | None = None
     collection: Collection | None = None  # whether the stop is the service's or the collection's
+    chart: ChartLine | None = None  # about CHART_POINTS means: what a chart of it draws
 
     @property
     def checked(self) -> bool:
@@ -139,16 +138,12 @@ class ServiceList(ToolData):
     services: tuple[str, ...]  # every one, sorted
     shown: int  # how many the text lists
     downstream: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # of the listed ones that have any
+    own_labels: Mapping[str, str] = field(default_factory=dict)  # service -> its own label, where not `label`
 
 
 def series_summary(points: Sequence[tuple[datetime, float]], step_s: int) -> SeriesSummary:
     """About SUMMARY_POINTS means over buckets of a round length (2h rather than 125m)."""
-    wanted_s = math.ceil(len(points) / SUMMARY_POINTS) * step_s
-    bucket_s = next((s for s in _BUCKET_S if s >= wanted_s and s % step_s == 0), wanted_s)
-    buckets: dict[int, list[tuple[datetime, float]]] = {}
-    for moment, value in points:
-        buckets.setdefault(int(moment.timestamp()) // bucket_s, []).append((moment, value))
-    cells = tuple((b[0][0], fmean(v for _, v in b)) for b in buckets.values())
+    bucket_s, cells = bucket_means(points, step_s, SUMMARY_POINTS)
     return SeriesSummary(bucket_s, cells, len(points))
 
 
@@ -193,7 +188,9 @@ def render_services(listed: ServiceList) -> str:
         f"{name} -> {', '.join(listed.downstream[name])}" if name in listed.downstream else name
         for name in listed.services[: listed.shown]
     ]
-    header = f"{len(listed.services)} services (label {listed.label!r}); -> lists a service's downstream services:"
+    labels = "".join(f"; {name} on {label!r}" for name, label in sorted(listed.own_labels.items()))
+    header = f"{len(listed.services)} services (label {listed.label!r}{labels}); -> lists a service's downstream"
+    header += " services:"
     more = len(listed.services) - listed.shown
     footer = [f"… and {more} more not shown; query_metrics validates any name."] if more else []
     return "\n".join([header, *lines, *footer])

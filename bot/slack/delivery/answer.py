@@ -19,6 +19,8 @@ from datetime import date, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from bot.chart.sparkline import sparkline
+from bot.chart.spec import chart_spec
 from bot.engine.types import StopReason, Trace
 from bot.safety.outbound import slack_markdown, slack_mrkdwn
 from bot.slack.delivery.findings import Finding, deploy_time, finding_from_step
@@ -66,6 +68,9 @@ class FinalMessage:
         self.plain, self.quick = is_plain(trace), trace.protocol == "single" or not trace.steps
         self.findings = [] if self.plain else _findings(trace)  # a quick lookup's fallback text reads them too
         self.next_step = "" if self.plain or self.quick else next_check(trace, self.findings)
+        spec = None if self.plain or self.quick else chart_spec(trace)  # the chart's text fallback, always kept
+        line = sparkline(spec) if spec is not None else ""
+        self.spark = f"📈 {line}" if line else ""
 
     @cached_property
     def text(self) -> str:
@@ -92,7 +97,9 @@ class FinalMessage:
             )
             return [{"type": "markdown", "text": text}, *self.tail]
         blocks = [section(f"{_headline(self.trace, self.findings)}\n{self._summary_mrkdwn}")]
-        bullets = [f"• {mrkdwn_escape(f.text)}" for f in self._evidence]
+        bullets = [f"• {mrkdwn_escape(f.text)}" for f in self._evidence] + [mrkdwn_escape(self.spark)] * bool(
+            self.spark
+        )
         body = "\n".join([*bullets, f"*Next:* {mrkdwn_escape(self.next_step)}" if self.next_step else ""]).strip()
         return [*blocks, *([section(body)] if body else []), *self.tail]
 
@@ -105,6 +112,7 @@ class FinalMessage:
             _headline(self.trace, self.findings, markdown=True),
             slack_markdown(self._summary),
             "\n".join(f"- {slack_markdown(f.text)}" for f in self._evidence),
+            slack_markdown(self.spark),
             f"**Next:** {slack_markdown(self.next_step)}" if self.next_step else "",
         ]
         return trim("\n\n".join(p for p in parts if p), STREAM_TEXT_CHARS)

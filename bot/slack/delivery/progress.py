@@ -51,6 +51,7 @@ class ProgressOptions:
     status_refresh_s: float = 90.0
     budget: CallBudget = field(default_factory=lambda: CallBudget({}))
     on_stream_fallback: Callable[[str], None] | None = None  # hears Slack's error code (for /metrics)
+    post_chart: Callable[[WebClient, Job, Trace], bool] | None = None  # the symptom's chart, after the answer
 
 
 class MessageOwner(Protocol):

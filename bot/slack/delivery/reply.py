@@ -119,6 +119,8 @@ class Replier:
                 trace.totals.elapsed_ms,
                 delivered,
             )
+        if delivered and not quick and self._progress.post_chart is not None:  # the picture, once all else is done
+            self._progress.post_chart(self._client, job, trace)
         return trace
 
     def _run(self, job: Job, question: Question, on_step: StepObserver) -> Trace:

@@ -79,3 +79,22 @@ def test_a_surge_counts_only_when_big_enough_and_just_before_the_onset():
     assert not ranking.is_surge(3.0, ONSET - timedelta(minutes=40), ONSET)
     assert not ranking.is_surge(3.0, ONSET + timedelta(minutes=10), ONSET)
     assert ranking.score_of(ranking.surge_reasons("reporting", "orders-db", "order", "x3")) == 5
+
+
+def test_a_saturation_signal_that_rose_weighs_more_when_the_diff_sized_what_saturated():
+    pool = KeyChange("spring.datasource.hikari.maximum-pool-size", "20", "4", "envs/prod/order/values.yaml")
+    risen = [("db_pool_pending", "order db pool pending went from 0 to 11 at 15:05 UTC")]
+    [sized] = ranking.saturation_reasons(risen, [pool])
+    assert sized.points == 3 and "maximum-pool-size 20 → 4" in sized.text and "pool pending went from 0" in sized.text
+    [rose] = ranking.saturation_reasons([("gc_pause", "order gc pause went from 1% to 9% at 15:05 UTC")], [pool])
+    assert rose.points == 1 and rose.text.startswith("at the onset order gc pause went")
+    assert ranking.saturation_reasons([], [pool]) == []
+
+
+def test_a_metric_and_a_key_name_the_same_thing_by_a_shared_word_or_a_long_prefix():
+    hikari = KeyChange("spring.datasource.hikari.maximumPoolSize", "20", "4")
+    [reason] = ranking.saturation_reasons([("hikaricp_connections_pending", "rose")], [hikari])
+    assert reason.points == 3
+    logging_only = KeyChange("logging.level.root", "INFO", "DEBUG")
+    [reason] = ranking.saturation_reasons([("db_pool_pending", "rose")], [logging_only])
+    assert reason.points == 1

@@ -12,7 +12,7 @@ from tests.fakes.faulty import closed_port_url, fake_backend
 from tests.tools.conftest import tool_settings
 from tools.analysis.changepoints import Spike
 from tools.analysis.trends import Sawtooth, Trend
-from tools.base import ToolError, call_tool
+from tools.base import Toolbox, ToolError, call_tool
 from tools.metrics.query import MetricQuery, MetricSeries, MetricStats, MetricsTools, render_series
 from tools.metrics.series import series_summary
 from tools.timerange import TimeWindow, iso_z
@@ -99,7 +99,7 @@ def test_metric_without_samples_is_no_data_not_an_error(sandbox):
 
 
 def test_promql_the_backend_rejects_comes_back_with_prometheus_own_text(sandbox):
-    catalogue = {"broken": MetricQuery('sum(rate(http_requests_total{$label="$service"}[5m])', "rps", "typo")}
+    catalogue = {"broken": MetricQuery('sum(rate(http_requests_total{$label="$service"}[5x]))', "rps", "typo")}
     client = wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url))
     with pytest.raises(ToolError, match=r"Prometheus rejected the request: HTTP 400: .*parse error"):
         MetricsTools(client, catalogue).series("order", "broken")
@@ -165,10 +165,34 @@ def test_description_names_the_configured_catalogue_and_the_schema_restricts_met
     assert spec.parameters["properties"]["metric"]["enum"] == ["p99_latency", "qps", "error_rate", "cpu_usage"]
 
 
-def test_catalogue_template_with_an_unknown_placeholder_fails_at_startup():
-    client = wiring.build_prometheus(tool_settings())
-    with pytest.raises(ValueError, match=r"metric 'qps': PromQL template may use only \$label and \$service"):
-        MetricsTools(client, {"qps": MetricQuery('sum(rate(http_requests_total{pod="$pod"}[5m]))', "rps")})
+def test_a_broken_template_is_that_metrics_error_and_never_a_failure_to_start(sandbox):
+    client = wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url))
+    catalogue = {
+        "qps": MetricQuery('sum(rate(http_requests_total{$label="$service"}[5m]))', "rps"),
+        "pod_qps": MetricQuery('sum(rate(http_requests_total{pod="$pod"}[5m]))', "rps"),
+    }
+    tools = MetricsTools(client, catalogue)
+    assert tools.problems == {
+        "pod_qps": [
+            "unknown placeholder $pod; a template may use $label and $service",
+            "the template never names $service, so every service would get the same series",
+        ]
+    }
+    broken = call_tool(Toolbox(tools.specs()), "query_metrics", {"service": "order", "metric": "pod_qps"})
+    assert broken.status == "error" and "PromQL template is broken (unknown placeholder $pod" in broken.text
+    assert tools.query_metrics("order", "qps", "1h").status == "ok"
+
+
+def test_label_replace_dollar_groups_are_promql_not_placeholders(sandbox):
+    promql = (
+        'sum(label_replace(rate(http_requests_total{$label="$service"}[5m]), "code", "$1", "status", "(.)..")'
+        ' and on (code) label_replace(vector(1), "code", "${1}", "x", "(5)"))'
+    )
+    client = wiring.build_prometheus(tool_settings(prometheus_url=sandbox.prometheus_url))
+    tools = MetricsTools(client, {"server_errors": MetricQuery(promql, "rps")})
+    assert tools.problems == {}
+    series = tools.series("order", "server_errors", "48h")
+    assert '"$1", "status"' in series.promql and 'service="order"' in series.promql
 
 
 def test_spike_that_recovered_is_reported_over_a_long_window(make_sandbox):

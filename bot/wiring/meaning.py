@@ -1,0 +1,114 @@
+"""The doctor's meaning checks: each family proves its settings against live data and returns Findings; here they
+become doctor lines that name the setting, where its value came from (the file and key, or the variable), the
+value, and what does not hold, with a "did you mean". A family that cannot be checked says "not checked".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from bot.config import Settings
+from bot.config.provenance import dotenv_entries, environment, origin_of, origins
+from bot.wiring.core import build_deploy_source, build_log_source, build_metrics_tools
+from bot.wiring.doctor import CheckResult
+from tools.base import ToolError
+from tools.discovery import Finding, setting_parts
+
+MAX_SAMPLED_SERVICES = 20  # with no topology and no per-service settings, this many of Prometheus' services
+MAX_VALUE_CHARS = 100
+MAX_OK_CHARS = 400
+
+
+def meaning_checks() -> list[Callable[[Settings], list[CheckResult]]]:
+    """Each family's check of what its settings mean, in the order doctor prints them."""
+    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning]
+
+
+def services_to_check(settings: Settings, known: Callable[[], list[str]]) -> tuple[list[str], str]:
+    """The topology's services and those with their own metric settings; with no topology, the services Prometheus
+    holds (at most MAX_SAMPLED_SERVICES). Returns them and how they were chosen, in words."""
+    own = list(settings.prometheus.services)
+    if settings.topology:
+        named = [*settings.topology, *(d for ds in settings.topology.values() for d in ds), *own]
+        return list(dict.fromkeys(named)), "the services the topology names"
+    found = known()
+    chosen = list(dict.fromkeys([*own, *found]))[:MAX_SAMPLED_SERVICES]
+    return chosen, f"{len(chosen)} of the {len(found)} services Prometheus holds (no topology is configured)"
+
+
+def check_metrics_meaning(settings: Settings) -> list[CheckResult]:
+    """Every catalogue query of every service returns data, or the missing label value is named."""
+    from tools.metrics.checks import check_metrics
+
+    tools = build_metrics_tools(settings)
+    try:
+        services, chosen = services_to_check(settings, tools.known_services)
+        findings = check_metrics(tools, services, datetime.now(UTC))
+    except ToolError as exc:
+        return [CheckResult("metrics", "warn", f"not checked: {exc}")]
+    return results_from_findings("metrics", findings, settings, f"{chosen}: ")
+
+
+def check_logs_meaning(settings: Settings) -> list[CheckResult]:
+    """The log fields exist in the mapping and hold values, the level values match (tools/logs/checks.py)."""
+    from tools.logs.checks import check_logs
+
+    services, chosen = _named_or_metric_services(settings)
+    claims = origins(environment(), dotenv_entries(), settings.config_file)
+    logs = settings.logs.model_dump()
+    set_by_user = [f"logs.{key}" for key in logs if origin_of(("logs", key), claims) != "default"]
+    found = check_logs(build_log_source(settings), services, set_by_user)
+    return results_from_findings("logs", found, settings, f"{chosen}: ")
+
+
+def check_deploys_meaning(settings: Settings) -> list[CheckResult]:
+    """The deploy source yields deploys of each service, and its patterns match (tools/deploys/discovery.py)."""
+    from tools.deploys.discovery import check_deploys
+
+    services, chosen = _named_or_metric_services(settings)
+    try:
+        checked = check_deploys(build_deploy_source(settings), services, datetime.now(UTC))
+    except ToolError as exc:
+        return [CheckResult("deploys", "warn", f"not checked: {exc}")]
+    findings = [
+        Finding(f.setting, f.value, f.evidence, () if f.ok else (f.evidence + _suggested(f.suggestion),))
+        for f in checked
+    ]
+    return results_from_findings("deploys", findings, settings, f"{chosen}: ")
+
+
+def _suggested(suggestion: str) -> str:
+    return f" (did you mean {suggestion!r}?)" if suggestion else ""
+
+
+def _named_or_metric_services(settings: Settings) -> tuple[list[str], str]:
+    """The services the logs and deploys must cover: the topology's, else those the metrics know (when Prometheus
+    answers), so each family is checked for the same services."""
+    try:
+        return services_to_check(settings, build_metrics_tools(settings).known_services)
+    except ToolError:
+        return list(settings.topology), "the services the topology names"
+
+
+def results_from_findings(
+    family: str, findings: Sequence[Finding], settings: Settings, scope: str = ""
+) -> list[CheckResult]:
+    """A FAIL line per problem (the setting, its source, its value, the problem); one OK line when none."""
+    claims = origins(environment(), dotenv_entries(), settings.config_file)
+    failed = []
+    for finding in findings:
+        path = tuple(setting_parts(finding.setting))
+        source = origin_of(path, claims) if path else "default"
+        value = f"{finding.value!r:.{MAX_VALUE_CHARS}}"
+        failed += [
+            CheckResult(family, "fail", f"{finding.setting} = {value} ({source}): {problem}")
+            for problem in finding.problems
+        ]
+    if failed:  # one line per problem, however many services showed it
+        return list({str(result): result for result in failed}.values())
+    if family == "metrics":  # each finding is one service's queries
+        held = "; ".join(f.evidence for f in findings if f.evidence)
+    else:
+        held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting)) + " hold"
+    return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS])]
