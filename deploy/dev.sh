@@ -21,6 +21,7 @@ ensure_apt() {
   local missing=()
   command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
   command -v redis-server >/dev/null || missing+=(redis-server)
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql) # the database toolset's tests
   command -v git >/dev/null || missing+=(git)
   python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
   [ ${#missing[@]} -eq 0 ] && return

@@ -45,6 +45,12 @@ RESULT_TYPES = (
     "tools.deploys.records",
     "tools.kubernetes.objects",
     "tools.runbooks.hits",
+    "tools.database.sessions",
+    "tools.database.locks",
+    "tools.database.replication",
+    "tools.database.storage",
+    "tools.database.units",
+    "tools.database.statements",
     "tools.analysis.ranking",
     "tools.calculate",
 )

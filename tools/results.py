@@ -18,6 +18,12 @@ grounding check wants an answer's numbers in an observation), render it with the
     query_k8s_events        event_list       EventList (tools/kubernetes/objects)    render_events
     query_rollout_history   rollout_history  RolloutHistory (ditto)                  render_rollouts
     search_runbooks         runbook_hits     RunbookHits (tools/runbooks/hits)       RunbookSection.citation
+    query_db_sessions       db_sessions      DbSessions (tools/database/sessions)    render_sessions, statement_line
+    query_db_connections    db_connections   DbConnections (ditto)                   connections_summary
+    query_db_locks          db_locks         DbLocks (tools/database/locks)          render_locks, session_text
+    query_db_replication    db_replication   DbReplication (tools/database/replic..) replica_line, replay_line,
+                                                                                     slot_line
+    query_db_storage        db_storage       DbStorage (tools/database/storage)      size_line
     find_changes            change_ranking   ChangeRanking (tools/analysis/ranking)  suspect_line, render_ranking
     calculate               calculation      Calculation (tools/calculate)           number_to_text
 
@@ -31,6 +37,10 @@ from typing import Protocol, TypeVar
 from tools.analysis.ranking import ChangeRanking
 from tools.base import ToolData
 from tools.calculate import Calculation
+from tools.database.locks import DbLocks
+from tools.database.replication import DbReplication
+from tools.database.sessions import DbConnections, DbSessions
+from tools.database.storage import DbStorage
 from tools.deploys.records import DeployList, DiffReport
 from tools.kubernetes.objects import EventList, PodList, RolloutHistory
 from tools.logs.summary import LogSummary, Signature
@@ -49,11 +59,17 @@ KINDS: dict[str, type[ToolData]] = {
         EventList,
         RolloutHistory,
         RunbookHits,
+        DbSessions,
+        DbConnections,
+        DbLocks,
+        DbReplication,
+        DbStorage,
         ChangeRanking,
         Calculation,
     )
 }
 _ERRORS = ("ERROR", "FATAL")
+DatabaseView = DbSessions | DbConnections | DbLocks | DbReplication | DbStorage
 T = TypeVar("T", bound=ToolData)
 
 
@@ -125,6 +141,17 @@ def rollouts_of(carrier: Carrier) -> RolloutHistory | None:
 
 def runbooks_of(carrier: Carrier) -> RunbookHits | None:
     return data_of(carrier, RunbookHits)
+
+
+def database_of(carrier: Carrier) -> DatabaseView | None:
+    """query_db_*: one database view (sessions, connections, lock waits, replication, storage); which one is its type.
+
+    Each names its target (`database`), how it was read (`source`: "sql", now; "postgres_exporter", over `window`)
+    and carries its facts typed: DbLocks.roots and .waiting, DbReplication.orphaned_slots and each ReplayState.stuck,
+    DbConnections.available and .used_share, DbStorage.of("wal") with growth per hour.
+    """
+    data = carrier.data
+    return data if isinstance(data, DbSessions | DbConnections | DbLocks | DbReplication | DbStorage) else None
 
 
 def ranking_of(carrier: Carrier) -> ChangeRanking | None:

@@ -2,8 +2,8 @@
 
 This package is a leaf: it imports nothing else from the project. Only bot/wiring/ and bot/cli/ read it.
 Every field is documented in deploy/.env.example (tests/test_config.py keeps the two in step). The sections live in
-service.py (how opsbot runs), backends.py and deploys.py (what it reads); the sources beyond pydantic-settings' in
-sources.py.
+service.py (how opsbot runs), backends.py, deploys.py and database.py (what it reads); the sources beyond
+pydantic-settings' in sources.py.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from bot.config.backends import (
     ServiceMetricsSettings,
     default_metric_catalogue,
 )
+from bot.config.database import DatabaseSettings, DatabaseTarget
 from bot.config.deploys import ArgoCDDeploysSettings, DeploysSettings, GitHubDeploysSettings
 from bot.config.section import DEFAULT_STATE_DIR
 from bot.config.service import (
@@ -46,6 +47,8 @@ __all__ = [
     "AccessSettings",
     "AgentSettings",
     "ArgoCDDeploysSettings",
+    "DatabaseSettings",
+    "DatabaseTarget",
     "DeploysSettings",
     "ElasticsearchSettings",
     "GitHubDeploysSettings",
@@ -104,6 +107,7 @@ class Settings(BaseSettings):
     loki: LokiSettings = Field(default_factory=LokiSettings)
     runbooks: RunbooksSettings = Field(default_factory=RunbooksSettings)
     mcp: MCPSettings = Field(default_factory=MCPSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
 
     @classmethod
     def settings_customise_sources(

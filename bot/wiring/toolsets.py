@@ -1,5 +1,5 @@
-"""The optional toolsets (Kubernetes, runbooks, MCP servers) and the backends that extend logs and deploys (Loki,
-Kubernetes rollouts), each built from its own Settings section. Turning one on is configuration only.
+"""The optional toolsets (Kubernetes, runbooks, the database, MCP servers) and the backends that extend logs and
+deploys (Loki, Kubernetes rollouts), each built from its own Settings section. Turning one on is configuration only.
 
 bot/wiring/core.py adds `optional_tool_specs` to the catalogue and asks here for the Loki and Kubernetes sources;
 bot/wiring/readiness.py lists every toolset with its check.
@@ -22,6 +22,7 @@ from tools.toolset import Toolset
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
     from kubernetes.client import ApiClient
 
+    from tools.database.query import DatabaseTools  # psycopg, when a database target is configured
     from tools.kubernetes.query import KubernetesTools
     from tools.logs.loki import LokiLogs  # requests, when logs.backend = "loki"
     from tools.logs.model import LogFields
@@ -60,6 +61,33 @@ def build_kubernetes_tools(settings: Settings) -> KubernetesTools:
         max_events=k.max_events,
         max_pods=k.max_pods,
     )
+
+
+def build_database_tools(settings: Settings) -> DatabaseTools:
+    """The read-only Postgres views over every configured target: SQL where it has a DSN, postgres_exporter's series in
+    the metrics Prometheus where `exporter` is on."""
+    from bot.wiring.core import OnFirstUse, build_prometheus
+    from tools.database.exporter import ExporterViews
+    from tools.database.query import DatabaseTools, Target
+    from tools.database.sql import PostgresReader
+
+    d = settings.database
+    label = d.exporter_label or settings.prometheus.service_label
+    prometheus = OnFirstUse(lambda: build_prometheus(settings))  # requests loads with the first exporter query
+    targets = []
+    for name, t in d.targets.items():
+        dsn = t.dsn.get_secret_value()
+        sql = PostgresReader(
+            dsn,
+            connect_timeout_s=d.connect_timeout_s,
+            statement_timeout_ms=d.statement_timeout_ms,
+            lock_timeout_ms=d.lock_timeout_ms,
+        )
+        exporter = ExporterViews(prometheus, label, t.exporter_value or name, datname_label=d.datname_label)
+        targets.append(
+            Target(name, sql if dsn else None, exporter if t.exporter else None, tuple(t.services), tuple(t.replicas))
+        )
+    return DatabaseTools(targets, max_rows=d.max_rows, max_chars=d.max_statement_chars)
 
 
 def build_loki_logs(settings: Settings, fields: LogFields | None = None) -> LokiLogs:
@@ -143,7 +171,19 @@ def optional_toolsets(settings: Settings) -> list[Toolset]:
             "not enabled (OPSBOT_RUNBOOKS__ENABLED)",
         ),
     ]
-    return sets + [_mcp_toolset(server) for server in settings.mcp.servers]
+    return [*sets, _database_toolset(settings), *(_mcp_toolset(server) for server in settings.mcp.servers)]
+
+
+def _database_toolset(settings: Settings) -> Toolset:
+    tools = _Lazy(lambda: build_database_tools(settings))
+
+    def check() -> str:
+        from tools.database.check import check_database
+
+        return check_database(tools())
+
+    on = bool(settings.database.targets)
+    return Toolset("database", on, lambda: tools().specs(), check, "not configured (OPSBOT_DATABASE__TARGETS)")
 
 
 def _mcp_toolset(server: MCPServerSettings) -> Toolset:

@@ -11,13 +11,20 @@ multiplied by (1 + N(0, noise)) clipped at 0.05: real latency and traffic spread
 - sawtooth: memory climbing 2x over ~60 points then dropping back (restarts), 3-5 times; found = a sawtooth.
 - spike 3x: a 6-15 point excursion to 3x that comes back; found = a spike (or change pair) at it.
 - FA flat / FA +daily: no incident at all; an alarm = any finding (change, spike, trend or sawtooth).
-Prints a table and the CPU it took; asserts nothing about the numbers
-(tests/tools/analysis/test_detection_floor.py guards
-a floor).
+
+Two more tables (series from tests/bench/detection_series.py):
+- lognormal noise (sigma 0.25 and 0.35 in log space) with 1 % outliers, a 2x step on a flat base and on a
+  +-40 % daily curve (found as above), and false alarms on the same without a step;
+- one pod at 0.1 / 0.5 / 2 requests a second: its p99 and its error ratio over 5-minute buckets, a step found
+  (latency x3, errors 1 % -> 20 %) and false alarms over a day of noise, once on the values alone and once with
+  the counts of requests behind each point (tools/analysis/pooling.py).
+Prints the tables and the CPU they took; asserts nothing about the numbers (tests/tools/analysis/
+test_detection_floor.py guards a floor).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 import time
@@ -25,7 +32,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
+
+import tests.bench.detection_series as series
 import tools.analysis.changepoints as cp
+from tools.analysis.pooling import Counts
 
 try:
     import tools.analysis.trends as trends
@@ -46,18 +57,25 @@ def noisy(levels: list[float], noise: float, rng: random.Random, daily: bool = F
     return [level * c * max(0.05, 1 + rng.gauss(0, noise)) for level, c in zip(levels, curve, strict=True)]
 
 
-def findings(values: list[float]) -> dict[str, list[Any]]:
+def findings(values: list[float], times: list[datetime] = TIMES, counts: Counts | None = None) -> dict[str, list[Any]]:
     """Whatever the detectors offer: changes and spikes always, trends and sawtooth when
-    tools.analysis.trends exists."""
+    tools.analysis.trends exists; `counts` (the requests behind each point) go to every detector that takes them."""
     found: dict[str, list[Any]] = {
-        "change": list(cp.detect_changes(TIMES, values)),
-        "spike": list(cp.detect_spikes(TIMES, values)),
+        "change": list(call(cp.detect_changes, times, values, counts)),
+        "spike": list(call(cp.detect_spikes, times, values, counts)),
     }
     for kind, name in (("trend", "detect_trends"), ("sawtooth", "detect_sawtooth")):
         detector: Callable[..., Any] | None = getattr(trends, name, None)
-        result = detector(TIMES, values) if detector else None
+        result = call(detector, times, values, counts) if detector else None
         found[kind] = [] if result is None else list(result) if isinstance(result, list | tuple) else [result]
     return found
+
+
+def call(detector: Callable[..., Any], times: list[datetime], values: list[float], counts: Counts | None) -> Any:
+    """The detector on the series, with the counts when it takes them (older detectors do not)."""
+    if counts is not None and "counts" in inspect.signature(detector).parameters:
+        return detector(times, values, counts=counts)
+    return detector(times, values)
 
 
 def index_of(moment: datetime) -> int:
@@ -139,3 +157,92 @@ def test_bench_detection_rates_and_false_alarms_by_noise():
     series = len(CASES) * len(NOISES) * RUNS
     print(f"CPU: {cpu_s:.1f} s for {series} series, {cpu_s / series * 1000:.1f} ms per series (all detectors)")
     assert set(table) == set(CASES)
+
+
+SIGMAS = (0.25, 0.35)  # lognormal noise, in log space
+
+
+def lognormal_step(amplitude: float) -> Callable[[float, np.random.Generator], bool]:
+    def run(sigma: float, rng: np.random.Generator) -> bool:
+        at = int(rng.integers(60, N - 60))
+        levels = np.where(np.arange(N) >= at, 400.0, 200.0)
+        found = findings(series.lognormal(levels, sigma, rng, amplitude))
+        return any(abs(s - at) <= NEAR for s in upward_starts(found))
+
+    return run
+
+
+def lognormal_alarm(amplitude: float) -> Callable[[float, np.random.Generator], bool]:
+    def run(sigma: float, rng: np.random.Generator) -> bool:
+        return any(findings(series.lognormal(np.full(N, 200.0), sigma, rng, amplitude)).values())
+
+    return run
+
+
+def upward_starts(found: dict[str, list[Any]]) -> list[int]:
+    starts = [index_of(c.at) for c in found["change"] if c.after > c.before]
+    return starts + [index_of(t.start) for t in found["trend"]]
+
+
+LOGNORMAL_CASES: dict[str, Callable[[float, np.random.Generator], bool]] = {
+    "step 2x flat": lognormal_step(0.0),
+    "step 2x daily+-40%": lognormal_step(series.DAILY_AMPLITUDE),
+    "FA flat": lognormal_alarm(0.0),
+    "FA daily+-40%": lognormal_alarm(series.DAILY_AMPLITUDE),
+}
+
+RATES = (0.1, 0.5, 2.0)  # requests a second per pod
+
+
+def low_traffic_case(kind: str, factor: float, counted: bool) -> Callable[[float, np.random.Generator], bool]:
+    """A step of `factor` (latency x, error chance x) at a random point found; with factor 1, any finding."""
+
+    def run(rate: float, rng: np.random.Generator) -> bool:
+        at = int(rng.integers(60, N - 60))
+        factors = np.where(np.arange(N) >= at, factor, 1.0)
+        times, values, counts = series.low_traffic(rate, rng, kind, factors)
+        found = findings(values, times, Counts(counts, share=kind == "errors") if counted else None)
+        if factor == 1.0:
+            return any(found.values())
+        return any(abs(s - at) <= NEAR for s in upward_starts(found))
+
+    return run
+
+
+LOW_TRAFFIC_CASES = {
+    f"{what} {how}": low_traffic_case(kind, factor, how == "counts")
+    for what, kind, factor in (
+        ("p99 x3", "p99", 3.0),
+        ("errors 1->20%", "errors", 20.0),
+        ("FA p99", "p99", 1.0),
+        ("FA errors", "errors", 1.0),
+    )
+    for how in ("values", "counts")
+}
+
+
+def cell(case: Callable[[float, np.random.Generator], bool], column: float, rng: np.random.Generator) -> int:
+    return sum(case(column, rng) for _ in range(RUNS))
+
+
+def run_table(cases: dict[str, Callable[[float, np.random.Generator], bool]], columns: tuple[float, ...]) -> None:
+    started = time.process_time()
+    table = {name: {c: cell(case, c, series.generator(f"{name}/{c}")) for c in columns} for name, case in cases.items()}
+    cpu_s = time.process_time() - started
+    width = max(len(name) for name in table)
+    header = f"{'case (/100)':<{width}} | " + " | ".join(f"{c:>5}" for c in columns)
+    print("\n" + header + "\n" + "-" * len(header))
+    for name, row in table.items():
+        print(f"{name:<{width}} | " + " | ".join(f"{row[c]:>5}" for c in columns))
+    count = len(cases) * len(columns) * RUNS
+    print(f"CPU: {cpu_s:.1f} s for {count} series, {cpu_s / count * 1000:.1f} ms per series (generation included)")
+
+
+def test_bench_lognormal_noise_with_outliers_on_a_flat_base_and_a_daily_curve():
+    print("\nlognormal noise (columns: sigma in log space), 1 % outliers 3-10x:")
+    run_table(LOGNORMAL_CASES, SIGMAS)
+
+
+def test_bench_low_traffic_series_with_and_without_counts():
+    print("\none pod at a few requests a second (columns: requests/s), +-40 % daily traffic, 5-minute buckets:")
+    run_table(LOW_TRAFFIC_CASES, RATES)

@@ -14,6 +14,10 @@ from tests.eval.harness import sandbox_settings
 from tools.analysis.ranking import render_ranking
 from tools.base import ToolData, call_tool
 from tools.calculate import number_to_text
+from tools.database.locks import render_locks
+from tools.database.replication import render_replication
+from tools.database.sessions import render_connections, render_sessions
+from tools.database.storage import render_storage
 from tools.deploys.records import render_deploys, render_diff
 from tools.kubernetes.objects import render_events, render_pods, render_rollouts
 from tools.logs.render import render_logs
@@ -31,6 +35,11 @@ RENDERED: dict[str, tuple[str, Callable[[Any], str]]] = {  # tool -> (its data's
     "query_k8s_events": ("event_list", render_events),
     "query_rollout_history": ("rollout_history", render_rollouts),
     "search_runbooks": ("runbook_hits", render_hits),
+    "query_db_sessions": ("db_sessions", render_sessions),
+    "query_db_connections": ("db_connections", render_connections),
+    "query_db_locks": ("db_locks", render_locks),
+    "query_db_replication": ("db_replication", render_replication),
+    "query_db_storage": ("db_storage", render_storage),
     "find_changes": ("change_ranking", render_ranking),
     "calculate": ("calculation", lambda c: number_to_text(c.value)),
 }
@@ -82,4 +91,5 @@ def test_each_observation_is_its_data_rendered(make_sandbox, tmp_path, name):
     seen = assert_rendered_from_data(steps)
     assert {"query_metrics", "query_logs", "query_deploy_records", "find_changes", "list_services"} <= seen
     if name == "crashloop-env-enum":
-        assert seen == set(RENDERED)  # every built-in tool, each with its data
+        # every built-in tool, each with its data; the database views need a Postgres (tests/tools/database)
+        assert seen == {tool for tool in RENDERED if not tool.startswith("query_db_")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from tests.tools.database.samples import database_samples
 from tools.analysis.changepoints import ChangePoint, Spike, Stop
 from tools.analysis.configdiff import KeyChange
 from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect
@@ -172,4 +173,5 @@ def samples() -> list[ToolData]:
             ("not run: logs",),
         ),
         Calculation("1180 / 212", 1180 / 212),
+        *database_samples(),
     ]

@@ -1,29 +1,30 @@
 """Level shifts and transient spikes in a metric series with multiplicative noise.
 
-Latency and traffic spread in proportion to their level, so both detectors work on log values: a 2x step
-is the same distance at 20 ms and at 2 s, and 25 % noise is the same band at either level. The noise is
-estimated robustly from point-to-point differences (median absolute deviation), which a step, a spike or a
-daily curve barely moves.
+Latency and traffic spread in proportion to their level, so both detectors work on log values: a 2x step is the
+same distance at 20 ms and at 2 s, and 25 % noise is the same band at either level. The noise is estimated
+robustly from point-to-point differences (median absolute deviation), which a step, a spike or a daily curve
+barely moves. Over most of a day the daily curve is taken out first (tools/analysis/dailycurve.py: fitted
+robustly beside the best single step, and only when it earns the segmentation's penalty); on a +-40 % day its
+steep part under noise otherwise hides a step, and its peak reads as a spike.
 
 A level shift is found by optimal segmentation of the log series (least squares, solved exactly in
-tools/analysis/segmentation.py) with a penalty scaled to that noise. Every break it proposes is
-checked against the medians of the points on each side (at most SIDE_POINTS each): kept only when they
-differ by at least `min_ratio`x (less the medians' standard error) AND by Z_SHIFT standard errors, unless it
-is a neighbouring break's shadow (its shift vanishes when judged only up to that break). Medians
-keep a single outlier from making a change; the bounded sides keep a daily curve from reading as a step, and
-over most of a day the daily curve (fitted together with the break) is taken out first (tools/analysis/dailycurve.py).
-A kept break is then placed by a local least-squares split and moved back to where a ramp first crossed
-halfway (a rate() window spreads a step over a few points; the operator wants its start).
+tools/analysis/segmentation.py) with a penalty scaled to that noise. Every break it proposes is checked against
+the medians of the points on each side (at most SIDE_POINTS each, with what is left of a daily curve fitted
+beside the break taken out): kept only when they differ by at least `min_ratio`x (less the medians' standard
+error) AND by Z_SHIFT standard errors, unless it is a neighbouring break's shadow (its shift vanishes when judged
+only up to that break). Medians keep a single outlier from making a change; the bounded sides keep a daily
+curve from reading as a step. A kept break is then placed by a local least-squares split and moved back to
+where a ramp first crossed halfway (a rate() window spreads a step over a few points; the operator wants its start).
 
-A spike is an incident that rose and decayed (a cache refilling, a queue draining): over a long window it is
-too short to move a segment median, so it is found separately, as a run of (3-point median smoothed) points
-well above the local level that comes back near the level it left. It must last MIN_SPIKE_POINTS points; a
-lone outlier does not count. A plateau is both: two change points and a spike. Slow trends and sawtooth
-restarts are in tools/analysis/trends.py.
+A spike is an incident that rose and decayed (a cache refilling, a queue draining): too short to move a segment
+median, it is found as a run of (3-point median smoothed) points well above the local level that comes back
+near it. It must last MIN_SPIKE_POINTS points; a lone outlier does not count. A plateau is both: two change
+points and a spike. Slow trends and sawtooth restarts are in tools/analysis/trends.py.
 
 A stop is a series that had samples and then none up to the window's end: a service that serves no requests
 has no latency quantile (NaN, dropped) and a 0/0 error ratio, so its series ends. That is the biggest change a
-series can show, never "no change"; detect_stop reports where it ended.
+series can show, never "no change"; detect_stop reports where it ended. Low-traffic series are judged on the
+counts behind their points when the caller has them (tools/analysis/pooling.py).
 """
 
 from __future__ import annotations
@@ -38,20 +39,19 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike, NDArray
 
-from tools.analysis.dailycurve import daily_design, without_daily
+from tools.analysis.dailycurve import daily_component, daily_design, without_daily
+from tools.analysis.logscale import Floats, log_values, noise_sigma, rolling_median
+from tools.analysis.pooling import Counts, pooled
 from tools.analysis.segmentation import TIE, optimal_breaks
 
 MIN_SIDE_POINTS = 3  # at the series' ends a side may shrink to this, so a change 10 minutes ago still shows
 MIN_SPIKE_POINTS = 3  # one or two high samples are an outlier (a GC pause, a scrape glitch), not an incident
 SIDE_POINTS = 30  # the most points each side of a break that judge it (more lets a daily curve read as a step)
 Z_SHIFT = 5.0  # a shift must stand this many standard errors of the two medians clear of the noise
-MIN_NOISE = 0.01  # log units: a perfectly flat series still has a 1 % noise floor
 STOP_MIN_STEPS = 3  # a series that ends this many steps before the window does has stopped...
 STOP_MIN_S = 600.0  # ...and at least this long before: a late scrape or a rate() window is not a stop
 _PENALTY = 5.0  # segmentation penalty, in units of noise variance x log(n)
 _MEDIAN_SE = 1.2533  # the standard error of a median is this x sigma / sqrt(n) (normal noise)
-
-Floats = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -66,54 +66,31 @@ class ChangePoint:
         return self.after / self.before if self.before else None
 
 
-def log_values(values: ArrayLike) -> Floats:
-    """log(value + log_shift(values)): ratios become distances, and zeros stay finite."""
-    return np.log(np.asarray(values, dtype=float) + log_shift(values))
-
-
-def log_shift(values: ArrayLike) -> float:
-    """What log_values adds before the log: 1 % of the 90th percentile (less any negative minimum)."""
-    raw = np.asarray(values, dtype=float)
-    low = min(0.0, float(raw.min()))
-    top = float(np.percentile(raw - low, 90)) or float((raw - low).max())
-    return max(0.01 * top, 1e-12) - low
-
-
-def rolling_median(logs: Floats, half: int) -> Floats:
-    """The median of each point and `half` points either side (mirrored at the ends)."""
-    half = min(half, len(logs) - 1)
-    padded = np.pad(logs, half, mode="reflect")  # mirrored ends: the median still sees only this series' values
-    return np.median(sliding_window_view(padded, 2 * half + 1), axis=1)
-
-
-def noise_sigma(logs: Floats) -> float:
-    """Robust standard deviation of the noise: MAD of the first differences / sqrt(2), at least MIN_NOISE."""
-    if len(logs) < 3:
-        return MIN_NOISE
-    diffs = np.diff(logs)
-    mad = float(np.median(np.abs(diffs - np.median(diffs))))
-    return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
-
-
 def detect_changes(
     times: Sequence[datetime],
     values: Sequence[float],
     *,
     min_ratio: float = 1.5,
     max_changes: int = 3,
+    counts: Counts | None = None,
 ) -> list[ChangePoint]:
-    """Change points in time order: shifts of at least `min_ratio`x that stand well clear of the noise."""
+    """Change points in time order: shifts of at least `min_ratio`x that stand well clear of the noise. `counts`,
+    when given, are the requests behind each point: points on too few are pooled first (tools/analysis/pooling.py)."""
+    series = pooled(times, values, counts)
+    times, values = series.times, series.values
     n = len(values)
     if n < 2 * MIN_SIDE_POINTS + 1:
         return []
     raw = np.asarray(values, dtype=float)
-    logs = log_values(raw)
+    logs = log_values(raw, series.floor)
     sigma = noise_sigma(logs)
-    breaks = optimal_breaks(logs, _PENALTY * sigma**2 * math.log(n), MIN_SIDE_POINTS)
+    penalty = _PENALTY * sigma**2 * math.log(n)
+    daily = daily_design(times)  # over most of a day, the daily curve is taken out before segmenting...
+    logs = logs - daily_component(daily, logs, penalty)
+    breaks = optimal_breaks(logs, penalty, MIN_SIDE_POINTS)
     floor = 0.02 * float(np.abs(raw).max())  # ignore shifts that are tiny next to the series' peak
-    daily = daily_design(times)  # over most of a day, each break is judged with the daily curve taken out
 
-    def judge(b: int, lo: int, hi: int) -> float:
+    def judge(b: int, lo: int, hi: int) -> float:  # ...and each break with what is left of it taken out too
         return _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor, (lo, hi))
 
     shadows = _shadows(breaks, n, judge)
@@ -227,15 +204,19 @@ def detect_spikes(
     *,
     min_ratio: float = 2.0,
     max_spikes: int = 3,
+    counts: Counts | None = None,
 ) -> list[Spike]:
     """Spikes in time order: runs of at least MIN_SPIKE_POINTS points clearly above the local level,
-    peaking at least `min_ratio`x above it, that came back down inside the window."""
+    peaking at least `min_ratio`x above it, that came back down inside the window (`counts`: as detect_changes)."""
+    series = pooled(times, values, counts)
+    times, values = series.times, series.values
     n = len(values)
     if n < MIN_SPIKE_POINTS + 2:
         return []
     raw = np.asarray(values, dtype=float)
-    logs = log_values(raw)
+    logs = log_values(raw, series.floor)
     sigma = noise_sigma(logs)
+    logs = logs - daily_component(daily_design(times), logs, _PENALTY * sigma**2 * math.log(n))  # its peak is no spike
     window = max(MIN_SIDE_POINTS, min(n // 10, 30))
     level = np.minimum(rolling_median(logs, 2 * window), np.median(logs))  # local for a daily curve; global
     raised = rolling_median(logs, 1) > level + max(math.log(min_ratio) * 0.6, 2.5 * sigma)  # under a plateau

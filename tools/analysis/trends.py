@@ -24,8 +24,10 @@ from datetime import datetime
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tools.analysis.changepoints import Floats, best_step, log_shift, log_values, noise_sigma
+from tools.analysis.changepoints import best_step
 from tools.analysis.dailycurve import daily_design, daily_sse
+from tools.analysis.logscale import Floats, log_shift, log_values, noise_sigma
+from tools.analysis.pooling import Counts, pooled
 
 MIN_TREND_POINTS = 12
 T_TREND = 8.0  # the slope must be this many standard errors from zero
@@ -54,12 +56,21 @@ class Sawtooth:
         return self.high / self.low if self.low else None
 
 
-def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_ratio: float = 1.5) -> list[Trend]:
-    """The trend that runs to the window's end, as a one-item list; [] when there is none."""
+def detect_trends(
+    times: Sequence[datetime],
+    values: Sequence[float],
+    *,
+    min_ratio: float = 1.5,
+    counts: Counts | None = None,
+) -> list[Trend]:
+    """The trend that runs to the window's end, as a one-item list; [] when there is none. `counts`, when given,
+    are the requests behind each point: points on too few are pooled first (tools/analysis/pooling.py)."""
+    series = pooled(times, values, counts)
+    times, values = series.times, series.values
     n = len(values)
     if n < 2 * MIN_TREND_POINTS:
         return []
-    logs = log_values(values)
+    logs = log_values(values, series.floor)
     sigma = noise_sigma(logs)
     start, level, slope = _best_hinge(logs, range(0, n - MIN_TREND_POINTS, max(1, n // 96)))
     growth = slope * (n - 1 - start)
@@ -75,7 +86,7 @@ def detect_trends(times: Sequence[datetime], values: Sequence[float], *, min_rat
         return []
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
-    shift = log_shift(values)
+    shift = log_shift(values, series.floor)
     return [Trend(times[start], times[-1], math.exp(level) - shift, math.exp(level + growth) - shift, per_hour)]
 
 
@@ -100,13 +111,17 @@ def _step_sse(logs: Floats) -> float:
     return best_step(logs, 3, n - 2)[1]
 
 
-def detect_sawtooth(times: Sequence[datetime], values: Sequence[float]) -> Sawtooth | None:
-    """Repeated climbs that drop back sharply (restarts), or None."""
+def detect_sawtooth(
+    times: Sequence[datetime], values: Sequence[float], *, counts: Counts | None = None
+) -> Sawtooth | None:
+    """Repeated climbs that drop back sharply (restarts), or None (`counts`: as detect_trends)."""
+    series = pooled(times, values, counts)
+    times, values = series.times, series.values
     n = len(values)
     k = max(3, min(8, n // 36))
     if n < 4 * k:
         return None
-    logs = log_values(values)
+    logs = log_values(values, series.floor)
     sigma = noise_sigma(logs)
     se = 1.2533 * sigma * math.sqrt(2 / k)
     gate = max(math.log(DROP_RATIO), 4 * se)

@@ -1,0 +1,90 @@
+"""Low-traffic series judged on counts: points that rest on too few requests are pooled with their neighbours.
+
+A p99 over 5 requests is the slowest of them, not a p99, and an error ratio over 30 requests is 0 or 3 % or
+7 %: on a pod serving 0.1-2 requests a second, a 5-minute point jumps x2-x40 with no fault, and the detectors,
+which judge a point by how far it stands from the noise of its neighbours, see onsets in it. When the caller
+knows how many requests each point rests on (Counts), consecutive points are pooled until each pool rests on at
+least MIN_COUNT requests; a pool's time is its first point's, so an onset found there is not later than the
+real one. A series with MIN_COUNT requests behind every point is not pooled. A pool's value is the
+count-weighted mean of its points:
+
+- for a share of the requests (an error ratio) that is exact: the share of the pooled requests. It is known only
+  to one request: 0 errors of 200 is not 200x better than 1, so the detectors take logs above a floor of one
+  request's share (the median pool's), where sparse zeros no longer read as drops;
+- a quantile (a p99) does not pool exactly; the mean of the buckets' quantiles stands in for it. Their weighted
+  median was tried and is worse: a p99 over 30 requests is the slowest of them, either a fast one or one of the
+  slow tail, and the median of a few such flips between the two (on 100 seeded series at 0.1 requests a
+  second: 30 false changes, 16 spikes and 13 sawtooth with the median; 2 false changes with the mean).
+
+What a caller passes (the metrics tool reads them at the same step as the series): for a quantile of a
+histogram, Counts(the increase of the histogram's _count over each step); for an error ratio,
+Counts(the increase of its denominator, the requests, over each step, share=True). A series of totals or rates
+(throughput) needs none: its noise already follows its level.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from numpy.typing import NDArray
+
+# Requests a point must rest on: a p99 then has 2 requests above it, a 1 % ratio 2 errors. 400 halves the false
+# alarms of a p99 at 0.1 requests a second but pools 13 points there, too coarse to place a step (errors 1 % ->
+# 20 % found 81/100 against 100/100).
+MIN_COUNT = 200.0
+FLOOR_REQUESTS = 1.0  # a share is told from zero from this many requests' share of its pool on
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The requests behind each point of a series: those a quantile was taken over or a ratio is a share of."""
+
+    requests: Sequence[float]
+    share: bool = False  # the values are shares of those requests (an error ratio), not quantiles of them
+
+
+@dataclass(frozen=True)
+class Pooled:
+    times: Sequence[datetime]
+    values: Sequence[float]
+    floor: float  # a value this small cannot be told from zero (one request's share); 0 for a quantile
+
+
+def pooled(times: Sequence[datetime], values: Sequence[float], counts: Counts | None) -> Pooled:
+    """The series with consecutive points pooled until each pool rests on MIN_COUNT requests (a last pool short of
+    it joins the one before). Without counts, as it is."""
+    if counts is None or len(counts.requests) != len(values) or not len(values):
+        return Pooled(times, values, 0.0)
+    weights = np.maximum(np.asarray(counts.requests, dtype=float), 0.0)
+    starts = _pool_starts(weights, MIN_COUNT)
+    totals = np.add.reduceat(weights, starts)
+    floor = FLOOR_REQUESTS / max(float(np.median(totals)), 1.0) if counts.share else 0.0
+    if len(starts) == len(values):
+        return Pooled(times, values, floor)
+    ys = np.asarray(values, dtype=float)
+    bounds = np.append(starts, len(ys))
+    pooled_values = [_weighted_mean(ys[a:b], weights[a:b]) for a, b in itertools.pairwise(bounds.tolist())]
+    return Pooled([times[i] for i in starts.tolist()], pooled_values, floor)
+
+
+def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+    """The count-weighted mean (the plain one when no point has a request behind it)."""
+    total = float(weights.sum())
+    return float(np.dot(values, weights)) / total if total > 0 else float(values.mean())
+
+
+def _pool_starts(weights: NDArray[np.float64], min_count: float) -> NDArray[np.intp]:
+    """The index where each pool starts: a pool closes as soon as it holds `min_count`."""
+    starts, held = [0], 0.0
+    for i, weight in enumerate(weights.tolist()):
+        if held >= min_count:
+            starts.append(i)
+            held = 0.0
+        held += weight
+    if len(starts) > 1 and held < min_count:
+        starts.pop()  # the short last pool joins the one before
+    return np.asarray(starts, dtype=np.intp)
