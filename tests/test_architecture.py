@@ -29,7 +29,15 @@ BOLT = ("slack_bolt", "slack_sdk")
 # Pure functions over plain data in tools/ (no backend, no client): the playbook shares them with the tools that
 # the model calls, so find_changes and the playbook rank suspects, read diffs and read time windows by one set of
 # rules (tools.timerange may raise the interface's ToolError).
-SHARED_RULES = ("tools.analysis.ranking", "tools.analysis.configdiff", "tools.analysis.configtree", "tools.timerange")
+SHARED_RULES = (
+    "tools.analysis.ranking",
+    "tools.analysis.changeclass",
+    "tools.analysis.placement",
+    "tools.analysis.reasons",
+    "tools.analysis.configdiff",
+    "tools.analysis.configtree",
+    "tools.timerange",
+)
 # The tools' typed results, the accessors that find them on a step, and the functions that render each fact as the
 # text shows it (so a reader can quote it exactly): frozen dataclasses and pure functions with no client or backend
 # behind them, so every room that reads results may import them (the Slack surface too: it reads what a step found,
@@ -206,7 +214,14 @@ RULES = (
         "text is cleaned where it enters, once",
         PACKAGES,
         ("bot.safety.inbound.clean_inbound",),
-        exempt=("bot.safety", "bot.slack.intake.events", "bot.http.api", "bot.http.alerts", "bot.cli.diagnosis"),
+        exempt=(
+            "bot.safety",
+            "bot.slack.intake.events",
+            "bot.http.api",
+            "bot.http.alerts",
+            "bot.cli.diagnosis",
+            "bot.cli.inspection",
+        ),
     ),
     Rule(
         "secrets are redacted at the boundaries only",

@@ -20,6 +20,7 @@ from tools.base import ToolData, ToolError, ToolResult, ToolSpec, tool
 MAX_EXPRESSION_CHARS = 500
 MAX_INT_BITS = 4_096  # about 1,233 decimal digits: far beyond any SRE ratio, cheap to compute
 MAX_EXPONENT = 1_000
+MAX_EXPRESSIONS = 10
 _SYNTAX_HINT = "use numbers, + - * / // % ** and parentheses (1180, not 1,180; no units)"
 
 Number = int | float
@@ -49,26 +50,42 @@ _FUNCTIONS: dict[str, Callable[..., Number]] = {
 
 @dataclass(frozen=True)
 class Calculation(ToolData):
-    """One expression and its value (the text shows the value to 10 significant digits)."""
+    """One expression and its value (the text shows the value to 10 significant digits); `others` holds the
+    further expressions of the same call, each with its value."""
 
     kind: ClassVar[str] = "calculation"
     expression: str
     value: int | float
+    others: tuple[tuple[str, int | float], ...] = ()
 
 
 def calculate(expression: str) -> ToolResult:
     """Arithmetic on numbers you observed, instead of maths in your head.
 
     Use it for ratios (1180 / 212), percentage change ((1180 - 212) / 212 * 100), units (1.18 * 1000: s -> ms).
+    Several at once: separate them with ";" (1180 / 212; (1180 - 212) / 212 * 100), at most 10.
     Legal expression: plain numbers (1180, not 1,180), + - * / // % ** ( ), abs, round, min, max, sqrt, log,
     log10, floor, ceil; no variables or units.
-    Returns one number.
+    Returns one number, or one "expression = number" line per expression.
     """
     text = expression.strip()
     if not text:
         raise ToolError("empty expression; send arithmetic such as (1180 - 212) / 212 * 100")
     if len(text) > MAX_EXPRESSION_CHARS:
         raise ToolError(f"expression is {len(text)} characters; the limit is {MAX_EXPRESSION_CHARS}")
+    parts = [part.strip() for part in text.replace("\n", ";").split(";") if part.strip()]
+    if not parts:
+        raise ToolError("no expression between the separators; send arithmetic such as 1180 / 212")
+    if len(parts) > MAX_EXPRESSIONS:
+        raise ToolError(f"{len(parts)} expressions; at most {MAX_EXPRESSIONS} in one call")
+    if len(parts) > 1:
+        values = [(part, _evaluate(part)) for part in parts]
+        lines = "\n".join(f"{part} = {number_to_text(value)}" for part, value in values)
+        return ToolResult("ok", lines, Calculation(*values[0], others=tuple(values[1:])))
+    return ToolResult("ok", number_to_text(value := _evaluate(parts[0])), Calculation(parts[0], value))
+
+
+def _evaluate(text: str) -> Number:
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -80,7 +97,7 @@ def calculate(expression: str) -> ToolResult:
         raise ToolError(f"division by zero in {text!r}") from None
     except (OverflowError, RecursionError):
         raise ToolError(f"the result of {text!r} is too large") from None
-    return ToolResult("ok", number_to_text(value), Calculation(text, value))
+    return value
 
 
 def calculate_tool() -> ToolSpec:

@@ -53,7 +53,7 @@ TABLE: dict[str, Entry] = {
     ),
     "classify": Entry(
         "bot.cli.inspection:classify_command",
-        "Show how the intent gate routes a message: route, "
+        "Show how the intent gate routes a message: route, request kind, "
         "probability (confidence), tier (rules/classifier/model/default) and reason.",
     ),
     "serve": Entry(

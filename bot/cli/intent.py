@@ -87,7 +87,7 @@ def cv_command(
 ) -> None:
     """Cross-validate the options on the train split only (no held-out message is read): the scorecard of every
     train message as predicted by the fold's model that did not learn from it. Choose options with this."""
-    from bot.routing.scorecard import leave_out_summary, scorecard_to_text
+    from bot.routing.scorecard import leave_out_by_language, leave_out_summary, scorecard_to_text
     from bot.routing.training import cross_validate, leave_kind_out
 
     train = [e for e in load_corpus(corpus) if e.split == "train"]
@@ -105,6 +105,7 @@ def cv_command(
         cards.append(card)
     if len(cards) > 1:
         typer.echo(leave_out_summary(cards))
+        typer.echo(leave_out_by_language(cards))
 
 
 def _labelled(path: Path, accept_suggestions: bool) -> list[Example]:

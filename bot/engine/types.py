@@ -18,6 +18,9 @@ log = logging.getLogger(__name__)
 
 StepStatus = Literal["ok", "error", "no_data", "format_error", "refused"]
 Route = Literal["diagnose", "lookup", "chitchat", "help", "act"]
+# What the person asks the bot to do; the route follows from it (bot/routing/intent.py): a write request is answered
+# once, never by the loop. "" where it is not known (a surface's own choice, a trace stored before requests were read).
+Request = Literal["investigate", "lookup", "list", "explain", "write", "chat", "help", "command", ""]
 Protocol = Literal["text", "native", "playbook", "single"]
 
 
@@ -100,6 +103,14 @@ class Intent:
     # the learned classifier's probability that the message asks for an investigation, whichever tier decided
     # (0.0 when no classifier scored it): a quick answer to a likely diagnosis offers "🔎 Investigate"
     diagnose_probability: float = 0.0
+    request: Request = ""
+    # a smaller request the text also carries (write, lookup or explain) when it is routed to diagnose: with a model
+    # configured, the cheap model confirms the investigation before the loop starts
+    also: Request = ""
+    # what that confirmation cost (0 when none ran); the Router adds it to the trace's totals too
+    confirm_prompt_tokens: int = 0
+    confirm_completion_tokens: int = 0
+    confirm_ms: int = 0
 
     @property
     def unsure(self) -> bool:

@@ -23,6 +23,24 @@ _CLAIMS_CAUSE_RX = re.compile(
     re.IGNORECASE,
 )
 _TOOL_ERROR_STATUSES = ("error", "refused")
+# Clause boundaries inside a headline: a sentence end, a semicolon, a colon or comma before a space, brackets,
+# a dash, and the "but/while/whereas" that turns from one claim to another. A version's dots, a time's colon
+# and a thousands comma stay inside their clause.
+_CLAUSE_RX = re.compile(r"[.;:!?,](?=\s|$)|[()\[\]]|\s[-–—]\s|\b(?:but|while|whereas|although)\b", re.IGNORECASE)
+# Words before a name that rule it out: "not the 14:02 deploy of X", "rather than X", "X ruled out" ...
+_RULED_OUT_BEFORE_RX = re.compile(
+    r"\b(?:not|no|never|neither|nor|rather than|instead of|ruled? out|rules out|excluding|except|unlike)\b",
+    re.IGNORECASE,
+)
+# ... and after it: "X is not the cause", "X came after the onset", "X cannot explain it".
+_RULED_OUT_AFTER_RX = re.compile(
+    r"^\W*(?:\S+\s+){0,3}?(?:(?:is|was|were|are)\s+(?:\w+\s+)?not\s+(?:the|a|an|to|what|why|related|behind)\b"
+    r"|isn't|wasn't|did(?:\s+not|n't)\s+cause|came after|(?:is|was) unrelated|ruled out"
+    r"|(?:cannot|can't|does(?:\s+not|n't)|could(?:\s+not|n't))\s+explain)",
+    re.IGNORECASE,
+)
+
+
 # Where the headline (the named cause) ends: the first section an answer lists its support under.
 _SECTION_RX = re.compile(
     r"^\s*(?:[*_#>-]\s*)*(?:evidence|still unknown|established|unknown|confidence|next steps?|what to check)\b",
@@ -34,8 +52,9 @@ _SECTION_RX = re.compile(
 class CaseResult:
     """`hit` is the strict score: every fact in the headline (the named cause). `evidence_hit` is the lenient one:
     every fact somewhere in the answer, the evidence included. A fact found only in the evidence is not a hit.
-    A headline that names a decoy (`blamed`, from the scenario's must_not_name) is a miss in both scores, even when
-    it names the cause too: blaming two things is not an answer."""
+    A headline that blames a decoy (`blamed`, from the scenario's must_not_name) is a miss in both scores, even when
+    it names the cause too: blaming two things is not an answer. A decoy named in a clause that rules it out
+    ("not the 14:02 deploy of X") is not blamed."""
 
     scenario: str
     hit: bool
@@ -57,7 +76,7 @@ class CaseResult:
     error: str = ""  # set when the run itself failed; the case then counts as a miss
     evidence_hit: bool = False
     headline: str = ""
-    blamed: tuple[str, ...] = ()  # decoys the headline names
+    blamed: tuple[str, ...] = ()  # decoys the headline blames
 
     @property
     def format_error_rate(self) -> float:
@@ -89,6 +108,21 @@ def headline_from_answer(answer: str) -> str:
     return head.strip()
 
 
+def blames(fact: str, headline: str) -> bool:
+    """Whether the headline blames `fact`: names it in a clause that does not rule it out. "Not the 14:02 deploy
+    of X" or "X came after the onset" mentions X to clear it; "X raised the pool size" blames it."""
+    return any(_blamed_in_clause(fact, clause) for clause in _CLAUSE_RX.split(headline) if clause)
+
+
+def _blamed_in_clause(fact: str, clause: str) -> bool:
+    if not fact_named(fact, clause):
+        return False
+    end = next(k for k in range(1, len(clause) + 1) if fact_named(fact, clause[:k]))
+    start = next(j for j in range(end, -1, -1) if fact_named(fact, clause[j:end]))
+    ruled_out = _RULED_OUT_BEFORE_RX.search(clause[:start]) or _RULED_OUT_AFTER_RX.search(clause[end:])
+    return ruled_out is None
+
+
 def says_no_incident(answer: str) -> bool:
     """The answer states there is no incident and does not also blame a cause."""
     return bool(_NO_INCIDENT_RX.search(answer)) and not _CLAIMS_CAUSE_RX.search(answer)
@@ -111,7 +145,7 @@ def score_trace(case: EvalCase, trace: Trace, wall_s: float) -> CaseResult:
     headline = headline_from_answer(trace.answer)
     quiet = not case.no_incident or (says_no_incident(headline) and says_no_incident(trace.answer))
     missing = tuple(f for f in case.must_name if not fact_named(f, headline))
-    blamed = tuple(f for f in case.must_not_name if fact_named(f, headline))
+    blamed = tuple(f for f in case.must_not_name if blames(f, headline))
     anywhere = all(fact_named(f, trace.answer) for f in case.must_name)
     evidence = [trace.question, *(s.observation for s in trace.steps)]
     totals = trace.totals

@@ -47,6 +47,15 @@ class Telemetry:
             buckets=PROBABILITY_BUCKETS,
             registry=r,
         )
+        self.intent_confirmations = Counter(
+            "opsbot_intent_confirmations",
+            "Investigations the cheap model was asked to confirm (text also asking for less), by the route it chose",
+            ["route"],
+            registry=r,
+        )
+        self.intent_confirmation_seconds = Counter(
+            "opsbot_intent_confirmation_seconds", "Time spent on those confirmations", registry=r
+        )
         self.in_progress = Gauge("opsbot_diagnoses_in_progress", "Runs executing now", registry=r)
         self.steps = Histogram("opsbot_diagnosis_steps", "Steps per run", buckets=STEP_BUCKETS, registry=r)
         self.duration = Histogram(
@@ -109,6 +118,9 @@ class Telemetry:
         if trace.intent is not None:
             self.intents.labels(trace.intent.route, trace.intent.tier).inc()
             self.intent_probability.labels(trace.intent.tier).observe(trace.intent.confidence)
+            if trace.intent.confirm_ms:  # its tokens are in the totals, counted below with the others outside steps
+                self.intent_confirmations.labels(trace.intent.route).inc()
+                self.intent_confirmation_seconds.inc(trace.intent.confirm_ms / 1000)
         self.steps.observe(len(trace.steps))
         self.duration.observe(trace.totals.elapsed_ms / 1000)
         if trace.stop_reason is not StopReason.FINISH:

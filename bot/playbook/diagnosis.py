@@ -5,7 +5,9 @@ would follow: the service's golden signals (then saturation), their change point
 the first change and the diff of the nearest one, the error log clusters, then the downstream services,
 walking down the ones that changed to the deepest (its deploys, its logs, and what its steady siblings
 logged). Saturation with no deploy looks for a job that started at the onset. A service flat over the
-window is read once more over a week (bot/playbook/onset.py): flat is not "no incident". Every call is a Step with a
+window is read once more over a week (bot/playbook/onset.py): flat is not "no incident"; still flat, its neighbours
+within two hops are scanned and the one that clearly degraded is diagnosed instead (a lagging producer upstream, the
+service that calls the asked database), the answer saying the asked one looks healthy. Every call is a Step with a
 Thought explaining why, the trace ends with a finish step like the loop's, and the conclusion says plainly
 that no model was involved. Thresholds are constants here, not Settings: the playbook is a fallback.
 
@@ -20,10 +22,11 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 
+import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
-from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, Findings, ServiceHealth
+from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
 from bot.playbook.probes import (
     ProbeRun,
@@ -36,7 +39,7 @@ from bot.playbook.probes import (
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
-from bot.playbook.toolsetprobes import check_pods, check_runbooks
+from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
 from bot.playbook.verdict import conclusion_from_findings
 from tools.base import Toolbox
 
@@ -81,6 +84,7 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    check_nodes(run, findings)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):
@@ -139,13 +143,16 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         return  # the conclusion names the roles that are not configured
     services = known_services(run, text, topology)
     named = [s for s in services if service_from_text(text, [s])]
+    target: str | None
     if len(named) > 1:  # "stock fails, warehouse-api says it is fine": the one whose metrics changed is asked about
-        target = entry_service(run, findings, named, topology, why="The question names several services")
+        why = "The question names several services"
+        target = entry_service(run, findings, named, topology, why=why, chosen=True) or named[0]
     else:
         target = named[0] if named else entry_service(run, findings, services, topology) or gapped_service(findings)
     if target is None or _surveyed_gap(run, findings, target):
         return  # after a gap in collection no service has metrics: there is no change to walk down or to rank
     look_further_back(run, findings, target)  # when flat: the trouble may be older than the window, or constant
+    target = _steady_target_moves(run, findings, target, topology)
     first = findings.first_change(target)
     if first is not None:
         check_deploys(run, findings, target, first)
@@ -161,6 +168,23 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
+
+
+def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:
+    """The asked service is steady even over the wider look, yet the user sees trouble: a producer upstream, a
+    caller, or a sibling within two hops may carry it (stale data from a lagging consumer, a canary in the service
+    that calls the asked database). The neighbour that changed most, clearly, is diagnosed instead; the answer says
+    the asked service looks healthy. Nothing clear nearby keeps the asked service and its flat answer."""
+    if findings.first_change(target) is not None:
+        return target
+    near = [s for s in ranking.neighbourhood(topology, target) if s != target]
+    why = f"{target} itself looks steady; the trouble may sit within two hops of it"
+    moved = entry_service(run, findings, near, topology, why=why, chosen=True) if near else None
+    if moved is None or findings.felt_weight(moved) < STRONG:
+        return target
+    findings.steady_asked = target
+    findings.service = moved
+    return moved
 
 
 def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:

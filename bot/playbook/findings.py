@@ -121,6 +121,16 @@ class Lookback:
     onset: str = ""  # "Started 30 h ago (...) and still going on: ..." when it found a lasting change before
 
 
+@dataclass(frozen=True)
+class NodeLoss:
+    """Nodes that went away under several services at once, as Kubernetes events report it."""
+
+    at: datetime
+    reasons: tuple[str, ...]  # NodeNotReady, TaintManagerEviction ... oldest first
+    services: tuple[str, ...]  # whose pods were on them
+    zones: tuple[str, ...] = ()  # zones the logs name, if any
+
+
 @dataclass
 class Suspect:
     """One candidate cause from the "what changed" step, its score and the evidence for it, in words."""
@@ -145,7 +155,8 @@ class Findings:
     """Accumulated evidence of one playbook run (mutable while the run lasts, read once at the end)."""
 
     window_label: str
-    service: str = ""  # the service the question is about
+    service: str = ""  # the service the question is about (or, when that one is steady, the neighbour diagnosed)
+    steady_asked: str = ""  # the asked service, when it looked healthy and a neighbour that changed was diagnosed
     origin: str = ""  # the deepest downstream service that changed too, when there is one
     health: dict[str, ServiceHealth] = field(default_factory=dict)
     deploys_checked: list[str] = field(default_factory=list)
@@ -170,6 +181,7 @@ class Findings:
     lookback: Lookback | None = None  # the second, wider look when the window was flat (bot/playbook/onset.py)
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
     after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
+    node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""

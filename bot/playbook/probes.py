@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import tools.analysis.changeclass as changeclass
 import tools.analysis.ranking as ranking
 from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.evidence import LogSignature, deploys_in, log_lines_in, signatures_in
@@ -200,7 +201,7 @@ def check_deploys(
         )
         diff = run.probe(thought, "query_deploy_diff", {"version": nearest.version, "service": service})
         report = diff_of(diff) if diff is not None else None
-        findings.key_changes = list(report.key_changes) if report else []
+        findings.key_changes = changeclass.with_option_lines(report.key_changes, report.diff) if report else []
         findings.risky_lines = list(report.risky_lines) if report else []
 
 

@@ -38,15 +38,18 @@ def entry_service(
     services: Sequence[str],
     topology: Mapping[str, Sequence[str]],
     why: str = "The question names no service",
+    *,
+    chosen: bool = False,
 ) -> str | None:
     """No service named: scan the services' golden signals; start from the changed one closest to users.
 
     Users feel the most upstream symptom; the dependency walk then goes down to where it started. Among
-    services no other changed service calls, the one that changed most wins.
+    services no other changed service calls, the one that changed most wins. `chosen`: the services were picked for
+    this scan (several named, or the neighbours of a steady asked service), so None when none changed.
     """
     called_at_all = {d for ds in topology.values() for d in ds}
     scanned = sorted(services, key=lambda s: s in called_at_all)[:MAX_SCANNED_SERVICES]  # entry points first
-    if len(scanned) < len(services) and not why.endswith("several services"):
+    if len(scanned) < len(services) and not chosen:
         findings.unknowns.append(
             f"no service was named, so {len(scanned)} of {len(services)} services were "
             "scanned (the ones nothing else calls first); name the service to check another"
@@ -59,8 +62,8 @@ def entry_service(
     changed = {h.service for h in findings.health.values() if h.changes()}
     called = {d for caller in changed for d in topology.get(caller, ())}
     ranked = sorted(changed, key=lambda s: (s in called, -findings.health[s].strength))
-    if why.endswith("several services"):
-        return ranked[0] if ranked else services[0]
+    if chosen:  # the services were chosen for the scan (named, or the asked one's neighbours): no note on the choice
+        return ranked[0] if ranked else None
     known = ", ".join(services[:8]) + (", …" if len(services) > 8 else "")
     if ranked:  # the scan chose the service: say so, the user may mean another
         findings.unknowns.append(

@@ -4,7 +4,9 @@ Where it looks: the deploys of the asked service and of every service within two
 both directions (callees, callers, and the other callers of a dependency that degraded), and the traffic of
 those other callers (a batch job or a bulk sender hammering what the asked service shares with them).
 How far back, and how each suspect is scored, is tools/analysis/ranking.py: the same rules find_changes (the model's
-tool) uses. This module makes the tool calls (through call_tool, as Steps) and reads their data.
+tool) uses. A second, wider look reads the changes of the day before the onset whose effect can wait (a cap met by the
+daily load, a pool, a rate limit, a log volume, a retry setting): the nearest deploy is not always the one that bit.
+This module makes the tool calls (through call_tool, as Steps) and reads their data.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
+import tools.analysis.changeclass as changeclass
+import tools.analysis.placement as placement
 import tools.analysis.ranking as ranking
 from bot.playbook.evidence import change_points_of, deploys_in
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
-from bot.playbook.probes import ProbeRun, iso_from_moment
+from bot.playbook.probes import ProbeRun, check_logs, iso_from_moment
+from tools.analysis.reasons import Reason
 from tools.deploys.records import DeployList, DeployRecord
 from tools.results import deploys_of, diff_of, series_of
 
@@ -36,7 +41,112 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     near = ranking.neighbourhood(topology, target)
     suspects = _deploy_suspects(run, findings, target, near, onset, lookback)
     suspects += _surge_suspects(run, findings, topology, target, onset)
+    seen = {(s.deploy.service, s.deploy.version) for s in suspects if s.deploy is not None}
+    suspects += _delayed_suspects(run, findings, topology, (target, onset), lookback, seen)
     findings.suspects = sorted(suspects, key=lambda s: -s.score)
+
+
+# Role of a metric -> the symptom it shows when it rose.
+_ROLE_SYMPTOMS = {
+    "latency": changeclass.LATENCY,
+    "errors": changeclass.ERRORS,
+    "traffic": changeclass.TRAFFIC,
+    "cpu": changeclass.SATURATION,
+    "memory": changeclass.MEMORY,
+    "restarts": changeclass.RESTARTS,
+}
+
+
+def symptoms_of(findings: Findings) -> frozenset[str]:
+    """What the degraded services show: their metrics that rose, and what their new log lines say (throttling,
+    GC pauses, a full disk, a growing backlog)."""
+    found = set()
+    for health in findings.health.values():
+        for metric, point in health.changes():
+            symptom = _ROLE_SYMPTOMS.get(findings.role_of(metric))
+            if symptom is not None and point.ratio > 1:
+                found.add(symptom)
+    for signatures in findings.signatures.values():
+        for sig in signatures:
+            found |= changeclass.symptoms_in_text(sig.text)
+    return frozenset(found) or ranking.GOLDEN_SYMPTOMS
+
+
+def _degraded_order(findings: Findings) -> list[str]:
+    """The services that degraded, earliest first."""
+    firsts = [(first[1], svc) for svc in findings.health if (first := findings.first_change(svc)) is not None]
+    return [svc for _, svc in sorted(firsts)]
+
+
+def _delayed_suspects(
+    run: ProbeRun,
+    findings: Findings,
+    topology: Mapping[str, Sequence[str]],
+    asked: tuple[str, datetime],
+    lookback: timedelta,
+    seen: set[tuple[str, str]],
+) -> list[Suspect]:
+    """Changes of the day before the lookback whose effect can wait: read, classed, kept only when they can."""
+    target, onset = asked
+    near = ranking.neighbourhood(topology, target)
+    start, end = onset - ranking.DELAYED_LOOKBACK, onset - lookback
+    thought = (
+        f"A cap, a pool, a rate limit, a log volume or a retry setting can bite hours after it lands, when load or "
+        f"a blip meets it: reading every deploy of the {ranking.lookback_words(ranking.DELAYED_LOOKBACK)} before "
+        f"{end:%H:%M} UTC near {target}."
+    )
+    step = run.probe(
+        thought, "query_deploy_records", {"service": "*", "start": iso_from_moment(start), "end": iso_from_moment(end)}
+    )
+    if step is None:
+        return []
+    degraded = _degraded_order(findings)
+    records = [d for svc in near for d in deploys_in(step, svc) if (d.service, d.version) not in seen]
+    records.sort(key=lambda d: (d.service not in degraded, d.service != target, -d.at.timestamp()))
+    found = []
+    for record in records[: ranking.MAX_DIFFS]:
+        suspect = _delayed_suspect(run, findings, record, asked, degraded)
+        if suspect is not None:
+            suspect.add(placement.shared_dependency_reasons(topology, record.service, degraded))
+            found.append(suspect)
+    return found
+
+
+def _delayed_suspect(
+    run: ProbeRun, findings: Findings, deploy: DeployRecord, asked: tuple[str, datetime], degraded: list[str]
+) -> Suspect | None:
+    """A deploy of the day before, kept when what it changed can wait that long, weighed by where its service sits
+    among the degraded ones and by what the service logged since the onset (read here when not read yet)."""
+    target, onset = asked
+    suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
+    _read_diff(
+        run,
+        suspect,
+        deploy,
+        f"Reading the diff of {deploy.service} {deploy.version}: does it touch something that waits?",
+    )
+    waiting = ranking.delayed_reason(suspect.key_changes, deploy.at, onset, symptoms_of(findings))
+    if waiting is None:
+        return None
+    suspect.add([waiting, *placement.place_reasons(deploy.service, target, degraded)])
+    if deploy.service not in findings.signatures:
+        why = f"{deploy.service} changed {suspect.key_changes[0].key} hours before: do its logs say so? "
+        check_logs(run, findings, deploy.service, ("the onset", onset), why=why)
+    signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]
+    suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures, symptoms_of(findings)))
+    suspect.key_changes = ranking.meaningful_changes(suspect.key_changes, symptoms_of(findings), delayed=True)
+    own = [(sig.text, sig.quoted) for sig in findings.signatures.get(deploy.service, ())]
+    if ranking.showing_signature(own, suspect.key_changes) is not None:  # the changed service says so itself
+        suspect.add([Reason(2, f"{deploy.service}'s own logs since the onset show it too")])
+    return suspect
+
+
+def _read_diff(run: ProbeRun, suspect: Suspect, deploy: DeployRecord, thought: str) -> None:
+    """The deploy's changed settings (runtime flags on lines of their own included) and risky statements."""
+    step = run.probe(thought, "query_deploy_diff", {"version": deploy.version, "service": deploy.service})
+    report = diff_of(step) if step is not None else None
+    suspect.key_changes = changeclass.with_option_lines(report.key_changes, report.diff) if report else []
+    suspect.risky_lines = list(report.risky_lines) if report else []
 
 
 def _deploy_suspects(
@@ -79,17 +189,12 @@ def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: Deploy
     suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
     health = findings.health.get(deploy.service)
     suspect.add(ranking.deploy_reasons(deploy, target, onset, health is not None and bool(health.changes())))
-    step = run.probe(
-        f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.",
-        "query_deploy_diff",
-        {"version": deploy.version, "service": deploy.service},
-    )
-    report = diff_of(step) if step is not None else None
-    suspect.key_changes = list(report.key_changes) if report else []
-    suspect.risky_lines = list(report.risky_lines) if report else []
+    _read_diff(run, suspect, deploy, f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.")
     # matched on the template, cited as the concrete example (it can be checked against the logs)
     signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]
-    suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures))
+    symptoms = symptoms_of(findings)
+    suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures, symptoms))
+    suspect.key_changes = ranking.meaningful_changes(suspect.key_changes, symptoms) or suspect.key_changes
     return suspect
 
 

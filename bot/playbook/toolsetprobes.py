@@ -1,15 +1,24 @@
-"""The playbook's probes of the optional toolsets: the pods of the service the cause points at (Kubernetes) and
-the runbook section that documents the failure (runbooks). Each runs only when its tool is configured.
+"""The playbook's probes of the optional toolsets: the pods of the service the cause points at (Kubernetes), the
+nodes that went away under several services at once (Kubernetes events), and the runbook section that documents the
+failure (runbooks). Each runs only when its tool is configured.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
-from bot.playbook.findings import Findings
-from bot.playbook.probes import ProbeRun
+from bot.playbook.findings import Findings, NodeLoss
+from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.kubernetes.objects import PodList, pods_summary
-from tools.results import pods_of, runbooks_of
+from tools.results import events_of, pods_of, runbooks_of
+
+# Kubernetes' own reasons for a node that stopped answering or was taken away: what several services breaking in the
+# same minute, with no deploy of theirs, most often comes down to.
+NODE_REASONS = frozenset({"NodeNotReady", "TaintManagerEviction", "NodeMaintenance", "NodeUnreachable"})
+NODES_AROUND = timedelta(minutes=10)
+# A cloud availability zone as logs name it: eu-central-1b (AWS), europe-west1-b (GCP).
+_ZONE_RX = re.compile(r"\b(?:[a-z]{2}-[a-z]+-\d[a-z]|[a-z]+-[a-z]+\d-[a-z])\b")
 
 _PLACEHOLDER = re.compile(r"<\w+>|\[[\w.$]+\]")  # a signature's <n>, <uuid> and [exception.Type] carry no words
 _PUNCTUATION = ".,:;()'\"[]"
@@ -32,6 +41,35 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
     findings.pod_service = service
     findings.pod_summary = pods_summary(pods)
     findings.pod_states = pod_states(pods)
+
+
+def check_nodes(run: ProbeRun, findings: Findings) -> None:
+    """Several services degraded: did Kubernetes report the nodes under them going away at the onset? The pods'
+    NodeNotReady and eviction events name the services hit; a zone named in the logs read so far places them."""
+    first = findings.first_change(findings.service)
+    degraded = [s for s in findings.health if findings.first_change(s) is not None]
+    if "query_k8s_events" not in run.tools or first is None or len(degraded) < 2:
+        return
+    at = first[1]
+    thought = (
+        f"{len(degraded)} services changed; a node or a zone that went away breaks several at once with no deploy "
+        f"of theirs, so reading Kubernetes events around {at:%H:%M} UTC for nodes that stopped answering."
+    )
+    args = {"namespace": "", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at + NODES_AROUND)}
+    step = run.probe(thought, "query_k8s_events", args)
+    found = events_of(step) if step is not None else None
+    lost = [e for e in (found.events if found else ()) if e.reason in NODE_REASONS]
+    services = sorted({s for s in degraded for e in lost if e.object_name.startswith(f"{s}-")})
+    if len(services) < 2:
+        return
+    examples = [sig.quoted for found_sigs in findings.signatures.values() for sig in found_sigs]
+    zones = sorted({z for text in examples for z in _ZONE_RX.findall(text)})
+    findings.node_loss = NodeLoss(
+        at=min(e.at for e in lost),
+        reasons=tuple(dict.fromkeys(e.reason for e in sorted(lost, key=lambda e: e.at))),
+        services=tuple(services),
+        zones=tuple(zones[:2]),
+    )
 
 
 def pod_states(pods: PodList) -> list[str]:

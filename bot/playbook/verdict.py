@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from bot.engine.prompts import load_prompt
 from bot.playbook.collectiongap import gap_evidence, gap_headline
 from bot.playbook.evidence import ChangePoint
-from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
+from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, NodeLoss, Suspect
 from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
 from tools.deploys.records import DeployRecord, record_line
@@ -32,6 +32,11 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
         headline += _cluster_and_runbook(findings)
     if findings.time_note and complete:
         headline = f"{findings.time_note} {headline}"
+    if findings.steady_asked:
+        headline = (
+            f"{findings.steady_asked} itself looks healthy over {findings.window_label}; the trouble is in "
+            f"{findings.service}, within two hops of it. {headline}"
+        )
     if findings.failed_backends:  # an answer resting on a check that could not run is partial, and says why
         backends = " and ".join(findings.failed_backends)
         headline = (
@@ -69,15 +74,26 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
     symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
+    if findings.node_loss is not None:
+        return f"Likely cause: {_node_cause(findings.node_loss)}. Symptom: {symptom}.", True
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
-        return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.{_runners_up(findings)}", True
+        return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.", True
     deploy = findings.deploy
     if deploy is not None and not (origin_first and origin_first[1] < deploy.at):
         return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
+
+
+def _node_cause(loss: NodeLoss) -> str:
+    """Infrastructure, said plainly: no deploy caused it."""
+    where = f" in zone {' and '.join(loss.zones)}" if loss.zones else ""
+    return (
+        f"nodes{where} went away at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes reports "
+        f"{', '.join(loss.reasons)} for the pods of {', '.join(loss.services)}, which degraded together"
+    )
 
 
 def _cluster_and_runbook(findings: Findings) -> str:
@@ -125,9 +141,17 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
     return f"{suspect.what}. Why: {'; '.join(suspect.why)}{error}"
 
 
-def _runners_up(findings: Findings) -> str:
-    others = [f"{s.what} (score {s.score})" for s in findings.suspects[1:3] if s.score > 0]
-    return f" Runners-up: {'; '.join(others)}." if others else ""
+def _runners_up(findings: Findings) -> list[str]:
+    """The runner-up hypothesis, and what would tell it from the winner; kept out of the headline, which names one
+    cause."""
+    if len(findings.suspects) < 2 or findings.suspects[1].score <= 0:
+        return []
+    winner, second = findings.suspects[0], findings.suspects[1]
+    why = second.why[0] if second.why else ""
+    return [
+        f"the runner-up: {second.what} (score {second.score}; {why}); what would tell them apart: whether the symptom "
+        f"follows {winner.what} (revert it, or compare {winner.service}'s pods or versions) rather than {second.what}"
+    ]
 
 
 def _origin_cause(findings: Findings) -> str:
@@ -250,6 +274,8 @@ def _deploy_evidence(findings: Findings) -> list[str]:
 
 def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     lines = list(findings.unknowns)
+    if complete and findings.suspects and findings.suspects[0].score >= MIN_SUSPECT_SCORE:
+        lines += _runners_up(findings)
     lines += [f"not checked: {check}" for check in findings.failed_checks]
     if findings.unconfigured:
         lines.append(

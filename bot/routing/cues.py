@@ -1,4 +1,5 @@
-"""Domain cue words for the intent classifier, English and Chinese, over normalised text (lower case, digits as 0).
+"""Domain cue words for the intent classifier, over normalised text (lower case, digits as 0): English and Chinese
+here, Spanish, Portuguese, French and German and the cues of what a message asks for in bot/routing/lexicon.py.
 
 They are features, not rules: the model learns how much each cue, and each pair of cues, counts for each route.
 With a few hundred examples, character n-grams alone cannot know that 宕机 and "crash-looping" are the same kind of
@@ -10,6 +11,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Sequence
+
+from bot.routing.lexicon import ASKED, MORE, STATED, WIDER
 
 _PATTERNS: dict[str, str] = {
     # a state that changed for the worse (metric names alone are not symptoms: "latency" is also a lookup)
@@ -170,10 +174,28 @@ _PATTERNS: dict[str, str] = {
 
 
 @functools.cache
-def compiled_cues() -> dict[str, re.Pattern[str]]:
-    """The cue patterns, compiled on the first message (~20 ms): importing the gate, as building the responder
-    does, costs nothing until a message is classified."""
-    return {name: re.compile(pattern) for name, pattern in _PATTERNS.items()}
+def compiled_cues(lexicon: int = 2) -> dict[str, re.Pattern[str]]:
+    """The cue patterns of a lexicon edition, compiled on the first message (~30 ms): importing the gate, as building
+    the responder does, costs nothing until a message is classified. Edition 0 (an artifact trained before the
+    lexicon): the English and Chinese cues alone; 1: a cue's words in the other languages join its English and
+    Chinese ones, and the request cues follow; 2: the second edition's words join their cues, and the stated cues
+    follow. Each edition only appends, so the older cues keep their pair names."""
+    merged = dict(_PATTERNS)
+    if lexicon >= 1:
+        merged = _joined(merged, MORE)
+        merged.update(ASKED)
+    if lexicon >= 2:
+        merged = _joined(merged, WIDER)
+        merged.update(STATED)
+    return {name: re.compile(pattern) for name, pattern in merged.items()}
+
+
+def _joined(patterns: dict[str, str], more: dict[str, str]) -> dict[str, str]:
+    """`patterns` with each of `more`'s words joined to the cue of its name, and its new cues after them."""
+    joined = {
+        name: f"(?:{pattern})|(?:{more[name]})" if name in more else pattern for name, pattern in patterns.items()
+    }
+    return joined | {name: pattern for name, pattern in more.items() if name not in patterns}
 
 
 # Where a Chinese character meets a Latin letter or a digit: Python's \b sees no boundary there (both are word
@@ -186,10 +208,11 @@ def _script_seam() -> re.Pattern[str]:
     return re.compile(_SCRIPT_SEAM)
 
 
-def cues_in(norm: str) -> list[str]:
-    """The cues found in normalised text, and every pair of them ("why+symptom"): a linear model cannot form the
-    pairs itself, and "what is" + a metric reads differently with and without a symptom. Matched with a space where
-    Chinese meets Latin or digits, so English cues read inside Chinese text too."""
+def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: int = 2) -> list[str]:
+    """The cues found in normalised text (after `found_before`, cues found elsewhere, e.g. in the raw text), and every
+    pair of them ("why+symptom"): a linear model cannot form the pairs itself, and "what is" + a metric reads
+    differently with and without a symptom. Matched with a space where Chinese meets Latin or digits, so English cues
+    read inside Chinese text too."""
     norm = _script_seam().sub(" ", norm)
-    found = [name for name, pattern in compiled_cues().items() if pattern.search(norm)]
+    found = [*found_before, *(name for name, pattern in compiled_cues(lexicon).items() if pattern.search(norm))]
     return found + [f"{a}+{b}" for a, b in itertools.combinations(found, 2)]

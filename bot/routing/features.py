@@ -11,6 +11,7 @@ bot/routing/cues.py, and their pairs, as features of their own. Traditional Chin
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import math
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from bot.routing.cues import cues_in
 from bot.routing.hanzi import simplified_from_traditional
+from bot.routing.lexicon import ASKED_CUES, alert_cues
 
 Features = dict[int, float]
 
@@ -35,6 +37,8 @@ _QUOTE_MARK = re.compile(r"^\s*>\s?", re.MULTILINE)
 _JOINER = "\u2060"
 _WORD = re.compile(r"[a-z][a-z0-9_.'-]*[a-z0-9]|[a-z]|\d+[a-z%]*")
 _SPACES = re.compile(r"\s+")
+# Who a message is addressed to ("@opsbot", "opsbot,") says nothing about what it asks, and hides a first word
+_ADDRESS = re.compile(r"^(?:(?:@[\w.-]+|opsbot|bot)\b[\s,:]*)+")
 # Digits say little about the intent ("15:05" vs "14:20"), but their shape does: runs keep their length class.
 _DIGITS = re.compile(r"\d+")
 
@@ -49,6 +53,10 @@ class FeatureSpec:
     word_bigrams: bool = True
     cue_weight: float = 0.1  # the value of a cue feature (n-gram features share a total L2 norm of 1)
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
+    # the lexicon's edition (bot/routing/cues.py compiled_cues): 0 before it (an older artifact), 1 the other
+    # languages' cues, the request cues and no address, 2 the wider request words and the stated cues
+    lexicon: int = 2
+    ask_weight: float = 0.2  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
 
     def to_dict(self) -> dict[str, int | bool | float]:
         return {
@@ -58,6 +66,8 @@ class FeatureSpec:
             "word_bigrams": self.word_bigrams,
             "cue_weight": self.cue_weight,
             "simplified": self.simplified,
+            "lexicon": self.lexicon,
+            "ask_weight": self.ask_weight,
         }
 
     @classmethod
@@ -69,7 +79,14 @@ class FeatureSpec:
             word_bigrams=bool(data["word_bigrams"]),
             cue_weight=float(str(data.get("cue_weight", 0.0))),
             simplified=bool(data.get("simplified", False)),
+            lexicon=_edition(data.get("lexicon", 0)),
+            ask_weight=float(str(data.get("ask_weight", 0.0))),
         )
+
+
+def _edition(value: object) -> int:
+    """A lexicon edition: a number, or an older artifact's flag (true: the first edition)."""
+    return int(value) if isinstance(value, (bool, int)) else 0
 
 
 def plain_from_slack(text: str) -> str:
@@ -85,10 +102,12 @@ def plain_from_slack(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def normalised(text: str, simplified: bool = True) -> str:
+def normalised(text: str, simplified: bool = True, lexicon: int = 2) -> str:
     """Plain, NFKC-folded (full-width punctuation -> ASCII), lower-case text with digit runs made generic and, if
-    `simplified`, Traditional Chinese characters as Simplified ones."""
+    `simplified`, Traditional Chinese characters as Simplified ones; with `lexicon`, without a leading address."""
     text = unicodedata.normalize("NFKC", plain_from_slack(text)).lower()
+    if lexicon:
+        text = _ADDRESS.sub("", text)
     if simplified:
         text = simplified_from_traditional(text)
     return _DIGITS.sub(lambda m: "0" * min(len(m[0]), 3), text)
@@ -96,7 +115,7 @@ def normalised(text: str, simplified: bool = True) -> str:
 
 def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features:
     """Binary hashed n-gram features, L2-normalised (an empty text has none)."""
-    norm = normalised(text, spec.simplified)
+    norm = normalised(text, spec.simplified, spec.lexicon)
     if not norm:
         return {}
     names = _char_grams(norm, spec.char_min, spec.char_max)
@@ -104,13 +123,22 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
     names.update(f"w:{word}" for word in words)
     if spec.word_bigrams:
         names.update(f"b:{a} {b}" for a, b in itertools.pairwise(words))
-    indices = {zlib.crc32(name.encode("utf-8")) % spec.buckets for name in names}
+    indices = {zlib.crc32(name.encode("utf-8", "surrogatepass")) % spec.buckets for name in names}
     features = dict.fromkeys(indices, 1.0 / math.sqrt(len(indices)))
     if spec.cue_weight:
-        for name in cues_in(norm):
+        for name in cue_names(text, spec.simplified, spec.lexicon):
             bucket = zlib.crc32(f"q:{name}".encode()) % spec.buckets
-            features[bucket] = features.get(bucket, 0.0) + spec.cue_weight
+            weight = spec.ask_weight if any(part in ASKED_CUES for part in name.split("+")) else spec.cue_weight
+            features[bucket] = features.get(bucket, 0.0) + weight
     return features
+
+
+@functools.lru_cache(maxsize=64)
+def cue_names(text: str, simplified: bool = True, lexicon: int = 2) -> tuple[str, ...]:
+    """The cues of a message and their pairs (bot/routing/cues.py), a pasted alert's read in the raw text. Cached: the
+    gate reads them twice, for the features and for the request (a third of a message's cost)."""
+    found = alert_cues(text) if lexicon else []
+    return tuple(cues_in(normalised(text, simplified, lexicon), found, lexicon=lexicon))
 
 
 def _char_grams(norm: str, low: int, high: int) -> set[str]:

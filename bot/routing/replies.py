@@ -1,5 +1,5 @@
-"""The Router's canned texts: replies that need no model (help, the read-only refusal, a greeting) and the notes
-that say which fallback answered."""
+"""The Router's canned texts: replies that need no model (help, the read-only refusal, a greeting, a writing request's
+templates) and the notes that say which fallback answered."""
 
 from __future__ import annotations
 
@@ -16,6 +16,17 @@ READ_ONLY_ANSWER = (
     "I can investigate first and show you the evidence for that decision: ask me, e.g. "
     '"why is payment failing since the deploy?"\n'
     "我只有只读权限：不能回滚、重启、扩容、呼人或建工单。可以先问我「payment 为什么发布后报错」，我来排查并给出证据。"
+)
+# A writing request (a post-mortem, a status-page update, a summary) is never an investigation; without a model
+# nothing can write it, so the reply gives the skeletons a person fills in
+WRITE_ANSWER = (
+    "Writing needs a language model, and none is configured, so I did not investigate anything. Skeletons to fill in:\n"
+    "*Post-mortem*: Summary (what broke, for whom, how long) / Impact (users, requests, money) / Timeline (detection, "
+    "escalation, mitigation, resolution, in UTC) / Root cause / What went well, what did not / Action items (owner, "
+    "due date).\n"
+    "*Status-page update*: Status (investigating, identified, monitoring, resolved) / What users see / Since when / "
+    "What we are doing / Next update at.\n"
+    "*Thread summary*: Current state / Cause (known or not) / Decisions / Open questions / Owners."
 )
 GREETING_ANSWER = "Hi! I'm opsbot. Ask me why a service misbehaves, or say `help`."
 NO_MODEL_NOTE = "No LLM is configured, so this is the deterministic playbook's diagnosis (no model involved)."

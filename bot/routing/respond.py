@@ -9,7 +9,10 @@ A stage answers, steps aside, or fails and leaves its attempt on record for the 
   of turning into a diagnosis here (see HANDED_BACK).
 - diagnose: the agent loop, or the deterministic playbook when no LLM is configured or the model failed before any
   tool ran (the answer says so).
-- chit-chat: one cheap answer; help: canned help; act (roll back, restart, page...): the canned read-only answer.
+- chit-chat: one cheap answer (a writing request without a model: a template); help: canned help; act (roll back,
+  restart, page...): the canned read-only answer.
+With a model, an investigation whose text also asks for something smaller is confirmed by the cheap model before
+any stage runs; what that cost is counted in the trace.
 The Intent is recorded on the Trace and grounding marks unverified numbers. The question arrives cleaned and
 redacted by the surface's inbound pass (bot/safety/inbound.py), and the trace leaves through each surface's
 outbound pass and the stores' redaction: the Router repeats neither. Never raises: an unexpected failure becomes a
@@ -51,6 +54,7 @@ from bot.routing.replies import (
     MODEL_DOWN_NOTE,
     NO_MODEL_NOTE,
     READ_ONLY_ANSWER,
+    WRITE_ANSWER,
 )
 from bot.safety.inbound import has_request_text
 
@@ -104,10 +108,14 @@ class Router:
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
         """Answer `question` on the route its intent calls for; the Trace records the route and why."""
+        from bot.routing.intent import confirm_investigation, needs_confirmation, with_confirmation_cost
+
         started = time.monotonic()
         intent = question.intent or _DEFAULT_INTENT
         try:
             intent = question.intent or self.classify(question.text)
+            if self.llm is not None and needs_confirmation(intent):  # the second line of defence: the cheap model
+                intent = confirm_investigation(question.text, intent, self.llm)  # confirms an investigation first
             log.info(
                 "intent route=%s tier=%s confidence=%.2f reason=%s",
                 intent.route,
@@ -121,7 +129,8 @@ class Router:
             for stage in (self._canned, self._model_lookup, self._quick_lookup, self._agent, self._playbook):
                 if run.open:
                     stage(run)
-            trace = _grounded(run.finished())  # then its UTC times in the team's zone (grounding reads them as UTC)
+            # its confirmation's cost counted, grounded, then its UTC times in the team's zone (grounding reads UTC)
+            trace = _grounded(with_confirmation_cost(run.finished()))
             return trace if is_utc(self.zone) else replace(trace, answer=localise_text(trace.answer, self.zone))
         except Exception as exc:  # the contract: never raise, always answer
             log.exception("respond failed question=%r", question.text[:200])
@@ -135,6 +144,8 @@ class Router:
             run.answer = trace_from_answer(run.question, HELP_ANSWER)
         elif run.route == "act":
             run.answer = trace_from_answer(run.question, READ_ONLY_ANSWER)
+        elif run.route == "chitchat" and self.llm is None and run.intent.request == "write":
+            run.answer = trace_from_answer(run.question, WRITE_ANSWER)  # a writing request without a model: a template
         elif run.route == "chitchat":
             run.answer = self._chitchat(run.question, run.on_step)
 

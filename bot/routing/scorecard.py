@@ -1,7 +1,9 @@
 """How well a router routes a labelled corpus: accuracy per language and per route, the confusion matrix, and the
 two costly errors (a needless investigation of a non-diagnosis message, a missed diagnosis).
 
-Also reads the corpus (bot/routing/corpus/intent.jsonl: one {text, route, lang, kind, split} object per line).
+Also reads the corpus (bot/routing/corpus/intent.jsonl: one {text, route, request, lang, kind, split} object per line;
+`request`, what the message asks for, is there where it is known: every line of the writers who labelled requests,
+and the older lines whose route or kind says it).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Example:
     lang: str = "en"
     kind: str = ""
     split: str = "train"
+    request: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,15 @@ def score(route_of: Callable[[str], str], examples: Iterable[Example]) -> Scorec
 
 
 def scorecard_to_text(card: Scorecard, routes: Sequence[str] = ROUTES) -> str:
-    """The accuracy table, the two costly error rates and the confusion matrix, as plain text."""
+    """The accuracy table (overall, per language, per route and per request where known: is the route right), the two
+    costly error rates and the confusion matrix, as plain text."""
     lines = [_rate_line("overall", *card.accuracy())]
     for lang in sorted({e.lang for e in card.examples}):
         lines.append(_rate_line(f"lang {lang}", *card.accuracy(_field_is("lang", lang))))
     for route in routes:
         lines.append(_rate_line(f"route {route}", *card.accuracy(_field_is("route", route))))
+    for request in sorted({e.request for e in card.examples} - {""}):  # where the corpus knows what was asked
+        lines.append(_rate_line(f"request {request}", *card.accuracy(_field_is("request", request))))
     lines.append(_rate_line("needless investigations", *card.needless_investigations()))
     lines.append(_rate_line("missed diagnoses", *card.missed_diagnoses()))
     confusion = card.confusion()
@@ -89,6 +95,22 @@ def leave_out_summary(cards: Sequence[Scorecard]) -> str:
         f"({needless[0] / max(needless[1], 1):.2%}), pooled missed {missed[0]}/{missed[1]} "
         f"({missed[0] / max(missed[1], 1):.2%})"
     )
+
+
+def leave_out_by_language(cards: Sequence[Scorecard]) -> str:
+    """Several leave-one-kind-out scorecards pooled per language (each message counts once): accuracy, needless
+    investigations and missed diagnoses, one line per language."""
+    pairs = [(e, p) for card in cards for e, p in zip(card.examples, card.predicted, strict=True)]
+    lines = []
+    for lang in sorted({e.lang for e, _ in pairs}):
+        chosen = [(e, p) for e, p in pairs if e.lang == lang]
+        card = Scorecard(tuple(e for e, _ in chosen), tuple(p for _, p in chosen))
+        (hits, total), needless, missed = card.accuracy(), card.needless_investigations(), card.missed_diagnoses()
+        lines.append(
+            f"left out, {lang}: {hits / total:.2%} ({hits}/{total}), needless {needless[0]}/{needless[1]}, "
+            f"missed {missed[0]}/{missed[1]}"
+        )
+    return "\n".join(lines)
 
 
 def _field_is(name: str, value: str) -> Callable[[Example], bool]:
@@ -116,4 +138,5 @@ def _example_from_dict(data: dict[str, str]) -> Example:
         lang=data.get("lang", "en"),
         kind=data.get("kind", ""),
         split=data.get("split", "train"),
+        request=data.get("request", ""),
     )

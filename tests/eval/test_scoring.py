@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 from bot import wiring
@@ -147,3 +148,34 @@ def test_a_headline_that_blames_a_decoy_is_a_miss_even_when_it_names_the_cause()
 def test_a_scenarios_decoys_reach_its_case():
     scenario = dataclasses.replace(load_scenario("red-herring-deploy"), must_not_name=("search",))
     assert case_from_scenario(scenario).must_not_name == ("search",)
+
+
+def test_a_decoy_ruled_out_in_the_headline_is_not_blamed():
+    case = EvalCase("zone", "why?", ("eu-central-1b", "NotReady"), must_not_name=("v7.4.0",))
+    cleared = [
+        "Likely cause: zone eu-central-1b went NotReady at 14:03; not the 13:56 deploy of game-launch v7.4.0.",
+        "Likely cause: nodes in eu-central-1b went NotReady, rather than game-launch v7.4.0.",
+        "Likely cause: eu-central-1b NotReady. The deploy game-launch v7.4.0 came after the onset.",
+        "Likely cause: eu-central-1b nodes NotReady (game-launch v7.4.0 is not the cause).",
+        "Likely cause: eu-central-1b NotReady, no deploy caused this (game-launch v7.4.0 cannot explain it).",
+    ]
+    for headline in cleared:
+        [row] = run_eval([case], _answering(headline), mode="playbook").results
+        assert row.hit and row.blamed == (), headline
+
+
+def test_a_decoy_blamed_beside_a_ruled_out_clause_is_still_blamed():
+    case = EvalCase("zone", "why?", ("eu-central-1b",), must_not_name=("v7.4.0",))
+    blamed = [
+        "Likely cause: deploy game-launch v7.4.0 at 13:56, not the eu-central-1b outage.",
+        "Likely cause: game-launch v7.4.0 broke launches in eu-central-1b.",
+        "Likely cause: eu-central-1b lost capacity; not a zone outage but game-launch v7.4.0 is to blame.",
+        "Likely cause: game-launch v7.4.0 raised the pool so connections could not be served in eu-central-1b.",
+    ]
+    for headline in blamed:
+        [row] = run_eval([case], _answering(headline), mode="playbook").results
+        assert not row.hit and row.blamed == ("v7.4.0",), headline
+
+
+def _answering(headline: str) -> Callable[[EvalCase], Trace]:
+    return lambda case: _answered(f"{headline}\nEvidence:\n- x")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.engine.types import Intent
 from bot.routing.features import FeatureSpec, features_from_text, plain_from_slack
-from bot.routing.intent import classify
+from bot.routing.intent import REQUEST_ROUTES, classify
 from bot.routing.model import SHIPPED, IntentModel, load_model, save_model, shipped_model
 from bot.routing.scorecard import ROUTES, Example, load_corpus, score
 from bot.store.sqlite import SqliteTraceStore
@@ -45,16 +45,21 @@ def test_features_are_stable_hashed_and_normalised() -> None:
     assert features_from_text("", spec) == {}
 
 
-def test_corpus_is_large_bilingual_and_split_before_training() -> None:
+def test_corpus_is_large_multilingual_and_split_before_training() -> None:
     corpus = load_corpus()
     assert len(corpus) >= 800
-    assert {e.lang for e in corpus} == {"en", "zh"} and {e.route for e in corpus} == set(ROUTES)
+    assert {e.lang for e in corpus} == {"en", "zh", "es", "pt", "fr", "de"} and {e.route for e in corpus} == set(ROUTES)
+    for lang in ("es", "pt", "fr", "de"):  # two writers who labelled what each message asks for, in each language
+        assert sum(e.lang == lang and e.kind in ("extra-t1", "extra-t2") for e in corpus) >= 100, lang
     heldout = [e for e in corpus if e.split == "heldout"]
     for route in ROUTES:
         for lang in ("en", "zh"):
             assert any(e.route == route and e.lang == lang for e in heldout), (route, lang)
     texts = [e.text.strip().lower() for e in corpus]
     assert len(texts) == len(set(texts))  # no message is both trained on and held out
+    for example in corpus:  # a request, where known, always fits the route
+        assert not example.request or REQUEST_ROUTES[example.request] == example.route, example
+    assert {e.request for e in corpus if e.kind == "extra-t1"} == set(REQUEST_ROUTES)
 
 
 def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
@@ -63,11 +68,13 @@ def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     on the train split, 573 lines from two more writers, w8 and w9, added to it, the measured, baseline, entity and
     anchor cues and shift -0.2): 240/246 (97.6 %), 3/148 needless (2.0 %) and 1/98 missed; the models before it had
     239/246, 3/148 and 1/98, then 240/246, 3/148 and 0/98, then 238/246, 4/148 and 2/98, and 235/246, 5/148 and
-    1/98. The floor leaves a message or two of margin and only catches a regression;
-    tests/bench/bench_intent.py and `opsbot intent train` print the full tables, `opsbot intent cv` the
-    cross-validated ones."""
+    1/98. With the new languages, the request cues and shift 0.2 (chosen over 11 writer groups): 236/246 (95.9 %),
+    4/148 needless (2.7 %), 1/98 missed; with the request kinds as the classes, the lexicon's second edition and
+    shift 0.1 (chosen over 13 writer groups), the same 236/246, 4/148 and 1/98. The floor leaves a message or two
+    of margin and only catches a regression; tests/bench/bench_intent.py and `opsbot intent train` print the full
+    tables, `opsbot intent cv` the cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
-    assert card.accuracy() >= (237, 246)
+    assert card.accuracy() >= (234, 246)
     assert card.needless_investigations() <= (4, 148) and card.missed_diagnoses() <= (2, 98)
 
 
@@ -77,7 +84,9 @@ def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     the three new writers' lines, 171/177, 3/114 needless and 0/63 missed; with two more writers, Traditional Chinese
     read as Simplified and lighter cues, 174/177, 0/114 needless and 1/63 missed; with w6 and w7 and the done and
     ask_act cues, the same 174/177, 0/114 and 1/63; with w8 and w9, the measured, baseline, entity and anchor cues and
-    shift -0.2, 173/177, 0/114 needless and 2/63 missed). A little margin; only catches a regression."""
+    shift -0.2, 173/177, 0/114 needless and 2/63 missed; with the new languages, the request cues and shift 0.2,
+    173/177, 1/114 needless and 1/63 missed; with the request kinds as the classes, 174/177, 0/114 and 1/63). A
+    little margin; only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
     assert card.accuracy() >= (171, 177)
     assert card.missed_diagnoses() <= (3, 63) and card.needless_investigations() <= (2, 114)
@@ -100,8 +109,9 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     (3.8 %), missed 7/136 (5.1 %); scored once after the fourth (w6 and w7, shift -0.1, the done and ask_act cues):
     305/321 (95.0 %), needless 4/185 (2.2 %), missed 8/136 (5.9 %); scored once after the fifth (w8 and w9, the
     measured, baseline, entity and anchor cues, the fyi cue split from a resolved one, shift -0.2): 309/321 (96.3 %),
-    needless 3/185 (1.6 %), missed 7/136 (5.1 %). This is the honest measure of a new writer, and missed diagnoses are
-    still over the bar. The floor only catches a regression."""
+    needless 3/185 (1.6 %), missed 7/136 (5.1 %); after the sixth (the new languages, the request cues, shift 0.2),
+    309/321 (96.3 %), needless 4/185 (2.2 %), missed 6/136 (4.4 %). This is the honest measure of a new writer, and
+    missed diagnoses are still over the bar. The floor only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
     assert card.accuracy() >= (305, 321)
     assert card.needless_investigations() <= (6, 185) and card.missed_diagnoses() <= (9, 136)
@@ -174,8 +184,8 @@ def test_diagnose_shift_moves_only_the_diagnose_bias_and_is_recorded() -> None:
     from bot.routing.training import TrainOptions, train_model
 
     train = [e for e in SMALL if e.split == "train"]
-    plain = train_model(train, TrainOptions(diagnose_shift=0.0))
-    shifted = train_model(train, TrainOptions(diagnose_shift=0.5))
+    plain = train_model(train, TrainOptions(diagnose_shift=0.0, by_request=False))  # a model over the routes
+    shifted = train_model(train, TrainOptions(diagnose_shift=0.5, by_request=False))
     moved = [b - a for a, b in zip(plain.bias, shifted.bias, strict=True)]
     assert moved == pytest.approx([0.5 if route == "diagnose" else 0.0 for route in ROUTES])
     assert shifted.meta["diagnose_shift"] == 0.5
@@ -247,6 +257,17 @@ def test_leave_out_summary_weighs_each_kind_once_and_pools_each_message_once() -
     )
 
 
+def test_leave_out_by_language_pools_every_left_out_message_of_a_language() -> None:
+    from bot.routing.scorecard import Scorecard, leave_out_by_language
+
+    one = Scorecard((Example("x", "diagnose", "es"), Example("y", "lookup", "zh")), ("lookup", "diagnose"))
+    two = Scorecard((Example("a", "diagnose", "es"), Example("b", "act", "es")), ("diagnose", "act"))
+    assert leave_out_by_language([one, two]).splitlines() == [
+        "left out, es: 66.67% (2/3), needless 0/1, missed 1/2",
+        "left out, zh: 0.00% (0/1), needless 1/1, missed 0/0",
+    ]
+
+
 def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> None:
     model = IntentModel(
         ROUTES, FeatureSpec(), [0.1, 0.2, 0.0, -0.1, 0.0], {9: [0.5, 0.0, 0.0, 0.0, 0.0], 7: [1.0, 0.0, 0.0, 0.0, -1.0]}
@@ -259,7 +280,7 @@ def test_artifact_round_trips_and_refuses_another_version(tmp_path: Path) -> Non
     assert load_model(tmp_path / "m.bin.gz").to_bytes() == model.to_bytes()  # compressed by someone: still loads
     line, _, body = model.to_bytes().partition(b"\n")
     with pytest.raises(ValueError, match="version 99"):
-        IntentModel.from_bytes(line.replace(b'"version":2', b'"version":99') + b"\n" + body)
+        IntentModel.from_bytes(line.replace(b'"version":3', b'"version":99') + b"\n" + body)
 
 
 def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> None:
@@ -288,11 +309,14 @@ def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> No
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
-    assert model.meta["diagnose_shift"] == -0.2 and model.meta["c"] == 80.0  # the options cross-validation chose
-    assert model.spec.cue_weight == 0.1 and model.spec.simplified  # chosen by leave-one-writer-out
-    # ~43k buckets of float32 weights, stored uncompressed so they load without unzipping (git and wheels compress
-    # them to ~0.75 MB); it grows with the corpus (1.04 MB at 5,233 training lines)
-    assert SHIPPED.stat().st_size < 1_200_000
+    assert model.meta["diagnose_shift"] == 0.1 and model.meta["c"] == 80.0  # the options cross-validation chose
+    assert model.spec.cue_weight == 0.1 and model.spec.ask_weight == 0.2  # chosen by leave-one-writer-out
+    assert model.spec.simplified and model.spec.lexicon == 2 and model.meta["by_request"] is True
+    assert model.requests == tuple(REQUEST_ROUTES) and model.request_routes == tuple(REQUEST_ROUTES.values())
+    # ~57k buckets of float32 weights, one per request kind (eight), stored uncompressed so they load without
+    # unzipping; it grows with the corpus and the classes (1.04 MB at 5,233 training lines, 1.21 MB at 6,279 over
+    # the five routes, 2.05 MB at 7,138 over the eight request kinds)
+    assert SHIPPED.stat().st_size < 2_400_000
 
 
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -465,3 +489,67 @@ def test_traditional_chinese_reads_as_simplified_and_an_older_artifact_keeps_its
     assert features_from_text(traditional, literal) != features_from_text(simplified, literal)
     older = {key: value for key, value in FeatureSpec().to_dict().items() if key != "simplified"}
     assert FeatureSpec.from_dict(older) == literal  # an artifact trained before the fold is served without it
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("don't investigate, just tell me the error rate", "no_dig"),
+        ("no investigues nada, solo decime el pico de errores", "no_dig"),
+        ("não precisa investigar, só me diz a taxa de erro", "no_dig"),
+        ("pas besoin d'enquêter, donne-moi juste le taux d'erreur", "no_dig"),
+        ("keine Analyse nötig, sag mir nur die Fehlerrate", "no_dig"),
+        ("不用排查，只告诉我错误率", "no_dig"),
+        ("what was the peak during the outage? just the number", "only"),
+        ("¿hubo un deploy anoche? solo sí o no", "only"),
+        ("seit wann feuert der Alert? mehr brauch ich nicht", "only"),
+        ("write the post-mortem, the cause was an expired cert", "write"),
+        ("redacta una actualización para la página de estado", "write"),
+        ("resume essa thread pra diretoria", "write"),
+        ("rédige le post-mortem de la panne de mardi", "write"),
+        ("fass den Thread in 5 Punkten zusammen", "write"),
+        ("帮我写一下昨天故障的复盘报告", "write"),
+        ("liste les alertes actives en prod", "list"),
+    ],
+)
+def test_what_a_message_asks_for_is_a_cue_in_every_language(text: str, cue: str) -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert cue in cues_in(normalised(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why is checkout slow since the deploy?",
+        "¿por qué se cayó pagos-api anoche?",
+        "investiga por qué el login falla",
+        "o portal caiu, descobre o que foi",
+    ],
+)
+def test_an_investigation_asked_for_plainly_declines_nothing(text: str) -> None:
+    from bot.routing.cues import cues_in
+    from bot.routing.features import normalised
+
+    assert not {"no_dig", "only", "write"} & set(cues_in(normalised(text)))
+
+
+def test_a_pasted_alert_is_read_before_its_code_block_becomes_a_word() -> None:
+    from bot.routing.lexicon import alert_cues
+
+    firing = "```\n[FIRING:1] HighErrorRate fx-rates\nseverity: page\n```\nwhat does this mean?"
+    assert alert_cues(firing) == ["alert"] and "firing" not in plain_from_slack(firing).lower()
+    assert alert_cues("[RESOLVED] HighErrorRate pagos-api\nse recuperó solo") == ["alert_resolved"]
+    assert alert_cues("why is order slow") == []
+    features = features_from_text(firing)
+    assert features != features_from_text(firing, replace(FeatureSpec(), lexicon=False))
+
+
+def test_an_artifact_trained_before_the_lexicon_is_served_without_it() -> None:
+    older = {key: value for key, value in FeatureSpec().to_dict().items() if key not in ("lexicon", "ask_weight")}
+    spec = FeatureSpec.from_dict(older)
+    assert not spec.lexicon and spec.ask_weight == 0.0
+    text = "@opsbot no investigues, solo dime el p99 de pagos-api"
+    assert features_from_text(text, spec) != features_from_text(text)  # the address and the new cues: newer only
+    assert features_from_text("why is order slow", spec) == features_from_text("why is order slow", spec)

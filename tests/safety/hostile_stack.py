@@ -186,13 +186,17 @@ def invalid_backend_calls(stack: Stack, calls: list[tuple[str, tuple[Any, ...], 
             query = values[0]
             values = [query.service, query.start, query.end, query.text]
             problems += [f"log limit {query.limit}"] if not 1 <= query.limit <= 1_000 else []
-        problems += _window_problems(name, [v for v in values if isinstance(v, datetime)])
+        times = [v for v in values if isinstance(v, datetime)]
+        if name == "records" and times and min(times) == _EPOCH:  # the tool's own "latest before" look, not an argument
+            times = [t for t in times if t != _EPOCH]
+        problems += _window_problems(name, times)
         problems += [f"{name} service {n!r}" for n in _services_named(name, values) if n not in stack.services]
         text = json.dumps([str(v) for v in values])
         problems += [f"{name} carries {bad!r}" for bad in _HOSTILE_FRAGMENTS if bad in text]
     return problems
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # where query_deploy_records looks back from when its window is empty
 _HOSTILE_FRAGMENTS = ("vector(1)", "job=~", "$(", "../", "DROP", "<!", "__import__", "etc/passwd")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tools.base import Toolbox, ToolError, call_tool
-from tools.calculate import calculate, calculate_tool
+from tools.calculate import Calculation, calculate, calculate_tool
 
 VALUES = [
     ("ratio", "1180 / 212", "5.566037736"),
@@ -87,3 +87,25 @@ def test_missing_expression_is_a_validation_observation() -> None:
     result = call_tool(Toolbox([calculate_tool()]), "calculate", {"expr": "1+1"})
     assert result.status == "error"
     assert "expression" in result.text
+
+
+def test_several_expressions_in_one_call_each_get_a_line_and_their_data():
+    result = calculate("1180 / 212; (1180 - 212) / 212 * 100\n1180 - 212")
+    assert result.text.splitlines() == [
+        "1180 / 212 = 5.566037736",
+        "(1180 - 212) / 212 * 100 = 456.6037736",
+        "1180 - 212 = 968",
+    ]
+    assert result.data == Calculation(
+        "1180 / 212", 1180 / 212, others=(("(1180 - 212) / 212 * 100", (1180 - 212) / 212 * 100), ("1180 - 212", 968))
+    )
+    assert calculate("2 ** 10;").text == "1024"  # a trailing separator is one expression
+
+
+def test_one_bad_expression_among_several_is_named_and_the_limit_holds():
+    with pytest.raises(ToolError, match="division by zero in '1 / 0'"):
+        calculate("1180 / 212; 1 / 0")
+    with pytest.raises(ToolError, match="no expression between the separators"):
+        calculate(" ; ;")
+    with pytest.raises(ToolError, match="at most 10"):
+        calculate(";".join(["1 + 1"] * 11))

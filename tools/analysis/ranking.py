@@ -5,8 +5,9 @@ find_changes (tools/changes.py, the model's tool) and the playbook's "what chang
 model-free path rank the same evidence the same way.
 Where to look: the asked service and every service within two hops of it, both directions (`neighbourhood`).
 How far back: minutes for a step, hours when memory or restarts changed (`lookback_for`).
-How to score: the timing, the path through the topology, what the diff changed (a config key or a risky
-statement beats a logging or wording change) and a log signature naming the changed key or its new value;
+How to score: the timing, the path through the topology, what the diff changed, judged by what each setting touches
+(tools/analysis/changeclass.py: a cap explains saturation at peak, a log volume a full disk, wording nothing; an image
+bump is code of unknown content) and a log signature naming the changed key or its new value;
 a traffic surge in another caller of a dependency that degraded, just before the onset, is a suspect too.
 What find_changes found is a ChangeRanking: the onset, the suspects best first with their reasons, the log
 signatures new after the onset, and the checks that could not run.
@@ -20,31 +21,24 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ClassVar, Literal, Protocol, TypeVar
 
+import tools.analysis.changeclass as changeclass
 from tools.analysis.configdiff import KeyChange
+from tools.analysis.reasons import Reason, score_of
 from tools.base import ToolData
 from tools.timerange import TimeWindow, iso_z
 
 STEP_LOOKBACK = timedelta(minutes=45)  # a step: the change that caused it landed minutes before
 TREND_LOOKBACK = timedelta(hours=6)  # a leak or a creeping trend: hours before the first symptom
+# A cap met by the daily load, a log volume filling a disk, a retry setting waiting for a blip: up to a day and more
+# before the onset (only changes whose class can wait that long count from there; changeclass.DELAYED).
+DELAYED_LOOKBACK = timedelta(hours=30)
 CLOSE = timedelta(minutes=15)  # a deploy this close before the onset is "just before" it
 SURGE_RATIO = 1.5  # a caller's traffic at least x1.5 counts as a surge
 SURGE_BEFORE = timedelta(minutes=20)  # a surge this long before the onset, or up to SURGE_AFTER after it, counts
 SURGE_AFTER = timedelta(minutes=5)
 MAX_DIFFS = 4  # the diffs read per ranking (each is one tool call)
-# Changes that cannot explain a symptom: logging, wording, the image tag every deploy bumps.
-TRIVIAL_RX = re.compile(r"log|pattern|format|changelog|readme|footer|wording|dashboard|newTag$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Reason:
-    """One piece of evidence for (points > 0) or against (points < 0) a suspect, in words."""
-
-    points: int
-    text: str
-
-
-def score_of(reasons: Iterable[Reason]) -> int:
-    return sum(r.points for r in reasons)
+# The symptoms assumed when the caller names none: what the golden signals show.
+GOLDEN_SYMPTOMS = frozenset({changeclass.LATENCY, changeclass.ERRORS})
 
 
 @dataclass(frozen=True)
@@ -168,33 +162,79 @@ def deploy_reasons(deploy: Dated, target: str, onset: datetime, changed_too: boo
     return reasons
 
 
-def meaningful_changes(changes: Sequence[KeyChange]) -> list[KeyChange]:
-    """The changed keys that could explain a symptom (not logging, wording or the image tag)."""
-    return [c for c in changes if not TRIVIAL_RX.search(f"{c.path} {c.key}")]
+def meaningful_changes(
+    changes: Sequence[KeyChange], symptoms: Iterable[str] = GOLDEN_SYMPTOMS, *, delayed: bool = False
+) -> list[KeyChange]:
+    """The changed settings (runtime flags split out of their option strings) whose class can explain the symptoms,
+    the image version last: it is code of unknown content, weaker than a setting that names the mechanism. With
+    `delayed`, only the classes whose effect can wait hours (a cap, a pool, a rate limit, a log volume, retries)."""
+    wanted = frozenset(symptoms)
+    classed = [(c, changeclass.class_of(c)) for c in changeclass.expanded(changes)]
+    waits = changeclass.DELAYED
+    found = [c for c, cls in classed if changeclass.can_explain(cls, wanted) and (cls in waits or not delayed)]
+    return sorted(found, key=lambda c: changeclass.class_of(c) == changeclass.IMAGE)
 
 
 def diff_reasons(
-    changes: Sequence[KeyChange], risky_lines: Sequence[str], signatures: Sequence[tuple[str, str]]
+    changes: Sequence[KeyChange],
+    risky_lines: Sequence[str],
+    signatures: Sequence[tuple[str, str]],
+    symptoms: Iterable[str] = GOLDEN_SYMPTOMS,
 ) -> list[Reason]:
-    """A changed config key or a risky statement counts; logging or wording alone counts against; a log
+    """A changed setting whose class can explain the symptoms counts, an image bump alone a little (code of unknown
+    content), a risky statement counts; wording, or logging for a symptom logging cannot cause, counts against; a log
     signature that names a changed key or its new value counts too. `signatures` are (template, as cited)."""
-    meaningful = meaningful_changes(changes)
+    meaningful = meaningful_changes(changes, symptoms)
+    settings = [c for c in meaningful if changeclass.class_of(c) != changeclass.IMAGE]
     reasons = [Reason(2, f"its diff runs {risky_lines[0]}")] if risky_lines else []
-    if meaningful:
-        reasons.append(Reason(2, "its diff changed " + "; ".join(f"{c.key} {c.old} → {c.new}" for c in meaningful[:2])))
+    if settings:
+        what = "; ".join(f"{c.key} {c.old} → {c.new} ({changeclass.class_of(c)})" for c in settings[:2])
+        reasons.append(Reason(2, f"its diff changed {what}"))
+    elif meaningful:
+        image = meaningful[0]
+        reasons.append(Reason(1, f"its image changed {image.old} → {image.new}: code of unknown content"))
     elif not risky_lines:
-        reasons.append(
-            Reason(-2, "its diff changes no setting that could explain the symptom (logging, wording or code only)")
-        )
-    named = naming_signature([template for template, _ in signatures], meaningful)
+        touched = _touched(changes)
+        reasons.append(Reason(-2, f"its diff changes no setting that could explain the symptom ({touched})"))
+    named = naming_signature([template for template, _ in signatures], settings)
     if named is not None:
         reasons.append(Reason(2, f"a log signature names what it changed: {signatures[named][1]}"))
+    elif (shown := showing_signature(signatures, settings)) is not None:
+        reasons.append(shown)
     return reasons
+
+
+def showing_signature(signatures: Sequence[tuple[str, str]], settings: Sequence[KeyChange]) -> Reason | None:
+    """A log line reporting what a changed setting limits (a GC pause for a GC flag, connection slots for a
+    connection cap, a 429 for a rate limit): the mechanism, seen. Image bumps are left out: code explains anything."""
+    for template, quoted in signatures:
+        shown = changeclass.symptoms_in_text(template) & changeclass.SPECIFIC
+        for change in settings:
+            if shown & changeclass.EXPLAINS[changeclass.class_of(change)]:
+                return Reason(2, f"a log signature shows what {change.key} limits: {quoted}")
+    return None
+
+
+def _touched(changes: Sequence[KeyChange]) -> str:
+    classes = list(dict.fromkeys(changeclass.class_of(c) for c in changeclass.expanded(changes)))
+    return ", ".join(classes) if classes else "code only"
+
+
+def delayed_reason(
+    changes: Sequence[KeyChange], at: datetime, onset: datetime, symptoms: Iterable[str] = GOLDEN_SYMPTOMS
+) -> Reason | None:
+    """A change that landed hours before the onset counts when what it touches can wait that long and explain the
+    symptoms (a log volume explains a full disk, not failing requests), else not."""
+    waiting = meaningful_changes(changes, symptoms, delayed=True)
+    if not waiting:
+        return None
+    why = changeclass.delay_words(changeclass.class_of(waiting[0]))
+    return Reason(1, f"landed at {at:%Y-%m-%d %H:%M} UTC, hours before the onset at {onset:%H:%M} UTC: {why}")
 
 
 def naming_signature(signatures: Sequence[str], changes: Sequence[KeyChange]) -> int | None:
     """The index of the first signature that names a changed key's last part or its new value (3+ characters)."""
-    words = {w.casefold() for c in changes for w in (c.key.rsplit(".", 1)[-1], c.new.strip("\"'")) if len(w) >= 3}
+    words = {w.casefold() for c in changes for w in (changeclass.last_part(c.key), c.new.strip("\"'")) if len(w) >= 3}
     for index, text in enumerate(signatures):
         folded = text.casefold()
         if any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded) for w in words):
