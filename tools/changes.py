@@ -19,7 +19,7 @@ from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, S
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
 from tools.logs.model import LogQuery, LogSource
-from tools.logs.summary import cluster_signatures
+from tools.logs.shape.cluster import cluster_signatures
 from tools.metrics.query import MetricsTools
 from tools.timerange import TimeWindow, instant_from_text, iso_z, utc_now
 
@@ -199,7 +199,7 @@ class ChangeFinder:
             except Exception as exc:
                 notes.append(f"not run: logs of {name} ({type(exc).__name__}: {exc})")
                 continue
-            old = {s.template for s in cluster_signatures(before.cluster_entries)}
-            fresh = [s for s in cluster_signatures(after.cluster_entries) if s.template not in old]
+            old = {s.key for s in cluster_signatures(before.cluster_entries)}
+            fresh = [s for s in cluster_signatures(after.cluster_entries) if s.key not in old]
             found += [NewSignature(name, s.count, s.template[:140]) for s in fresh[:2]]
         return found

@@ -43,7 +43,7 @@ from tools.database.sessions import DbConnections, DbSessions
 from tools.database.storage import DbStorage
 from tools.deploys.records import DeployList, DiffReport
 from tools.kubernetes.objects import EventList, PodList, RolloutHistory
-from tools.logs.summary import LogSummary, Signature
+from tools.logs.summary import LogHistogram, LogSummary, Signature
 from tools.metrics.series import MetricSeries, ServiceList
 from tools.runbooks.hits import RunbookHits
 
@@ -100,6 +100,13 @@ def services_of(carrier: Carrier) -> tuple[str, ...]:
 def logs_of(carrier: Carrier) -> LogSummary | None:
     """query_logs: counts by level, signatures (errors, warnings, new since an onset), the newest lines."""
     return data_of(carrier, LogSummary)
+
+
+def log_histogram_of(carrier: Carrier) -> LogHistogram | None:
+    """query_logs' lines per bucket over the window, by level and per top signature (by Signature.key), with the
+    change points in the error lines; `.series()` is the error-log rate (lines per minute) a detector reads."""
+    summary = logs_of(carrier)
+    return summary.histogram if summary is not None else None
 
 
 def signatures_of(carrier: Carrier, level: str = "ERROR") -> tuple[Signature, ...]:

@@ -114,6 +114,9 @@ class LogsSettings(Section):
     logger_field: str = "logger"
     host_field: str = "host"
     error_type_field: str = "error.type"  # the exception's class (ECS error.type; OpenTelemetry exception.type)
+    namespace_field: str = "namespace"  # the Kubernetes namespace; in Loki a stream label of this name
+    line_message_key: str = ""  # the message key inside a JSON or logfmt line ("" = message, msg, event ...)
+    onset_tolerance_s: float = 300.0  # a signature that began this long before an onset is still new since it
     default_limit: int = 100
     max_limit: int = 1_000
 

@@ -120,7 +120,14 @@ def build_log_fields(settings: Settings) -> LogFields:
     """Where a log document keeps each field: one mapping for every log backend (and the SQLite ingest)."""
     c = settings.logs
     names = (c.timestamp_field, c.service_field, c.level_field, c.message_field, c.stack_field, c.trace_field)
-    return LogFields(*names, logger=c.logger_field, host=c.host_field, error_type=c.error_type_field)
+    return LogFields(
+        *names,
+        logger=c.logger_field,
+        host=c.host_field,
+        error_type=c.error_type_field,
+        namespace=c.namespace_field,
+        line_message=c.line_message_key,
+    )
 
 
 def build_log_store(settings: Settings) -> SqliteLogs:
@@ -171,7 +178,13 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
         build_metrics_tools(settings, clock),
     )
     logs = LogTools(
-        log_source, default_limit=c.default_limit, max_limit=c.max_limit, redact=redact_on_first_use, clock=clock
+        log_source,
+        default_limit=c.default_limit,
+        max_limit=c.max_limit,
+        redact=redact_on_first_use,
+        clock=clock,
+        message_key=c.line_message_key,
+        onset_tolerance_s=c.onset_tolerance_s,
     )
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, metric_roles(settings), clock=clock)

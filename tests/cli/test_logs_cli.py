@@ -61,7 +61,7 @@ def test_ecs_lines_load_through_the_ecs_mapping_and_search_in_any_case(tmp_path:
     assert result.returncode == 0, result.stderr
     assert "stored 3 of 4 lines" in result.stdout and "1 skipped" in result.stdout
     assert "services: inventory 3" in result.stdout and "levels as written: ERROR 1, error 1, INFO 1" in result.stdout
-    assert "matched 2 lines · by level: ERROR 2 · INFO 1" in text
+    assert "matched 2 lines · by level, before the level filter: ERROR 2 · INFO 1" in text
     assert f"by error type: {POOL_ERROR} 2" in text and "c.z.h.p.HikariPool" in text
 
 

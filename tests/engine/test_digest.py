@@ -60,7 +60,7 @@ def test_metric_digest_keeps_a_spike_that_came_and_went_and_the_gist_leads_with_
 
 def test_log_digest_keeps_counts_signatures_and_one_example_not_stack_frames() -> None:
     digest = observation_digest(read(LOGS)) or ""
-    assert "matched 480 lines · by level: ERROR 480 · INFO 40" in digest
+    assert "matched 480 lines · by level, before the level filter: ERROR 480 · INFO 40" in digest
     assert "1. 480x HikariPool-<n>" in digest and "first 15:05:00 last 15:35:00" in digest
     assert "example: 15:35:00 ERROR order order-1 c.z.h.p.HikariPool" in digest and "(total=200" in digest
     assert "SQLTransientConnectionException" in rendered(LOGS) and "SQLTransientConnectionException" not in digest

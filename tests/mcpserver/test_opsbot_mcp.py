@@ -66,7 +66,7 @@ def test_an_mcp_client_lists_and_calls_opsbots_tools(sandbox: Any, tmp_path: Pat
     assert all(t.annotations.read_only_hint for t in tools)
     records, logs, runbook, refused = results
     assert not records.is_error and "order/v2.8.1 (from v2.8.0)" in records.content[0].text
-    assert "HikariPool-<n> - Connection is not available" in logs.content[0].text
+    assert "HikariPool-1 - Connection is not available" in logs.content[0].text
     assert "Runbook: order-latency.md § Connection pool" in runbook.content[0].text
     assert refused.is_error and "unknown service 'nope'" in refused.content[0].text
 

@@ -111,7 +111,7 @@ def test_a_signature_listed_as_new_since_the_onset_counts_as_only_after() -> Non
     late = TimeWindow(clock(NOW, "17:55"), WINDOW.end)
     new = error_logs(window=late).signatures
     new_since = logs("profile", late, None, onset=clock(NOW, "18:04"), new=new)
-    assert "new signatures (1 of 1, all):" in render_logs(new_since)
+    assert "new signatures (1 of 1, all 267 lines):" in render_logs(new_since)
     assert "commandTimeout" in confirmation_from_trace(logs_run(new_since))
 
 

@@ -1,7 +1,7 @@
 """Planted secrets: every secret shape, logged by a service during the incident, appears nowhere opsbot writes.
 
-Each shape is planted as the top error signature of a service (with digits around it, so a template's `<n>`
-would cut a key that was not redacted first), in a copy of the default sandbox's logs. Then:
+Each shape is planted as the top error signature of a service (with varying digits around it, which a template
+shows as `<n>`), in a copy of the default sandbox's logs. Then:
 - the playbook (no model) diagnoses the incident: its verdict quotes the top clusters; the trace is rendered for
   every surface (Slack text, blocks, task cards, the trace modal; the API's JSON; the CLI summary) and stored;
 - a compromised model asks query_logs for every service's errors and echoes the observation, through three of
@@ -49,7 +49,7 @@ CHUNKS = [sorted(SECRETS)[i : i + 4] for i in range(0, len(SECRETS), 4)]  # 4 sh
 # Each chunk goes through three served entry points (alternating halves, to keep the suite fast); every chunk
 # also goes through every surface's rendering in the playbook test above.
 ENTRIES_BY_CHUNK = [list(ENTRY_POINTS)[i % 2 :: 2] for i in range(len(CHUNKS))]
-ECHOED = re.compile(r"checkout (?:<n>|&lt;n>|&lt;n&gt;) failed")
+ECHOED = re.compile(r"checkout (?:<n>|&lt;n>|&lt;n&gt;|\d+) failed")  # a template, or a task card's example
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,8 @@ def planted_docs(box: Any, kinds: list[str]) -> Iterator[str]:
                     "logger": "com.shop.checkout.Payments",
                     "host": f"{SERVICES[rank % 2]}-7f9c-{rank}",
                     "trace_id": f"{rank + 1:02d}{'ab12' * 7}{n % 10:02d}",
-                    # the digits around the secret are what a template replaces with <n>
-                    "message": f"checkout 4821 failed: {line} (attempt {n % 7})",
+                    # digits that vary around the secret: what a template shows as <n>
+                    "message": f"checkout {4821 + n % 5} failed: {line} (attempt {n % 7})",
                     "stack_trace": f"java.lang.IllegalStateException: {line}\n"
                     f"\tat com.shop.Pay.charge(Pay.java:4{n % 3})",
                 }
@@ -126,23 +126,18 @@ def test_planted_secrets_pass_the_playbooks_quotes_and_appear_nowhere(
     assert CUT_KEY.findall(written) == []  # no key shape broken by a template's <n> either
 
 
-def test_redacting_only_after_the_templates_leaks_the_key_around_its_digits(sandbox: Any, tmp_path: Path) -> None:
-    """The control (the defect as it was): redaction at the tool boundary only, after `<n>` cut the key's shape."""
+def test_a_template_keeps_a_key_whole_and_the_tool_redacts_it_before_grouping(sandbox: Any, tmp_path: Path) -> None:
+    """A slot is a whole token, so even redaction at the tool boundary alone sees the key's whole shape; the toolbox
+    still redacts before the signatures are built, so the key is gone before any template is formed."""
     box = planted_sandbox(sandbox, tmp_path, ["github_pat"])
     settings = sandbox_settings(box, tmp_path)
     logs = LogTools(wiring.build_log_source(settings))  # no redaction before the signatures are built
     late = Toolbox([*wiring.build_metrics_tools(settings).specs(), *logs.specs()], redact=redact)
-    observation = call_tool(
-        late,
-        "query_logs",
-        {"service": "order", "level": "ERROR", "start": _iso(sandbox, -10), "end": _iso(sandbox, 40)},
-    ).text
-    assert "ghp_<n>abcdefghijklmnopqrstuvwxyz" in observation  # the key's tail, unredacted, in a signature
-    fixed = call_tool(
-        wiring.build_toolbox(settings),
-        "query_logs",
-        {"service": "order", "level": "ERROR", "start": _iso(sandbox, -10), "end": _iso(sandbox, 40)},
-    ).text
+    args = {"service": "order", "level": "ERROR", "start": _iso(sandbox, -10), "end": _iso(sandbox, 40)}
+    observation = call_tool(late, "query_logs", args).text
+    assert "checkout <n> failed: git clone failed token [REDACTED:github_token]" in observation
+    assert CUT_KEY.findall(observation) == [] and "abcdefghijklmnopqrstuvwxyz" not in observation
+    fixed = call_tool(wiring.build_toolbox(settings), "query_logs", args).text
     assert "abcdefghijklmnopqrstuvwxyz" not in fixed and "[REDACTED:github_token]" in fixed
 
 
@@ -164,7 +159,7 @@ def test_planted_secrets_reach_no_surface_through_a_compromised_model(
         for entry in ENTRIES_BY_CHUNK[CHUNKS.index(kinds)]:
             outcome = ENTRY_POINTS[entry](stack, ask)
             echoed = "\n".join(outcome.outbound + outcome.api)
-            assert ECHOED.search(echoed), entry  # the model echoed the clusters it was shown
+            assert ECHOED.search(echoed), entry  # the clusters the model was shown reached the surface
             assert violations(stack, case, entry, outcome) == [], entry
             assert CUT_KEY.findall(echoed) == [], entry
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Sequence
+from datetime import timedelta
 
 from tools.base import ToolError
 from tools.discovery import Finding, did_you_mean
@@ -19,10 +20,13 @@ from tools.logs.elastic import ElasticsearchLogs
 from tools.logs.indices import has_service, pattern_for, resolved_names
 from tools.logs.loki import LokiLogs
 from tools.logs.mapping import IndexMapping, field_use, level_aggregation, level_counts, levels_filter
-from tools.logs.model import LogSource, level_from_text
+from tools.logs.model import LogFields, LogQuery, LogSource, level_from_text
+from tools.logs.shape.structured import line_key_finding
 from tools.logs.sqlite import SqliteLogs
+from tools.timerange import utc_now
 
 MAX_LISTED = 8
+LINES_CHECKED = 200
 SERVICE_CUTOFF = 0.8  # difflib ratio: a transposition or a dropped letter in a 4-10 letter name is above it
 
 
@@ -31,11 +35,11 @@ def check_logs(source: LogSource, services: Sequence[str] = (), chosen: Collecti
     settings the user set (an optional field they set must be there; a default one that is not is only said)."""
     try:
         if isinstance(source, ElasticsearchLogs):
-            return check_elasticsearch_logs(source, services, chosen)
+            return _with_line_key(source, source.fields, check_elasticsearch_logs(source, services, chosen))
         if isinstance(source, LokiLogs):
-            return check_loki_logs(source, services)
+            return _with_line_key(source, source.fields, check_loki_logs(source, services))
         if isinstance(source, SqliteLogs):
-            return check_sqlite_logs(source, services)
+            return _with_line_key(source, source.fields, check_sqlite_logs(source, services))
     except ToolError as exc:
         return [Finding("logs.backend", None, source.describe(), (f"{source.describe()}: {exc}",))]
     return [Finding("logs.backend", source.describe(), "not checked: no meaning checks for this source")]
@@ -93,6 +97,19 @@ def check_sqlite_logs(source: SqliteLogs, services: Sequence[str]) -> list[Findi
         return [Finding(store.setting, store.value, store.evidence, ("the log store holds no lines",))]
     level = level_finding("logs.level_field", source.fields.level, levels, "the store")
     return [store, level, _topology("logs.service_field", source.fields.service, services, list(by_service))]
+
+
+def _with_line_key(source: LogSource, fields: LogFields, found: list[Finding]) -> list[Finding]:
+    """The findings, and the structured lines' check once the source itself checked out."""
+    return found if any(f.problems for f in found) else [*found, line_key_check(source, fields)]
+
+
+def line_key_check(source: LogSource, fields: LogFields) -> Finding:
+    """The message key of structured lines (logs.line_message_key) against the newest lines of the last day."""
+    end = utc_now()
+    query = LogQuery(None, end - timedelta(days=1), end, limit=LINES_CHECKED, cluster_levels=(), cluster_sample=0)
+    messages = [e.message for e in source.search(query).entries]
+    return line_key_finding(messages, f"newest messages of {source.describe()}", fields.line_message)
 
 
 def _pattern(source: ElasticsearchLogs) -> Finding:

@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from tools.discovery import Finding
-from tools.elastic import es_request
+from tools.elastic import es_request, source_field
 from tools.logs.conventions import (
     LOKI_LEVEL_LABELS,
     LOKI_SERVICE_LABELS,
@@ -30,6 +30,7 @@ from tools.logs.conventions import (
 from tools.logs.indices import IndexName, has_service, pattern_for, resolved_names, service_of
 from tools.logs.loki import LokiLogs
 from tools.logs.mapping import IndexMapping, MappingCache, bucket_counts, field_use
+from tools.logs.shape.structured import line_key_finding
 from tools.timerange import utc_now
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def discover_logs(client: Elasticsearch, index_pattern: str = "") -> list[Findin
             service.value,
             f"{head}; {len(services)} service{'' if len(services) == 1 else 's'}: {listing(services)}",
         )
-    return [backend, _pattern_checked(pattern, names, service, services or {}), *fields.values()]
+    lines = line_key_finding(_messages(sample.docs, fields["logs.message_field"]), f"messages of {sample.where}")
+    return [backend, _pattern_checked(pattern, names, service, services or {}), *fields.values(), lines]
 
 
 def discover_loki_logs(loki: LokiLogs) -> list[Finding]:
@@ -77,17 +79,29 @@ def discover_loki_logs(loki: LokiLogs) -> list[Finding]:
     end = utc_now()
     raw = loki.newest_lines(str(service.value), end - timedelta(hours=LOKI_SAMPLE_HOURS), end, SAMPLE_DOCS)
     docs = [doc for _, line in raw if isinstance(doc := _json(line), dict)]
-    if not docs:
-        return [*found, Finding("logs.message_field", None, f"the {len(raw)} newest lines are plain text, not JSON")]
+    if not docs:  # a plain or logfmt line: its message key is read from the line itself
+        plain = Finding("logs.message_field", None, f"the {len(raw)} newest lines are plain text, not JSON")
+        return [*found, plain, line_key_finding([line for _, line in raw], "newest lines")]
     body = Sample(docs, where=f"newest JSON lines of the last {LOKI_SAMPLE_HOURS} h")
     keep = ("message", "error_type", "stack_trace", "trace_id", "logger", "host")
-    return found + [f for f in field_findings(body) if f.setting in {f"logs.{SETTINGS[k]}" for k in keep}]
+    fields = [f for f in field_findings(body) if f.setting in {f"logs.{SETTINGS[k]}" for k in keep}]
+    message = next((f for f in fields if f.setting == "logs.message_field"), None)
+    return found + fields + [line_key_finding(_messages(docs, message), f"messages of the {body.where}")]
 
 
 def discover_log_lines(lines: Iterable[str], where: str = "lines") -> list[Finding]:
     """A file of JSON lines (for the SQLite store): every field, from the documents alone."""
     docs = [doc for line in lines if isinstance(doc := _json(line), dict)]
-    return field_findings(Sample(docs, where=where))
+    fields = field_findings(Sample(docs, where=where))
+    message = next((f for f in fields if f.setting == "logs.message_field"), None)
+    return [*fields, line_key_finding(_messages(docs, message), f"messages of the {where}")]
+
+
+def _messages(docs: Sequence[dict[str, Any]], message: Finding | None) -> list[str]:
+    """The message field's text in each document that has one."""
+    if message is None or message.value is None:
+        return []
+    return [str(text) for doc in docs if isinstance(text := source_field(doc, str(message.value)), str) and text]
 
 
 def pattern_finding(names: Sequence[IndexName], hint: str = "") -> Finding:

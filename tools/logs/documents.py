@@ -6,6 +6,7 @@ documents lacked it, naming the keys the documents do have, so a mapping that do
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from collections import Counter
@@ -15,6 +16,7 @@ from typing import Any
 
 from tools.elastic import source_field
 from tools.logs.model import LogEntry, LogFields, level_from_text
+from tools.logs.shape.structured import flat_fields
 from tools.timerange import moment_from_value
 
 REQUIRED = ("timestamp", "service", "level", "message")  # without these a line cannot be searched as asked
@@ -82,7 +84,15 @@ def entry_from_document(doc: dict[str, Any], fields: LogFields) -> LogEntry:
         text(fields.trace_id),
         text(fields.stack_trace),
         text(fields.error_type),
+        text(fields.namespace),
+        other_fields(doc, fields),
     )
+
+
+def other_fields(doc: Mapping[str, Any], fields: LogFields) -> tuple[tuple[str, str], ...]:
+    """The document's fields beyond the mapped ones (a pod, a zone, a version, a structured app's own fields)."""
+    mapped = {getattr(fields, f.name) for f in dataclasses.fields(fields)}
+    return tuple((k, v) for k, v in flat_fields(doc) if k not in mapped and k.removesuffix(".keyword") not in mapped)
 
 
 def entries_from_lines(lines: Iterable[str], report: IngestReport) -> Iterator[LogEntry]:

@@ -12,11 +12,14 @@ whole mix.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
 from tools.elastic import es_request, field_values, source_field
+from tools.logs.counting.aggregations import key_aggs, key_counts_from, level_histogram_aggs, level_histogram_from
+from tools.logs.documents import other_fields
 from tools.logs.indices import has_service, index_name, pattern_for, resolved_names, service_of
 from tools.logs.mapping import (
     FieldUse,
@@ -30,7 +33,18 @@ from tools.logs.mapping import (
     levels_filter,
     values_filter,
 )
-from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text
+from tools.logs.model import (
+    Frame,
+    KeyCounts,
+    LogEntry,
+    LogFields,
+    LogQuery,
+    LogResult,
+    Prepare,
+    Probe,
+    SearchText,
+    level_from_text,
+)
 from tools.timerange import iso_z, moment_from_value
 
 if TYPE_CHECKING:  # imported where the client is built (bot/wiring/elastic.py)
@@ -46,6 +60,7 @@ class FieldPlan:
     service: FieldUse
     level: FieldUse
     error_type: FieldUse
+    namespace: FieldUse
 
 
 class ElasticsearchLogs:
@@ -78,7 +93,12 @@ class ElasticsearchLogs:
 
     def plan(self) -> FieldPlan:
         mapping, f = self.mapping(), self.fields
-        return FieldPlan(field_use(f.service, mapping), field_use(f.level, mapping), field_use(f.error_type, mapping))
+        return FieldPlan(
+            field_use(f.service, mapping),
+            field_use(f.level, mapping),
+            field_use(f.error_type, mapping),
+            field_use(f.namespace, mapping),
+        )
 
     def services(self) -> list[str]:
         """Every service: the service field's values, or with a `{service}` pattern and no such field, index names."""
@@ -105,6 +125,7 @@ class ElasticsearchLogs:
         main = self._search("searching logs", index, base, query.limit, levels_filter(plan.level, query.levels), aggs)
         cluster_query = {"bool": {"filter": [base, levels_filter(plan.level, query.cluster_levels)]}}
         cluster = self._search("sampling error lines", index, cluster_query, query.cluster_sample)
+        oldest = self._oldest(index, cluster_query, query.oldest_sample)
         found = main.get("aggregations", {})
         return LogResult(
             level_counts(found.get("levels", {})),
@@ -113,16 +134,69 @@ class ElasticsearchLogs:
             _total(cluster),
             tuple(self._entry(h, plan) for h in cluster["hits"]["hits"]),
             bucket_counts(found.get("errors")),
-            self._notes(plan),
+            self._notes(plan, query),
+            tuple(self._entry(h, plan) for h in oldest),
         )
 
-    def _notes(self, plan: FieldPlan) -> tuple[str, ...]:
-        if plan.level.present:
-            return ()
-        return (
-            f"the level field {plan.level.source!r} is not in the mapping of {self.index_pattern}, "
-            "so no line has a level: the counts by level and any level filter are empty.",
+    def histogram(self, query: LogQuery, frame: Frame) -> dict[str, tuple[int, ...]]:
+        """Lines per bucket by level: a date_histogram with the level counts inside, over the whole window."""
+        plan = self.plan()
+        aggs = level_histogram_aggs(self.fields.timestamp, plan.level, frame)
+        reply = self._aggregate("counting lines per bucket", query, plan, self._query(query, plan), aggs)
+        return level_histogram_from(reply, frame)
+
+    def count_keys(
+        self, query: LogQuery, probes: Sequence[Probe], frame: Frame, prepare: Prepare | None = None
+    ) -> KeyCounts:
+        """Each probe's lines at the cluster levels: count, first/last seen and buckets, matched by its phrases."""
+        usable = [p for p in probes if p.phrases]
+        if not usable:
+            return KeyCounts({}, exact=False)
+        plan = self.plan()
+        scope = {"bool": {"filter": [self._query(query, plan), levels_filter(plan.level, query.cluster_levels)]}}
+        aggs = key_aggs(usable, self.fields.message, self.fields.timestamp, frame)
+        reply = self._aggregate("counting signatures", query, plan, scope, aggs)
+        return KeyCounts(key_counts_from(reply, usable, frame), exact=False)
+
+    def _aggregate(
+        self, what: str, query: LogQuery, plan: FieldPlan, scope: dict[str, Any], aggs: dict[str, Any]
+    ) -> Any:
+        index = self._index(query.service, plan)
+        return es_request(what, lambda: self.client.search(index=index, query=scope, size=0, aggs=aggs))
+
+    def _oldest(self, index: str, query: dict[str, Any], size: int) -> list[Any]:
+        if size <= 0:
+            return []
+        reply = es_request(
+            "sampling the oldest lines",
+            lambda: self.client.search(
+                index=index, query=query, sort=[{self.fields.timestamp: {"order": "asc"}}], size=size
+            ),
         )
+        return list(reply["hits"]["hits"])
+
+    def _notes(self, plan: FieldPlan, query: LogQuery) -> tuple[str, ...]:
+        notes = []
+        if not plan.level.present:
+            notes.append(
+                f"the level field {plan.level.source!r} is not in the mapping of {self.index_pattern}, "
+                "so no line has a level: the counts by level and any level filter are empty."
+            )
+        if query.namespace and not plan.namespace.present:
+            notes.append(
+                f"the namespace field {plan.namespace.source!r} is not in the mapping of {self.index_pattern}: "
+                f"namespace {query.namespace} was matched as a word of the message."
+            )
+        notes += [
+            f"{name} is not a field of {self.index_pattern}: {name}={value} was matched as those words in the message."
+            for name, value in query.where
+            if not self._mapped(name)
+        ]
+        return tuple(notes)
+
+    def _mapped(self, name: str) -> bool:
+        mapping = self.mapping()
+        return mapping is None or mapping.field(name) is not None
 
     def _search(
         self,
@@ -163,6 +237,12 @@ class ElasticsearchLogs:
         filters: list[dict[str, Any]] = [{"range": {f.timestamp: time_range}}]
         if query.service is not None and (plan.service.present or not has_service(self.index_pattern)):
             filters.append(values_filter(plan.service, [query.service]))
+        if query.namespace:
+            filters.append(self._field_filter(plan.namespace, query.namespace))
+        for name, value in query.where:
+            filters.append(self._field_filter(field_use(name, self.mapping()), value, name))
+        if query.trace_id:
+            filters.append(self._trace_filter(query.trace_id))
         must = []
         if query.text.terms:
             must.append(
@@ -176,6 +256,22 @@ class ElasticsearchLogs:
                 }
             )
         return {"bool": {"filter": filters, "must": must}}
+
+    def _field_filter(self, use: FieldUse, value: str, name: str = "") -> dict[str, Any]:
+        """The field holds `value`; a field the mapping lacks (inside a structured line's text) is matched as the
+        name and value as words of the message (`status 503` finds `"status": 503` and `status=503`)."""
+        if use.present:
+            return values_filter(use, [value])
+        words = f"{name} {value}" if name else value
+        return {"match_phrase": {self.fields.message: words}}
+
+    def _trace_filter(self, trace_id: str) -> dict[str, Any]:
+        """The trace field holds the id, or the message carries it (a database line's `trace=` comment)."""
+        use = field_use(self.fields.trace_id, self.mapping())
+        clauses: list[dict[str, Any]] = [{"match_phrase": {self.fields.message: trace_id}}]
+        if use.present:
+            clauses.insert(0, values_filter(use, [trace_id]))
+        return {"bool": {"should": clauses, "minimum_should_match": 1}}
 
     def _entry(self, hit: dict[str, Any], plan: FieldPlan) -> LogEntry:
         f, source = self.fields, hit["_source"]
@@ -196,6 +292,8 @@ class ElasticsearchLogs:
             text(f.trace_id),
             text(f.stack_trace),
             text(plan.error_type.source),
+            text(plan.namespace.source),
+            other_fields(source, f),
         )
 
 

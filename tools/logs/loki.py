@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +18,21 @@ import requests
 
 from tools.base import ToolError
 from tools.elastic import source_field
-from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text, level_names
+from tools.logs.counting.logql import ns, phrase_filters, probe_counts, range_counts, usable
+from tools.logs.documents import other_fields
+from tools.logs.model import (
+    Frame,
+    KeyCounts,
+    LogEntry,
+    LogFields,
+    LogQuery,
+    LogResult,
+    Prepare,
+    Probe,
+    SearchText,
+    level_from_text,
+    level_names,
+)
 
 MAX_RETRY_AFTER_S = 2.0  # a longer Retry-After is reported to the model instead of waited for
 
@@ -35,6 +50,12 @@ def line_filters(text: SearchText) -> str:
     if text.any_of:
         return f" |~ {logql_string('(?i)(' + '|'.join(patterns) + ')')}"
     return "".join(f" |~ {logql_string('(?i)' + p)}" for p in patterns)
+
+
+def field_filter(name: str, value: str) -> str:
+    """A field inside the line: its name, then its value after any non-word run (`"status": 503`, `status=503`)."""
+    pattern = r"(?i)\b" + re.escape(name) + r"\W+" + re.escape(value) + r"(\b|$)"
+    return f" |~ {logql_string(pattern)}"
 
 
 def _term_pattern(term: str, *, prefix: bool) -> str:
@@ -60,6 +81,7 @@ class LokiLogs:
         self.fields = fields or LogFields()  # where a JSON line keeps the message, logger, stack and error type
         self.timeout_s = timeout_s
         self.service_label, self.level_label = service_label, level_label
+        self._labels: list[str] | None = None  # the stream labels, read once (is the namespace one of them?)
         self.session = requests.Session()
         if tenant:
             self.session.headers["X-Scope-OrgID"] = tenant
@@ -93,7 +115,7 @@ class LokiLogs:
 
     def newest_lines(self, label: str, start: datetime, end: datetime, limit: int) -> list[tuple[dict[str, str], str]]:
         """The newest raw lines of every stream that has `label`, with their labels (for discovery)."""
-        params = {"query": f'{{{label}=~".+"}}', "start": _ns(start), "end": _ns(end), "limit": limit}
+        params = {"query": f'{{{label}=~".+"}}', "start": ns(start), "end": ns(end), "limit": limit}
         reply = self._get("/loki/api/v1/query_range", params, "sampling lines")
         return [
             (dict(stream.get("stream", {})), line)
@@ -103,19 +125,64 @@ class LokiLogs:
 
     def search(self, query: LogQuery) -> LogResult:
         """Counts by level (one instant query), the newest lines and a sample at the cluster levels."""
-        selector = self._selector(query.service, ())
-        filters = line_filters(query.text)
-        counts = self._counts(selector + filters, query)
+        filters = self._filters(query)
+        counts = self._counts(self._selector(query, ()) + filters, query)
         entries = self._lines(query, query.levels, query.limit, filters)
         cluster = self._lines(query, query.cluster_levels, query.cluster_sample, filters)
+        oldest = self._lines(query, query.cluster_levels, query.oldest_sample, filters, forward=True)
         total = sum(n for lv, n in counts.items() if not query.levels or lv in query.levels)
         cluster_total = sum(n for lv, n in counts.items() if lv in query.cluster_levels)
-        return LogResult(counts, total, entries, cluster_total, cluster)
+        return LogResult(counts, total, entries, cluster_total, cluster, cluster_oldest=oldest)
 
-    def _selector(self, service: str | None, levels: tuple[str, ...]) -> str:
+    def histogram(self, query: LogQuery, frame: Frame) -> dict[str, tuple[int, ...]]:
+        """Lines per bucket by level: one range query of count_over_time per bucket."""
+        log_query = self._selector(query, ()) + self._filters(query)
+        rows = range_counts(self, log_query, self.level_label, frame, "counting lines per bucket")
+        found: dict[str, list[int]] = {}
+        for raw, row in rows.items():
+            level = level_from_text(raw) or raw.upper() or "UNKNOWN"
+            merged = found.setdefault(level, [0] * frame.count)
+            found[level] = [a + b for a, b in zip(merged, row, strict=True)]
+        return {level: tuple(row) for level, row in found.items()}
+
+    def count_keys(
+        self, query: LogQuery, probes: Sequence[Probe], frame: Frame, prepare: Prepare | None = None
+    ) -> KeyCounts:
+        """Each probe's count, first/last line and buckets, matched by line filters on its phrases."""
+        base = self._selector(query, query.cluster_levels) + self._filters(query)
+        queries = {p.key: base + phrase_filters(p, logql_string) for p in usable(probes)}
+        counts = probe_counts(self, queries, query.start, query.end, frame, self.level_label)
+        return KeyCounts(counts, exact=False)
+
+    def get(self, path: str, params: dict[str, Any], what: str) -> Any:
+        """One GET of Loki's JSON API (the counting queries use it)."""
+        return self._get(path, params, what)
+
+    def _filters(self, query: LogQuery) -> str:
+        """The search terms, the trace id, the field filters and (when no stream label holds it) the namespace."""
+        filters = line_filters(query.text)
+        if query.trace_id:
+            filters += f" |= {logql_string(query.trace_id)}"
+        if query.namespace and not self._namespace_label():
+            filters += field_filter(self.fields.namespace, query.namespace)
+        return filters + "".join(field_filter(name, value) for name, value in query.where)
+
+    def _namespace_label(self) -> str:
+        """The stream label that holds the namespace (named like the namespace field), or ""."""
+        if self._labels is None:
+            try:
+                self._labels = self.labels()
+            except ToolError:
+                self._labels = []
+        return self.fields.namespace if self.fields.namespace in self._labels else ""
+
+    def _selector(self, query: LogQuery, levels: tuple[str, ...]) -> str:
+        service = query.service
         matchers = [
             f"{self.service_label}={logql_string(service)}" if service is not None else f'{self.service_label}=~".+"'
         ]
+        if query.namespace and (label := self._namespace_label()):
+            matchers.append(f"{label}={logql_string(query.namespace)}")
         if levels:  # levels come from LEVELS only; (?i) matches any case, and every alias (warning, err) is listed
             names = "|".join(name for level in levels for name in level_names(level))
             matchers.append(f"{self.level_label}=~{logql_string('(?i)(' + names + ')')}")
@@ -124,7 +191,7 @@ class LokiLogs:
     def _counts(self, log_query: str, query: LogQuery) -> dict[str, int]:
         seconds = max(1, int((query.end - query.start).total_seconds()))
         logql = f"sum by ({self.level_label}) (count_over_time({log_query} [{seconds}s]))"
-        reply = self._get("/loki/api/v1/query", {"query": logql, "time": _ns(query.end)}, "counting log lines")
+        reply = self._get("/loki/api/v1/query", {"query": logql, "time": ns(query.end) - 1}, "counting log lines")
         counts: dict[str, int] = {}
         for sample in reply.get("data", {}).get("result", []):
             raw = str(sample.get("metric", {}).get(self.level_label, ""))
@@ -132,13 +199,18 @@ class LokiLogs:
             counts[level] = counts.get(level, 0) + int(float(sample["value"][1]))
         return counts
 
-    def _lines(self, query: LogQuery, levels: tuple[str, ...], limit: int, filters: str) -> tuple[LogEntry, ...]:
+    def _lines(
+        self, query: LogQuery, levels: tuple[str, ...], limit: int, filters: str, *, forward: bool = False
+    ) -> tuple[LogEntry, ...]:
+        """The newest (or, `forward`, the oldest) lines, merged across streams (pods) in time order."""
+        if limit <= 0:
+            return ()
         params = {
-            "query": self._selector(query.service, levels) + filters,
-            "start": _ns(query.start),
-            "end": _ns(query.end) - 1,
+            "query": self._selector(query, levels) + filters,
+            "start": ns(query.start),
+            "end": ns(query.end) - 1,
             "limit": limit,
-            "direction": "backward",
+            "direction": "forward" if forward else "backward",
         }
         reply = self._get("/loki/api/v1/query_range", params, "reading log lines")
         entries = [
@@ -146,7 +218,7 @@ class LokiLogs:
             for stream in reply.get("data", {}).get("result", [])
             for ts, line in stream.get("values", [])
         ]
-        entries.sort(key=lambda e: e.timestamp, reverse=True)
+        entries.sort(key=lambda e: e.timestamp, reverse=not forward)
         return tuple(entries[:limit])
 
     def _entry(self, labels: dict[str, str], ts_ns: str, line: str) -> LogEntry:
@@ -157,6 +229,7 @@ class LokiLogs:
             return "" if value is None else str(value)
 
         raw_level = str(labels.get(self.level_label) or text(f.level))
+        extra = {k: v for k, v in labels.items() if k not in (self.service_label, self.level_label, f.namespace)}
         return LogEntry(
             datetime.fromtimestamp(int(ts_ns) / 1e9, tz=UTC),
             str(labels.get(self.service_label, "")),
@@ -167,6 +240,8 @@ class LokiLogs:
             text(f.trace_id),
             text(f.stack_trace),
             text(f.error_type),
+            str(labels.get(f.namespace) or text(f.namespace)),
+            tuple(extra.items()) + (other_fields(doc, f) if doc else ()),
         )
 
     def _get(self, path: str, params: dict[str, Any], what: str, *, json_reply: bool = True) -> Any:
@@ -200,7 +275,3 @@ def _json_object(line: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _ns(moment: datetime) -> int:
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1_000

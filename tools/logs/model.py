@@ -8,7 +8,8 @@ quoted or escaped, so no input can become a Lucene or FTS5 syntax error or an in
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -35,7 +36,7 @@ LEVEL_ALIASES = {
     "VERBOSE": "TRACE",
 }
 _SEVERITY_NUMBERED = re.compile(r"^([A-Z]+)[2-4]$")  # OpenTelemetry's short names: ERROR2, INFO4 ...
-MAX_TERMS = 12
+MAX_TERMS = 24  # every backend takes this many terms in one query; more are dropped and the search says which
 _TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _EDGE_JUNK = re.compile(r"^[^\w]+|[^\w]+$")
 
@@ -50,6 +51,7 @@ class SearchTerm:
 class SearchText:
     terms: tuple[SearchTerm, ...] = ()
     any_of: bool = False  # terms joined by OR instead of AND
+    changes: tuple[str, ...] = ()  # what the search did not run as written (terms dropped, operators ignored)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,10 @@ class LogQuery:
     limit: int = 100
     cluster_levels: tuple[str, ...] = ("ERROR", "FATAL")
     cluster_sample: int = 500
+    namespace: str = ""  # "" = every namespace
+    trace_id: str = ""  # lines that carry this trace id, in the trace field or in the message
+    where: tuple[tuple[str, str], ...] = ()  # field = value, each required (a structured line's or the document's)
+    oldest_sample: int = 0  # also read this many of the oldest lines at the cluster levels
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class LogEntry:
     trace_id: str = ""
     stack_trace: str = ""
     error_type: str = ""  # ECS error.type, OpenTelemetry exception.type: the exception's class
+    namespace: str = ""  # the Kubernetes namespace, where the logs carry one
+    fields: tuple[tuple[str, str], ...] = ()  # the document's other fields and a structured line's, as text
+    line: str = ""  # the whole line as stored, when `message` was read out of a structured (JSON, logfmt) line
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,8 @@ class LogFields:
     logger: str = "logger"
     host: str = "host"
     error_type: str = "error.type"
+    namespace: str = "namespace"  # a document field, or in Loki a stream label of that name
+    line_message: str = ""  # the message key inside a structured (JSON, logfmt) line; "" = message, msg, event ...
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,54 @@ class LogResult:
     cluster_entries: tuple[LogEntry, ...]  # newest first, at most `cluster_sample`
     counts_by_error_type: Mapping[str, int] = field(default_factory=dict)  # the biggest, ignoring the level filter
     notes: tuple[str, ...] = ()  # what the source could not check as asked (a configured field it does not have)
+    cluster_oldest: tuple[LogEntry, ...] = ()  # oldest first, at most `oldest_sample`
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Buckets over a window: `count` buckets of `step_s` seconds from `start` (the last may end past the window)."""
+
+    start: datetime
+    step_s: int
+    count: int
+
+    def index(self, moment: datetime) -> int:
+        """The bucket a moment falls in, clamped to the frame."""
+        return max(0, min(self.count - 1, int((moment - self.start).total_seconds() // self.step_s)))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A signature a backend is asked to count: its key (what SQLite's grouping computes exactly) and the runs of
+    words between its slots (what Elasticsearch and Loki can match: every run must appear, in order of words)."""
+
+    key: str
+    phrases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KeyCount:
+    """One signature's lines over the whole window."""
+
+    count: int
+    first_at: datetime
+    last_at: datetime
+    buckets: tuple[int, ...]  # per bucket of the frame
+
+
+@dataclass(frozen=True)
+class KeyCounts:
+    """What a backend counted for signatures: per key, and whether it matched keys exactly (SQLite computes each
+    line's key) or by the words of each probe (which may also match lines of another shape with the same words).
+    `found` are signatures the backend found itself beyond the probes, with their newest line."""
+
+    by_key: Mapping[str, KeyCount]
+    exact: bool
+    found: Mapping[str, LogEntry] = field(default_factory=dict)
+    distinct: int | None = None  # how many signatures the whole window holds, when the backend knows
+
+
+Prepare = Callable[[LogEntry], LogEntry]
 
 
 class LogSource(Protocol):
@@ -109,6 +168,19 @@ class LogSource(Protocol):
 
     def search(self, query: LogQuery) -> LogResult:
         """Counts, the newest matching lines, and a sample of lines at the cluster levels."""
+        ...
+
+    def histogram(self, query: LogQuery, frame: Frame) -> dict[str, tuple[int, ...]]:
+        """Lines per bucket of `frame` by level (every level: the level filter is not applied), from the backend's
+        own aggregation over the whole window."""
+        ...
+
+    def count_keys(
+        self, query: LogQuery, probes: Sequence[Probe], frame: Frame, prepare: Prepare | None = None
+    ) -> KeyCounts:
+        """Count, first and last seen, and lines per bucket of each probe's lines at the query's cluster levels,
+        over the whole window. A backend that computes keys itself computes them on `prepare(line)`: the line as
+        the tool reads it (redacted, its structured line read), so its keys are the tool's."""
         ...
 
     def services(self) -> list[str]:
@@ -121,21 +193,40 @@ class LogSource(Protocol):
 
 
 def search_text_from_query(text: str) -> SearchText:
-    """Parse model text into at most MAX_TERMS safe terms. Operators other than OR are ignored."""
+    """Parse model text into at most MAX_TERMS safe terms. Operators other than OR are ignored, and the result
+    says so, as it says which terms beyond MAX_TERMS were dropped: a search is complete or names what it left out."""
     terms: list[SearchTerm] = []
-    any_of = False
+    operators: Counter[str] = Counter()
     for match in _TOKEN.finditer(text):
         phrase, word = match.group(1), match.group(2)
         operator = _EDGE_JUNK.sub("", word) if word else ""
-        if operator == "OR" or word == "||":
-            any_of = True
+        if operator in ("OR", "AND", "NOT") or word in ("||", "&&"):
+            operators[{"||": "OR", "&&": "AND"}.get(word, operator)] += 1
             continue
-        if operator in ("AND", "NOT") or word == "&&":
-            continue
+        if word and word.startswith("-") and len(word) > 1:
+            operators["NOT"] += 1
         term = _term_from_token(phrase if phrase is not None else word, is_phrase=phrase is not None)
         if term is not None and term not in terms:
             terms.append(term)
-    return SearchText(tuple(terms[:MAX_TERMS]), any_of and len(terms) > 1)
+    any_of = operators["OR"] > 0 and len(terms) > 1
+    changes = _operator_notes(operators, any_of, len(terms))
+    if len(terms) > MAX_TERMS:
+        dropped = " ".join(_term_text(t) for t in terms[MAX_TERMS:])
+        changes.append(f"searched the first {MAX_TERMS} of {len(terms)} terms; dropped: {dropped}")
+    return SearchText(tuple(terms[:MAX_TERMS]), any_of, tuple(changes))
+
+
+def _operator_notes(operators: Counter[str], any_of: bool, terms: int) -> list[str]:
+    notes = []
+    if operators["NOT"]:
+        notes.append("NOT and -word are not supported: the negated words were searched as words")
+    if any_of and (operators["AND"] or operators["OR"] < terms - 1):
+        notes.append("one OR joins every term (no grouping): lines with any one term match")
+    return notes
+
+
+def _term_text(term: SearchTerm) -> str:
+    return f"{term.text}*" if term.prefix else (f'"{term.text}"' if " " in term.text else term.text)
 
 
 def _term_from_token(token: str, *, is_phrase: bool) -> SearchTerm | None:

@@ -1,46 +1,32 @@
-"""query_logs: counts by level, clustered error signatures, then the newest lines, from any LogSource.
+"""query_logs: counts by level, a count histogram, signatures counted over the whole window, then the newest lines,
+from any LogSource; or every service's lines of one trace.
 
 The sources live in tools/logs/sqlite.py (SQLite FTS5, the embedded default), tools/logs/elastic.py
-(Elasticsearch) and tools/logs/loki.py; the first two are re-exported here. The tool builds a LogSummary
-(tools/logs/summary.py) and renders the model's text from it (tools/logs/render.py).
+(Elasticsearch) and tools/logs/loki.py; the first two are re-exported here. The tool reads a window through
+tools/logs/counting/window.py into a LogSummary (tools/logs/summary.py) and renders the model's text from it
+(tools/logs/render.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import re
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.logs.contrast import onset_contrast, warn_block
+from tools.logs.counting.window import Reading, read_window
 from tools.logs.elastic import ElasticsearchLogs
-from tools.logs.model import (
-    LEVELS,
-    LogEntry,
-    LogFields,
-    LogQuery,
-    LogResult,
-    LogSource,
-    describe_terms,
-    level_from_text,
-    search_text_from_query,
-)
+from tools.logs.model import LEVELS, LogFields, LogQuery, LogSource, level_from_text, search_text_from_query
 from tools.logs.render import render_logs
+from tools.logs.shape.cluster import cluster_signatures, signature_key
+from tools.logs.shape.prepared import PreparedLogs
 from tools.logs.sqlite import SqliteLogs
-from tools.logs.summary import (
-    LogSummary,
-    OnsetContrast,
-    SignatureBlock,
-    cluster_signatures,
-    newest_lines,
-    signature_block,
-    signature_of,
-    trim_stack,
-)
+from tools.logs.summary import trim_stack
 from tools.timerange import Clock, TimeWindow, instant_from_text, utc_now, window_from_args
 
 __all__ = [
@@ -50,10 +36,14 @@ __all__ = [
     "LogTools",
     "SqliteLogs",
     "cluster_signatures",
-    "log_summary",
-    "signature_of",
+    "signature_key",
     "trim_stack",
 ]
+
+MAX_WHOLE_LINES = 5
+_LEVEL_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,15}$")
+_FIELD = re.compile(r"^\s*([A-Za-z_@][\w.@-]{0,63})\s*[=:]\s*(.+?)\s*$")
+_TRACE = re.compile(r"^[\w.:-]{4,128}$")
 
 
 class LogTools:
@@ -68,17 +58,23 @@ class LogTools:
         services_ttl_s: float = 60.0,
         clock: Clock = utc_now,
         redact: Callable[[str], str] | None = None,
+        message_key: str = "",
+        onset_tolerance_s: float = 300.0,
     ) -> None:
-        # Secrets go BEFORE signatures are built: a template's <n> would break a key's shape for any later redactor.
-        self.source: LogSource = RedactedLogs(source, redact) if redact is not None else source
+        # Lines come back redacted and with their structured line read: tools/logs/shape/prepared.py.
+        self.source: LogSource = PreparedLogs(source, redact, message_key)
         self.default_limit = default_limit
         self.max_limit = max_limit
         self.clock = clock
+        self.tolerance = timedelta(seconds=onset_tolerance_s)
         self._services = CachedNames(source.services, services_ttl_s)
 
     def specs(self) -> list[ToolSpec]:
         """The query_logs tool."""
-        text = _QUERY_LOGS_DOC.format(maximum=f"{self.max_limit:,}", levels="|".join(LEVELS))
+        minutes = f"{self.tolerance.total_seconds() / 60:g}"
+        text = _QUERY_LOGS_DOC.format(
+            maximum=f"{self.max_limit:,}", levels="|".join(LEVELS), whole=MAX_WHOLE_LINES, tolerance=minutes
+        )
         return [tool(self._query_logs_with_configured_limit(), description=text)]
 
     def _query_logs_with_configured_limit(self) -> Callable[..., ToolResult | str]:
@@ -106,15 +102,21 @@ class LogTools:
         end: str = "",
         limit: int = 100,
         onset: str = "",
+        namespace: str = "",
+        where: str = "",
+        trace_id: str = "",
+        full: int = 0,
     ) -> ToolResult:
         """Run query_logs (the description shown to the model is _QUERY_LOGS_DOC)."""
         now = self.clock()
-        log_query = self._log_query(service, query, level, window_from_args(range, start, end, now), limit)
-        result = self.source.search(log_query)
-        warnings = warn_block(self.source, log_query)
-        contrast = onset_contrast(self.source, log_query, instant_from_text(onset, now)) if onset.strip() else None
-        summary = log_summary(log_query, result, warnings, contrast)
-        return ToolResult("ok" if result.total else "no_data", render_logs(summary), summary)
+        window = window_from_args(range, start, end, now)
+        log_query = self._log_query(service, query, level, window, limit)
+        log_query = _scoped(log_query, namespace, where, trace_id)
+        if not 0 <= full <= MAX_WHOLE_LINES:
+            raise ToolError(f"full {full} is out of range; ask for 0 to {MAX_WHOLE_LINES} whole lines.")
+        moment = instant_from_text(onset, now) if onset.strip() else None
+        summary = read_window(self.source, log_query, Reading(moment, full, self.tolerance))
+        return ToolResult("ok" if summary.total else "no_data", render_logs(summary), summary)
 
     def _log_query(self, service: str, query: str, level: str, window: TimeWindow, limit: int) -> LogQuery:
         if limit < 1 or limit > self.max_limit:
@@ -132,95 +134,61 @@ class LogTools:
         return choice_or_error(service, self._services.get(), "service", self.source.describe())
 
 
+def _scoped(query: LogQuery, namespace: str, where: str, trace_id: str) -> LogQuery:
+    """The query narrowed to a namespace, field values and a trace (a trace is followed across every service)."""
+    trace = trace_id.strip()
+    if trace and not _TRACE.match(trace):
+        raise ToolError(f"trace_id {trace_id!r} is not a trace id (4-128 letters, digits, '-', '_', '.', ':').")
+    fields = tuple(_field_from_text(part) for part in re.split(r"[,;]", where) if part.strip())
+    service = None if trace else query.service
+    return replace(query, service=service, namespace=namespace.strip(), trace_id=trace, where=fields)
+
+
+def _field_from_text(text: str) -> tuple[str, str]:
+    match = _FIELD.match(text)
+    if match is None:
+        raise ToolError(
+            f'where {text.strip()!r} is not field=value; write e.g. where="pod=order-7f9c-x2k4q, status=503".'
+        )
+    return match.group(1), match.group(2).strip("\"'")
+
+
 _QUERY_LOGS_DOC = """\
-Search one service's application logs in a time window.
-Use it once query_metrics showed WHEN something changed, to see WHAT failed and how often.
+Search one service's application logs in a time window, or follow one request through every service.
+Use it once query_metrics showed WHEN something changed, to see WHAT failed, since when and how often; \
+with trace_id, to see every service's lines of one request.
 Legal values:
 - service: as the logs name it; "*" = all
-- query: words that must all appear, "quoted phrases", prefix*, a OR b; empty = all
-- level: {levels}, comma-separated; empty = all
-- range: <n>m|h|d ending at end (or now), or ISO "start/end"
-- start, end: ISO 8601 UTC instead of range (2026-11-28T15:00Z); empty end = now
+- query: words that must all appear, "quoted phrases", prefix*, a OR b (one OR joins every term), up to 24 terms; \
+empty = all
+- level: {levels} or another level the counts show (HTTP, AUDIT), comma-separated; empty = all
+- range: <n>s|m|h|d ending at end (or now), or ISO "start/end"
+- start, end: ISO 8601 UTC instead of range, to the second (2026-11-28T15:00:05Z); empty end = now
 - limit: 1-{maximum} newest lines
-- onset: ISO time in the window (when the metric changed): adds the signatures, any level, new after it
-Returns: counts by level (and by error type where the logs have one); top ERROR then WARN signatures \
-(count, first/last seen, one example, trimmed stack); with onset, the new ones; the newest lines up to limit, \
-and how many matched."""
-
-
-def redacted_result(result: LogResult, redact: Callable[[str], str]) -> LogResult:
-    """The search result with every text field of every entry redacted (message, stack, logger, host)."""
-    seen: dict[str, str] = {}  # a burst repeats its lines (a stack trace hundreds of times): each once per search
-
-    def once(text: str) -> str:
-        return seen[text] if text in seen else seen.setdefault(text, redact(text))
-
-    def clean(entry: LogEntry) -> LogEntry:
-        return dataclasses.replace(
-            entry,
-            message=once(entry.message),
-            stack_trace=once(entry.stack_trace),
-            logger=once(entry.logger),
-            host=once(entry.host),
-            error_type=once(entry.error_type),
-        )
-
-    return dataclasses.replace(
-        result,
-        entries=tuple(clean(e) for e in result.entries),
-        cluster_entries=tuple(clean(e) for e in result.cluster_entries),
-    )
-
-
-class RedactedLogs:
-    """A LogSource whose entries come back redacted, so every signature (ERROR, WARN, new since an onset) is built
-    from redacted text."""
-
-    def __init__(self, source: LogSource, redact: Callable[[str], str]) -> None:
-        self._source, self._redact = source, redact
-
-    def search(self, query: LogQuery) -> LogResult:
-        return redacted_result(self._source.search(query), self._redact)
-
-    def services(self) -> list[str]:
-        return self._source.services()
-
-    def describe(self) -> str:
-        return self._source.describe()
-
-
-def log_summary(
-    query: LogQuery,
-    result: LogResult,
-    warnings: SignatureBlock | None = None,
-    contrast: OnsetContrast | None = None,
-) -> LogSummary:
-    """What one search found: counts, the signatures at the cluster levels, the newest lines (repeats folded)."""
-    clusters = result.cluster_entries
-    return LogSummary(
-        query.service,
-        TimeWindow(query.start, query.end),
-        describe_terms(query.text) if query.text.terms else "",
-        query.levels,
-        result.total,
-        dict(result.counts_by_level),
-        query.cluster_levels,
-        signature_block(query.cluster_levels, clusters, result.cluster_total) if clusters else None,
-        warnings,
-        contrast,
-        newest_lines(result.entries),
-        dict(result.counts_by_error_type),
-        result.notes,
-    )
+- onset: ISO time in the window (when the metric changed): adds the signatures, any level, that began after it \
+(or up to {tolerance} min before) and are absent from the hour before
+- namespace: a Kubernetes namespace; empty = all
+- where: field=value pairs, comma-separated, on the documents' fields (pod, zone, version) or a structured \
+(JSON, logfmt) line's (status=503)
+- trace_id: a trace id: every service's lines that carry it (trace field or message), oldest first
+- full: 0-{whole}: that many newest matching lines, whole (every field, no cut)
+Returns: counts by level (and error type); matches per bucket over the window, by level, with the change in errors; \
+top ERROR then WARN signatures (count and first/last seen over the whole window, one example with the fields \
+that carry numbers, the numbers that vary); with onset, the new ones in the order they began; the newest lines up \
+to limit, repeats folded with their numbers."""
 
 
 def _levels_from_text(text: str) -> tuple[str, ...]:
+    """Known levels by any alias and case; any other level-like word as written (HTTP, RETRY, CONFIG): a level the
+    data holds can always be filtered on."""
     levels = []
     for part in re.split(r"[,|\s]+", text.strip()):
         if not part:
             continue
         level = level_from_text(part)
-        if level is None:
-            raise ToolError(f"unknown level {part!r}; use one or more of {', '.join(LEVELS)}, or leave it empty.")
-        levels.append(level)
+        if level is None and not _LEVEL_WORD.match(part):
+            raise ToolError(
+                f"unknown level {part!r}; use one or more of {', '.join(LEVELS)}, or a level the counts show."
+            )
+        levels.append(level or part.upper())
     return tuple(dict.fromkeys(levels))

@@ -6,22 +6,46 @@ Search terms always reach FTS5 as double-quoted strings, so no input is parsed a
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tools.base import ToolError
+from tools.logs.counting.sql import (
+    entry_from_row,
+    fts_expression,
+    key_counts,
+    level_clause,
+    level_histogram,
+    ms,
+    select_columns,
+    where_clause,
+)
 from tools.logs.documents import IngestReport, entries_from_lines
-from tools.logs.model import LogEntry, LogFields, LogQuery, LogResult, SearchText, level_from_text, level_names
+from tools.logs.model import (
+    Frame,
+    KeyCounts,
+    LogEntry,
+    LogFields,
+    LogQuery,
+    LogResult,
+    Prepare,
+    Probe,
+    level_from_text,
+)
+from tools.logs.shape.structured import read_structured
+
+__all__ = ["SqliteLogs", "fts_expression", "switch_to_wal"]
 
 MAX_ERROR_TYPES = 10
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs (
@@ -33,8 +57,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(
   message, stack_trace, logger, content='logs', content_rowid='id', tokenize='unicode61');
 """
 _BUSY_TIMEOUT_S = 30.0  # an ingest waits this long for another writer
-_COLUMNS = "ts_ms, service, level, message, logger, host, trace_id, stack_trace, error_type"
-_ADDED_COLUMNS = {"error_type": "TEXT"}  # columns newer than the first schema: added to an older store on ingest
+_INSERTED = "ts_ms, service, level, message, logger, host, trace_id, stack_trace, error_type, namespace, attrs"
+# columns newer than the first schema: added to an older store on ingest. `attrs` holds the document's other fields
+# and a structured line's, as a JSON object of text, so they can be filtered on and shown.
+_ADDED_COLUMNS = {"error_type": "TEXT", "namespace": "TEXT", "attrs": "TEXT"}
 
 
 class SqliteLogs:
@@ -69,8 +95,8 @@ class SqliteLogs:
             try:
                 _create_schema(db)
                 first = db.execute("SELECT coalesce(max(id), 0) FROM logs").fetchone()[0]
-                rows = (_row_from_entry(e) for e in entries_from_lines(lines, report))
-                db.executemany(f"INSERT INTO logs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                rows = (_row_from_entry(e, self.fields.line_message) for e in entries_from_lines(lines, report))
+                db.executemany(f"INSERT INTO logs ({_INSERTED}) VALUES ({', '.join('?' * 11)})", rows)
                 db.execute(
                     "INSERT INTO logs_fts (rowid, message, stack_trace, logger) "
                     "SELECT id, message, stack_trace, logger FROM logs WHERE id > ?",
@@ -91,19 +117,42 @@ class SqliteLogs:
 
     def search(self, query: LogQuery) -> LogResult:
         """Counts by level and error type, the newest matching lines and a sample at the cluster levels."""
-        where, params = _where(query)
         with self._reader() as db:
             try:
-                columns = _COLUMNS if _has_error_type(db) else _COLUMNS.replace("error_type", "NULL")
+                present = _columns(db)
+                where, params = where_clause(query, present)
+                columns = select_columns(present)
                 raw = db.execute(f"SELECT level, count(*) FROM logs {where} GROUP BY level", params).fetchall()
                 counts = _level_counts(raw)
                 total = _level_total(counts, query.levels)
                 entries = _select(db, columns, where, params, query.levels, query.limit)
                 cluster = _select(db, columns, where, params, query.cluster_levels, query.cluster_sample)
-                errors = _error_type_counts(db, where, params) if columns == _COLUMNS else {}
+                oldest = _select(db, columns, where, params, query.cluster_levels, query.oldest_sample, oldest=True)
+                errors = _error_type_counts(db, where, params) if "error_type" in present else {}
             except sqlite3.OperationalError as exc:  # never a crash: the model gets the reason
                 raise ToolError(f"the log search failed in {self.path}: {exc}") from exc
-        return LogResult(counts, total, entries, _level_total(counts, query.cluster_levels), cluster, errors)
+        cluster_total = _level_total(counts, query.cluster_levels)
+        return LogResult(counts, total, entries, cluster_total, cluster, errors, cluster_oldest=oldest)
+
+    def histogram(self, query: LogQuery, frame: Frame) -> dict[str, tuple[int, ...]]:
+        """Lines per bucket by level, grouped in SQL."""
+        with self._reader() as db:
+            return self._sql("counting lines per bucket", lambda: level_histogram(db, query, frame, _columns(db)))
+
+    def count_keys(
+        self, query: LogQuery, probes: Sequence[Probe], frame: Frame, prepare: Prepare | None = None
+    ) -> KeyCounts:
+        """Every signature's count, first/last seen and buckets at the cluster levels, grouped in SQL by exact key."""
+        message_key = self.fields.line_message
+        read = prepare or (lambda entry: read_structured(entry, message_key))
+        with self._reader() as db:
+            return self._sql("counting signatures", lambda: key_counts(db, query, probes, frame, _columns(db), read))
+
+    def _sql(self, what: str, run: Callable[[], T]) -> T:
+        try:
+            return run()
+        except sqlite3.OperationalError as exc:
+            raise ToolError(f"{what} failed in {self.path}: {exc}") from exc
 
     def _reader(self) -> closing[sqlite3.Connection]:
         if not self.path.exists():
@@ -127,10 +176,6 @@ def _create_schema(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE logs ADD COLUMN {column} {kind}")
 
 
-def _has_error_type(db: sqlite3.Connection) -> bool:
-    return any(row[1] == "error_type" for row in db.execute("PRAGMA table_info(logs)"))
-
-
 def switch_to_wal(db: sqlite3.Connection, wait_s: float) -> str:
     """Put the file in WAL mode, waiting up to `wait_s` for other connections that hold its write lock.
 
@@ -150,32 +195,27 @@ def switch_to_wal(db: sqlite3.Connection, wait_s: float) -> str:
         pause_s = min(pause_s * 2, 0.05)
 
 
-def fts_expression(text: SearchText) -> str:
-    """FTS5 MATCH text: each term a quoted string (`"` doubled), prefixes as `"word"*`."""
-    parts = ['"' + t.text.replace('"', '""') + '"' + ("*" if t.prefix else "") for t in text.terms]
-    return (" OR " if text.any_of else " AND ").join(parts)
-
-
-def _where(query: LogQuery) -> tuple[str, list[Any]]:
-    clauses = ["ts_ms >= ?", "ts_ms < ?"]
-    params: list[Any] = [_ms(query.start), _ms(query.end)]
-    if query.service is not None:
-        clauses.append("service = ?")
-        params.append(query.service)
-    if query.text.terms:
-        clauses.append("id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
-        params.append(fts_expression(query.text))
-    return "WHERE " + " AND ".join(clauses), params
+def _columns(db: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in db.execute("PRAGMA table_info(logs)")}
 
 
 def _select(
-    db: sqlite3.Connection, columns: str, where: str, params: list[Any], levels: tuple[str, ...], limit: int
+    db: sqlite3.Connection,
+    columns: str,
+    where: str,
+    params: list[Any],
+    levels: tuple[str, ...],
+    limit: int,
+    *,
+    oldest: bool = False,
 ) -> tuple[LogEntry, ...]:
-    names = [name for level in levels for name in level_names(level)]
-    level_sql = f" AND upper(level) IN ({', '.join('?' * len(names))})" if names else ""
-    sql = f"SELECT {columns} FROM logs {where}{level_sql} ORDER BY ts_ms DESC, id DESC LIMIT ?"
+    if limit <= 0:
+        return ()
+    level_sql, names = level_clause(levels)
+    order = "ASC" if oldest else "DESC"
+    sql = f"SELECT {columns} FROM logs {where}{level_sql} ORDER BY ts_ms {order}, id {order} LIMIT ?"
     rows = db.execute(sql, [*params, *names, limit]).fetchall()
-    return tuple(_entry_from_row(r) for r in rows)
+    return tuple(entry_from_row(r) for r in rows)
 
 
 def _level_counts(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
@@ -199,21 +239,11 @@ def _level_total(counts: dict[str, int], levels: tuple[str, ...]) -> int:
     return sum(n for level, n in counts.items() if not levels or level in levels)
 
 
-def _entry_from_row(row: tuple[Any, ...]) -> LogEntry:
-    ts_ms, service, level, message, logger, host, trace_id, stack, error_type = row
-    moment = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
-    return LogEntry(
-        moment, service, level, message, logger or "", host or "", trace_id or "", stack or "", error_type or ""
-    )
-
-
-def _row_from_entry(entry: LogEntry) -> tuple[Any, ...]:
-    optional = (entry.logger, entry.host, entry.trace_id, entry.stack_trace, entry.error_type)
-    return (_ms(entry.timestamp), entry.service, entry.level, entry.message, *(v or None for v in optional))
-
-
-def _ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
+def _row_from_entry(entry: LogEntry, message_key: str) -> tuple[Any, ...]:
+    attrs = dict(read_structured(entry, message_key).fields)
+    optional = (entry.logger, entry.host, entry.trace_id, entry.stack_trace, entry.error_type, entry.namespace)
+    row = (ms(entry.timestamp), entry.service, entry.level, entry.message, *(v or None for v in optional))
+    return (*row, json.dumps(attrs, ensure_ascii=False) if attrs else None)
 
 
 def _lines(source: str | Path | Iterable[str]) -> Iterator[str]:

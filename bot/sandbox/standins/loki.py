@@ -1,12 +1,12 @@
 """FakeLoki: a Grafana Loki stand-in over real HTTP, speaking Loki's JSON and a real subset of LogQL.
 
-Endpoints: /ready, /loki/api/v1/labels, /loki/api/v1/label/<name>/values, /loki/api/v1/query_range (log
-queries -> "streams") and /loki/api/v1/query (`sum by (<label>) (count_over_time(<log query> [<n>s]))` ->
-"vector"). The LogQL it understands: a stream selector with `=`, `!=`, `=~`, `!~` matchers (RE2-style anchored
-regexes) and line filters `|=`, `!=`, `|~`, `!~` with double-quoted strings; anything else is a 400 "parse error",
-as Loki answers. Lines are stored the way a JSON-logging app ships them (the document minus its labels).
-Faults: `fail(status, body, retry_after=...)`, `delay_s`, and a tenant that must be sent as X-Scope-OrgID.
-The tests run it in-process; `opsbot sandbox up --loki` serves a scenario's logs with it
+Endpoints: /ready, /loki/api/v1/labels, /loki/api/v1/label/<name>/values, /loki/api/v1/query_range (log queries ->
+"streams"; `sum [by (<label>)] (count_over_time(<log query> [<n>s]))` -> "matrix", a point per step) and
+/loki/api/v1/query (the same metric query -> "vector"). The LogQL it understands: a stream selector with `=`, `!=`,
+`=~`, `!~` matchers (RE2-style anchored regexes) and line filters `|=`, `!=`, `|~`, `!~` with double-quoted strings;
+anything else is a 400 "parse error", as Loki answers. Lines are stored the way a JSON-logging app ships them (the
+document minus its labels). Faults: `fail(status, body, retry_after=...)`, `delay_s`, and a tenant that must be sent
+as X-Scope-OrgID. The tests run it in-process; `opsbot sandbox up --loki` serves a scenario's logs with it
 (bot/sandbox/standins/launch.py).
 """
 
@@ -29,7 +29,7 @@ _STRING = r'"(?:[^"\\]|\\.)*"'
 _MATCHER = re.compile(rf"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*({_STRING})\s*(?:,|$)")
 _FILTER = re.compile(rf"\s*(\|=|!=|\|~|!~)\s*({_STRING})")
 _METRIC = re.compile(
-    r"^\s*sum\s+by\s*\(\s*([A-Za-z_]\w*)\s*\)\s*\(\s*count_over_time\s*\((.*)\[(\d+)s\]\s*\)\s*\)\s*$", re.S
+    r"^\s*sum\s*(?:by\s*\(\s*([A-Za-z_]\w*)\s*\)\s*)?\(\s*count_over_time\s*\((.*)\[(\d+)s\]\s*\)\s*\)\s*$", re.S
 )
 
 
@@ -179,6 +179,8 @@ class FakeLoki(HttpStandIn):
         raise LogQLError(f"404 page not found: {path}")
 
     def _query_range(self, params: dict[str, str]) -> dict[str, Any]:
+        if _METRIC.match(params["query"]):
+            return self._matrix(params)
         found = self.select(params["query"], int(params["start"]), int(params["end"]))
         found.sort(key=lambda line: line.ts_ns, reverse=params.get("direction", "backward") == "backward")
         found = found[: int(params.get("limit", "100"))]
@@ -189,18 +191,39 @@ class FakeLoki(HttpStandIn):
         return {"status": "success", "data": {"resultType": "streams", "result": result, "stats": {}}}
 
     def _instant(self, params: dict[str, str]) -> dict[str, Any]:
-        m = _METRIC.match(params["query"])
-        if not m:
-            raise LogQLError("parse error : this stand-in answers only sum by (<label>) (count_over_time(...[<n>s]))")
-        label, log_query, seconds = m.group(1), m.group(2), int(m.group(3))
+        label, log_query, seconds = _metric(params["query"])
         end_ns = int(params["time"])
-        counts: dict[str, int] = {}
-        for line in self.select(log_query, end_ns - seconds * 1_000_000_000 + 1, end_ns):
-            key = dict(line.labels).get(label, "")
-            counts[key] = counts.get(key, 0) + 1
+        counts = self._counted(log_query, label, end_ns - seconds * 1_000_000_000 + 1, end_ns)
         at = end_ns / 1e9
         result = [{"metric": {label: k} if k else {}, "value": [at, str(n)]} for k, n in sorted(counts.items())]
         return {"status": "success", "data": {"resultType": "vector", "result": result, "stats": {}}}
+
+    def _matrix(self, params: dict[str, str]) -> dict[str, Any]:
+        """A range metric query: the instant query at start, start + step, ... end; points with no line left out."""
+        label, log_query, seconds = _metric(params["query"])
+        step_ns = int(float(params["step"].rstrip("s")) * 1e9)
+        series: dict[str, list[list[Any]]] = {}
+        at = int(params["start"])
+        while at <= int(params["end"]):
+            for key, n in self._counted(log_query, label, at - seconds * 1_000_000_000 + 1, at).items():
+                series.setdefault(key, []).append([at / 1e9, str(n)])
+            at += step_ns
+        result = [{"metric": {label: k} if k else {}, "values": v} for k, v in sorted(series.items())]
+        return {"status": "success", "data": {"resultType": "matrix", "result": result, "stats": {}}}
+
+    def _counted(self, log_query: str, label: str, start_ns: int, end_ns: int) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for line in self.select(log_query, start_ns, end_ns):
+            key = dict(line.labels).get(label, "") if label else ""
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+def _metric(query: str) -> tuple[str, str, int]:
+    m = _METRIC.match(query)
+    if not m:
+        raise LogQLError("parse error : this stand-in answers only sum [by (<label>)] (count_over_time(...[<n>s]))")
+    return m.group(1) or "", m.group(2), int(m.group(3))
 
 
 def _success(data: Iterable[str]) -> dict[str, Any]:

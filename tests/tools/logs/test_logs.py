@@ -15,7 +15,7 @@ from bot.wiring.elastic import es_client
 from tests.fakes.faulty import closed_port_url, fake_backend
 from tools.base import Toolbox, call_tool
 from tools.logs.model import LogEntry, search_text_from_query
-from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs, signature_of, trim_stack
+from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs, signature_key, trim_stack
 from tools.results import new_signatures_of, signatures_of
 from tools.timerange import iso_z
 
@@ -121,7 +121,7 @@ def test_observation_gives_counts_then_signatures_then_newest_lines(toolbox):
 def test_error_messages_cluster_into_normalised_signatures_with_first_and_last_seen(toolbox):
     text = query(toolbox).text
     line = next(x for x in text.splitlines() if x.startswith("1. "))
-    assert line.startswith("1. 30x HikariPool-<n> - Connection is not available, request timed out after <n>ms")
+    assert line.startswith("1. 30x HikariPool-1 - Connection is not available, request timed out after <n>ms")
     assert "[java.sql.SQLTransientConnectionException]" in line
     assert "first 15:10:00 last 15:39:00" in line
     assert "2. 5x Payment call to <ip> failed for order <uuid>" in text
@@ -143,8 +143,11 @@ def test_limit_shows_the_newest_lines_and_says_how_many_matched(toolbox):
 
 def test_level_filter_narrows_lines_but_counts_still_show_the_mix(toolbox):
     text = query(toolbox, level="warning").text
-    assert "level WARN" in text and "matched 10 lines · by level: ERROR 35 · WARN 10 · INFO 41" in text
-    assert "top WARN signatures (1 of 1, all):" in text and "1. 10x slow query on orders: <n> ms" in text
+    assert (
+        "level WARN" in text
+        and "matched 10 lines · by level, before the level filter: ERROR 35 · WARN 10 · INFO 41" in text
+    )
+    assert "top WARN signatures (1 of 1, all 10 lines):" in text and "1. 10x slow query on orders: 2300 ms" in text
     newest = text.split("(repeats folded):\n")[1].splitlines()
     assert newest == [
         "15:39:00 WARN order-1 app: slow query on orders: 2300 ms",
@@ -211,7 +214,11 @@ def test_unknown_service_and_level_name_the_valid_choices(toolbox):
     assert (
         result.status == "error" and "known: order, payment" in result.text and "Did you mean 'order'?" in result.text
     )
-    result = query(toolbox, level="LOUD")
+    result = query(toolbox, level="LOUD")  # a level word these logs do not hold: no line, and the levels they do
+    assert (
+        result.status == "no_data" and "no line in the window is at LOUD (they are at ERROR, WARN, INFO)" in result.text
+    )
+    result = query(toolbox, level="<b>")
     assert result.status == "error" and "FATAL, ERROR, WARN, INFO, DEBUG" in result.text
 
 
@@ -245,7 +252,7 @@ def test_sandbox_logs_show_the_pool_timeouts(sandbox, sandbox_tools):
     end = (sandbox.incident_at + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%MZ")
     result = call_tool(sandbox_tools, "query_logs", {"service": "order", "start": start, "end": end, "limit": 20})
     assert result.status == "ok"
-    assert "1. " in result.text and "HikariPool-<n> - Connection is not available" in result.text
+    assert "1. " in result.text and "HikariPool-1 - Connection is not available" in result.text
 
 
 def test_search_terms_keep_words_phrases_and_prefixes_only():
@@ -259,9 +266,9 @@ def test_search_terms_keep_words_phrases_and_prefixes_only():
     assert parsed.any_of
 
 
-def test_signature_normalises_ids_but_keeps_words():
+def test_signature_key_has_a_slot_for_every_id_but_keeps_words():
     entry = LogEntry(NOW, "order", "ERROR", "user 42 from 192.168.1.5:80 hit deadbeef12 id 0x1f at 3.5s")
-    assert signature_of(entry) == "user <n> from <ip> hit <hex> id <hex> at <n>s"
+    assert signature_key(entry) == "user <*> from <*> hit <*> id <*> at <*>"
     assert trim_stack("") == ()
 
 
@@ -297,7 +304,7 @@ def test_sandbox_logs_in_elasticsearch_show_the_pool_timeouts(sandbox, es_sandbo
     tools = LogTools(ElasticsearchLogs(es_client(es_sandbox, plain_json=True), "logs-*"))
     start = (sandbox.incident_at - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%MZ")
     result = tools.query_logs("order", "Hikari*", start=start, limit=5)
-    assert result.status == "ok" and "HikariPool-<n> - Connection is not available" in result.text
+    assert result.status == "ok" and "HikariPool-1 - Connection is not available" in result.text
 
 
 def test_schema_shows_the_configured_default_limit(logs_db):
@@ -318,24 +325,27 @@ def test_warn_lines_get_their_own_signature_section(toolbox):
     result = query(toolbox, range="1h")
     text = result.text
     warn = text.split("top WARN signatures", 1)[1].split("newest ", 1)[0]
-    assert "10x slow query on orders: <n> ms" in warn
+    assert "10x slow query on orders: 2300 ms" in warn
     assert "slow query" not in text.split("top WARN signatures", 1)[0]  # the error section stays errors
     errors = signatures_of(result)
     assert errors and all("slow query" not in s.template for s in errors)
-    assert [(s.count, s.template) for s in signatures_of(result, "WARN")][:1] == [(10, "slow query on orders: <n> ms")]
+    assert [(s.count, s.template) for s in signatures_of(result, "WARN")][:1] == [(10, "slow query on orders: 2300 ms")]
 
 
 def test_an_onset_splits_the_window_and_lists_what_is_new_after_it(toolbox):
     onset = iso_z(NOW - timedelta(minutes=32))
     result = query(toolbox, range="1h", onset=onset)
-    assert "new since " in result.text and "absent before it" in result.text
+    assert (
+        "new since 15:23:00 (the onset 15:28:00 less one rate window), any level, absent from 14:23:00" in result.text
+    )
     new = {s.template: s.count for s in new_signatures_of(result)}
-    assert new == {"slow query on orders: <n> ms": 10, "Zahlung bestätigt für Bestellung ü-<n> (你好)": 1}
+    assert new == {"slow query on orders: 2300 ms": 10, "Zahlung bestätigt für Bestellung ü-42 (你好)": 1}
 
 
 def test_an_onset_with_nothing_new_says_so(toolbox):
     result = query(toolbox, range="1h", query="HikariPool", onset=iso_z(NOW - timedelta(minutes=40)))
-    assert "no signature after it is absent before it" in result.text and new_signatures_of(result) == ()
+    assert "absent from 14:15:00–15:15:00: none (1 of the 1 signatures after it were there before)" in result.text
+    assert new_signatures_of(result) == ()
 
 
 def test_an_onset_outside_the_window_is_refused(toolbox):

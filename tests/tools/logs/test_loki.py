@@ -53,7 +53,7 @@ def test_loki_gives_the_same_observation_as_the_sqlite_store(
 def test_the_clustered_signature_survives_the_trip_through_loki(loki: FakeLoki, sandbox: Any) -> None:
     over_loki, _ = boxes(loki, sandbox)
     text = call_tool(over_loki, "query_logs", {"service": "order", "range": "2d", "level": "ERROR"}).text
-    assert "x HikariPool-<n> - Connection is not available" in text
+    assert "x HikariPool-1 - Connection is not available" in text
     assert "[java.sql.SQLTransientConnectionException]" in text
 
 
