@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
+from bot.config.checks import HttpUrl, OptionalHttpUrl
 from bot.config.section import DEFAULT_STATE_DIR, Section
 
 
@@ -69,7 +70,7 @@ class ServiceMetricsSettings(Section):
 
 
 class PrometheusSettings(Section):
-    url: str = "http://127.0.0.1:19090"
+    url: HttpUrl = "http://127.0.0.1:19090"
     timeout_s: float = 10.0
     verify_tls: bool = True
     bearer_token: SecretStr = SecretStr("")
@@ -87,7 +88,7 @@ class PrometheusSettings(Section):
 class ElasticsearchSettings(Section):
     """One Elasticsearch connection, shared by the logs, deploys and trace-store backends that use it."""
 
-    url: str = ""
+    url: OptionalHttpUrl = ""
     api_key: SecretStr = SecretStr("")
     username: str = ""
     password: SecretStr = SecretStr("")
@@ -137,7 +138,7 @@ class KubernetesSettings(Section):
 class LokiSettings(Section):
     """Grafana Loki, read through its HTTP API when logs.backend is "loki"."""
 
-    url: str = ""
+    url: OptionalHttpUrl = ""
     tenant: str = ""  # X-Scope-OrgID for multi-tenant Loki
     bearer_token: SecretStr = SecretStr("")
     timeout_s: float = 10.0
@@ -163,7 +164,7 @@ class MCPServerSettings(Section):
     command: str = ""  # stdio: the program to start
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    url: str = ""  # http: the streamable HTTP endpoint, e.g. http://host:8000/mcp
+    url: OptionalHttpUrl = ""  # http: the streamable HTTP endpoint, e.g. http://host:8000/mcp
     allowed_tools: list[str] = Field(default_factory=list)  # tool names to mount; ["*"] = all; empty = none
     timeout_s: float = 20.0
     max_output_chars: int = 4_000

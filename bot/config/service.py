@@ -8,13 +8,14 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
+from bot.config.checks import HttpUrl, OptionalHttpUrl, Port
 from bot.config.section import DEFAULT_STATE_DIR, Section
 
 
 class LLMSettings(Section):
     """Any OpenAI-compatible endpoint. Empty base_url and api_key means: no LLM, use the playbook."""
 
-    base_url: str = ""
+    base_url: OptionalHttpUrl = ""
     api_key: SecretStr = SecretStr("")
     model: str = "gpt-4o-mini"
     cheap_model: str = ""  # classification and summaries; empty = same as model
@@ -52,7 +53,7 @@ class SlackSettings(Section):
     bot_token: SecretStr = SecretStr("")
     signing_secret: SecretStr = SecretStr("")
     app_token: SecretStr = SecretStr("")  # xapp-...: Socket Mode when set
-    api_base_url: str = "https://slack.com/api/"
+    api_base_url: HttpUrl = "https://slack.com/api/"
     workers: int = 4
     queue_size: int = 32
     use_streaming: bool = True
@@ -71,7 +72,7 @@ class SlackSettings(Section):
 
 class ServerSettings(Section):
     host: str = "127.0.0.1"
-    port: int = 8080
+    port: Port = 8080
     api_token: SecretStr = SecretStr("")  # bearer token for /api/*; empty disables the API
     threads: int = 8
     api_workers: int = 2  # diagnoses from the HTTP API and Alertmanager run on their own pool
@@ -80,6 +81,8 @@ class ServerSettings(Section):
     sync_wait_s: float = 30.0  # a synchronous /api/diagnose waits this long, then answers 202 with the trace URL
     api_threads: int = 4  # HTTP threads for /api/ and /metrics; Slack events and health checks keep the rest
     shutdown_drain_s: float = 20.0  # on SIGTERM, running diagnoses get this long to finish
+    replicas: int = Field(default=1, ge=1)  # how many `opsbot serve` run (the Helm chart sets it); >1 needs Redis
+    # and a shared trace store
 
 
 class AccessSettings(Section):
@@ -117,5 +120,5 @@ class IntentSettings(Section):
 class SandboxSettings(Section):
     dir: Path = DEFAULT_STATE_DIR / "sandbox"
     scenario: str = "hikari-pool"
-    prometheus_port: int = 19090
-    osmem_port: int = 19200
+    prometheus_port: Port = 19090
+    osmem_port: Port = 19200

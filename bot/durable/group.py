@@ -1,7 +1,7 @@
-"""One Redis stream with one consumer group: the mechanics every durable job queue of opsbot shares.
+"""One Redis stream with one consumer group: the mechanics under the job runner's Redis backend.
 
-The API's and webhook's jobs (bot/http/jobstream.py) and the Slack diagnoses (bot/slack/jobs/slackstream.py) each
-keep their own stream and their own payload; what a job *is* is theirs. What is here is only the group:
+The job runner (bot/durable/runner.py, bot/durable/redisjobs.py) keeps one stream per queue (Slack's, the API's) and
+a hash per job; what is here is only the group:
 
 - `next_message`: a message whose consumer went quiet for `claim_idle_s` (its replica died) first, through
   XAUTOCLAIM, else a new one (XREADGROUP, blocking up to a second). A worker asks only when it is free, so what

@@ -1,12 +1,12 @@
-"""The one worker pool over a ConsumerGroup: the API's jobs (bot/http/jobstream.py) and Slack's
-(bot/slack/jobs/slackstream.py) both run on it; what a job *is* stays theirs (the `handle` callback).
+"""The worker pool over a ConsumerGroup, for the job runner's Redis backend (bot/durable/redisjobs.py): every queue's
+jobs run on it; what a job *is* stays the caller's (the `handle` callback).
 
 - `workers` threads each ask the group for a message only when free (so what a replica has not started stays
   in the stream for the others), hand it to `handle`, then ack it. When `handle` raises (e.g. Redis went away
   for a moment), the message is left pending, the worker backs off a second, and the message is claimed again
   once its idle time passes.
 - One heartbeat thread re-claims the running messages so no other replica takes a job that is still running,
-  calls `on_beat` (the stream's own upkeep, e.g. refreshing who owns a Slack message), registers this replica's
+  calls `on_beat` (a queue's own upkeep, if it has any), registers this replica's
   capacity (bot/durable/capacity.py), and every REAP_EVERY beats removes the consumers of replicas gone for good.
 - `close(drain_s)`: stop reading; running messages get drain_s; the heartbeat beats until then, so a long
   drain does not hand a running job to another replica. What is still running is returned (it stays pending

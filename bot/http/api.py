@@ -172,7 +172,8 @@ class Api:
         if status == "failed":
             return 500, {"trace_id": trace_id, "status": status, "error": f"diagnosis failed: {error}"}
         if status in ("queued", "running"):
-            partial = {"steps": trace_to_dict(trace)["steps"]} if trace is not None else {}
+            kept = trace or self._dispatcher.running(trace_id)  # the store's partial, or the runner's steps in flight
+            partial = {"steps": trace_to_dict(kept)["steps"]} if kept is not None else {}
             return 202, {"trace_id": trace_id, "status": status, **partial}
         if trace is not None:  # stored step by step, and no replica runs it any more
             return 200, {

@@ -1,41 +1,44 @@
-"""The API's and webhook's own worker pool: run a diagnosis, store its trace, then hand it on.
+"""The API's and webhook's diagnoses on the job runner (bot/durable/runner.py): accept, run, store, hand on.
 
-The HTTP thread only enqueues (or, in sync mode, waits a bounded time for) a job, never runs one. An
-accepted job is in the store at once (a partial trace that gains each step as it completes), so a crash
-keeps what was done and `GET /api/traces/<id>` can tell "interrupted" from "unknown id". The trace is stored
-before anything is posted, so it survives a Slack outage. The pool is bounded: when the queue is full the
-caller gets QueueFull (HTTP 503), not an ever-growing backlog during an alert storm.
+The HTTP thread only queues a job (or, in sync mode, waits a bounded time for it), never runs one. The trace is
+stored before anything is posted, so it survives a Slack outage. The queue is bounded: when it is full the caller
+gets QueueFull (HTTP 503), not an ever-growing backlog during an alert storm.
 
-Two implementations of the `Dispatch` seam: `Dispatcher` below (one process, threads we own) and
-`StreamDispatcher` in bot/http/jobstream.py (a Redis stream shared by every replica).
+Where the steps of a running job live depends on the runner. With one process (no Redis), the trace store holds an
+accepted job at once (a partial trace that gains each step), so after a crash `GET /api/traces/<id>` can tell
+"interrupted" from "unknown id". With replicas, the job and its steps live in Redis, where every replica reads them
+and a takeover goes on from them; the store (Elasticsearch for a fleet) gets the finished trace.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import replace
-from typing import Literal, Protocol
+from dataclasses import asdict, replace
+from typing import Any, Literal, Protocol, cast
 
-from bot.engine.types import Question, Responder, StopReason, Trace, new_trace_id, trace_from_answer
+from bot.durable.attempt import Attempt
+from bot.durable.runner import JobRunner, RunnerOptions
+from bot.engine.types import (
+    Question,
+    Responder,
+    Step,
+    StepObserver,
+    StopReason,
+    Trace,
+    new_trace_id,
+    trace_from_answer,
+)
 from bot.store.base import TraceStore, partial_with_step, step_keeper, store_quietly
 
 log = logging.getLogger(__name__)
 
 AfterRun = Callable[[Trace], None]
+Deliver = Callable[[Question, Trace], None]  # e.g. post an alert's diagnosis to its Slack channel
 JobStatus = Literal["queued", "running", "done", "failed", "interrupted", "unknown"]
-MAX_REMEMBERED = 500
-RESTARTING_ANSWER = "opsbot was restarting and did not get to this question. Re-run? Ask again to start it anew."
-INTERRUPTED_ANSWER = (
-    "opsbot was interrupted (a replica stopped) before finishing this diagnosis. Re-run? Ask again to start it "
-    "anew; the steps it had taken are kept in this trace."
-)
+API, ALERT = "api", "alertmanager"  # the job kinds
+MAX_LOCAL = 500
 
 
 class QueueFull(Exception):
@@ -48,8 +51,8 @@ class JobFailed(Exception):
 
 class Dispatch(Protocol):
     def submit(self, question: Question, then: AfterRun | None = None) -> str:
-        """Accept one diagnosis and return its trace id. `then` runs with the stored trace (a durable
-        dispatcher records only that a delivery is wanted and delivers from whichever replica finishes)."""
+        """Accept one diagnosis and return its trace id. `then` runs with the stored trace (on another replica,
+        that replica's own delivery for alerts runs instead)."""
         ...
 
     def wait(self, trace_id: str, timeout_s: float) -> Trace | None:
@@ -60,189 +63,168 @@ class Dispatch(Protocol):
         """Where a job is that the store does not hold finished, and the error text when it failed."""
         ...
 
+    def running(self, trace_id: str) -> Trace | None:
+        """A queued or running job's steps so far, as a partial trace (None when the runner keeps none)."""
+        ...
+
     def close(self, drain_s: float) -> None:
-        """Take no new work; give running jobs up to drain_s; hand queued ones back or answer them."""
+        """Take no new work; give running jobs up to drain_s; what is left is handed over or answered."""
         ...
 
 
-class Execution:
-    """What running one job means on any dispatcher: stub, steps appended, final trace stored, delivered."""
+class ApiDelivery:
+    """What an API or Alertmanager job does on whichever replica runs it (the runner's Delivery for both kinds)."""
 
-    def __init__(self, responder: Responder, store: TraceStore) -> None:
-        self._responder = responder
-        self._store = store
+    def __init__(
+        self, responder: Responder, store: TraceStore, *, deliver: Deliver | None = None, partials: bool = True
+    ) -> None:
+        """`deliver` posts an alert's diagnosis; `partials`: keep each step in the store as it completes (one
+        process: the store is the only record a crash leaves)."""
+        self._responder, self._store, self._deliver, self.partials = responder, store, deliver, partials
+        # in-process deliveries, by trace id, for jobs queued here (forgotten past MAX_LOCAL: another replica ran them)
+        self._then: OrderedDict[str, AfterRun] = OrderedDict()
 
-    def accept(self, trace_id: str, question: Question) -> None:
-        # a fresh stub: a re-run after a crash starts over rather than append to the dead run's steps
-        store_quietly(
-            "record accepted job", lambda: self._store.save(partial_with_step(None, trace_id, question.text, None))
-        )
+    def accept(self, trace_id: str, question: Question, then: AfterRun | None) -> None:
+        if then is not None:
+            self._then[trace_id] = then
+            while len(self._then) > MAX_LOCAL:
+                self._then.popitem(last=False)
+        if self.partials:
+            store_quietly("record accepted job", lambda: self._store.save(_stub(trace_id, question.text)))
 
-    def run(self, trace_id: str, question: Question) -> Trace:
-        trace = replace(self._responder(question, step_keeper(self._store, trace_id, question.text)), trace_id=trace_id)
-        store_quietly("store trace", lambda: self._store.save(trace))
-        return trace
+    def forget(self, trace_id: str) -> None:
+        self._then.pop(trace_id, None)
 
-    def stored(self, trace_id: str) -> Trace | None:
-        return self._store.get(trace_id)
+    def run(self, attempt: Attempt) -> None:
+        trace_id, question = attempt.job_id, question_from_payload(attempt.payload)
+        if self.partials:  # a re-run starts from what is kept, never from a dead run's stale stub
+            store_quietly("record the run", lambda: self._store.save(_stub(trace_id, question.text, attempt)))
+        keep: StepObserver | None = step_keeper(self._store, trace_id, question.text) if self.partials else None
+        trace = self._responder(attempt.question(question), attempt.observer(keep))
+        trace = attempt.continued(replace(trace, trace_id=trace_id))
+        if not attempt.current():  # another replica took this job over while this one was away
+            log.warning("not storing trace %s: another replica took the job over", trace_id)
+            return
+        self._finish(attempt, question, trace)
 
-    def unrun(self, trace_id: str, question: Question, answer: str) -> Trace:
-        """Finish a job without (re-)running it: the steps kept so far plus `answer` ("re-run?")."""
-        kept = self._store.get(trace_id)
-        if kept is not None and not question.text:
-            question = replace(question, text=kept.question)
+    def interrupted(self, attempt: Attempt, text: str) -> None:
+        self._unrun(attempt, text)
+
+    def restarting(self, attempt: Attempt, text: str) -> None:
+        self._unrun(attempt, text)
+
+    def _unrun(self, attempt: Attempt, text: str) -> None:
+        """Finish a job without (re-)running it: the steps kept so far and `text` ("re-run?")."""
+        question = question_from_payload(attempt.payload)
         unrun = trace_from_answer(
-            question, answer, complete=False, stop_reason=StopReason.INTERRUPTED, notes=("interrupted",)
+            question, text, complete=False, stop_reason=StopReason.INTERRUPTED, notes=("interrupted",)
         )
-        trace = replace(unrun, trace_id=trace_id, steps=kept.steps if kept is not None else ())
-        store_quietly("store trace", lambda: self._store.save(trace))
-        return trace
+        trace = replace(unrun, trace_id=attempt.job_id, steps=attempt.earlier_steps)
+        self._finish(attempt, question, trace)
 
-    @staticmethod
-    def deliver(then: AfterRun, trace: Trace) -> None:
-        try:
-            then(trace)
-        except Exception:  # e.g. Slack is down; the trace is already in the store
-            log.exception("could not deliver trace %s (it is stored)", trace.trace_id)
+    def _finish(self, attempt: Attempt, question: Question, trace: Trace) -> None:
+        store_quietly("store trace", lambda: self._store.save(trace))
+        then = self._then.pop(attempt.job_id, None)
+        if then is None and attempt.kind == ALERT and self._deliver is not None:
+            deliver = self._deliver
+            then = lambda t: deliver(question, t)  # noqa: E731 -- queued on another replica: this one's own poster
+        if then is not None:
+            try:
+                then(trace)
+            except Exception:  # e.g. Slack is down; the trace is already in the store
+                log.exception("could not deliver trace %s (it is stored)", trace.trace_id)
 
 
 class Dispatcher:
-    """Runs diagnoses on `workers` threads of its own with at most `queue_size` waiting; ids are assigned up front."""
+    """The Dispatch seam over a JobRunner (in this process, or the Redis stream every replica shares)."""
 
     def __init__(
         self,
-        responder: Responder,
+        runner: JobRunner,
+        delivery: ApiDelivery,
         store: TraceStore,
         *,
-        workers: int = 2,
-        queue_size: int = 16,
-        on_queue_depth: Callable[[int], None] | None = None,
         also_running: Callable[[str], bool] | None = None,
     ) -> None:
-        self._execution = Execution(responder, store)
-        self._also_running = also_running or (lambda trace_id: False)  # e.g. this process's Slack runs
-        self._queue_size = queue_size
-        self._queue: queue.Queue[tuple[str, Question, AfterRun | None]] = queue.Queue()
-        self._lock = threading.Lock()
-        self._jobs: dict[str, JobStatus] = {}
-        self._futures: OrderedDict[str, Future[Trace]] = OrderedDict()
-        self._failures: OrderedDict[str, str] = OrderedDict()
-        self._on_queue_depth = on_queue_depth or (lambda depth: None)
-        self._closing = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"diagnose-{n}", daemon=True) for n in range(max(workers, 1))
-        ]
-        for thread in self._threads:
-            thread.start()
+        """`also_running` tells which traces this process runs elsewhere (Slack's, without Redis; with Redis their
+        status is in the same place as the API's)."""
+        self._runner, self._delivery, self._store = runner, delivery, store
+        self._also_running = also_running or (lambda trace_id: False)
+        runner.start({API: delivery, ALERT: delivery})
 
     def submit(self, question: Question, then: AfterRun | None = None) -> str:
-        if self._closing.is_set():
-            raise QueueFull("opsbot is restarting; try again in a minute")
+        if self._runner.waiting() >= self._runner.options.queue_size:
+            raise QueueFull(f"{self._runner.waiting()} diagnoses waiting; try again in a minute")
         trace_id = new_trace_id()
-        with self._lock:
-            waiting = sum(1 for s in self._jobs.values() if s == "queued")
-            if waiting >= self._queue_size:
-                raise QueueFull(f"{len(self._jobs)} diagnoses in progress; try again in a minute")
-            self._jobs[trace_id] = "queued"
-            self._futures[trace_id] = Future()
-            while len(self._futures) > MAX_REMEMBERED:
-                self._futures.popitem(last=False)
-            self._report_depth()
-        self._execution.accept(trace_id, question)
-        self._queue.put((trace_id, question, then))
+        self._delivery.accept(trace_id, question, then)
+        if self._runner.put(ALERT if then is not None else API, payload_from_question(question), trace_id) is None:
+            self._delivery.forget(trace_id)
+            raise QueueFull("opsbot is restarting or its queue is full; try again in a minute")
         return trace_id
 
     def wait(self, trace_id: str, timeout_s: float) -> Trace | None:
-        future = self._futures.get(trace_id)
-        if future is None:
-            return None
-        try:
-            return future.result(timeout=timeout_s)
-        except FutureTimeout:
-            return None
-        except Exception as exc:
-            raise JobFailed(f"{type(exc).__name__}: {exc}") from exc
+        status = self._runner.wait(trace_id, timeout_s)
+        if status == "failed":
+            raise JobFailed(self._runner.status(trace_id)[1])
+        return self._store.get(trace_id) if status in ("done", "interrupted") else None
 
     def status(self, trace_id: str) -> tuple[JobStatus, str]:
-        with self._lock:
-            if trace_id in self._failures:
-                return "failed", self._failures[trace_id]
-            status = self._jobs.get(trace_id)
-        if status is None:
-            status = "running" if self._also_running(trace_id) else "unknown"
-        return status, ""
+        status, error = self._runner.status(trace_id)
+        if status == "unknown" and self._also_running(trace_id):
+            status = "running"
+        return cast(JobStatus, status), error
+
+    def running(self, trace_id: str) -> Trace | None:
+        steps = self._runner.steps(trace_id)
+        return _partial(trace_id, "", steps) if steps else None
+
+    def waiting_or_nan(self) -> float:
+        return self._runner.waiting_or_nan()
 
     def close(self, drain_s: float) -> None:
-        """Stop taking work; queued jobs are answered "restarting: re-run?"; running ones get drain_s."""
-        self._closing.set()
-        deadline = time.monotonic() + drain_s
-        for thread in self._threads:
-            thread.join(max(deadline - time.monotonic(), 0.0))
-        with self._lock:
-            left = [tid for tid, status in self._jobs.items() if status == "running"]
-        for trace_id in left:  # past the deadline: the process exits with them; answer rather than drop
-            log.warning("diagnosis %s still running at shutdown; answered as interrupted", trace_id)
-            self._finish_unrun(trace_id, INTERRUPTED_ANSWER)
+        self._runner.close(drain_s)
 
     def shutdown(self, wait: bool = True) -> None:
-        """Close with a short drain (tests); kept for callers of the executor-based pool."""
+        """Close with a short drain (tests)."""
         self.close(30.0 if wait else 0.0)
 
-    def _work(self) -> None:
-        while True:
-            try:
-                trace_id, question, then = self._queue.get(timeout=0.1)
-            except queue.Empty:
-                if self._closing.is_set():
-                    return
-                continue
-            if self._closing.is_set():
-                trace = self._execution.unrun(trace_id, question, RESTARTING_ANSWER)
-                self._finish(trace_id, trace, then)
-                continue
-            self._run(trace_id, question, then)
 
-    def _run(self, trace_id: str, question: Question, then: AfterRun | None) -> None:
-        self._set(trace_id, "running")
-        try:
-            trace = self._execution.run(trace_id, question)
-        except Exception as exc:  # the one place a job's unexpected failure is caught for the API surface
-            log.exception("diagnosis %s failed", trace_id)
-            with self._lock:
-                self._failures[trace_id] = f"{type(exc).__name__}: {exc}"
-                while len(self._failures) > MAX_REMEMBERED:
-                    self._failures.popitem(last=False)
-            self._settle(trace_id, None, exc)
-            return
-        self._finish(trace_id, trace, then)
+def payload_from_question(question: Question) -> dict[str, Any]:
+    return {k: v for k, v in asdict(question).items() if k != "intent"}
 
-    def _finish_unrun(self, trace_id: str, answer: str) -> None:
-        future = self._futures.get(trace_id)
-        if future is not None and not future.done():
-            self._settle(trace_id, self._execution.unrun(trace_id, Question(""), answer), None)
 
-    def _finish(self, trace_id: str, trace: Trace, then: AfterRun | None) -> None:
-        self._settle(trace_id, trace, None)
-        if then is not None:
-            self._execution.deliver(then, trace)
+def question_from_payload(data: Any) -> Question:
+    return Question(
+        text=str(data.get("text", "")),
+        user=str(data.get("user", "")),
+        channel=str(data.get("channel", "")),
+        thread_ts=str(data.get("thread_ts", "")),
+        source=str(data.get("source", "api")),
+        history=tuple(str(h) for h in data.get("history", ())),
+    )
 
-    def _settle(self, trace_id: str, trace: Trace | None, exc: BaseException | None) -> None:
-        self._set(trace_id, None)
-        future = self._futures.get(trace_id)
-        if future is None or future.done():
-            return
-        if exc is not None:
-            future.set_exception(exc)
-        elif trace is not None:
-            future.set_result(trace)
 
-    def _set(self, trace_id: str, status: JobStatus | None) -> None:
-        with self._lock:
-            if status is None:
-                self._jobs.pop(trace_id, None)
-            else:
-                self._jobs[trace_id] = status
-            self._report_depth()
+def api_dispatcher(
+    responder: Responder,
+    store: TraceStore,
+    options: RunnerOptions,
+    *,
+    client: Any | None = None,
+    deliver: Deliver | None = None,
+    also_running: Callable[[str], bool] | None = None,
+) -> Dispatcher:
+    """The API's dispatcher: its jobs in this process, or on the Redis stream every replica reads (`client`)."""
+    delivery = ApiDelivery(responder, store, deliver=deliver, partials=client is None)
+    return Dispatcher(JobRunner(options, client), delivery, store, also_running=also_running)
 
-    def _report_depth(self) -> None:
-        self._on_queue_depth(sum(1 for s in self._jobs.values() if s == "queued"))
+
+def _stub(trace_id: str, question: str, attempt: Attempt | None = None) -> Trace:
+    """The partial trace of an accepted run: no step yet, or the steps an earlier attempt found."""
+    return _partial(trace_id, question, attempt.earlier_steps if attempt is not None else ())
+
+
+def _partial(trace_id: str, question: str, steps: tuple[Step, ...]) -> Trace:
+    partial = partial_with_step(None, trace_id, question, None)
+    for step in steps:
+        partial = partial_with_step(partial, trace_id, question, step)
+    return partial

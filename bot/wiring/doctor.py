@@ -68,6 +68,8 @@ def named(settings: Settings, setting: str, value: object) -> str:
 def default_checks() -> list[Check]:
     """The startup checks `serve` runs: the settings and each backend's reachability. `opsbot doctor` adds the
     meaning checks (bot/wiring/meaning.py), which prove the settings against live data."""
+    from bot.wiring.startup import check_replicas  # with serve's start-up checks (it imports CheckResult from here)
+
     return [
         check_prometheus,
         check_elasticsearch,
@@ -75,6 +77,7 @@ def default_checks() -> list[Check]:
         check_deploys,
         check_llm,
         check_redis,
+        check_replicas,
         check_slack,
         check_timezone,
         check_optional_toolsets,

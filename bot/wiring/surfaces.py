@@ -1,4 +1,8 @@
-"""The surfaces: the HTTP API and webhook, the Slack app and its worker pool, the one WSGI server, `opsbot serve`."""
+"""The surfaces: the HTTP API and webhook, the Slack app and its worker pool, the one WSGI server, `opsbot serve`.
+
+Both surfaces queue their diagnoses on the one job runner (bot/durable/runner.py), each with its own options built
+here from settings: in this process, or with Redis on a stream every replica reads.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.config import Settings
+from bot.durable.runner import JobRunner, RunnerOptions
+from bot.engine.context import step_to_line
 from bot.engine.types import Responder, Trace
 from bot.http.alerts import AlertDedupe, TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, WSGIApp, api_app
-from bot.http.dispatch import Dispatch, Dispatcher
-from bot.http.jobstream import RedisAlertDedupe, StreamDispatcher, job_statuses_from_redis
+from bot.http.dispatch import Dispatcher, api_dispatcher
+from bot.http.jobstream import RedisAlertDedupe, job_statuses_from_redis
 from bot.http.server import HealthCheck, health_app, liveness_app, route, slack_app
 from bot.http.telemetry import Telemetry
 from bot.safety.access import Admit
@@ -29,13 +35,26 @@ from bot.slack.intake.listeners import SlackSurface, build_app, build_web_client
 from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
 from bot.slack.jobs.runner import Classify, Runner
-from bot.slack.jobs.slackstream import SlackJobStream
-from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue
+from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory
 from bot.slack.jobs.steplog import StepLog
 from bot.store.base import TraceStore
 from bot.wiring.core import build_access, build_redis, build_zone
 
 log = logging.getLogger(__name__)
+
+
+def runner_options(settings: Settings, *, name: str, workers: int, queue_size: int) -> RunnerOptions:
+    """One job runner's options: its own name, workers and queue; the lease and attempts of settings.redis."""
+    r = settings.redis
+    return RunnerOptions(
+        name=name,
+        workers=workers,
+        queue_size=queue_size,
+        lease_s=r.claim_idle_s,
+        max_attempts=r.max_attempts,
+        prefix=r.prefix,
+        step_line=step_to_line,  # a takeover tells the model each earlier step's key finding, as it tells old steps
+    )
 
 
 def build_dispatcher(
@@ -47,36 +66,23 @@ def build_dispatcher(
     post_alert: AlertPoster | None = None,
     redis_client: Any | None = None,
     also_running: Callable[[str], bool] | None = None,
-) -> Dispatch:
-    """The API's worker pool: a Redis stream shared by every replica when Redis is configured, else in memory.
-    `also_running` tells the in-memory one which traces this process runs elsewhere (Slack's diagnoses); on
-    Redis their status is kept next to the API's jobs."""
+) -> Dispatcher:
+    """The API's diagnoses on the job runner: a Redis stream shared by every replica when Redis is configured,
+    else in this process. `also_running` tells the in-memory one which traces this process runs elsewhere (Slack's
+    diagnoses); on Redis their status is kept next to the API's."""
     s = settings.server
-    measured = telemetry.instrument(responder)
-    if redis_client is not None:
-        r = settings.redis
-        deliver = (lambda question, trace: post_alert(question.channel, question, trace)) if post_alert else None
-        stream = StreamDispatcher(
-            redis_client,
-            measured,
-            store,
-            prefix=r.prefix,
-            workers=s.api_workers,
-            queue_size=s.api_queue_size,
-            claim_idle_s=r.claim_idle_s,
-            max_attempts=r.max_attempts,
-            deliver=deliver,
-        )
-        telemetry.watch_queue_depth(stream.waiting_or_unknown, "api")  # the stream's depth, shared by every replica
-        return stream
-    return Dispatcher(
-        measured,
+    options = runner_options(settings, name="jobs", workers=s.api_workers, queue_size=s.api_queue_size)
+    deliver = (lambda question, trace: post_alert(question.channel, question, trace)) if post_alert else None
+    dispatcher = api_dispatcher(
+        telemetry.instrument(responder),
         store,
-        workers=s.api_workers,
-        queue_size=s.api_queue_size,
-        on_queue_depth=lambda depth: telemetry.set_queue_depth(depth, "api"),
+        options,
+        client=redis_client,
+        deliver=deliver,
         also_running=also_running,
     )
+    telemetry.watch_queue_depth(dispatcher.waiting_or_nan, "api")  # on Redis: the stream's, shared by every replica
+    return dispatcher
 
 
 def job_statuses(settings: Settings, trace_ids: list[str]) -> dict[str, str]:
@@ -98,7 +104,7 @@ def build_api(
     *,
     post_alert: AlertPoster | None = None,
     admit: Admit | None = None,
-    dispatcher: Dispatch | None = None,
+    dispatcher: Dispatcher | None = None,
     redis_client: Any | None = None,
 ) -> WSGIApp:
     """The /api/* and /metrics WSGI app on its own worker pool; mount it on "/api/" and "/metrics".
@@ -141,8 +147,9 @@ def build_slack_app(
     classify: Classify | None = None,
     keep_steps: TraceStore | None = None,
 ) -> SlackSurface:
-    """The Bolt app and its pools (not started). `persist` runs before anything is posted; with `keep_steps`,
-    a diagnosis' steps are stored there as they complete (a crash keeps what was done).
+    """The Bolt app and its pools (not started). `persist` runs before anything is posted; with `keep_steps` and no
+    Redis, a diagnosis' steps are stored there as they complete (a crash keeps what was done); with Redis they are
+    kept there, where any replica that takes the job over finds them.
 
     With `classify` (the Router's intent gate), questions are triaged on the quick lane: help, chit-chat and
     lookups never wait behind diagnoses. With `telemetry`, the app is measured: runs, ack latency, queue depth,
@@ -203,33 +210,24 @@ def _build_runner(
         quick_workers=s.quick_workers,
         marks_workers=s.marks_workers,
         ask_below_confidence=s.ask_below_confidence,
+        queue_size=s.queue_size,
     )
     state = _slack_state(settings, redis_client, StepLog(keep_steps) if keep_steps is not None else None)
     return Runner(client, responder, persist=persist, state=state, lanes=lanes, progress=progress, classify=classify)
 
 
 def _slack_state(settings: Settings, redis_client: Any | None, steps: StepLog | None) -> SlackState:
-    """In this process by default; on Redis (shared by every replica) when a client is given."""
+    """In this process by default (the trace store keeps each step as it completes); on Redis (shared by every
+    replica) when a client is given: the steps in flight then live in the job runner's ledger there."""
     s = settings.slack
+    options = runner_options(settings, name="slack-jobs", workers=s.workers, queue_size=s.queue_size)
     if redis_client is None:
-        return SlackState(
-            MemoryDedupe(s.dedupe_ttl_s), MemoryThreadMemory(), MemoryWorkQueue(s.queue_size), None, steps
-        )
+        return SlackState(MemoryDedupe(s.dedupe_ttl_s), MemoryThreadMemory(), JobRunner(options), steps)
     r = settings.redis
-    durable = SlackJobStream(
-        redis_client,
-        prefix=r.prefix,
-        workers=s.workers,
-        queue_size=s.queue_size,
-        claim_idle_s=r.claim_idle_s,
-        max_attempts=r.max_attempts,
-    )
     return SlackState(
         dedupe=RedisDedupe(redis_client, prefix=r.prefix, ttl_s=s.dedupe_ttl_s),
         memory=RedisThreadMemory(redis_client, prefix=r.prefix),
-        queue=MemoryWorkQueue(s.queue_size),
-        durable=durable,
-        steps=steps,
+        jobs=JobRunner(options, redis_client),
     )
 
 

@@ -1,10 +1,10 @@
 """FakeSlackAPI: a Slack Web API stand-in over real HTTP on 127.0.0.1, plus a Socket Mode websocket peer.
 
 It answers and records auth.test, chat.postMessage/update/postEphemeral, reactions.add/remove, the chat streaming
-methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`), the external file
-upload (files.getUploadURLExternal, the upload URL, files.completeUploadExternal: `files`) and
-apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's Socket Mode
-endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with
+methods, assistant.threads.setStatus, views.open, conversations.replies (from `threads`, plus the app's own
+replies), the external file upload (files.getUploadURLExternal, the upload URL, files.completeUploadExternal:
+`files`) and apps.connections.open (whose ws:// URL points at a local `websockets` server acting as Slack's
+Socket Mode endpoint). Any method can be told to fail, e.g. make chat.appendStream fail mid-run or answer 429 with
 Retry-After. Requests to the app are signed with
 SIGNING_SECRET so Bolt's own verification runs.
 """
@@ -120,10 +120,12 @@ class FakeSlackAPI:
 
     def __init__(self, *, latency_s: float = 0.0) -> None:
         self.latency_s = latency_s
+        self.wall_clock_ts = False  # True: a message's ts starts with the wall clock's seconds, as Slack's do
         self.limits_per_min: dict[str, int] = {}
         self._holds: dict[str, threading.Event] = {}
         self.calls: list[SlackCall] = []
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, thread_ts) -> messages
+        self._posted: dict[tuple[str, str], list[dict[str, Any]]] = {}  # the app's own replies, by thread
         self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal was told
         self.uploaded: dict[str, bytes] = {}  # file id -> the bytes posted to its upload URL
         self.files: list[dict[str, Any]] = []  # files shared by files.completeUploadExternal, in order
@@ -258,8 +260,7 @@ class FakeSlackAPI:
                 "bot_id": BOT_ID,
             }
         if method in ("chat.postMessage", "chat.startStream"):
-            ts = f"1700000000.{next(self._ts):06d}"
-            return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
+            return self._post(channel, params)
         if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
             return {"channel": channel, "ts": params.get("ts", "")}
         if method == "chat.postEphemeral":
@@ -269,7 +270,8 @@ class FakeSlackAPI:
         if method == "apps.connections.open":
             return {"url": self.socket_peer.url}
         if method == "conversations.replies":
-            return {"messages": self.threads.get((channel, params.get("ts", "")), []), "has_more": False}
+            key = (channel, params.get("ts", ""))
+            return {"messages": [*self.threads.get(key, []), *self._posted.get(key, [])], "has_more": False}
         if method == "files.getUploadURLExternal":
             file_id = f"F{next(self._ts):08d}"
             self.pending_uploads[file_id] = {"filename": params.get("filename", ""), "length": params.get("length")}
@@ -277,6 +279,13 @@ class FakeSlackAPI:
         if method == "files.completeUploadExternal":
             return {"files": self._complete_uploads(params)}
         return {}
+
+    def _post(self, channel: str, params: dict[str, Any]) -> dict[str, Any]:
+        ts = f"{int(time.time()) if self.wall_clock_ts else 1700000000}.{next(self._ts):06d}"
+        if params.get("thread_ts"):  # the app's own replies are in the thread, as conversations.replies lists them
+            mine = {"ts": ts, "user": BOT_USER_ID, "bot_id": BOT_ID, "text": params.get("text", "")}
+            self._posted.setdefault((channel, str(params["thread_ts"])), []).append(mine)
+        return {"channel": channel, "ts": ts, "message": {"text": params.get("text", ""), "ts": ts}}
 
     def _complete_uploads(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Shares each uploaded file where Slack would: the channel, in the thread when thread_ts is given."""

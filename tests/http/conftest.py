@@ -13,10 +13,11 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import pytest
 import requests
 
+from bot.durable.runner import RunnerOptions
 from bot.engine.types import Question, Responder, Step, StepObserver, StopReason, Totals, Trace
 from bot.http.alerts import TtlDedupe
 from bot.http.api import AlertPoster, AlertRoute, api_app
-from bot.http.dispatch import Dispatcher
+from bot.http.dispatch import Dispatcher, api_dispatcher
 from bot.http.telemetry import Telemetry
 from bot.safety.access import AccessPolicy
 from bot.store.sqlite import SqliteTraceStore
@@ -92,13 +93,10 @@ def serve_api(tmp_path: Path) -> Iterator[Callable[..., ApiServer]]:
     ) -> ApiServer:
         telemetry = Telemetry()
         store = store or SqliteTraceStore(tmp_path / f"traces-{len(started)}.db")
-        dispatcher = Dispatcher(
-            telemetry.instrument(responder or canned_responder()),
-            store,
-            workers=2,
-            queue_size=4,
-            on_queue_depth=lambda d: telemetry.set_queue_depth(d, "api"),
+        dispatcher = api_dispatcher(
+            telemetry.instrument(responder or canned_responder()), store, RunnerOptions(workers=2, queue_size=4)
         )
+        telemetry.watch_queue_depth(dispatcher.waiting_or_nan, "api")
         app = api_app(
             dispatcher,
             store,

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import requests
 
+from bot.durable.runner import RunnerOptions
 from bot.engine.types import Question, Responder, StepObserver, Trace
-from bot.http.dispatch import Dispatcher
+from bot.http.dispatch import api_dispatcher
 from bot.http.server import health_app, liveness_app, route, start_server
 from bot.store.sqlite import SqliteTraceStore
 from tests.http.conftest import ApiServer, canned_responder
@@ -31,7 +32,7 @@ def held(release: threading.Event, started: threading.Semaphore | None = None) -
 def test_sigterm_drain_answers_running_runs_and_queued_ones_restarting(tmp_path: Path) -> None:
     release, started = threading.Event(), threading.Semaphore(0)
     store = SqliteTraceStore(tmp_path / "traces.db")
-    dispatcher = Dispatcher(held(release, started), store, workers=4, queue_size=8)
+    dispatcher = api_dispatcher(held(release, started), store, RunnerOptions(workers=4, queue_size=8))
     ids = [dispatcher.submit(Question(f"q{n}", source="api")) for n in range(8)]
     for _ in range(4):
         assert started.acquire(timeout=20)  # 4 running, 4 queued
@@ -51,7 +52,7 @@ def test_sigterm_drain_answers_running_runs_and_queued_ones_restarting(tmp_path:
 def test_runs_still_going_at_the_drain_deadline_are_answered_interrupted(tmp_path: Path) -> None:
     release, started = threading.Event(), threading.Semaphore(0)
     store = SqliteTraceStore(tmp_path / "traces.db")
-    dispatcher = Dispatcher(held(release, started), store, workers=1, queue_size=2)
+    dispatcher = api_dispatcher(held(release, started), store, RunnerOptions(workers=1, queue_size=2))
     trace_id = dispatcher.submit(Question("q"))
     assert started.acquire(timeout=20)
     dispatcher.close(0.5)
@@ -96,7 +97,7 @@ def test_a_burst_of_sync_calls_never_starves_the_health_checks(tmp_path: Path) -
 
     release = threading.Event()
     store = SqliteTraceStore(tmp_path / "traces.db")
-    dispatcher = Dispatcher(held(release), store, workers=2, queue_size=64)
+    dispatcher = api_dispatcher(held(release), store, RunnerOptions(workers=2, queue_size=64))
     api = api_app(
         dispatcher,
         store,

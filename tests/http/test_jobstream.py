@@ -1,24 +1,25 @@
-"""Durable API work on a real redis-server: two StreamDispatchers are two replicas sharing one stream."""
+"""Durable API work on a real redis-server: two dispatchers on the job runner's Redis backend are two replicas."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 
+from bot.durable.attempt import step_to_record
 from bot.durable.group import ConsumerGroup
+from bot.durable.runner import RunnerOptions
 from bot.engine.types import Question, Responder, Step, StepObserver, Trace
-from bot.http.dispatch import JobFailed, QueueFull
-from bot.http.jobstream import StreamDispatcher
-from bot.store.base import is_partial
+from bot.http.dispatch import Deliver, Dispatcher, JobFailed, QueueFull, api_dispatcher
 from bot.store.sqlite import SqliteTraceStore
 from tests.http.conftest import canned_responder
 from tests.slack.conftest import wait_until
 
-Make = Callable[..., StreamDispatcher]
+Make = Callable[..., Dispatcher]
 
 
 @pytest.fixture
@@ -30,10 +31,13 @@ def store(tmp_path: Path) -> Iterator[SqliteTraceStore]:
 
 @pytest.fixture
 def make(redis_url: str, store: SqliteTraceStore) -> Iterator[Make]:
-    made: list[StreamDispatcher] = []
+    made: list[Dispatcher] = []
 
-    def build(responder: Responder | None = None, **kw: object) -> StreamDispatcher:
-        dispatcher = StreamDispatcher(redis.Redis.from_url(redis_url), responder or canned_responder(), store, **kw)  # type: ignore[arg-type]
+    def build(responder: Responder | None = None, deliver: Deliver | None = None, **options: Any) -> Dispatcher:
+        client = redis.Redis.from_url(redis_url)
+        dispatcher = api_dispatcher(
+            responder or canned_responder(), store, RunnerOptions(**options), client=client, deliver=deliver
+        )
         made.append(dispatcher)
         return dispatcher
 
@@ -60,7 +64,7 @@ def test_the_heartbeat_removes_the_consumers_of_replicas_gone_for_good(make: Mak
     done = group.next_message("deadhost-7-0", block_ms=10)  # a replica that ran a job, then was restarted
     assert done is not None
     group.ack(done.message_id)
-    make(workers=1, claim_idle_s=0.2)
+    make(workers=1, lease_s=0.2)
     wait_until(
         lambda: "deadhost-7-0" not in {c["name"] for c in group.consumers()},
         timeout_s=30,
@@ -86,7 +90,22 @@ def test_a_job_submitted_on_one_replica_can_be_awaited_on_another(make: Make) ->
     assert trace is not None and trace.trace_id == trace_id
 
 
-def test_steps_are_stored_while_the_job_runs(make: Make, store: SqliteTraceStore) -> None:
+def test_an_alert_queued_on_one_replica_is_posted_by_the_replica_that_ran_it_and_an_api_job_by_none(
+    make: Make,
+) -> None:
+    posted: list[tuple[str, str, str]] = []
+    submitter = make(workers=0, deliver=lambda q, t: posted.append(("submitter", q.channel, t.trace_id)))
+    make(workers=1, deliver=lambda q, t: posted.append(("runner", q.channel, t.trace_id)))
+    alert = Question("why is order failing?", channel="C-alerts", source="alertmanager")
+    trace_id = submitter.submit(alert, then=lambda t: posted.append(("callback", "", t.trace_id)))
+    asked = submitter.submit(Question("why is order slow?"))
+    assert submitter.wait(trace_id, 20) is not None and submitter.wait(asked, 20) is not None
+    assert posted == [("runner", "C-alerts", trace_id)]  # the job carried its channel; the callback stayed behind
+
+
+def test_steps_in_flight_live_in_redis_and_the_store_gets_the_finished_trace(
+    make: Make, store: SqliteTraceStore
+) -> None:
     release, seen = threading.Event(), threading.Event()
     canned = canned_responder()
 
@@ -102,12 +121,39 @@ def test_steps_are_stored_while_the_job_runs(make: Make, store: SqliteTraceStore
     dispatcher = make(stepping)
     trace_id = dispatcher.submit(Question("q"))
     assert seen.wait(20)
-    partial = store.get(trace_id)
-    assert partial is not None and is_partial(partial) and [s.action for s in partial.steps] == ["query_metrics"]
+    assert store.get(trace_id) is None  # no replica's disk holds a run in flight
+    running = make(workers=0).running(trace_id)  # another replica reads its steps from Redis
+    assert running is not None and [s.action for s in running.steps] == ["query_metrics"]
     assert dispatcher.status(trace_id)[0] == "running"
     release.set()
     done = dispatcher.wait(trace_id, 20)
-    assert done is not None and not is_partial(done) and len(done.steps) == 2
+    assert done is not None and len(done.steps) == 2 and store.get(trace_id) == done
+    assert dispatcher.running(trace_id) is None  # settled: its steps left Redis with it
+
+
+def test_a_takeover_goes_on_from_the_steps_the_dead_replica_found(redis_url: str, make: Make) -> None:
+    asked: list[Question] = []
+    canned = canned_responder()
+
+    def recording(question: Question, on_step: StepObserver | None) -> Trace:
+        asked.append(question)
+        return canned(question, on_step)
+
+    dead = make(workers=0)
+    trace_id = dead.submit(Question("why is order slow?"))
+    client = redis.Redis.from_url(redis_url)
+    client.xreadgroup("workers", "dead-replica-0", {"opsbot:jobs": ">"}, count=1)
+    client.hset(f"opsbot:job:{trace_id}", mapping={"attempts": 1, "status": "running"})
+    found = Step(1, "look at the logs", "query_logs", {"service": "order"}, "142x HikariPool timeout", "ok", 40)
+    client.rpush(f"opsbot:job:{trace_id}:steps", step_to_record(found, 1))
+    survivor = make(recording, workers=1, lease_s=0.5)
+    trace = survivor.wait(trace_id, 20)
+    assert trace is not None and trace.complete
+    assert [(s.index, s.action) for s in trace.steps] == [(1, "query_logs"), (2, "query_metrics"), (3, "finish")]
+    assert trace.totals.steps == 3 and trace.totals.elapsed_ms == 1_200 + 40
+    assert any("taken over: attempt 2" in n for n in trace.notes)
+    [question] = asked
+    assert "query_logs ok: 142x HikariPool timeout" in question.history[-1]  # the model is told what was found
 
 
 def test_a_job_whose_worker_died_is_claimed_and_rerun_by_another_replica(
@@ -120,7 +166,7 @@ def test_a_job_whose_worker_died_is_claimed_and_rerun_by_another_replica(
     client.xreadgroup("workers", "dead-replica-0", {"opsbot:jobs": ">"}, count=1)
     client.hincrby(f"opsbot:job:{trace_id}", "attempts", 1)
     client.hset(f"opsbot:job:{trace_id}", "status", "running")
-    survivor = make(workers=1, claim_idle_s=0.5)
+    survivor = make(workers=1, lease_s=0.5)
     trace = survivor.wait(trace_id, 20)
     assert trace is not None and trace.complete and trace.answer.startswith("order v2.8.1")
     wait_until(lambda: client.xlen("opsbot:jobs") == 0, what="the job to be acknowledged and removed")
@@ -132,7 +178,7 @@ def test_a_job_interrupted_too_often_is_finished_as_interrupted_not_dropped(redi
     client = redis.Redis.from_url(redis_url)
     client.xreadgroup("workers", "dead-replica-0", {"opsbot:jobs": ">"}, count=1)
     client.hset(f"opsbot:job:{trace_id}", mapping={"attempts": 2, "status": "running"})
-    survivor = make(workers=1, claim_idle_s=0.5, max_attempts=2)
+    survivor = make(workers=1, lease_s=0.5, max_attempts=2)
     trace = survivor.wait(trace_id, 20)
     assert trace is not None and not trace.complete and "Re-run?" in trace.answer
     assert survivor.status(trace_id)[0] == "interrupted"
@@ -140,10 +186,10 @@ def test_a_job_interrupted_too_often_is_finished_as_interrupted_not_dropped(redi
 
 def test_a_running_job_is_not_stolen_while_its_replica_lives(make: Make) -> None:
     release, started = threading.Event(), threading.Event()
-    owner = make(blocked_responder(release, started), workers=1, claim_idle_s=0.6)
+    owner = make(blocked_responder(release, started), workers=1, lease_s=0.6)
     trace_id = owner.submit(Question("q"))
     assert started.wait(20)
-    thief = make(canned_responder("stolen"), workers=1, claim_idle_s=0.6)
+    thief = make(canned_responder("stolen"), workers=1, lease_s=0.6)
     assert thief.wait(trace_id, 2.5) is None  # the heartbeat keeps the job's idle time below claim_idle_s
     release.set()
     trace = owner.wait(trace_id, 20)
@@ -206,4 +252,4 @@ def test_the_waiting_depth_is_shared_by_every_replica(make: Make) -> None:
     submitter = make(workers=0)
     for n in range(3):
         submitter.submit(Question(f"q{n}"))
-    assert make(workers=0).waiting() == 3 == submitter.waiting_or_unknown()
+    assert make(workers=0).waiting_or_nan() == 3 == submitter.waiting_or_nan()

@@ -22,7 +22,7 @@ from bot.slack.delivery.render import ACTION_VOTE_DOWN
 from bot.slack.intake.listeners import build_app, build_web_client
 from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.state import MemoryDedupe, MemoryWorkQueue
+from bot.slack.jobs.state import MemoryDedupe
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.slack import (
     BOT_TOKEN,
@@ -45,8 +45,8 @@ def slack_with_store(fake_slack: FakeSlackAPI, tmp_path: Path) -> Iterator[tuple
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         router,
         persist=store.save,
-        state=SlackState(MemoryDedupe(900), queue=MemoryWorkQueue(8)),
-        lanes=Lanes(workers=2),
+        state=SlackState(MemoryDedupe(900)),
+        lanes=Lanes(workers=2, queue_size=8),
     )
     bolt = build_app(
         runner, signing_secret=SIGNING_SECRET, fetch_trace=store.get, record_feedback=store.record_feedback

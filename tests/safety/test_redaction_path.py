@@ -23,7 +23,7 @@ from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.listeners import build_web_client
 from bot.slack.jobs.backlog import SlackState
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.state import Job, MemoryWorkQueue, trace_to_memory
+from bot.slack.jobs.state import Job, trace_to_memory
 from bot.store.sqlite import SqliteTraceStore
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI
@@ -92,7 +92,7 @@ def test_no_secret_reaches_slack_or_the_store(
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         responder,
         persist=store.save,
-        state=SlackState(queue=MemoryWorkQueue(4)),
+        state=SlackState(),
         progress=ProgressOptions(update_interval_s=0.0),
     )
     trace = runner.run(Job(QUESTION, "C1", "1700000000.000001", react_ts="1700000000.000001", user="U1"))

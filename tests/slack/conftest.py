@@ -18,7 +18,7 @@ from bot.slack.delivery.progress import ProgressOptions
 from bot.slack.intake.listeners import build_app, build_web_client
 from bot.slack.jobs.backlog import Lanes, SlackState
 from bot.slack.jobs.runner import Classify, Runner, Submission
-from bot.slack.jobs.state import Job, MemoryDedupe, MemoryWorkQueue
+from bot.slack.jobs.state import Job, MemoryDedupe
 from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlackAPI, ScriptedResponder
 
 
@@ -84,8 +84,8 @@ def make_surface(fake_slack: FakeSlackAPI) -> Iterator[SurfaceFactory]:
             client,
             responder or ScriptedResponder(),
             persist=persist,
-            state=SlackState(MemoryDedupe(900), queue=MemoryWorkQueue(queue_size)),
-            lanes=lanes or Lanes(workers=workers),
+            state=SlackState(MemoryDedupe(900)),
+            lanes=lanes or Lanes(workers=workers, queue_size=queue_size),
             progress=ProgressOptions(
                 use_streaming=use_streaming,
                 update_interval_s=3.0,

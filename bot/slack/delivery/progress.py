@@ -8,6 +8,9 @@ progress message) ONE message is edited in place at most every `update_interval_
 The final answer is always delivered as text people and screen readers can read: stopStream (which takes no
 `text`: the answer is the stream's markdown, the footer and buttons its blocks), else chat.update of the progress
 message or a new threaded message (blocks with a `text` fallback); if even that fails it is logged with its trace id.
+The trace is in the thread on every path: a stream keeps its task cards, and an answer that goes as one message (no
+streaming, a stream that failed or found no budget to open, a takeover) lists the steps and what each found
+(bot/slack/delivery/steplist.py). A job taken over from a dead replica starts with the steps that replica found.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from bot.slack.delivery.answer import FinalMessage
 from bot.slack.delivery.budget import CallBudget
 from bot.slack.delivery.findings import deploy_time
 from bot.slack.delivery.render import progress_blocks, step_to_task_chunk
+from bot.slack.delivery.steplist import with_steps
 from bot.slack.jobs.state import Job
 
 FINAL_WAIT_S = 10.0  # the final message waits this long for the budget, then goes anyway
@@ -51,7 +55,11 @@ class ProgressOptions:
 
 
 class MessageOwner(Protocol):
-    """Which replica may write to a progress message (bot/slack/jobs/slackstream.py); None: this process only."""
+    """Whether this run may still write to its thread (bot/slack/jobs/handover.py: while its attempt at the job is
+    current); None: this process only. `opening` comes before a stream or progress message is opened and `take`
+    once its ts is known, so a takeover can find one whose replica died in between."""
+
+    def opening(self) -> None: ...
 
     def take(self, ts: str) -> None: ...
 
@@ -70,6 +78,7 @@ class ThreadProgress:
         message_ts: str = "",
         owner: MessageOwner | None = None,
         clock: Callable[[], float] = time.monotonic,
+        earlier: tuple[Step, ...] = (),
     ) -> None:
         o = options or ProgressOptions()
         self._client, self._job, self._options, self._budget, self._clock = client, job, o, o.budget, clock
@@ -78,7 +87,7 @@ class ThreadProgress:
         self.lost = False  # another replica took the job over: write nothing more
         self._streaming = o.use_streaming and not message_ts  # a queued notice becomes the progress message
         self._started = clock()
-        self._steps: list[Step] = []
+        self._steps: list[Step] = list(earlier)  # a takeover shows what the dead attempt found first
         self._pending: list[dict[str, Any]] = []  # task cards not appended yet
         self._stream: ChatStream | None = None
         self._message_ts = message_ts
@@ -138,15 +147,23 @@ class ThreadProgress:
                 return False
             message = FinalMessage(trace)
             if self._streaming and (self._stream is not None or self._pending):
-                try:  # stopStream takes no `text`: the answer is the stream's markdown, after the last cards
-                    stream = self._stream or self._open_stream()
-                    chunks = [*self._pending, {"type": "markdown_text", "text": message.markdown}]
-                    stream.stop(chunks=chunks, blocks=message.tail)
-                    self._pending = []
-                    return True
-                except Exception as exc:
-                    self._fall_back(exc)
-            return self._deliver(trace.trace_id, message.text, message.blocks)
+                if self._stream is None and not self._budget.try_take("chat.startStream"):
+                    log.info("no budget to open a stream: trace %s goes as one message, with its steps", trace.trace_id)
+                else:
+                    try:  # stopStream takes no `text`: the answer is the stream's markdown, after the last cards
+                        stream = self._stream or self._open_stream()
+                        chunks = [*self._pending, {"type": "markdown_text", "text": message.markdown}]
+                        stream.stop(chunks=chunks, blocks=message.tail)
+                        self._pending = []
+                        return True
+                    except Exception as exc:
+                        self._fall_back(exc)
+            blocks = (
+                message.blocks
+                if message.plain or message.quick
+                else with_steps(message.blocks, len(message.tail), trace)
+            )
+            return self._deliver(trace.trace_id, message.text, blocks)
 
     def close(self, text: str) -> None:
         """End a progress display without an answer (the run went elsewhere); nothing when none was shown."""
@@ -174,6 +191,7 @@ class ThreadProgress:
             self._fall_back(exc)
 
     def _open_stream(self) -> ChatStream:
+        self._opening()
         self._stream = self._client.chat_stream(
             channel=self._job.channel,
             thread_ts=self._job.thread_ts,
@@ -211,6 +229,7 @@ class ThreadProgress:
         if self._message_ts:
             self._client.chat_update(channel=self._job.channel, ts=self._message_ts, text=text, blocks=blocks)
         else:
+            self._opening()
             self._message_ts = self._post(text, blocks)
             self._take(self._message_ts)
 
@@ -223,9 +242,17 @@ class ThreadProgress:
         except Exception as exc:  # ownership only matters when a replica dies; the run goes on
             log.info("taking the progress message failed channel=%s: %s", self._job.channel, exc)
 
+    def _opening(self) -> None:
+        if self._owner is None:
+            return
+        try:
+            self._owner.opening()
+        except Exception as exc:  # only a takeover right now would miss it; the run goes on
+            log.info("recording the stream about to open failed channel=%s: %s", self._job.channel, exc)
+
     def _still_ours(self) -> bool:
-        """False once another replica owns our progress message (it took the job over while we were away)."""
-        if self._owner is not None and self._taken and not self.lost and not self._owner.owns(self._taken):
+        """False once another replica took the job over (while this one was away): write nothing more."""
+        if self._owner is not None and not self.lost and not self._owner.owns(self._taken):
             log.warning(
                 "another replica took over the progress message channel=%s ts=%s; writing no more",
                 self._job.channel,

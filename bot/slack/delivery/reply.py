@@ -14,9 +14,11 @@ from dataclasses import replace
 
 from slack_sdk import WebClient
 
+from bot.durable.attempt import Attempt
 from bot.engine.types import (
     Question,
     Responder,
+    Step,
     StepObserver,
     Trace,
     handed_back,
@@ -67,33 +69,39 @@ class Replier:
         on_answered: Callable[[], None],
         message_ts: str = "",
         owner: MessageOwner | None = None,
-        trace_id: str = "",
+        attempt: Attempt | None = None,
     ) -> Trace:
         """Run the agent for the job, keep the trace, then post it; `on_answered` runs between the two.
 
-        `message_ts` is the job's "queued" notice, which becomes its progress message. With `owner` (a durable
-        job), only the replica owning the progress message writes to it. With a StepLog, a diagnosis' steps are
-        stored under `trace_id` (a new one when empty) as they complete.
+        `message_ts` is the job's "queued" notice, which becomes its progress message. A queued diagnosis comes with
+        its `attempt` at the job (bot/durable/attempt.py): the run's trace id is the job's, each step is kept where a
+        takeover finds it, and an attempt that takes over goes on from the steps found before (shown first in the
+        progress message). With `owner`, only the current attempt writes to the thread.
         """
-        progress = ThreadProgress(self._client, job, self._progress, message_ts=message_ts, owner=owner)
+        earlier = attempt.earlier_steps if attempt is not None else ()
+        progress = ThreadProgress(
+            self._client, job, self._progress, message_ts=message_ts, owner=owner, earlier=earlier
+        )
         quick = job.question.intent is not None and job.question.intent.route in ("help", "chitchat", "act")
         if message_ts:  # it waited in the queue, maybe past Slack's 2-minute status expiry: set it again
             progress.set_status()
             progress.begin()
         question = replace(job.question, history=self._history(job))
-        on_step, trace_id = self._observer(question, progress.on_step, trace_id)
-        try:
-            trace = self._responder(question, on_step)
-        except Exception as exc:  # the one catch for this surface: the user still gets an answer
-            log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
-            trace = internal_error_trace(question, exc)
+        question = attempt.question(question) if attempt is not None else question
+        trace_id = attempt.job_id if attempt is not None else ""
+        on_step, trace_id = self._observer(question, progress.on_step, trace_id, earlier)
+        if attempt is not None:
+            on_step = attempt.observer(on_step)
+        trace = self._run(job, question, on_step)
         trace = replace(trace, trace_id=trace_id) if trace_id else trace
+        trace = attempt.continued(trace) if attempt is not None else trace
         if handed_back(trace):  # a quick answer that needs the full diagnosis: the runner queues it, nothing posts
             self._hand_over(trace, progress)
             return trace
+        if attempt is not None and not attempt.current():  # taken over while this replica was away: say nothing
+            log.warning("not keeping or posting trace %s: another replica took the job over", trace.trace_id)
+            return trace
         self._keep(trace)
-        if self._steps is not None:
-            self._steps.finished(trace_id)
         self._remember_turn(job, trace)
         on_answered()
         delivered = False
@@ -115,12 +123,21 @@ class Replier:
             self._progress.post_chart(self._client, job, trace)
         return trace
 
-    def _observer(self, question: Question, show: StepObserver, trace_id: str) -> tuple[StepObserver, str]:
+    def _run(self, job: Job, question: Question, on_step: StepObserver) -> Trace:
+        try:
+            return self._responder(question, on_step)
+        except Exception as exc:  # the one catch for this surface: the user still gets an answer
+            log.exception("responder failed channel=%s thread=%s", job.channel, job.thread_ts)
+            return internal_error_trace(question, exc)
+
+    def _observer(
+        self, question: Question, show: StepObserver, trace_id: str, earlier: tuple[Step, ...] = ()
+    ) -> tuple[StepObserver, str]:
         """What sees each step (with a StepLog, the store too) and the run's trace id ("": the responder's)."""
         if self._steps is None or question.quick_only:  # a quick answer is kept whole, or not at all
             return show, trace_id
         trace_id = trace_id or new_trace_id()
-        return self._steps.observer(trace_id, question.text, show), trace_id
+        return self._steps.observer(trace_id, question.text, show, earlier), trace_id
 
     def _hand_over(self, trace: Trace, progress: ThreadProgress) -> None:
         """The quick attempt's record is kept when it spent anything; a progress display it opened is closed."""

@@ -19,8 +19,8 @@ from typing import Any
 
 from slack_sdk import WebClient
 
+from bot.durable.runner import RESTARTING_TEXT
 from bot.slack.delivery.marks import say, withdraw
-from bot.slack.jobs.restart import RESTARTING_TEXT
 from bot.slack.jobs.state import Dedupe, Job
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class QuickLane:
     def _tell(self, acked: Acked, started: bool) -> bool:
         if not started and acked.keys and not self._first_seen(acked.keys):
             return False  # a retried delivery of a mention handled already (here or on another replica)
-        say(self._client, acked.job, RESTARTING_TEXT)
+        say(self._client, acked.job, f"♻️ {RESTARTING_TEXT}")
         withdraw(self._client, acked.job)
         return True
 

@@ -2,15 +2,14 @@
 
 The quick lane (`quick_workers` threads) takes every job first: dedupe, access, then the intent gate. Help,
 chit-chat and quick lookups are answered right there, so they never queue behind diagnoses; an unsure intent gets
-"🔎 Investigate" / "Just answer" buttons instead of a run. Diagnoses go to the WorkQueue, answered by `workers`
-threads. The 👀, the status and the "queued" notice are posted on a third small pool (bot/slack/delivery/marks.py).
-The position a notice gives is the job's true place in the queue at the moment it was queued, counting the idle
-workers of every replica (bot/durable/capacity.py).
+"🔎 Investigate" / "Just answer" buttons instead of a run. Diagnoses go to the job runner (bot/durable/runner.py),
+answered by `workers` threads. The 👀, the status and the "queued" notice are posted on a third small pool
+(bot/slack/delivery/marks.py). The position a notice gives is the job's true place in the queue at the moment it
+was queued, counting the idle workers of every replica (bot/durable/capacity.py).
 
-Where diagnoses wait is the Backlog (bot/slack/jobs/backlog.py): this process's WorkQueue by default, or with
-`durable` (OPSBOT_REDIS__URL) a Redis stream shared by every replica (bot/slack/jobs/slackstream.py,
-bot/slack/jobs/handover.py): a job whose replica dies is re-run in its thread by another, and on SIGTERM queued jobs
-stay in the stream for the others.
+The runner keeps diagnoses in this process by default, or with OPSBOT_REDIS__URL on a Redis stream shared by every
+replica: a job whose replica dies is taken over in its thread by another, with the steps it had found
+(bot/slack/jobs/handover.py), and on SIGTERM queued jobs stay in the stream for the others.
 """
 
 from __future__ import annotations
@@ -21,23 +20,22 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.engine.types import Intent, Question, Responder, Trace, handed_back
+from bot.durable.attempt import Attempt
+from bot.durable.runner import JobRunner, RunnerOptions
+from bot.engine.types import Intent, Question, Responder, Trace, handed_back, new_trace_id
 from bot.safety.access import Admit
 from bot.slack.delivery.marks import MarkPool, call_quietly, say, withdraw
 from bot.slack.delivery.progress import MessageOwner, ProgressOptions
 from bot.slack.delivery.reply import Persist, Replier
-from bot.slack.jobs.backlog import Backlog, Lanes, MemoryBacklog, SlackState, Submission, inflight_key
+from bot.slack.jobs.backlog import SLACK_JOBS, Lanes, SlackState, Submission, inflight_key
 from bot.slack.jobs.choices import PendingChoices
-from bot.slack.jobs.handover import answer_delivery, notice_ts_from
+from bot.slack.jobs.handover import NOTICE, SlackDelivery, notice_ts_from
 from bot.slack.jobs.quicklane import Acked, QuickLane, logged
-from bot.slack.jobs.state import Job
-
-if TYPE_CHECKING:
-    from bot.slack.jobs.slackstream import Delivery
+from bot.slack.jobs.state import Job, job_to_payload
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +45,7 @@ ALREADY_WORKING = "🔁 I'm already working on that question in this thread; the
 
 
 class Runner:
-    """The quick lane, the diagnosis workers over a WorkQueue, and the pool that posts a job's marks."""
+    """The quick lane, the diagnoses on the job runner, and the pool that posts a job's marks."""
 
     def __init__(
         self,
@@ -65,47 +63,53 @@ class Runner:
         intent gate), questions are triaged on the quick lane."""
         self.client, self._classify = client, classify
         state, self._lanes, progress = state or SlackState(), lanes or Lanes(), progress or ProgressOptions()
-        self._dedupe, self._durable, self._steps = state.dedupe, state.durable, state.steps
+        self._dedupe, self._steps = state.dedupe, state.steps
         self._budget = progress.budget
-        self._backlog: Backlog = state.durable or MemoryBacklog(client, state.queue, self._lanes.workers)
+        options = RunnerOptions(name="slack-jobs", workers=self._lanes.workers, queue_size=self._lanes.queue_size)
+        self._jobs = state.jobs or JobRunner(options)
         self._replier = Replier(
             client, responder, persist=persist, memory=state.memory, progress=progress, steps=state.steps
         )
         self._lock = threading.Lock()
         self._choices = PendingChoices(client)
         self._quick = QuickLane(client, self._lanes.quick_workers, state.dedupe)
-        marks = (self._lanes.marks_workers, self._budget, progress.status_text, self._backlog.set_notice)
+        marks = (self._lanes.marks_workers, self._budget, progress.status_text, self._set_notice)
         self._marks = MarkPool(client, *marks)
+        self._delivery = SlackDelivery(client, self._run_attempt, self._marks, persist)
 
     def start(self) -> None:
         """Start the diagnosis workers (idempotent)."""
-        self._backlog.start(self._run_delivery)
+        self._jobs.start({SLACK_JOBS: self._delivery})
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Stop taking jobs and give running ones up to `timeout_s` (in total) to finish and post. Queued jobs
-        stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?".
+        stay in the durable stream for the other replicas; in memory they are told "restarting: re-run?" (and one
+        still running at the deadline "interrupted", with what it had found).
         Requests Slack was already told we took, still on the quick lane, get up to half of it first (one may
         queue a diagnosis, handed over or answered like any queued one); those left are answered "restarting:
         re-run?" in their threads (bot/slack/jobs/quicklane.py)."""
         deadline = time.monotonic() + timeout_s
         self._quick.stop(timeout_s / 2)
-        self._backlog.close(max(deadline - time.monotonic(), 0.0))
+        self._jobs.close(max(deadline - time.monotonic(), 0.0))
         self._quick.shutdown()
         self._marks.shutdown()
 
     @property
     def active(self) -> int:
         """Diagnoses running now (on this replica)."""
-        return self._backlog.active
+        return self._jobs.active
 
     @property
     def queued(self) -> int:
         """Diagnoses waiting for a worker (in the shared stream: on any replica; -1 while Redis is away)."""
-        return self._backlog.waiting()
+        return self._jobs.waiting()
 
     def runs(self, trace_id: str) -> bool:
-        """True while this process runs the diagnosis `trace_id` (its stored trace is still partial)."""
-        return self._steps is not None and self._steps.running(trace_id)
+        """True while the diagnosis `trace_id` is running (in this process, or on Redis: on any replica)."""
+        try:
+            return self._jobs.status(trace_id)[0] == "running"
+        except Exception:  # Redis away: the caller says "unknown" rather than fail
+            return False
 
     def recent_trace(self, trace_id: str) -> Trace | None:
         """A trace answered by this process (used when no TraceStore is configured)."""
@@ -163,21 +167,23 @@ class Runner:
         """Answer one job in its thread (workers call this; tests and the bench may call it directly)."""
         return self._answer(job, notice_ts_from(marks, "", job.channel))
 
-    def _answer(self, job: Job, notice_ts: str, owner: MessageOwner | None = None, trace_id: str = "") -> Trace:
+    def _answer(
+        self, job: Job, notice_ts: str, owner: MessageOwner | None = None, attempt: Attempt | None = None
+    ) -> Trace:
         try:
             # Released once the trace is kept, before posting: asking again from then on is a new run.
             return self._replier.answer(
-                job, on_answered=lambda: self._release(job), message_ts=notice_ts, owner=owner, trace_id=trace_id
+                job, on_answered=lambda: self._release(job), message_ts=notice_ts, owner=owner, attempt=attempt
             )
         finally:
             self._release(job)
 
-    def _run_delivery(self, delivery: Delivery) -> None:
-        try:
-            marks = self._marks.take(delivery.job_id)
-            answer_delivery(self.client, delivery, self._answer, marks, durable=self._durable, steps=self._steps)
-        finally:
-            self._release(delivery.job)
+    def _run_attempt(self, job: Job, notice_ts: str, owner: MessageOwner, attempt: Attempt) -> Trace:
+        return self._answer(job, notice_ts, owner, attempt)
+
+    def _set_notice(self, job_id: str, ts: str) -> None:
+        if ts:
+            logged(self._jobs.mark, job_id, NOTICE, ts)
 
     def _triage(self, question: Question) -> Intent | None:
         if self._classify is None or question.intent is not None:
@@ -228,7 +234,7 @@ class Runner:
             return Submission("duplicate")
         with self._lock:  # the position, the put and the marks' future belong together
             job_id, position = self._put(job)
-            workers = self._backlog.capacity()  # every replica's: the first `idle` jobs waiting start at once
+            workers = self._jobs.capacity()  # every replica's: the first `idle` jobs waiting start at once
             place = position - workers.idle if position is not None and position > workers.idle else 0
             if position is not None:
                 self._marks.post(job, place, job_id, workers.total)
@@ -241,8 +247,8 @@ class Runner:
         return Submission("queued", place) if place else Submission("started", position)
 
     def _put(self, job: Job) -> tuple[str, int | None]:
-        try:
-            put = self._backlog.put(job)
+        try:  # the job's id is its run's trace id, on whichever replica (and attempt) runs it
+            put = self._jobs.put(SLACK_JOBS, job_to_payload(job), new_trace_id())
         except Exception:  # Redis away: refuse like a full queue rather than lose the job in silence
             log.exception("could not queue the Slack job")
             put = None
@@ -250,13 +256,13 @@ class Runner:
 
     def _claim(self, job: Job) -> bool:
         try:
-            return self._backlog.claim_inflight(inflight_key(job))
+            return self._jobs.hold(inflight_key(job))
         except Exception:  # Redis away: the put that follows refuses the job with a notice
             log.exception("could not check for a run of this question already in flight")
             return True
 
     def _release(self, job: Job) -> None:
-        logged(self._backlog.release_inflight, inflight_key(job))
+        logged(self._jobs.release, inflight_key(job))
 
 
 def _with_intent(job: Job, intent: Intent) -> Job:

@@ -1,21 +1,20 @@
-"""Shared state of the Slack surface behind small Protocols: dedupe, thread memory, the work queue.
+"""Shared state of the Slack surface behind small Protocols: dedupe and thread memory; the Job and its wire form.
 
 The in-memory implementations here serve one process. bot/slack/jobs/redisstate.py implements dedupe and thread
-memory on Redis (SET NX EX for first_seen, a capped list per thread), so every replica sees the same; with Redis,
-the work queue is the shared job stream (bot/slack/jobs/slackstream.py).
+memory on Redis (SET NX EX for first_seen, a capped list per thread), so every replica sees the same. Where jobs
+wait is the job runner's (bot/durable/runner.py): a job travels there as `job_to_payload`'s plain dict.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
-from bot.engine.types import Question, Step, Trace
+from bot.engine.types import Intent, Question, Step, Trace
 from bot.safety.outbound import plain_text
 from tools.metrics.series import change_line, finding_lines
 from tools.results import series_of
@@ -49,20 +48,6 @@ class ThreadMemory(Protocol):
 
     def remember(self, channel: str, thread_ts: str, trace: Trace) -> None:
         """Add a finished turn to the thread."""
-        ...
-
-
-class WorkQueue(Protocol):
-    def put(self, job: Job) -> int | None:
-        """Enqueue; the job's 1-based position, or None when the queue is full."""
-        ...
-
-    def get(self, timeout_s: float) -> Job | None:
-        """The next job, or None after timeout_s."""
-        ...
-
-    def depth(self) -> int:
-        """Jobs waiting (not yet picked up by a worker)."""
         ...
 
 
@@ -130,26 +115,29 @@ class MemoryThreadMemory:
                 self._threads.popitem(last=False)
 
 
-class MemoryWorkQueue:
-    """A bounded FIFO in process memory."""
+def job_to_payload(job: Job) -> dict[str, Any]:
+    """A job as the job runner keeps it (JSON-ready), for whichever replica runs it."""
+    return asdict(job)
 
-    def __init__(self, maxsize: int) -> None:
-        self._queue: queue.Queue[Job] = queue.Queue(maxsize=max(maxsize, 1))
-        self._lock = threading.Lock()
 
-    def put(self, job: Job) -> int | None:
-        with self._lock:  # the position must match this put, not a concurrent one
-            try:
-                self._queue.put_nowait(job)
-            except queue.Full:
-                return None
-            return self._queue.qsize()
-
-    def get(self, timeout_s: float) -> Job | None:
-        try:
-            return self._queue.get(timeout=timeout_s)
-        except queue.Empty:
-            return None
-
-    def depth(self) -> int:
-        return self._queue.qsize()
+def job_from_payload(data: Mapping[str, Any]) -> Job:
+    q = data["question"]
+    question = Question(
+        text=str(q["text"]),
+        user=str(q.get("user", "")),
+        channel=str(q.get("channel", "")),
+        thread_ts=str(q.get("thread_ts", "")),
+        source=str(q.get("source", "slack")),
+        history=tuple(q.get("history", ())),
+        intent=Intent(**q["intent"]) if q.get("intent") else None,
+        escalated=str(q.get("escalated", "")),
+    )
+    return Job(
+        question,
+        str(data["channel"]),
+        str(data["thread_ts"]),
+        react_ts=str(data.get("react_ts", "")),
+        user=str(data.get("user", "")),
+        team=str(data.get("team", "")),
+        read_thread=bool(data.get("read_thread")),
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.fakes.backends import free_port
+from tests.fakes.backends import RunningSandbox, free_port
 from tests.fakes.slack import (
     BOT_TOKEN,
     SIGNING_SECRET,
@@ -55,8 +55,11 @@ def health(url: str) -> dict | None:
 
 
 @pytest.fixture
-def served(fake_slack: FakeSlackAPI, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
-    process, url = start_serve(fake_slack, tmp_path, **getattr(request, "param", {}))
+def served(
+    fake_slack: FakeSlackAPI, tmp_path: Path, request: pytest.FixtureRequest, sandbox: RunningSandbox
+) -> Iterator[str]:
+    extra = {"OPSBOT_PROMETHEUS__URL": sandbox.prometheus_url, **getattr(request, "param", {})}  # ready once it answers
+    process, url = start_serve(fake_slack, tmp_path, **extra)
     try:
         wait_until(lambda: (health(url) or {}).get("status") == "ok", timeout_s=30, what="opsbot serve to be up")
         yield url

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
+from bot.durable.runner import RESTARTING_TEXT
 from bot.engine.types import Intent, Question
 from bot.slack.jobs.backlog import Lanes
-from bot.slack.jobs.restart import RESTARTING_TEXT
 from bot.slack.jobs.state import Job
 from tests.fakes.slack import FakeSlackAPI, ScriptedResponder
 from tests.slack.conftest import SurfaceFactory, wait_until

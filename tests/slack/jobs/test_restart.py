@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from bot.durable.runner import RESTARTING_TEXT
 from bot.engine.types import Question
-from bot.slack.jobs.restart import RESTARTING_TEXT
 from bot.slack.jobs.state import Job
 from tests.fakes.slack import FakeSlackAPI, ScriptedResponder
 from tests.slack.conftest import SurfaceFactory, wait_until
@@ -25,7 +25,7 @@ def test_stop_answers_the_running_job_and_tells_queued_ones_to_rerun(
     stopper.start()
     gate.set()
     stopper.join(30)
-    notices = [c for c in fake_slack.calls_to("chat.postMessage") if c.get("text") == RESTARTING_TEXT]
+    notices = [c for c in fake_slack.calls_to("chat.postMessage") if c.get("text") == f"♻️ {RESTARTING_TEXT}"]
     assert sorted(c["thread_ts"] for c in notices) == ["1700000000.000001", "1700000000.000002"]
     assert len(surface.persisted) == 1 and surface.persisted[0].answer.startswith("Root cause")
     traffic_lights = [c for c in fake_slack.calls_to("reactions.add") if c.get("name") == "vertical_traffic_light"]

@@ -1,25 +1,28 @@
-"""Slack diagnoses on a Redis stream (real redis-server, FakeSlackAPI): two Runners are two replicas."""
+"""Slack diagnoses on the job runner's Redis backend (real redis-server, FakeSlackAPI): two Runners are two replicas."""
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
+from bot.durable.attempt import Attempt, step_to_record
 from bot.durable.capacity import Capacity, Workers
 from bot.durable.group import ConsumerGroup
-from bot.engine.types import Question, Trace
+from bot.durable.redisjobs import RedisJobs
+from bot.durable.runner import JobRunner, RunnerOptions, interrupted_text
+from bot.engine.types import Question, Step, Trace
 from bot.slack.delivery.progress import ProgressOptions, ThreadProgress
 from bot.slack.intake.listeners import build_web_client
-from bot.slack.jobs.backlog import Lanes, SlackState
-from bot.slack.jobs.handover import INTERRUPTED_TEXT, MOVED_TEXT, MessageOwnership
+from bot.slack.jobs.backlog import SLACK_JOBS, Lanes, SlackState
+from bot.slack.jobs.handover import MOVED_TEXT, RERUN_TEXT, AttemptOwner
 from bot.slack.jobs.redisstate import RedisDedupe, RedisThreadMemory
-from bot.slack.jobs.restart import RESTARTING_TEXT
 from bot.slack.jobs.runner import Runner
-from bot.slack.jobs.slackstream import SlackJobStream
-from bot.slack.jobs.state import Job, MemoryWorkQueue
+from bot.slack.jobs.state import Job, job_to_payload
 from bot.slack.jobs.steplog import StepLog
 from bot.store.base import TraceStore
 from tests.fakes.slack import BOT_TOKEN, FakeSlackAPI, ScriptedResponder
@@ -40,6 +43,10 @@ def a_job(n: int = 1, thread_ts: str = "1700000000.000100") -> Job:
     )
 
 
+def options(workers: int = 1, lease_s: float = 0.5, max_attempts: int = 2) -> RunnerOptions:
+    return RunnerOptions(name="slack-jobs", workers=workers, queue_size=32, lease_s=lease_s, max_attempts=max_attempts)
+
+
 @pytest.fixture
 def make_runner(redis_url: str, fake_slack: FakeSlackAPI) -> Iterator[MakeRunner]:
     made: list[Runner] = []
@@ -54,9 +61,6 @@ def make_runner(redis_url: str, fake_slack: FakeSlackAPI) -> Iterator[MakeRunner
         store: TraceStore | None = None,
     ) -> Runner:
         client = redis.Redis.from_url(redis_url)
-        stream = SlackJobStream(
-            client, workers=workers, queue_size=32, claim_idle_s=claim_idle_s, max_attempts=max_attempts
-        )
         runner = Runner(
             build_web_client(BOT_TOKEN, fake_slack.base_url),
             responder or ScriptedResponder(),
@@ -64,8 +68,7 @@ def make_runner(redis_url: str, fake_slack: FakeSlackAPI) -> Iterator[MakeRunner
             state=SlackState(
                 RedisDedupe(client),
                 RedisThreadMemory(client),
-                MemoryWorkQueue(1),
-                durable=stream,
+                jobs=JobRunner(options(workers, claim_idle_s, max_attempts), client),
                 steps=StepLog(store) if store else None,
             ),
             lanes=Lanes(workers=workers),
@@ -86,17 +89,20 @@ def _concluded(fake: FakeSlackAPI) -> int:
     return sum(c.get("name") in ("bulb", "white_check_mark", "warning") for c in fake.calls_to("reactions.add"))
 
 
-def _dead_replica_took(redis_url: str, job: Job, *, attempts: int, progress_ts: str = "") -> str:
-    """Queue `job` as a replica that then read it and died: never acked, attempts and progress as given."""
+def _dead_replica_took(
+    redis_url: str, job: Job, *, attempts: int, marks: dict[str, str] | None = None, steps: tuple[Step, ...] = ()
+) -> str:
+    """Queue `job` as a replica that then read it, kept `steps`, and died: never acked or settled."""
     client = redis.Redis.from_url(redis_url)
-    stream = SlackJobStream(client, claim_idle_s=0.5)
-    put = stream.put(job)
+    put = JobRunner(options(), client).put(SLACK_JOBS, job_to_payload(job), "d" * 32)
     assert put is not None
     job_id = put[0]
     assert ConsumerGroup(client, STREAM, claim_idle_s=0.5).next_message("deadhost-1-slack-0", block_ms=10)
-    client.hset(f"opsbot:slack-job:{job_id}", "attempts", attempts)
-    if progress_ts:
-        stream.take_message(job_id, job.channel, progress_ts)
+    client.hset(f"opsbot:job:{job_id}", mapping={"attempts": attempts, "status": "running"})
+    for name, value in (marks or {}).items():
+        client.hset(f"opsbot:job:{job_id}", f"m:{name}", value)
+    for step in steps:
+        client.rpush(f"opsbot:job:{job_id}:steps", step_to_record(step, attempts))
     return job_id
 
 
@@ -109,7 +115,12 @@ def test_a_durable_diagnosis_is_answered_in_its_thread_and_leaves_the_stream(
     assert stop["channel"] == "C1"
     [start] = fake_slack.calls_to("chat.startStream")
     assert start["thread_ts"] == "1700000000.000100"
-    wait_until(lambda: redis.Redis.from_url(redis_url).xlen(STREAM) == 0, what="the job to be acked")
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    wait_until(lambda: client.xlen(STREAM) == 0, what="the job to be acked")
+    [key] = [k for k in client.scan_iter("opsbot:job:*") if client.type(k) == "hash"]
+    assert client.hget(key, "status") == "done"
+    assert client.hget(key, "m:progress_ts") == fake_slack.responses_to("chat.startStream")[0]["ts"] == stop["ts"]
+    assert not client.exists(f"{key}:steps")  # settled: the steps in flight left Redis, the trace is in the store
 
 
 def test_a_repeat_on_another_replica_while_the_first_runs_is_not_a_second_run(
@@ -125,25 +136,33 @@ def test_a_repeat_on_another_replica_while_the_first_runs_is_not_a_second_run(
     assert len(responder.questions) == 1
 
 
-def test_a_job_whose_replica_died_is_re_run_in_its_thread_by_another_replica(
+def test_a_takeover_closes_the_dead_stream_and_goes_on_from_the_steps_found_in_redis(
     make_runner: MakeRunner, fake_slack: FakeSlackAPI, redis_url: str
 ) -> None:
     job = a_job()
-    _dead_replica_took(redis_url, job, attempts=1, progress_ts="1700000001.000200")
-    responder = ScriptedResponder()
-    survivor = make_runner(responder)
-    wait_until(lambda: _concluded(fake_slack) == 1, timeout_s=30, what="the re-run's answer")
+    found = Step(1, "look", "query_logs", {"service": "order"}, "142x HikariPool timeout\nmore", "ok")
+    job_id = _dead_replica_took(redis_url, job, attempts=1, marks={"progress_ts": "1700000001.000200"}, steps=(found,))
+    responder = ScriptedResponder(steps=1)
+    make_runner(responder)
+    wait_until(lambda: _concluded(fake_slack) == 1, timeout_s=30, what="the takeover's answer")
     [stop] = fake_slack.calls_to("chat.stopStream")
     assert stop["ts"] == "1700000001.000200" and stop["markdown_text"] == MOVED_TEXT  # the dead attempt's stream
     [takeover] = fake_slack.calls_to("chat.postMessage")
-    assert "re-running it here (attempt 2)" in takeover["text"] and takeover["thread_ts"] == job.thread_ts
+    assert "going on here from what it had found (attempt 2)" in takeover["text"]
+    assert (
+        "Attempt 1 got through 1 step before its replica stopped: `query_logs` ok: 142x HikariPool" in takeover["text"]
+    )
     takeover_ts = fake_slack.responses_to("chat.postMessage")[0]["ts"]
-    final = fake_slack.calls_to("chat.update")[-1]  # the re-run continues in its own message, edited in place
-    assert final["ts"] == takeover_ts and "hikari.maximumPoolSize" in str(final)
-    assert [q.text for q in responder.questions] == [job.question.text]
-    owner = redis.Redis.from_url(redis_url).get("opsbot:slack-owner:C1:1700000001.000200")
-    assert owner is not None and owner.decode() == survivor._durable.replica  # type: ignore[union-attr]
-    wait_until(lambda: redis.Redis.from_url(redis_url).xlen(STREAM) == 0, what="the job to be acked")
+    progress, final = fake_slack.calls_to("chat.update")[0], fake_slack.calls_to("chat.update")[-1]
+    assert progress["ts"] == final["ts"] == takeover_ts  # the notice became the progress, then the answer
+    assert "Logs: order" in json.dumps(progress["blocks"])  # the earlier step shown before any new one
+    steps_list = json.dumps(final["blocks"], ensure_ascii=False)
+    assert "*Steps* (2)" in steps_list and "`1`" in steps_list and "`2`" in steps_list
+    [asked] = responder.questions
+    assert "query_logs ok: 142x HikariPool timeout" in asked.history[-1]
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    wait_until(lambda: client.hget(f"opsbot:job:{job_id}", "status") == "done", what="the job settled")
+    wait_until(lambda: client.xlen(STREAM) == 0, what="the job to be acked")
     group = ConsumerGroup(redis.Redis.from_url(redis_url), STREAM, claim_idle_s=0.5)
     wait_until(
         lambda: not any(c["name"].startswith("deadhost-") for c in group.consumers()),
@@ -152,16 +171,39 @@ def test_a_job_whose_replica_died_is_re_run_in_its_thread_by_another_replica(
     )
 
 
-def test_past_max_attempts_the_job_is_finished_in_its_thread_as_interrupted(
+def test_a_stream_opened_by_a_replica_that_died_before_it_learnt_the_ts_is_found_and_stopped(
+    make_runner: MakeRunner, fake_slack: FakeSlackAPI, redis_url: str
+) -> None:
+    fake_slack.wall_clock_ts = True
+    job = a_job()
+    client = build_web_client(BOT_TOKEN, fake_slack.base_url)
+    earlier_answer = client.chat_postMessage(channel="C1", thread_ts=job.thread_ts, text="an earlier answer")["ts"]
+    time.sleep(CLOCK_GAP_S)
+    _dead_replica_took(redis_url, job, attempts=1, marks={"stream_pending": f"{time.time():.6f}"})
+    opened = client.chat_startStream(channel="C1", thread_ts=job.thread_ts)["ts"]  # Slack answered; nobody heard
+    make_runner(ScriptedResponder(steps=1))
+    wait_until(lambda: _concluded(fake_slack) == 1, timeout_s=30, what="the takeover's answer")
+    stopped = [c for c in fake_slack.calls_to("chat.stopStream") if c.get("markdown_text") == MOVED_TEXT]
+    assert [c["ts"] for c in stopped] == [opened]  # the orphan stream, not the earlier answer
+    assert not [u for u in fake_slack.calls_to("chat.update") if u["ts"] == earlier_answer]
+    [rerun] = [c for c in fake_slack.calls_to("chat.postMessage") if "(attempt 2)" in c["text"]]
+    assert rerun["text"] == RERUN_TEXT.format(attempt=2)  # it had found nothing to go on from
+
+
+CLOCK_GAP_S = 2.5  # longer than the skew a takeover allows between a replica's clock and Slack's
+
+
+def test_past_max_attempts_the_job_is_finished_in_its_thread_as_interrupted_with_what_was_found(
     make_runner: MakeRunner, fake_slack: FakeSlackAPI, redis_url: str
 ) -> None:
     job = a_job()
-    _dead_replica_took(redis_url, job, attempts=2)
+    found = Step(1, "look", "query_metrics", {}, "change: 15:05 212 ms -> 1,180 ms", "ok")
+    _dead_replica_took(redis_url, job, attempts=2, steps=(found,))
     responder = ScriptedResponder()
     make_runner(responder, max_attempts=2)
     [said] = fake_slack.wait_for("chat.postMessage", timeout_s=30)
-    assert said["text"] == INTERRUPTED_TEXT.format(attempts=2) and said["thread_ts"] == job.thread_ts
-    assert "Re-run?" in said["text"]
+    assert said["text"].startswith("⚠️ " + interrupted_text(2)) and said["thread_ts"] == job.thread_ts
+    assert "Re-run?" in said["text"] and "`query_metrics` ok: change: 15:05 212 ms" in said["text"]
     assert responder.questions == []  # not run a third time
     wait_until(
         lambda: any(c.get("name") == "warning" for c in fake_slack.calls_to("reactions.add")), what="the ⚠️ reaction"
@@ -169,7 +211,7 @@ def test_past_max_attempts_the_job_is_finished_in_its_thread_as_interrupted(
 
 
 def test_on_stop_queued_jobs_stay_in_the_stream_for_another_replica_and_none_is_told_restarting(
-    make_runner: MakeRunner, fake_slack: FakeSlackAPI, redis_url: str
+    make_runner: MakeRunner, fake_slack: FakeSlackAPI
 ) -> None:
     gate = threading.Event()
     leaving = make_runner(ScriptedResponder(gate=gate))
@@ -177,7 +219,7 @@ def test_on_stop_queued_jobs_stay_in_the_stream_for_another_replica_and_none_is_
         leaving.submit(a_job(n, thread_ts=f"1700000000.00010{n}"))
     wait_until(lambda: leaving.active == 1 and leaving.queued == 2, what="one running, two queued")
     leaving.stop(timeout_s=0.2)  # the running one is held past the deadline
-    assert not any(RESTARTING_TEXT in str(c.get("text")) for c in fake_slack.calls_to("chat.postMessage"))
+    assert not any("restarting" in str(c.get("text")) for c in fake_slack.calls_to("chat.postMessage"))
     assert leaving.queued == 2
     responder = ScriptedResponder()
     make_runner(responder, workers=2)
@@ -185,25 +227,22 @@ def test_on_stop_queued_jobs_stay_in_the_stream_for_another_replica_and_none_is_
     gate.set()
 
 
-def test_a_replica_whose_progress_message_was_taken_over_writes_to_it_no_more(
+def test_an_attempt_taken_over_while_its_replica_was_paused_writes_no_more(
     redis_url: str, fake_slack: FakeSlackAPI
 ) -> None:
     client = redis.Redis.from_url(redis_url)
-    paused, other = SlackJobStream(client, claim_idle_s=1), SlackJobStream(redis.Redis.from_url(redis_url))
-    other.replica = "otherhost-2"
+    job_id = _dead_replica_took(redis_url, a_job(), attempts=1)
+    attempt = Attempt(job_id, SLACK_JOBS, job_to_payload(a_job()), 1, ledger=RedisJobs(client, options()))
     progress = ThreadProgress(
         build_web_client(BOT_TOKEN, fake_slack.base_url),
         a_job(),
         ProgressOptions(use_streaming=False, update_interval_s=0.0),
-        owner=MessageOwnership(paused, "job1", "C1"),
+        owner=AttemptOwner(attempt),
     )
-    steps = ScriptedResponder(steps=2)
-    trace: Trace = steps(a_job().question, None)
+    trace: Trace = ScriptedResponder(steps=2)(a_job().question, None)
     progress.on_step(trace.steps[0])
-    [posted] = fake_slack.calls_to("chat.postMessage")
-    ts = fake_slack.responses_to("chat.postMessage")[0]["ts"]
-    assert posted["channel"] == "C1" and paused.owns_message("C1", ts)
-    other.take_message("job1", "C1", ts)  # the job was claimed by another replica while this one was paused
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1
+    client.hincrby(f"opsbot:job:{job_id}", "attempts", 1)  # another replica took the job over meanwhile
     progress.on_step(trace.steps[1])
     assert progress.finish(trace) is False
     assert fake_slack.calls_to("chat.update") == [] and len(fake_slack.calls_to("chat.postMessage")) == 1

@@ -1,9 +1,18 @@
-"""Dedupe, thread memory and the work queue (the in-memory implementations of the shared-state Protocols)."""
+"""Dedupe and thread memory (the in-memory implementations of the shared-state Protocols); a job's wire form."""
 
 from __future__ import annotations
 
-from bot.engine.types import Question, Step, StopReason, Totals, Trace
-from bot.slack.jobs.state import Job, MemoryDedupe, MemoryThreadMemory, MemoryWorkQueue, trace_to_memory
+import json
+
+from bot.engine.types import Intent, Question, Step, StopReason, Totals, Trace
+from bot.slack.jobs.state import (
+    Job,
+    MemoryDedupe,
+    MemoryThreadMemory,
+    job_from_payload,
+    job_to_payload,
+    trace_to_memory,
+)
 from tests import toolresults
 from tests.fakes.clock import FakeClock
 from tests.toolresults import at, series
@@ -60,6 +69,22 @@ def test_memory_turn_names_question_answer_and_change_points() -> None:
     assert trace_to_memory(trace) == "Q: why is order slow? → A: pool size"
 
 
+def test_a_job_travels_through_the_job_runner_whole() -> None:
+    intent = Intent("diagnose", 1.0, "rules", "escalated", 0.7)
+    question = Question(
+        "why is order slow?",
+        user="U1",
+        channel="C1",
+        thread_ts="1.0",
+        source="slack",
+        history=("Q: earlier",),
+        intent=intent,
+        escalated="needs the full diagnosis",
+    )
+    job = Job(question, "C1", "1.0", react_ts="1.1", user="U1", team="T1", read_thread=True)
+    assert job_from_payload(json.loads(json.dumps(job_to_payload(job)))) == job
+
+
 def test_memory_keeps_what_the_metrics_showed_change_points_first_and_no_empty_reading() -> None:
     spike = Spike(at("15:28"), 94.0, at("15:30"), 2_357.0, at("16:10"), 93.0)
     steps = (
@@ -73,11 +98,3 @@ def test_memory_keeps_what_the_metrics_showed_change_points_first_and_no_empty_r
         "Q: why? → A: pool size | observed: change: 15:05 212 ms -> 1,180 ms (x5.6); "
         "spike: 15:28 94.0 ms -> peak 2,357 ms at 15:30 (x25.1), back to ~93.0 ms by 16:10"
     )
-
-
-def test_work_queue_reports_positions_and_refuses_when_full() -> None:
-    queue = MemoryWorkQueue(2)
-    job = Job(Question("q"), "C1", "1.0")
-    assert [queue.put(job), queue.put(job), queue.put(job)] == [1, 2, None]
-    assert queue.depth() == 2
-    assert queue.get(0.01) == job and queue.depth() == 1
