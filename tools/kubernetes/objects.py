@@ -128,7 +128,7 @@ def render_pods(found: PodList) -> str:
     states = found.states
     head += "; states: " + ", ".join(f"{k} x{n}" for k, n in states.items()) if states else ""
     more = " (more exist; ask for one service)" if found.more else ""
-    return "\n".join([head + more, *(_pod_line(p) for p in found.pods)])
+    return "\n".join([head + more, *(pod_line(p) for p in found.pods)])
 
 
 def pods_summary(found: PodList) -> str:
@@ -146,7 +146,7 @@ def render_events(found: EventList) -> str:
     if not found.events:
         return f"{head}: none."
     lines = [f"{head}: {found.total} ({found.warnings} Warning), newest first, showing {len(found.events)}"]
-    return "\n".join(lines + [_event_line(e) for e in found.events])
+    return "\n".join(lines + [event_line(e) for e in found.events])
 
 
 def render_rollouts(found: RolloutHistory) -> str:
@@ -157,7 +157,7 @@ def render_rollouts(found: RolloutHistory) -> str:
     return "\n".join(lines + [_revision_line(r) for r in found.revisions])
 
 
-def _pod_line(pod: Pod) -> str:
+def pod_line(pod: Pod) -> str:
     ready = sum(1 for c in pod.containers if c.ready)
     parts = [f"{pod.name} {pod.phase} ready {ready}/{len(pod.containers)} restarts {pod.restarts}"]
     for c in pod.containers:
@@ -177,7 +177,7 @@ def _terminated(t: Termination) -> str:
     return f"{t.reason} exit {t.exit_code}{at}{message}"
 
 
-def _event_line(e: KubeEvent) -> str:
+def event_line(e: KubeEvent) -> str:
     count = f" x{e.count}" if e.count > 1 else ""
     return f"  {iso_z(e.at)} {e.type} {e.reason} {e.object_kind}/{e.object_name}{count}: {e.message}"
 

@@ -3,20 +3,21 @@
 A built-in tool's text is rendered from its data (tools/results.py), so the lines worth citing are rendered here
 with the same functions and found in the text by equality, never recognised by their wording: the statistics and
 findings of a metric series, the counts, signatures and examples of a log search, one line per deploy, a diff,
-ranked suspects. A text-only result (an MCP tool's, or a step stored before results carried data) has no data: a
-raw backend payload in it is rewritten with its lines marked (payloads.py); any other text is cited nowhere, so
-the digest folds or cuts it rather than guess at it.
+ranked suspects, Kubernetes warnings and troubled pods. A text-only result (an MCP tool's, or a step stored before
+results carried data) has no data: a raw backend payload in it is rewritten with its lines marked (payloads.py);
+any other text is cited nowhere, so the digest folds or cuts it rather than guess at it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bot.engine.history.digest import Cited, Reading
+from bot.engine.history.digest import Cited, Reading, Role
 from bot.engine.history.payloads import payload_reading
 from tools.analysis.ranking import ChangeRanking, suspect_line, suspect_text
 from tools.base import ToolData
 from tools.deploys.records import DeployList, DiffReport, record_head, record_line
+from tools.kubernetes.objects import EventList, KubeEvent, Pod, PodList, event_line, pod_line
 from tools.logs.render import counts_line, example_line, no_lines_line, seconds_clock, signature_line, signature_text
 from tools.logs.summary import LogSummary, SignatureBlock
 from tools.metrics.series import (
@@ -52,7 +53,20 @@ def cited_lines(data: ToolData) -> list[Cited]:
         return [Cited(line, "diff") for line in data.diff.splitlines()]
     if isinstance(data, ChangeRanking):
         return [Cited(suspect_line(n, s), "suspect", suspect_text(s)) for n, s in enumerate(data.suspects, 1)]
-    return []  # pods, events, rollouts, runbooks, services, a calculation: no line of them is a finding
+    if isinstance(data, EventList):  # a Warning or a Node's event (NotReady, a drain) is a finding
+        return [Cited(event_line(e), "event", event_line(e).strip()) for e in data.events if _finding(e)]
+    if isinstance(data, PodList):  # a pod not ready, restarting or waiting is a finding
+        return [Cited(pod_line(p), "status", pod_line(p).strip()) for p in data.pods if _troubled(p)]
+    return []  # rollouts, runbooks, services, a calculation: no line of them is a finding
+
+
+def _finding(event: KubeEvent) -> bool:
+    """A Warning, or anything that happened to a Node (NodeNotReady is a Normal event): the infrastructure moved."""
+    return event.type != "Normal" or event.object_kind == "Node"
+
+
+def _troubled(pod: Pod) -> bool:
+    return pod.restarts > 0 or not pod.ready or any(c.waiting is not None for c in pod.containers)
 
 
 def located(text: str, cited: Iterable[Cited]) -> tuple[tuple[int, Cited], ...]:
@@ -97,17 +111,23 @@ def _log_lines(summary: LogSummary) -> list[Cited]:
     if summary.signatures is None:
         cited.append(Cited(no_lines_line(summary), "status"))
     new = summary.onset.new if summary.onset is not None else None
-    for block in (summary.signatures, summary.warnings, new):
-        cited += _signature_lines(block, clock) if block is not None else []
+    blocks: tuple[tuple[SignatureBlock | None, Role], ...] = (
+        (summary.signatures, "signature"),
+        (summary.warnings, "signature"),
+        (new, "new"),
+    )
+    for block, role in blocks:
+        cited += _signature_lines(block, clock, role) if block is not None else []
     return cited
 
 
-def _signature_lines(block: SignatureBlock, clock: str) -> list[Cited]:
+def _signature_lines(block: SignatureBlock, clock: str, role: Role) -> list[Cited]:
+    """A block's signatures with their examples; what began after the onset ("new") leads a one-line gist."""
     return [
         line
         for rank, sig in enumerate(block.top, 1)
         for line in (
-            Cited(signature_line(rank, sig, clock), "signature", signature_text(sig, clock)),
+            Cited(signature_line(rank, sig, clock), role, signature_text(sig, clock)),
             Cited(example_line(sig, clock), "example"),
         )
     ]

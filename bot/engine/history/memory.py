@@ -17,12 +17,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine.history.digest import gist_findings, is_diff, observation_gist
+from bot.engine.history.digest import Reading, gist_findings, is_diff, observation_gist
 from bot.engine.history.evidence import reading_of
 from bot.engine.types import Step
 
 GIST_CHARS = 200  # a step's key finding on its one line (here and in context.step_to_line)
 _DIFF_GIST_CHARS = 600  # a diff's changed lines are the finding itself (a setting, a migration's DROP)
+_NEW_GIST_CHARS = 600  # so are the log lines that began at the onset: the first few, with what they name
 _THOUGHT_CHARS = 160  # of the first sentence
 _PLAIN_VALUE = re.compile(r"[\w.:/@*+-]+")  # shown unquoted in one-line steps: no spaces, commas or quotes
 _WHOLE_MINUTE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:00Z")
@@ -35,7 +36,7 @@ def old_steps_text(steps: Sequence[Step]) -> str:
     lines, shown = [], set[str]()
     for step in steps:
         reading = reading_of(step.observation, step.data)
-        findings = gist_findings(reading, _DIFF_GIST_CHARS if is_diff(reading) else GIST_CHARS, skip=shown)
+        findings = gist_findings(reading, _gist_chars(reading), skip=shown)
         shown.update(findings)
         gist = " | ".join(findings) or observation_gist(reading, GIST_CHARS)
         thought = first_sentence(step.thought)
@@ -76,6 +77,12 @@ def memory_call_text(step: Step) -> str:
         same_day = _DAY_OF_TIME.match(start) and start[:11] == end[:11]
         values["start"] = f"{start}..{end[11:] if same_day else end}"  # 2026-11-30T14:05Z..16:05Z
     return f"{step.action}({', '.join(values.values())})"
+
+
+def _gist_chars(reading: Reading) -> int:
+    if is_diff(reading):
+        return _DIFF_GIST_CHARS
+    return _NEW_GIST_CHARS if any(line.role == "new" for _, line in reading.cited) else GIST_CHARS
 
 
 def compressed_thought(thought: str, max_chars: int = _THOUGHT_CHARS) -> str:
