@@ -51,7 +51,9 @@ def test_per_pod_series_count_the_pods_the_deployment_has(box, around):
 def test_cpu_is_capped_by_ten_pods_at_their_limit_while_traffic_keeps_its_daily_curve(box):
     cpu = f"sum(rate(process_cpu_seconds_total{{{SVC}}}[5m]))"
     assert value(box, f'sum(kube_pod_container_resource_limits{{{SVC},resource="cpu"}})', PEAK) == pytest.approx(8.0)
-    assert 7.6 <= value(box, cpu, PEAK) <= 8.05  # the plateau: flat at the cap
+    # the plateau: at the cap around the peak and never above it (one 5 min rate() sample dips with the noise,
+    # 7.47 at one run clock, so the highest of the half hour before the peak is read)
+    assert 7.6 <= value(box, f"max_over_time(({cpu})[30m:1m])", PEAK) <= 8.05
     assert value(box, cpu, MORNING) < 7.0
     qps = f"sum(rate(http_requests_total{{{SVC}}}[5m]))"
     assert value(box, qps, PEAK) > 1.25 * value(box, qps, MORNING)  # the load itself is a normal day
