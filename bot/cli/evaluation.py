@@ -67,6 +67,17 @@ def eval_command(
             "occurrence) or ISO 8601; e.g. 00:05 puts every incident window across midnight",
         ),
     ] = "",
+    relay: Annotated[
+        Path | None,
+        typer.Option(
+            "--relay",
+            metavar="DIR",
+            help="measure the model path with a reasoner that answers through files in DIR (README.md there says how)",
+        ),
+    ] = None,
+    relay_wait: Annotated[
+        float, typer.Option("--relay-wait", metavar="SECONDS", help="with --relay: how long one reply may take")
+    ] = 1800.0,
     clocks: Annotated[
         str,
         typer.Option(
@@ -85,6 +96,9 @@ def eval_command(
     from bot import wiring
 
     settings = _eval_settings(wiring.load_settings(), model, playbook)
+    if relay is not None:
+        _relay_eval(settings, relay, relay_wait, _scenario_refs(scenario, scenarios, heldout), at, as_json)
+        return
     if history:
         typer.echo(runs_to_table(wiring.build_store(settings).eval_runs(history)))
         return
@@ -115,6 +129,24 @@ def eval_command(
     )
     result = report_to_dict(report)
     _save_run(settings, result)
+    typer.echo(json.dumps(result, ensure_ascii=False, indent=2) if as_json else report_to_table(report))
+
+
+def _relay_eval(
+    settings: Settings, folder: Path, wait_s: float, refs: tuple[list[str], str], at: str, as_json: bool
+) -> None:
+    """The model path through the file relay; the report is kept beside the folder (it names the scenarios)."""
+    from bot import wiring
+    from bot.eval.relay import run_through_relay
+
+    cases, clock = _eval_cases(refs[0]), _run_clock(at)
+    typer.echo(f"eval: {len(cases)} scenarios ({refs[1]}) through the relay in {folder}", err=True)
+    report = run_through_relay(
+        cases, folder, wait_s, lambda url: wiring.build_relay_diagnoser(settings, url, wait_s, clock), refs[1]
+    )
+    result = report_to_dict(report)
+    _save_run(settings, result)
+    folder.with_name(f"{folder.name}.report.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2) if as_json else report_to_table(report))
 
 

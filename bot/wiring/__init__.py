@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
     from bot.wiring.sandbox import (
         bring_up_sandbox,
         build_eval_diagnoser,
+        build_relay_diagnoser,
         sandbox_overrides,
         take_down_sandbox,
     )
@@ -96,6 +97,7 @@ _HOMES: dict[str, str] = {
     "build_dispatcher": "surfaces",
     "build_es": "core",
     "build_eval_diagnoser": "sandbox",
+    "build_relay_diagnoser": "sandbox",
     "build_llm": "basics",
     "build_log_fields": "core",
     "build_log_source": "core",
@@ -162,6 +164,7 @@ __all__ = [
     "build_playbook",
     "build_prometheus",
     "build_redis",
+    "build_relay_diagnoser",
     "build_responder",
     "build_served_toolbox",
     "build_server",

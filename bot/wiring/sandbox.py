@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from elasticsearch import Elasticsearch
+from pydantic import SecretStr
 
 from bot.config import MetricTemplate, Settings
 from bot.engine.types import Question, Trace
@@ -122,3 +123,21 @@ def build_eval_diagnoser(settings: Settings, at: datetime | None = None) -> Call
         return trace
 
     return diagnose
+
+
+def build_relay_diagnoser(
+    settings: Settings, url: str, wait_s: float, at: datetime | None = None
+) -> Callable[[EvalCase], Trace]:
+    """`opsbot eval --relay`: the eval's diagnoser with the model's calls sent to the file relay at `url`."""
+    return build_eval_diagnoser(relay_overrides(settings, url, wait_s), at)
+
+
+def relay_overrides(settings: Settings, url: str, wait_s: float) -> Settings:
+    """The model is the relay: one attempt per call that waits as long as the reasoner may, and a run time budget
+    that does not count a reasoner's reading time as a model's (the step, token and repeat gates stay)."""
+    llm = settings.llm.model_copy(
+        update={"base_url": url, "api_key": SecretStr("relay"), "timeout_s": wait_s + 30, "max_retries": 0}
+    )
+    budget = max(settings.agent.time_budget_s, wait_s * (settings.agent.max_steps + 4))
+    agent = settings.agent.model_copy(update={"time_budget_s": budget})
+    return settings.model_copy(update={"llm": llm, "agent": agent})
