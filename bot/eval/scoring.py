@@ -35,10 +35,14 @@ _RULED_OUT_BEFORE_RX = re.compile(
 # ... and after it: "X is not the cause", "X came after the onset", "X cannot explain it".
 _RULED_OUT_AFTER_RX = re.compile(
     r"^\W*(?:\S+\s+){0,3}?(?:(?:is|was|were|are)\s+(?:\w+\s+)?not\s+(?:the|a|an|to|what|why|related|behind)\b"
-    r"|isn't|wasn't|did(?:\s+not|n't)\s+cause|came after|(?:is|was) unrelated|ruled out"
+    r"|isn't|wasn't|did(?:\s+not|n't)\s+(?:cause|break|trigger|touch|affect|change)|came after|(?:is|was) unrelated"
+    r"|ruled out"
     r"|(?:cannot|can't|does(?:\s+not|n't)|could(?:\s+not|n't))\s+explain)",
     re.IGNORECASE,
 )
+
+
+_BRACKET_RX = re.compile(r"\s*\(([^()]*)\)\s*")
 
 
 # Where the headline (the named cause) ends: the first section an answer lists its support under.
@@ -110,8 +114,19 @@ def headline_from_answer(answer: str) -> str:
 
 def blames(fact: str, headline: str) -> bool:
     """Whether the headline blames `fact`: names it in a clause that does not rule it out. "Not the 14:02 deploy
-    of X" or "X came after the onset" mentions X to clear it; "X raised the pool size" blames it."""
+    of X" or "X came after the onset" mentions X to clear it; "X raised the pool size" blames it. A bracket belongs
+    to the clause around it: "the key rotation (auth/v3.8.2, 18:56) is not the mechanism" clears both."""
+    return _blamed(fact, headline) and _blamed(fact, _brackets_lifted(headline, fact))
+
+
+def _blamed(fact: str, headline: str) -> bool:
     return any(_blamed_in_clause(fact, clause) for clause in _CLAUSE_RX.split(headline) if clause)
+
+
+def _brackets_lifted(headline: str, fact: str) -> str:
+    """The headline with each bracket read as part of its host clause: one that names the fact stands as the fact
+    alone, any other is dropped."""
+    return _BRACKET_RX.sub(lambda m: f" {fact} " if fact_named(fact, m.group(1)) else " ", headline)
 
 
 def _blamed_in_clause(fact: str, clause: str) -> bool:

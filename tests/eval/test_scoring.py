@@ -158,6 +158,9 @@ def test_a_decoy_ruled_out_in_the_headline_is_not_blamed():
         "Likely cause: eu-central-1b NotReady. The deploy game-launch v7.4.0 came after the onset.",
         "Likely cause: eu-central-1b nodes NotReady (game-launch v7.4.0 is not the cause).",
         "Likely cause: eu-central-1b NotReady, no deploy caused this (game-launch v7.4.0 cannot explain it).",
+        "Likely cause: eu-central-1b NotReady. The launch config change (game-launch/v7.4.0, 13:56 by ana) is not the "
+        "mechanism: nodes failed first.",
+        "Likely cause: eu-central-1b NotReady. The game-launch v7.4.0 pool change did not break launches.",
     ]
     for headline in cleared:
         [row] = run_eval([case], _answering(headline), mode="playbook").results
@@ -171,6 +174,8 @@ def test_a_decoy_blamed_beside_a_ruled_out_clause_is_still_blamed():
         "Likely cause: game-launch v7.4.0 broke launches in eu-central-1b.",
         "Likely cause: eu-central-1b lost capacity; not a zone outage but game-launch v7.4.0 is to blame.",
         "Likely cause: game-launch v7.4.0 raised the pool so connections could not be served in eu-central-1b.",
+        "Likely cause: the pool change (game-launch v7.4.0, 13:56) starved eu-central-1b of connections.",
+        "Likely cause: game-launch v7.4.0 (not the eu-central-1b outage) starved the pool.",
     ]
     for headline in blamed:
         [row] = run_eval([case], _answering(headline), mode="playbook").results
