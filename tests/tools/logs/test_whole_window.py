@@ -246,3 +246,15 @@ def test_the_error_log_rate_is_a_series_in_total_and_per_signature(box: Toolbox)
     assert found is not None
     times, per_minute = found
     assert sum(per_minute) * histogram.step_s / 60 == POOL_LINES and times == histogram.series()[0]
+
+
+def test_an_onset_in_a_short_window_compares_with_the_hour_before_the_window(box: Toolbox) -> None:
+    """The baseline reaches back an hour before the window starts: its lines fall before the first bucket."""
+    result = query(
+        box, service="order", start="2026-11-28T15:09:00Z", end="2026-11-28T15:14:00Z", onset="2026-11-28T15:11:00Z"
+    )
+    contrast = summary_of(result).onset
+    assert contrast is not None and contrast.new is not None, result.text
+    new = [s.example.message for s in contrast.new.top]
+    assert any("Could not acquire connection" in line for line in new), result.text
+    assert not any("GET /health" in line for line in new), result.text  # there all along: not new

@@ -90,7 +90,7 @@ def level_histogram(
     found: dict[str, list[int]] = {}
     for bucket, raw, count in rows:
         level = level_from_text(str(raw)) or str(raw).upper()
-        found.setdefault(level, [0] * frame.count)[min(int(bucket), frame.count - 1)] += int(count)
+        found.setdefault(level, [0] * frame.count)[_clamped(bucket, frame)] += int(count)
     return {level: tuple(v) for level, v in found.items()}
 
 
@@ -130,13 +130,19 @@ def _reduced(rows: Iterable[tuple[Any, ...]], frame: Frame) -> tuple[dict[str, K
     buckets: dict[str, list[int]] = {}
     spans: dict[str, tuple[int, int, int]] = {}
     for key, bucket, count, first, last, newest_id in rows:
-        buckets.setdefault(key, [0] * frame.count)[min(int(bucket), frame.count - 1)] += int(count)
+        buckets.setdefault(key, [0] * frame.count)[_clamped(bucket, frame)] += int(count)
         old = spans.get(key, (first, last, newest_id))
         spans[key] = (min(old[0], first), max(old[1], last), max(old[2], newest_id))
     counts = {
         key: KeyCount(sum(b), moment(spans[key][0]), moment(spans[key][1]), tuple(b)) for key, b in buckets.items()
     }
     return counts, {key: span[2] for key, span in spans.items()}
+
+
+def _clamped(bucket: Any, frame: Frame) -> int:
+    """A row's bucket within the frame, as Frame.index clamps a moment: a baseline read from before the frame (an
+    onset's hour before) lands in the first bucket, never at a negative index that counts from the end."""
+    return max(0, min(frame.count - 1, int(bucket)))
 
 
 def _entries_by_id(db: sqlite3.Connection, ids: dict[int, str], columns: set[str]) -> list[tuple[int, LogEntry]]:
