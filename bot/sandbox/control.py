@@ -22,6 +22,7 @@ import requests
 from bot.sandbox.backends import BackendError, free_port, pid_alive, port_in_use, start_prometheus, stop_pid
 from bot.sandbox.data import SandboxData, build_sandbox
 from bot.sandbox.esindex import ingest_elasticsearch
+from bot.sandbox.exporters.postgres import database_targets
 from bot.sandbox.scenario import load_scenario
 from bot.sandbox.standins.kubeapi import write_kubeconfig
 from bot.sandbox.standins.launch import is_our_standin, start_standin
@@ -115,6 +116,7 @@ def sandbox_up(
         data_end=data.data_end,
         es_url=es_url,
         runbooks_dir=str(data.runbooks_dir),
+        databases=database_targets(data.scenario),
         **_standins(data, loki),
     )
     write_state(sandbox_dir, info)

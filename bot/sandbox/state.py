@@ -56,6 +56,7 @@ class SandboxInfo:
     loki_url: str = ""  # the Loki stand-in over the logs (`up --loki`), then the log backend
     loki_pid: int = 0
     metric_templates: dict[str, dict[str, str]] = field(default_factory=lambda: dict(SANDBOX_METRIC_TEMPLATES))
+    databases: dict[str, list[str]] = field(default_factory=dict)  # postgres_exporter targets -> their callers
 
     def env(self, base_metrics: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
         """OPSBOT_* variables; base_metrics is the configured catalogue the sandbox's templates extend."""
@@ -71,6 +72,9 @@ class SandboxInfo:
         }
         if self.runbooks_dir:
             values |= {"OPSBOT_RUNBOOKS__ENABLED": "true", "OPSBOT_RUNBOOKS__PATH": self.runbooks_dir}
+        if self.databases:
+            targets = {name: {"services": callers} for name, callers in self.databases.items()}
+            values["OPSBOT_DATABASE__TARGETS"] = json.dumps(targets)
         if self.kubeconfig:
             values |= {
                 "OPSBOT_KUBERNETES__ENABLED": "true",

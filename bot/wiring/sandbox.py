@@ -10,7 +10,7 @@ from pathlib import Path
 from elasticsearch import Elasticsearch
 from pydantic import SecretStr
 
-from bot.config import MetricTemplate, Settings
+from bot.config import DatabaseTarget, MetricTemplate, Settings
 from bot.engine.types import Question, Trace
 from bot.eval import EvalCase
 from bot.sandbox.backends import free_port
@@ -60,7 +60,8 @@ def _sandbox_es_client(url: str) -> Elasticsearch:
 
 def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
     """Settings pointed at a running sandbox: Prometheus, logs, deploys, topology, the extra metric templates,
-    the runbooks of its repository, and its Kubernetes API and Loki stand-ins when it runs them."""
+    the runbooks of its repository, its Kubernetes API and Loki stand-ins when it runs them, and its databases'
+    postgres_exporter series for the database toolset."""
     backend = "elasticsearch" if info.es_url else None
     extra = {name: MetricTemplate.model_validate(t) for name, t in info.metric_templates.items()}
     metrics = {**settings.prometheus.metrics, **extra}
@@ -88,6 +89,9 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
                 "namespaces": [info.kube_namespace],
             }
         )
+    if info.databases and not settings.database.targets:  # the exporter views over the sandbox's postgres series
+        targets = {name: DatabaseTarget(services=callers) for name, callers in info.databases.items()}
+        update["database"] = settings.database.model_copy(update={"targets": targets})
     if info.loki_url:
         update["logs"] = settings.logs.model_copy(update={"backend": "loki"})
         update["loki"] = settings.loki.model_copy(update={"url": info.loki_url, "tenant": ""})

@@ -10,6 +10,23 @@ from bot.sandbox.scenario import Scenario
 from bot.sandbox.signals import ServiceSignals
 
 ACTIVE_SHARE = 0.3  # of the client connections, the share running a statement; the rest are idle
+SIGNALS = (
+    "db_connections",
+    "db_max_connections",
+    "replication_lag_s",
+    "db_longest_transaction_s",
+    "db_exclusive_locks",
+)
+
+
+def database_targets(scenario: Scenario) -> dict[str, list[str]]:
+    """The databases whose postgres_exporter series the sandbox writes, each with the services that call it: what
+    the database toolset is pointed at (exporter views; the sandbox runs no Postgres for SQL)."""
+    return {
+        db.name: sorted(s.name for s in scenario.services if db.name in s.downstream)
+        for db in scenario.services
+        if db.kind == "database" and any(key in db.signals for key in SIGNALS)
+    }
 
 
 def postgres_families(scenario: Scenario, signals: list[ServiceSignals]) -> Iterator[Family]:
