@@ -7,6 +7,9 @@ written with, one of those simple derivations of two numbers that are themselves
 - the answer states itself (its "212 ms" and "1,180 ms", each found in an observation), or
 - stand on one line of an observation (a tool's "before -> after" line).
 
+A duration is backed when it is the time between two times of day the answer states, each backed ("locked from
+19:02 to 19:35, 33 min").
+
 Pairs are never drawn from all the numbers of all observations: with hundreds of them, some pair would match almost
 any number, and an invented one would pass. A number with no such pair stays unverified.
 """
@@ -68,6 +71,25 @@ def line_pairs(
             if 2 <= len(numbers) <= MAX_LINE_NUMBERS:
                 pairs += pairs_of([quantity(value, unit, units) for value, unit in numbers])
     return pairs
+
+
+def elapsed_between(claimed_ms: float, unit_ms: float, decimals: int, times: Iterable[str]) -> bool:
+    """Whether a duration ("33 min", "1.5 h") is the time between two times of day the answer states and the
+    evidence backs ("19:02" ... "19:35"), at the precision it was written with. Times without seconds are good to
+    a minute, so a duration between them is too; across midnight counts ("23:50" to "00:20" is 30 min)."""
+    moments = sorted({_ms_of_day(key) for key in times})
+    slack = max(unit_ms / 10.0**decimals / 2, 60_000.0)
+    for a, b in combinations(moments, 2):
+        for gap in (b - a, 86_400_000 - (b - a)):
+            if abs(claimed_ms - gap) <= slack:
+                return True
+    return False
+
+
+def _ms_of_day(key: str) -> float:
+    """ "HH:MM" or "HH:MM:SS" -> milliseconds since midnight."""
+    parts = [int(p) for p in key.split(":")]
+    return (parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) > 2 else 0)) * 1000.0
 
 
 def quantity(value: float, unit: str, units: Units) -> Quantity:

@@ -14,7 +14,8 @@ than no number at all at 3 a.m. The rules, chosen to flag inventions without cry
 - Times of day match when trivially equal: 15:05 = 15:05:00 = 2026-11-28T15:05:00Z = 3:05 PM.
 - Word boundaries are ASCII-only, so "升至1180ms" in a Chinese answer is read like "rose to 1180 ms".
 - A ratio, difference, percent change, share or product of two backed numbers is backed when both are stated in
-  the answer or stand on one line of an observation (bot/safety/derived.py); a number with no source still is not.
+  the answer or stand on one line of an observation (bot/safety/derived.py); so is the time between two backed
+  times of day the answer states; a number with no source still is not.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.engine.types import Trace
-from bot.safety.derived import derived_from, line_pairs, pairs_of, quantity
+from bot.safety.derived import derived_from, elapsed_between, line_pairs, pairs_of, quantity
 
 UNVERIFIED_PREFIX = "unverified: "
 _OWN_LINE_PREFIXES = ("Partial answer: ", "Partial answer (")
@@ -98,21 +99,28 @@ def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
         literals, numbers = _backing(text)
         open_claims = [c for c in open_claims if not (c.key in literals if c.kind != "number" else numbers.back(c))]
     if any(c.kind == "number" for c in open_claims):  # a ratio or a difference of backed numbers is backed too
-        open_claims = _not_derived(
-            open_claims, [c for c in claims if c.kind == "number" and c not in open_claims], evidence
-        )
+        backed = [c for c in claims if c not in open_claims]
+        open_claims = _not_derived(open_claims, backed, evidence)
     return list(dict.fromkeys(c.text for c in open_claims))
 
 
 def _not_derived(open_claims: list[Claim], backed: list[Claim], evidence: Sequence[str]) -> list[Claim]:
-    """The open claims that are no simple derivation of two backed numbers (bot/safety/derived.py)."""
-    own = pairs_of([quantity(c.value, c.unit, _UNIT_TABLE) for c in backed])
+    """The open claims that are no simple derivation of two backed numbers, nor the time between two backed times
+    of day (bot/safety/derived.py)."""
+    own = pairs_of([quantity(c.value, c.unit, _UNIT_TABLE) for c in backed if c.kind == "number"])
     lines = line_pairs(evidence, _line_numbers, _UNIT_TABLE)
+    times = [c.key for c in backed if c.kind == "time"]
     return [
         c
         for c in open_claims
-        if c.kind != "number" or not derived_from(c.value, c.unit, c.decimals, [*own, *lines], _UNIT_TABLE)
+        if c.kind != "number"
+        or not (derived_from(c.value, c.unit, c.decimals, [*own, *lines], _UNIT_TABLE) or _elapsed(c, times))
     ]
+
+
+def _elapsed(claim: Claim, times: list[str]) -> bool:
+    dimension, factor = _UNIT_TABLE.get(claim.unit, ("", 1.0))
+    return dimension == "time" and elapsed_between(claim.value * factor, factor, claim.decimals, times)
 
 
 def _line_numbers(line: str) -> list[tuple[float, str]]:

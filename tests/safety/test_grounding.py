@@ -131,3 +131,18 @@ def test_an_invented_number_stays_unverified_among_many_observed_ones():
     table = "\n".join(f"{minute:02d}:00 {200 + 7 * minute} ms" for minute in range(24))
     evidence = [f"series (mean per 1h, ms):\n{table}", "change: 15:05 212 ms -> 1,180 ms (x5.6)"]
     assert unverified_claims("p99 reached 8,765 ms, from 212 ms to 1,180 ms.", evidence) == ["8,765 ms"]
+
+
+def test_the_time_between_two_backed_times_the_answer_states_is_backed():
+    evidence = ["lock wait since 19:02:00 on claims", "cancelled at 19:35 by dba.x", "last deploy 23:50"]
+    answer = (
+        "The lock was held from 19:02 to 19:35 (33 min, about 0.5 h); the deploy at 23:50 came 40 min before 00:30."
+    )
+    assert unverified_claims(answer, evidence) == ["40 min", "00:30"]  # 00:30 is unbacked: no duration from it
+    assert unverified_claims("Held from 19:02 to 19:35, 33 minutes.", evidence) == []
+
+
+def test_a_duration_no_two_backed_times_explain_stays_unverified():
+    evidence = ["lock wait since 19:02:00 on claims", "cancelled at 19:35 by dba.x"]
+    assert unverified_claims("The lock was held from 19:02 to 19:35, 52 min in all.", evidence) == ["52 min"]
+    assert unverified_claims("It took 33 min.", evidence) == ["33 min"]  # the times are not stated: no source
