@@ -124,7 +124,7 @@ class Budget:
 
     max_steps: int = 8
     time_budget_s: float = 90.0
-    token_budget: int = 32_000
+    token_budget: int = 48_000
     max_format_errors: int = 3
     max_args_chars: int = 2_000
     parallel_tools: bool = False
