@@ -96,19 +96,18 @@ def results_from_findings(
 ) -> list[CheckResult]:
     """A FAIL line per problem (the setting, its source, its value, the problem); one OK line when none."""
     claims = origins(environment(), dotenv_entries(), settings.config_file)
-    failed = []
+    failed, warned = [], []
     for finding in findings:
         path = tuple(setting_parts(finding.setting))
         source = origin_of(path, claims) if path else "default"
-        value = f"{finding.value!r:.{MAX_VALUE_CHARS}}"
-        failed += [
-            CheckResult(family, "fail", f"{finding.setting} = {value} ({source}): {problem}")
-            for problem in finding.problems
-        ]
+        named = f"{finding.setting} = {finding.value!r:.{MAX_VALUE_CHARS}} ({source})"
+        failed += [CheckResult(family, "fail", f"{named}: {problem}") for problem in finding.problems]
+        warned += [CheckResult(family, "warn", f"{named}: {warning}") for warning in finding.warnings]
+    warned = list({str(result): result for result in warned}.values())
     if failed:  # one line per problem, however many services showed it
-        return list({str(result): result for result in failed}.values())
+        return list({str(result): result for result in failed}.values()) + warned
     if family == "metrics":  # each finding is one service's queries
         held = "; ".join(f.evidence for f in findings if f.evidence)
     else:
         held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting)) + " hold"
-    return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS])]
+    return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS]), *warned]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tools.base import ToolError
 from tools.discovery import Finding, did_you_mean, setting_key
 from tools.metrics.catalogue import render
+from tools.metrics.ceiling import ceiling_warning
 from tools.metrics.conventions import CONVENTIONS
 
 if TYPE_CHECKING:
@@ -85,7 +86,21 @@ def _service_findings(tools: MetricsTools, service: str, labels: set[str], now: 
             passed.append(name)
     if passed:
         findings.append(Finding(setting, label, f"{service}: {', '.join(passed)} return data"))
-    return findings
+    return findings + _ceiling_findings(tools, service, passed, now)
+
+
+def _ceiling_findings(tools: MetricsTools, service: str, names: Sequence[str], now: datetime) -> list[Finding]:
+    """A warning per histogram quantile whose top finite bucket holds back a material share of the observations
+    (tools/metrics/ceiling.py): its reading stops at that bucket, and "no change" there proves nothing."""
+    found = []
+    for name in names:
+        label, query = tools.query_for(service, name)
+        promql = render(query.promql, label=label, service=json.dumps(service)[1:-1])
+        warning = ceiling_warning(tools.client, promql, query.unit, now - WINDOW, now)
+        if warning:
+            setting, template = _template_of(tools, service, name)
+            found.append(Finding(f"{setting}.promql", template, "", (), (f"{service}: {warning}",)))
+    return found
 
 
 def _missing_value(tools: MetricsTools, service: str, label: str, labels: set[str], now: datetime) -> str:
@@ -105,12 +120,16 @@ def _missing_value(tools: MetricsTools, service: str, label: str, labels: set[st
 
 
 def _query_finding(tools: MetricsTools, service: str, name: str, problem: str) -> Finding:
+    setting, promql = _template_of(tools, service, name)
+    return Finding(f"{setting}.promql", promql, f"checked for {service}", (problem,))
+
+
+def _template_of(tools: MetricsTools, service: str, name: str) -> tuple[str, str]:
+    """The setting that holds the template a service's metric is read with, and the template."""
     own = tools.services.get(service)
     if own is not None and name in own.metrics:
-        setting, promql = f"prometheus.services.{setting_key(service)}.metrics.{name}", own.metrics[name].promql
-    else:
-        setting, promql = f"prometheus.metrics.{name}", tools.catalogue[name].promql
-    return Finding(f"{setting}.promql", promql, f"checked for {service}", (problem,))
+        return f"prometheus.services.{setting_key(service)}.metrics.{name}", own.metrics[name].promql
+    return f"prometheus.metrics.{name}", tools.catalogue[name].promql
 
 
 def _query_problem(tools: MetricsTools, service: str, name: str, now: datetime) -> str:

@@ -1,0 +1,80 @@
+"""A latency histogram that stops at 1 s, defaults the stack does not fill, and series init cannot place: the
+answers and doctor say so instead of reading "no change" (tests/stacks/plain.py builds the stack)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot import wiring
+from bot.cli.tomlfile import config_toml
+from bot.config import Settings
+from bot.wiring.doctor import run_checks
+from bot.wiring.meaning import check_metrics_meaning
+from tools.metrics.query import MetricsTools
+
+CAPPED = "p99 >= 1,000 ms (the histogram's top finite bucket is 1 s; real latency may be higher)"
+
+
+@pytest.fixture(scope="module")
+def config(plain_stack: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file `opsbot init` writes for the stack (its findings, written as init writes them)."""
+    findings = wiring.discover_stack(Settings(_env_file=None), wiring.StackOptions(plain_stack))  # type: ignore[call-arg]
+    path = tmp_path_factory.mktemp("plain") / "opsbot.toml"
+    path.write_text(config_toml(findings, ["written for the plain stack"]))
+    return path
+
+
+@pytest.fixture(scope="module")
+def settings(config: Path) -> Settings:
+    return Settings(_env_file=None, config_file=config)  # type: ignore[call-arg]
+
+
+@pytest.fixture(scope="module")
+def metrics(settings: Settings) -> MetricsTools:
+    return wiring.build_metrics_tools(settings)
+
+
+def test_a_p99_that_climbed_past_the_top_bucket_reads_as_a_floor(metrics):
+    result = metrics.query_metrics("checkout-api", "p99_latency", "3h")
+    assert f"capped: {CAPPED}" in result.text, result.text
+    assert result.data.ceiling is not None and result.data.ceiling.bucket == "1 s"
+
+
+def test_a_p99_flat_at_the_top_bucket_is_never_plain_no_change(metrics):
+    text = metrics.query_metrics("search", "p99_latency", "3h").text
+    assert f"capped: {CAPPED}" in text, text
+    assert "change: none detected (no level shift, spike, trend or sawtooth; capped: a rise above" in text, text
+
+
+def test_a_p99_inside_the_buckets_reads_as_it_is(metrics):
+    result = metrics.query_metrics("cart", "p99_latency", "3h")
+    assert result.status == "ok" and "capped" not in result.text and result.data.ceiling is None, result.text
+
+
+def test_doctor_warns_of_a_histogram_whose_top_bucket_caps_the_p99(settings):
+    lines = [str(r) for r in check_metrics_meaning(settings)]
+    capped = [line for line in lines if line.startswith("WARN") and "top finite bucket" in line]
+    assert any(
+        "prometheus.metrics.p99_latency.promql" in line
+        and "checkout-api:" in line
+        and 'http_request_duration_seconds_bucket observations lie above its top finite bucket le="1.0" (1 s)' in line
+        and "add buckets above 1 s" in line
+        for line in capped
+    ), lines
+    assert not any("cart:" in line for line in capped), capped
+    assert not any(line.startswith("FAIL") for line in lines), lines
+
+
+def test_the_playbook_answer_carries_the_cap(settings):
+    from bot.engine.types import Question
+
+    playbook = wiring.build_playbook(settings)
+    trace = playbook(Question("is search slow?"), wiring.build_toolbox(settings))
+    headline = trace.answer.split("Evidence:")[0]
+    assert "No incident found" not in headline and f"p99_latency: {CAPPED}" in headline, trace.answer
+
+
+def test_run_checks_survives_the_plain_stack(settings):
+    assert run_checks(settings, [check_metrics_meaning])
