@@ -44,7 +44,10 @@ def check_metrics_meaning(settings: Settings) -> list[CheckResult]:
     tools = build_metrics_tools(settings)
     try:
         services, chosen = services_to_check(settings, tools.known_services)
-        findings = check_metrics(tools, services, datetime.now(UTC))
+        up = settings.prometheus.up_metric
+        findings = check_metrics(
+            tools, services, datetime.now(UTC), up, "prometheus.up_metric" in set_by_user(settings)
+        )
     except ToolError as exc:
         return [CheckResult("metrics", "warn", f"not checked: {exc}")]
     return results_from_findings("metrics", findings, settings, f"{chosen}: ")
@@ -55,10 +58,7 @@ def check_logs_meaning(settings: Settings) -> list[CheckResult]:
     from tools.logs.checks import check_logs
 
     services, chosen = _named_or_metric_services(settings)
-    claims = origins(environment(), dotenv_entries(), settings.config_file)
-    logs = settings.logs.model_dump()
-    set_by_user = [f"logs.{key}" for key in logs if origin_of(("logs", key), claims) != "default"]
-    found = check_logs(build_log_source(settings), services, set_by_user)
+    found = check_logs(build_log_source(settings), services, set_by_user(settings))
     return results_from_findings("logs", found, settings, f"{chosen}: ")
 
 
@@ -76,6 +76,19 @@ def check_deploys_meaning(settings: Settings) -> list[CheckResult]:
         for f in checked
     ]
     return results_from_findings("deploys", findings, settings, f"{chosen}: ")
+
+
+def set_by_user(settings: Settings) -> set[str]:
+    """The logs and prometheus settings not left at their defaults ("logs.host_field"): an optional one the user set
+    must hold; a default one that does not is only a warning."""
+    claims = origins(environment(), dotenv_entries(), settings.config_file)
+    sections = {"logs": settings.logs.model_dump(), "prometheus": settings.prometheus.model_dump()}
+    return {
+        f"{section}.{key}"
+        for section, values in sections.items()
+        for key in values
+        if origin_of((section, key), claims) != "default"
+    }
 
 
 def _suggested(suggestion: str) -> str:
@@ -109,5 +122,5 @@ def results_from_findings(
     if family == "metrics":  # each finding is one service's queries
         held = "; ".join(f.evidence for f in findings if f.evidence)
     else:
-        held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting)) + " hold"
+        held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting and not f.warnings)) + " hold"
     return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS]), *warned]

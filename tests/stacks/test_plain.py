@@ -12,6 +12,7 @@ from bot.cli.tomlfile import config_toml
 from bot.config import Settings
 from bot.wiring.doctor import run_checks
 from bot.wiring.meaning import check_metrics_meaning
+from tests.stacks.test_metrics_side import opsbot
 from tools.metrics.query import MetricsTools
 
 CAPPED = "p99 >= 1,000 ms (the histogram's top finite bucket is 1 s; real latency may be higher)"
@@ -78,3 +79,53 @@ def test_the_playbook_answer_carries_the_cap(settings):
 
 def test_run_checks_survives_the_plain_stack(settings):
     assert run_checks(settings, [check_metrics_meaning])
+
+
+@pytest.fixture(scope="module")
+def init_run(plain_stack: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """`opsbot init` as a user runs it: what it printed, and the file it wrote."""
+    folder = tmp_path_factory.mktemp("plain-init")
+    result = opsbot("init", "--prometheus", plain_stack, "--output", "opsbot.toml", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout, (folder / "opsbot.toml").read_text()
+
+
+def test_init_lists_the_series_it_saw_and_did_not_use_with_how_to_read_each(init_run):
+    printed, written = init_run
+    assert "? prometheus.metrics: seen, not used" in printed, printed
+    assert "# Seen, not used (each line says how to read it: a catalogue entry and its role):" in written, written
+    for text in (printed, written):
+        assert (
+            "shopfront_http_requests_total: a request counter with a status label; to read it add "
+            "[prometheus.metrics.<name>] promql = 'sum(rate(shopfront_http_requests_total{$label=\"$service\"}[5m]))'"
+        ) in text
+        assert "its code=~\"5..\" share as role 'errors'" in text
+        assert "checkout_db_pool_active_connections: a pool, queue or lag gauge;" in text
+        assert "role = 'saturation'" in text
+        assert "kafka_consumergroup_lag: a pool, queue or lag gauge, its series carry no 'service' label" in text
+        assert "[prometheus.services.<service>.metrics.<name>]" in text
+
+
+def test_init_says_no_up_series_names_the_services_and_turns_that_check_off(init_run):
+    printed, written = init_run
+    assert "✓ prometheus.up_metric = \n    no up series is active: a series that stops is not told apart" in printed
+    assert "up_metric = ''" in written
+
+
+def test_doctor_warns_of_a_default_up_metric_prometheus_does_not_hold(config, tmp_path):
+    text = config.read_text().replace("up_metric = ''\n", "")
+    assert "up_metric" not in text
+    default = tmp_path / "default-up.toml"
+    default.write_text(text)
+    lines = [str(r) for r in check_metrics_meaning(Settings(_env_file=None, config_file=default))]  # type: ignore[call-arg]
+    [warned] = [line for line in lines if "up_metric" in line]
+    assert warned.startswith("WARN metrics: prometheus.up_metric = 'up' (default): Prometheus holds no up series")
+    assert "or to '' to turn the check off" in warned
+    assert not any(line.startswith("FAIL") for line in lines), lines
+
+
+def test_an_up_metric_the_user_set_that_prometheus_does_not_hold_fails(config, tmp_path):
+    chosen = tmp_path / "chosen-up.toml"
+    chosen.write_text(config.read_text().replace("up_metric = ''", "up_metric = 'upp'"))
+    lines = [str(r) for r in check_metrics_meaning(Settings(_env_file=None, config_file=chosen))]  # type: ignore[call-arg]
+    assert any(line.startswith("FAIL metrics: prometheus.up_metric = 'upp' (config file") for line in lines), lines

@@ -36,13 +36,36 @@ SERVICE_LABELS = tuple(dict.fromkeys(label for c in CONVENTIONS for label in c.s
 STATUS_LABELS = tuple(dict.fromkeys(label for c in CONVENTIONS for label in c.status_labels))
 
 
-def check_metrics(tools: MetricsTools, services: Sequence[str], now: datetime) -> list[Finding]:
-    """Problems of the templates, the labels and each service's queries; one finding per service that passes."""
+def check_metrics(
+    tools: MetricsTools, services: Sequence[str], now: datetime, up_metric: str = "", up_chosen: bool = False
+) -> list[Finding]:
+    """Problems of the templates, the labels and each service's queries; one finding per service that passes; and
+    the scrape-health metric (`up_chosen`: the user set it, so a miss is a problem rather than a warning)."""
     findings = [_template_finding(tools, path, problems) for path, problems in tools.problems.items()]
     labels = set(tools.client.label_names(since=now - WINDOW))
     for service in services:
         findings += _service_findings(tools, service, labels, now)
-    return findings
+    return [*findings, up_finding(tools, up_metric, up_chosen, now)]
+
+
+def up_finding(tools: MetricsTools, up_metric: str, chosen: bool, now: datetime) -> Finding:
+    """Whether the scrape-health metric is there and names the services, which tells a series that stopped from a
+    scrape that stopped; its default missing is a warning with the fix, never silence."""
+    setting, since = "prometheus.up_metric", now - WINDOW
+    if not up_metric:
+        return Finding(setting, up_metric, "")
+    names = tools.client.label_values("__name__", since=since)
+    if up_metric not in names:
+        issue = f"Prometheus holds no {up_metric} series{did_you_mean(up_metric, names) if chosen else ''}"
+    elif tools.service_label not in tools.client.label_names(match=up_metric, since=since):
+        issue = f"the {up_metric} series carry no {tools.service_label!r} label"
+    else:
+        return Finding(setting, up_metric, "")
+    text = (
+        f"{issue}, so a series that stops is not told apart from a scrape that stopped (answers say 'not checked'); "
+        f"set {setting} to the scrape-health metric that carries the service label, or to '' to turn the check off"
+    )
+    return Finding(setting, up_metric, "", (text,) if chosen else (), () if chosen else (text,))
 
 
 def _template_finding(tools: MetricsTools, path: str, problems: list[str]) -> Finding:
