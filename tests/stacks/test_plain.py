@@ -129,3 +129,18 @@ def test_an_up_metric_the_user_set_that_prometheus_does_not_hold_fails(config, t
     chosen.write_text(config.read_text().replace("up_metric = ''", "up_metric = 'upp'"))
     lines = [str(r) for r in check_metrics_meaning(Settings(_env_file=None, config_file=chosen))]  # type: ignore[call-arg]
     assert any(line.startswith("FAIL metrics: prometheus.up_metric = 'upp' (config file") for line in lines), lines
+
+
+def test_a_default_log_field_no_document_holds_is_a_warning_and_answers_say_it_was_not_checked(make_stack, tmp_path):
+    from tests.stacks.test_end_to_end import _families_present, doctor, init
+    from tests.stacks.test_end_to_end import opsbot as opsbot_with_logs
+
+    _families_present()
+    stack = make_stack("otel")  # OpenTelemetry logs carry no host field
+    config = init(stack, tmp_path)
+    code, lines = doctor(config)
+    [line] = [line for line in lines if "logs.host_field" in line]
+    assert code == 0 and line.startswith("WARN logs: logs.host_field = 'host' (default): the default is not in"), line
+    assert "set logs.host_field to the field that holds it, or to '' to turn it off" in line
+    answer = opsbot_with_logs("diagnose", stack.built.question, cwd=tmp_path, OPSBOT_CONFIG_FILE=str(config)).stdout
+    assert "not checked: host (logs.host_field 'host'): in no document of logs-otel" in answer, answer

@@ -197,8 +197,8 @@ def unmapped_note(fields: LogFields, mapping: IndexMapping | None, where: str) -
     if mapping is None:
         return []
     missing = [
-        f"{logical.replace('_', ' ')} (logs.{key} {name!r} is in no document)"
+        f"{logical.replace('_', ' ')} (logs.{key} {name!r})"
         for logical, key in SETTINGS.items()
         if logical not in REQUIRED and (name := getattr(fields, logical)) and mapping.field(name) is None
     ]
-    return [f"{', '.join(missing)}: not in the mapping of {where}"] if missing else []
+    return [f"{', '.join(missing)}: in no document of {where} (not in its mapping)"] if missing else []
