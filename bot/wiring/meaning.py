@@ -22,7 +22,7 @@ MAX_OK_CHARS = 400
 
 def meaning_checks() -> list[Callable[[Settings], list[CheckResult]]]:
     """Each family's check of what its settings mean, in the order doctor prints them."""
-    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning]
+    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning, check_aliases]
 
 
 def services_to_check(settings: Settings, known: Callable[[], list[str]]) -> tuple[list[str], str]:
@@ -89,6 +89,26 @@ def set_by_user(settings: Settings) -> set[str]:
         for key in values
         if origin_of((section, key), claims) != "default"
     }
+
+
+def check_aliases(settings: Settings) -> list[CheckResult]:
+    """Each alias names one service, and no alias is another service's own name (tools/servicenames.py)."""
+    from tools.servicenames import alias_problems
+
+    if not settings.aliases:
+        return []
+    services, _ = _named_or_metric_services(settings)
+    everyone = list(dict.fromkeys([*services, *settings.aliases]))
+    problems = alias_problems(settings.aliases, everyone)
+    unknown = [s for s in settings.aliases if s not in services]
+    warnings = tuple(f"{s!r} has aliases but is not among {_short(services)}" for s in unknown) if services else ()
+    evidence = f"{sum(map(len, settings.aliases.values()))} aliases of {len(settings.aliases)} services"
+    finding = Finding("aliases", settings.aliases, evidence, tuple(problems), warnings)
+    return results_from_findings("aliases", [finding], settings)
+
+
+def _short(services: Sequence[str]) -> str:
+    return f"the services checked ({', '.join(services[:6])}{', …' if len(services) > 6 else ''})"
 
 
 def _suggested(suggestion: str) -> str:

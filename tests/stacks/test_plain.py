@@ -144,3 +144,18 @@ def test_a_default_log_field_no_document_holds_is_a_warning_and_answers_say_it_w
     assert "set logs.host_field to the field that holds it, or to '' to turn it off" in line
     answer = opsbot_with_logs("diagnose", stack.built.question, cwd=tmp_path, OPSBOT_CONFIG_FILE=str(config)).stdout
     assert "not checked: host (logs.host_field 'host'): in no document of logs-otel" in answer, answer
+
+
+def test_a_service_said_as_people_say_it_is_diagnosed_and_the_reading_named(config, tmp_path):
+    from bot.engine.types import Question
+
+    aliased = tmp_path / "aliased.toml"
+    aliased.write_text(config.read_text() + '\n[aliases]\nsearch = ["finder"]\n')
+    responder = wiring.build_responder(Settings(_env_file=None, config_file=aliased))  # type: ignore[call-arg]
+    trace = responder(Question("why is checkout slow?"), None)
+    assert trace.question == "why is checkout slow?"
+    assert "checkout-api" in trace.answer.split("Evidence:")[0], trace.answer
+    assert "'checkout' read as checkout-api (the one service whose name starts with it)" in trace.answer
+    trace = responder(Question("is finder slow?"), None)
+    assert "'finder' read as search (an alias of it in aliases.search)" in trace.answer
+    assert f"search's p99_latency: {CAPPED}" in trace.answer, trace.answer
