@@ -5,7 +5,8 @@ like a service's but follow no convention opsbot knows, and no scrape-health `up
 - search: p99 3 s throughout (a flat line at the bucket: "no change" would be wrong);
 - cart: p99 150 ms throughout, inside the buckets;
 - seen, not read: `shopfront_http_requests_total{code}` under another prefix, Kafka exporter's consumer-group lag,
-  and a connection-pool gauge under a name no signal knows.
+  and a connection-pool gauge under a name no signal knows;
+- read: cart's OpenTelemetry connection-pool usage (a saturation signal).
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def _unrecognised(families: Families, minutes: int) -> None:
     )
     lag = {"consumergroup": "checkout", "topic": "orders", "partition": "0", "job": "kafka-exporter"}
     families.add("kafka_consumergroup_lag", "gauge", "kafka_consumergroup_lag", lag, [12.0] * minutes)
+    cart = {"service": "cart", "job": "apps", "pool_name": "cart-db"}  # OpenTelemetry's pool metrics: read
+    used = {**cart, "state": "used"}
+    families.add("db_client_connections_usage", "gauge", "db_client_connections_usage", used, [3.0] * minutes)
+    families.add("db_client_connections_max", "gauge", "db_client_connections_max", cart, [10.0] * minutes)
     families.add(
         "checkout_db_pool_active_connections", "gauge", "checkout_db_pool_active_connections", labels, [4.0] * minutes
     )

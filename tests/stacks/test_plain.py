@@ -159,3 +159,9 @@ def test_a_service_said_as_people_say_it_is_diagnosed_and_the_reading_named(conf
     trace = responder(Question("is finder slow?"), None)
     assert "'finder' read as search (an alias of it in aliases.search)" in trace.answer
     assert f"search's p99_latency: {CAPPED}" in trace.answer, trace.answer
+
+
+def test_init_reads_opentelemetry_pool_usage_as_saturation(settings):
+    usage = settings.prometheus.metrics["db_pool_usage"]
+    assert usage.role == "saturation" and "db_client_connections_usage" in usage.promql
+    assert "db_pool_usage" in settings.prometheus.services["checkout-api"].not_measured
