@@ -1,6 +1,8 @@
 """The doctor's meaning checks: each family proves its settings against live data and returns Findings; here they
 become doctor lines that name the setting, where its value came from (the file and key, or the variable), the
-value, and what does not hold, with a "did you mean". A family that cannot be checked says "not checked".
+value, and what does not hold, with a "did you mean". A family that cannot be checked says "not checked". What
+holds but would leave answers short (a default the stack does not fill, a histogram that caps its quantile) is a
+WARN line of the same shape, with the fix. Aliases are checked here too: each names one service.
 """
 
 from __future__ import annotations

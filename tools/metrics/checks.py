@@ -6,7 +6,11 @@ label all answer "no data" and make a diagnosis silently wrong. For each service
 - the service label is on some series, and holds the service (else: the label that does, if any);
 - every catalogue query (the service's own where it has one, never one it does not measure) returns data over the
   last hour; when one does not, the selector that matches nothing is named: a metric with no series, no series of
-  it for the service, or a matcher's label those series do not carry, each with a "did you mean".
+  it for the service, or a matcher's label those series do not carry, each with a "did you mean";
+- a histogram quantile that passes is warned of when its histogram's top finite bucket holds back a material share
+  of the observations (tools/metrics/ceiling.py): the quantile then reads that bucket however slow the service is;
+- the scrape-health metric (`prometheus.up_metric`) is there and carries the service label: its default missing is
+  a warning with the fix, one the user set is a problem.
 """
 
 from __future__ import annotations
@@ -119,7 +123,10 @@ def _ceiling_findings(tools: MetricsTools, service: str, names: Sequence[str], n
     for name in names:
         label, query = tools.query_for(service, name)
         promql = render(query.promql, label=label, service=json.dumps(service)[1:-1])
-        warning = ceiling_warning(tools.client, promql, query.unit, now - WINDOW, now)
+        try:
+            warning = ceiling_warning(tools.client, promql, query.unit, now - WINDOW, now)
+        except ToolError as exc:
+            warning = f"whether its histogram's top bucket caps the quantile was not checked: {exc}"
         if warning:
             setting, template = _template_of(tools, service, name)
             found.append(Finding(f"{setting}.promql", template, "", (), (f"{service}: {warning}",)))
