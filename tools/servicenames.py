@@ -95,8 +95,8 @@ def alias_problems(aliases: Mapping[str, Sequence[str]], services: Sequence[str]
 def reading_of(word: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]]) -> NameReading | None:
     """How one word names a service, or None (a service's own name, no match, or more than one)."""
     lowered = word.lower()
-    if lowered in {s.lower() for s in services} or len(lowered) < MIN_WORD_CHARS:
-        return None
+    if len(lowered) < MIN_WORD_CHARS or any(lowered in (s, f"{s}s", f"{s}es") for s in map(str.lower, services)):
+        return None  # a service's own name, or its plural ("payments" is payment, never payments-db)
     owners = set(alias_owners(aliases).get(lowered, ()))
     if len(owners) == 1:
         return NameReading(word, owners.pop(), "alias")

@@ -49,3 +49,7 @@ def test_doctor_fails_an_alias_used_by_two_services_naming_the_setting(tmp_path:
     [failed] = [r for r in results if r.level == "fail"]
     assert str(failed).startswith("FAIL aliases: aliases = ") and f"(config file {config}" in str(failed)
     assert "the alias 'basket' is listed for cart, search: give it to one" in str(failed)
+
+
+def test_a_services_plural_is_that_service_not_a_longer_one():
+    assert services_said("payments failing", ["payment", "payments-db"], {}) == ("payments failing", [])
