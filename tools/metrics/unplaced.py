@@ -73,11 +73,13 @@ def _candidates(names: set[str], known: set[str]) -> dict[str, Kind]:
     for name in names:
         if name in known or name.startswith(_OWN):
             continue
-        if name.endswith("_bucket") and name[:-7] not in known:
-            found[name[:-7]] = HISTOGRAM
+        family = name.removesuffix("_bucket")
+        if family != name:  # a histogram read by its sum (GC pauses) is used
+            if not {family, f"{family}_sum", f"{family}_count"} & known:
+                found[family] = HISTOGRAM
         elif name.endswith(("_requests_total", "_requests")):
             found.setdefault(name, COUNTER)
-        elif _SATURATION_RX.search(name) and not name.endswith(("_created", "_sum", "_count")):
+        elif _SATURATION_RX.search(name) and not name.endswith(("_created", "_sum", "_count", "_max")):
             found.setdefault(name, GAUGE)
     return found
 
