@@ -65,7 +65,7 @@ def _finding_lines(finding: Any) -> str:
     if isinstance(value, dict) and "promql" in value:
         shown = f"({value.get('role') or 'no role'}, {value['unit']}) {value['promql']}"
     else:
-        shown = f"= {value}"
+        shown = f"= {value!r}" if value == "" else f"= {value}"  # an empty value is a choice too
     lines = [f"✓ {finding.setting} {shown}"]
     lines += [f"    {finding.evidence}"] if finding.evidence else []
     lines += [f"  ! {problem}" for problem in (*finding.problems, *finding.warnings)]

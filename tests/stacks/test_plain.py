@@ -108,7 +108,7 @@ def test_init_lists_the_series_it_saw_and_did_not_use_with_how_to_read_each(init
 
 def test_init_says_no_up_series_names_the_services_and_turns_that_check_off(init_run):
     printed, written = init_run
-    assert "✓ prometheus.up_metric = \n    no up series is active: a series that stops is not told apart" in printed
+    assert "✓ prometheus.up_metric = ''\n    no up series is active: a series that stops is not told apart" in printed
     assert "up_metric = ''" in written
 
 
