@@ -83,8 +83,8 @@ def ceiling_of(
     """The ceiling of a histogram quantile series when some of its `values` (display unit: the bound times
     `factor`) read the top finite bucket; None otherwise, or when the bound cannot be read (the reading stands)."""
     read = histogram_read(promql) if values else None
-    if read is None:
-        return None
+    if read is None or not _round(max(values) / factor):
+        return None  # an interpolated quantile is never a bucket's round bound: no lookup for most series
     try:
         top = top_finite_bucket(client, read, since)
     except ToolError:
@@ -130,3 +130,8 @@ def ceiling_warning(client: PrometheusAPI, promql: str, unit: str, start: dateti
         f'{share:.1%} of {read.metric} observations lie above its top finite bucket le="{top[1]}" ({bucket}), so '
         f"{effect}: add buckets above {bucket} to the histogram (or read a summary's quantile in this template)"
     )
+
+
+def _round(value: float) -> bool:
+    """Whether a value is written in at most 4 significant digits, as bucket bounds are (1, 2.5, 0.005)."""
+    return math.isfinite(value) and math.isclose(value, float(f"{value:.4g}"), rel_tol=1e-9)
