@@ -9,7 +9,7 @@ from bot.config import Settings
 from bot.wiring.meaning import check_aliases
 from tools.servicenames import alias_problems, services_said
 
-SERVICES = ["checkout-api", "checkout-worker", "search", "payments-ledger", "cart"]
+SERVICES = ["checkout-api", "checkout-worker", "search", "ledger-service", "invoices-db", "cart"]
 
 
 def test_an_alias_names_its_service():
@@ -18,10 +18,19 @@ def test_an_alias_names_its_service():
     assert reading.describe() == "'basket' read as cart (an alias of it in aliases.cart)"
 
 
-def test_the_one_service_a_word_ends_is_read_as_it_and_named():
+def test_the_one_service_a_word_starts_with_only_its_kind_after_is_read_as_it_and_named():
     text, [reading] = services_said("ledger errors since 10:05", SERVICES, {})
-    assert text == "payments-ledger errors since 10:05"
-    assert reading.describe() == "'ledger' read as payments-ledger (the one service whose name ends with it)"
+    assert text == "ledger-service errors since 10:05"
+    assert reading.describe() == "'ledger' read as ledger-service (the one service whose name starts with it)"
+
+
+def test_a_word_whose_match_names_another_thing_is_not_read_as_it():
+    assert services_said("invoices are going out late", SERVICES, {}) == ("invoices are going out late", [])
+
+
+def test_a_question_that_names_a_service_as_it_is_gets_no_guess_only_its_aliases():
+    said = "search calls ledger and basket"
+    assert services_said(said, SERVICES, {"cart": ["basket"]})[0] == "search calls ledger and cart"
 
 
 def test_a_word_two_services_start_is_not_guessed():
