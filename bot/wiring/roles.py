@@ -67,7 +67,7 @@ class NamedRouter(Router):
             return super().__call__(question, on_step)
         trace = super().__call__(replace(question, text=text), on_step)
         said = "; ".join(reading.describe() for reading in readings)
-        return replace(trace, question=question.text, answer=f"{trace.answer.rstrip()}\n\n_Read {said}._")
+        return replace(trace, question=question.text, answer=f"{trace.answer.rstrip()}\n\nService names: {said}.")
 
     def known_services(self) -> list[str]:
         """The topology's services, those with aliases, and those Prometheus holds (list_services, cached there)."""
