@@ -11,6 +11,9 @@ file need not know the family:
   3 services");
 - `problems` is what could not be found or does not hold, one line each, with a "did you mean" where a close
   candidate exists. A finding with problems fails `doctor`; init prints them as "not found".
+- `warnings` is what holds but would leave an answer short, one line each with its fix: a default setting the
+  stack does not fill, a histogram that caps its quantile, series init saw and did not use. `doctor` prints each
+  as a WARN; init prints and writes them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Finding:
     value: object
     evidence: str
     problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -49,21 +49,26 @@ def init_command(
     ]
     output.write_text(config_toml(findings, header), encoding="utf-8")
     written, missing = sum(f.value is not None for f in findings), sum(bool(f.problems) for f in findings)
+    seen = sum(len(f.warnings) for f in findings if f.value is None)
     typer.echo(f"\nWrote {output}: {written} settings; {missing} not found or not recognised (✗ above).")
+    if seen:
+        typer.echo(f"{seen} series seen and not used (? above): each says how to add it to the catalogue.")
     typer.echo(f"Next: OPSBOT_CONFIG_FILE={output} opsbot doctor")
 
 
 def _finding_lines(finding: Any) -> str:
+    if finding.value is None and finding.warnings and not finding.problems:  # seen, not used
+        return "\n".join([f"? {finding.setting}: {finding.evidence}", *(f"    - {w}" for w in finding.warnings)])
     if finding.value is None:
         return "\n".join(f"✗ {finding.setting}: {problem}" for problem in finding.problems)
     value = finding.value
     if isinstance(value, dict) and "promql" in value:
         shown = f"({value.get('role') or 'no role'}, {value['unit']}) {value['promql']}"
     else:
-        shown = f"= {value}"
+        shown = f"= {value!r}" if value == "" else f"= {value}"  # an empty value is a choice too
     lines = [f"✓ {finding.setting} {shown}"]
     lines += [f"    {finding.evidence}"] if finding.evidence else []
-    lines += [f"  ! {problem}" for problem in finding.problems]
+    lines += [f"  ! {problem}" for problem in (*finding.problems, *finding.warnings)]
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@
 A finding's setting is a dotted Settings path (`prometheus.services.inventory.service_label`; a part that is not a
 bare TOML key is quoted, `prometheus.services."api.v2".metrics.qps`). A dict value is a table of its own; any
 other value is a key of its parent's table. Tables come in the order their first setting was found, so a
-service's label sits next to its own templates. What was not found is listed at the top, for the reader to set.
+service's label sits next to its own templates. What was not found is listed at the top, for the reader to set, and
+then what was seen and not used, each with how to read it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class Found(Protocol):
     @property
     def problems(self) -> tuple[str, ...]: ...
 
+    @property
+    def warnings(self) -> tuple[str, ...]: ...
+
 
 def config_toml(findings: Sequence[Found], header: Sequence[str]) -> str:
     """The whole file: the header lines and what was not found as comments, then every table."""
@@ -41,10 +45,14 @@ def config_toml(findings: Sequence[Found], header: Sequence[str]) -> str:
     if missing:
         lines += ["#", "# Not found or not recognised (set these yourself, or fix the stack and run init again):"]
         lines += [f"# - {f.setting}: {problem}" for f in missing for problem in f.problems]
+    seen = [warning for f in findings if f.value is None for warning in f.warnings]
+    if seen:  # series that look like a service's but follow no known convention: never left out in silence
+        lines += ["#", "# Seen, not used (each line says how to read it: a catalogue entry and its role):"]
+        lines += [f"# - {warning}" for warning in seen]
     tables: dict[tuple[str, ...], list[str]] = {}
     for finding in (f for f in findings if f.value is not None):
         parts = tuple(setting_parts(finding.setting))
-        comment = [f"# {line}" for line in _wrapped(finding.evidence)]
+        comment = [f"# {line}" for line in _wrapped(finding.evidence)] + [f"# ! {w}" for w in finding.warnings]
         if isinstance(finding.value, Mapping):
             body = tables.setdefault(parts, [])
             body[:0] = comment  # the table's own evidence goes first, under its header

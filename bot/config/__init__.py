@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     logs: LogsSettings = Field(default_factory=LogsSettings)
     deploys: DeploysSettings = Field(default_factory=DeploysSettings)
     topology: dict[str, list[str]] = Field(default_factory=dict)  # service -> downstream services
+    # service -> the names people call it ("orders" for orders-v2); without one, "checkout" is still read as the one
+    # service checkout-api (tools/servicenames.py says when), and the answer names every such reading
+    aliases: dict[str, list[str]] = Field(default_factory=dict)
     # The team's time zone: a question's time without a zone is read in it, and answers show times in it with UTC
     # beside them. An IANA name (Europe/Berlin), UTC+8 or an abbreviation (CET); checked where it is used (wiring).
     timezone: str = "UTC"

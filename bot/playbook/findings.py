@@ -57,11 +57,14 @@ class ServiceHealth:
     silent: set[str] = field(default_factory=set)  # metrics whose query returned no samples at all in the window
     gaps: dict[str, Gap] = field(default_factory=dict)  # metrics that stopped with the collection, not the service
     unmeasured: set[str] = field(default_factory=set)  # metrics its catalogue says it does not measure: not read
+    capped: dict[str, str] = field(default_factory=dict)  # metric -> its reading at a histogram's top bucket
 
     def record(self, metric: str, series: MetricSeries) -> None:
         """One metric's reading: its change points and a stop, or the spike when the series came back (see
         excursion); a series that stopped with the collection is a gap, not a change of the service."""
         points = sorted([*change_points_of(series), *stops_of(series)], key=lambda p: p.at)
+        if series.ceiling is not None:  # flat at the cap is no proof of "no change" (tools/metrics/ceiling.py)
+            self.capped[metric] = series.ceiling.reading(series.unit)
         if (gap := gap_of(series)) is not None:
             self.gaps[metric] = gap
         found = excursion(spikes_of(series), points)

@@ -28,6 +28,10 @@ def flat_headline(findings: Findings) -> str:
             f"{heavy.count:,}x {heavy.quoted}: the problem is older than the metrics or constant across them, "
             "so when it started and what changed then are not known."
         )
+    capped = findings.health[service].capped if service in findings.health else {}
+    if capped:  # flat at a histogram's top finite bucket is no proof of calm (tools/metrics/ceiling.py)
+        cap = "; ".join(f"{metric}: {reading}" for metric, reading in capped.items())
+        return f"No change seen in {service}'s metrics over {findings.window_label}{reach}, but {cap}."
     scope = f"{service}'s metrics show no" if service else "no service shows a"  # not "no service shows no"
     aside = f" ({findings.origin} moved, but {service} did not feel it.)" if findings.origin and service else ""
     return f"No incident found: {scope} significant change over {findings.window_label}{reach}.{aside}"

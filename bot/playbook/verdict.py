@@ -277,6 +277,7 @@ def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
     if complete and findings.suspects and findings.suspects[0].score >= MIN_SUSPECT_SCORE:
         lines += _runners_up(findings)
     lines += [f"not checked: {check}" for check in findings.failed_checks]
+    lines += [f"{h.service}'s {m}: {text}" for h in findings.health.values() for m, text in h.capped.items()]
     if findings.unconfigured:
         lines.append(
             f"not checked: no catalogue metric has the role {', '.join(findings.unconfigured)} "

@@ -23,7 +23,7 @@ from bot.wiring.basics import (
     playbook_on_first_use,
     redact_on_first_use,
 )
-from bot.wiring.roles import metric_roles, saturation_metrics, unmeasured_metrics
+from bot.wiring.roles import NamedRouter, metric_roles, saturation_metrics, unmeasured_metrics
 from bot.wiring.toolsets import build_kube_api, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
@@ -279,7 +279,7 @@ def build_responder(
     """The Router every surface calls, with everything bound. It does not store traces itself. `clock` pins "now"
     for the tools and the playbook (an eval or a replay at a fixed time); every surface leaves it to the wall clock."""
     model = llm if llm is not None else build_llm(settings)
-    return Router(
+    return NamedRouter(
         llm=model,
         tools=tools if tools is not None else build_toolbox(settings, clock or utc_now),
         budget=build_budget(settings),
@@ -293,6 +293,8 @@ def build_responder(
         limits=build_context_limits(settings) if model is not None else None,  # only the loop reads them
         tool_timeout_s=settings.agent.tool_timeout_s,
         zone=build_zone(settings),
+        aliases=settings.aliases,
+        topology=_services(settings),
     )
 
 

@@ -1,6 +1,8 @@
 """The doctor's meaning checks: each family proves its settings against live data and returns Findings; here they
 become doctor lines that name the setting, where its value came from (the file and key, or the variable), the
-value, and what does not hold, with a "did you mean". A family that cannot be checked says "not checked".
+value, and what does not hold, with a "did you mean". A family that cannot be checked says "not checked". What
+holds but would leave answers short (a default the stack does not fill, a histogram that caps its quantile) is a
+WARN line of the same shape, with the fix. Aliases are checked here too: each names one service.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ MAX_OK_CHARS = 400
 
 def meaning_checks() -> list[Callable[[Settings], list[CheckResult]]]:
     """Each family's check of what its settings mean, in the order doctor prints them."""
-    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning]
+    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning, check_aliases]
 
 
 def services_to_check(settings: Settings, known: Callable[[], list[str]]) -> tuple[list[str], str]:
@@ -44,7 +46,10 @@ def check_metrics_meaning(settings: Settings) -> list[CheckResult]:
     tools = build_metrics_tools(settings)
     try:
         services, chosen = services_to_check(settings, tools.known_services)
-        findings = check_metrics(tools, services, datetime.now(UTC))
+        up = settings.prometheus.up_metric
+        findings = check_metrics(
+            tools, services, datetime.now(UTC), up, "prometheus.up_metric" in set_by_user(settings)
+        )
     except ToolError as exc:
         return [CheckResult("metrics", "warn", f"not checked: {exc}")]
     return results_from_findings("metrics", findings, settings, f"{chosen}: ")
@@ -55,10 +60,7 @@ def check_logs_meaning(settings: Settings) -> list[CheckResult]:
     from tools.logs.checks import check_logs
 
     services, chosen = _named_or_metric_services(settings)
-    claims = origins(environment(), dotenv_entries(), settings.config_file)
-    logs = settings.logs.model_dump()
-    set_by_user = [f"logs.{key}" for key in logs if origin_of(("logs", key), claims) != "default"]
-    found = check_logs(build_log_source(settings), services, set_by_user)
+    found = check_logs(build_log_source(settings), services, set_by_user(settings))
     return results_from_findings("logs", found, settings, f"{chosen}: ")
 
 
@@ -76,6 +78,39 @@ def check_deploys_meaning(settings: Settings) -> list[CheckResult]:
         for f in checked
     ]
     return results_from_findings("deploys", findings, settings, f"{chosen}: ")
+
+
+def set_by_user(settings: Settings) -> set[str]:
+    """The logs and prometheus settings not left at their defaults ("logs.host_field"): an optional one the user set
+    must hold; a default one that does not is only a warning."""
+    claims = origins(environment(), dotenv_entries(), settings.config_file)
+    sections = {"logs": settings.logs.model_dump(), "prometheus": settings.prometheus.model_dump()}
+    return {
+        f"{section}.{key}"
+        for section, values in sections.items()
+        for key in values
+        if origin_of((section, key), claims) != "default"
+    }
+
+
+def check_aliases(settings: Settings) -> list[CheckResult]:
+    """Each alias names one service, and no alias is another service's own name (tools/servicenames.py)."""
+    from tools.servicenames import alias_problems
+
+    if not settings.aliases:
+        return []
+    services, _ = _named_or_metric_services(settings)
+    everyone = list(dict.fromkeys([*services, *settings.aliases]))
+    problems = alias_problems(settings.aliases, everyone)
+    unknown = [s for s in settings.aliases if s not in services]
+    warnings = tuple(f"{s!r} has aliases but is not among {_short(services)}" for s in unknown) if services else ()
+    evidence = f"{sum(map(len, settings.aliases.values()))} aliases of {len(settings.aliases)} services"
+    finding = Finding("aliases", settings.aliases, evidence, tuple(problems), warnings)
+    return results_from_findings("aliases", [finding], settings)
+
+
+def _short(services: Sequence[str]) -> str:
+    return f"the services checked ({', '.join(services[:6])}{', …' if len(services) > 6 else ''})"
 
 
 def _suggested(suggestion: str) -> str:
@@ -96,19 +131,18 @@ def results_from_findings(
 ) -> list[CheckResult]:
     """A FAIL line per problem (the setting, its source, its value, the problem); one OK line when none."""
     claims = origins(environment(), dotenv_entries(), settings.config_file)
-    failed = []
+    failed, warned = [], []
     for finding in findings:
         path = tuple(setting_parts(finding.setting))
         source = origin_of(path, claims) if path else "default"
-        value = f"{finding.value!r:.{MAX_VALUE_CHARS}}"
-        failed += [
-            CheckResult(family, "fail", f"{finding.setting} = {value} ({source}): {problem}")
-            for problem in finding.problems
-        ]
+        named = f"{finding.setting} = {finding.value!r:.{MAX_VALUE_CHARS}} ({source})"
+        failed += [CheckResult(family, "fail", f"{named}: {problem}") for problem in finding.problems]
+        warned += [CheckResult(family, "warn", f"{named}: {warning}") for warning in finding.warnings]
+    warned = list({str(result): result for result in warned}.values())
     if failed:  # one line per problem, however many services showed it
-        return list({str(result): result for result in failed}.values())
+        return list({str(result): result for result in failed}.values()) + warned
     if family == "metrics":  # each finding is one service's queries
         held = "; ".join(f.evidence for f in findings if f.evidence)
     else:
-        held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting)) + " hold"
-    return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS])]
+        held = ", ".join(dict.fromkeys(f.setting for f in findings if f.setting and not f.warnings)) + " hold"
+    return [CheckResult(family, "ok", f"{scope}{held or 'nothing to check'}"[:MAX_OK_CHARS]), *warned]

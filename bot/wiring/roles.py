@@ -1,12 +1,23 @@
-"""The metric catalogue as the playbook reads it: the metric it reads for each role, the saturation signals it
-reads after the golden signals, and, per service, the metrics that service's catalogue says it does not measure
-(not queried: the answer names them as not checked)."""
+"""The catalogue and the topology as the responder reads them: the metric it reads for each role, the saturation
+signals it reads after the golden signals, and, per service, the metrics that service's catalogue says it does not
+measure (not queried: the answer names them as not checked); and the services as people say them (NamedRouter).
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from bot.config import Settings
+from bot.routing.respond import Router
+from tools.base import ToolError, call_tool
+from tools.metrics.series import ServiceList
+from tools.servicenames import services_said
+
+if TYPE_CHECKING:
+    from bot.engine.types import Question, StepObserver, Trace
 
 log = logging.getLogger(__name__)
 
@@ -39,3 +50,32 @@ def saturation_metrics(settings: Settings) -> list[str]:
 def unmeasured_metrics(settings: Settings) -> dict[str, frozenset[str]]:
     """service -> the catalogue metrics it does not measure (`prometheus.services.<name>.not_measured`)."""
     return {name: frozenset(own.not_measured) for name, own in settings.prometheus.services.items() if own.not_measured}
+
+
+@dataclass(frozen=True)
+class NamedRouter(Router):
+    """A Router that first reads the services a question names as people say them ("checkout" for checkout-api:
+    an alias, or the one service a word starts or ends), asks about the service itself, and names each reading
+    at the end of the answer (tools/servicenames.py)."""
+
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    topology: Sequence[str] = ()  # the services the topology names, known without asking Prometheus
+
+    def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
+        text, readings = services_said(question.text, self.known_services(), self.aliases)
+        if not readings:
+            return super().__call__(question, on_step)
+        trace = super().__call__(replace(question, text=text), on_step)
+        said = "; ".join(reading.describe() for reading in readings)
+        return replace(trace, question=question.text, answer=f"{trace.answer.rstrip()}\n\nService names: {said}.")
+
+    def known_services(self) -> list[str]:
+        """The topology's services, those with aliases, and those Prometheus holds (list_services, cached there)."""
+        held: Sequence[str] = ()
+        if "list_services" in self.tools:
+            try:
+                listed = call_tool(self.tools, "list_services", {}).data
+                held = listed.services if isinstance(listed, ServiceList) else ()
+            except ToolError:
+                held = ()
+        return list(dict.fromkeys([*self.topology, *self.aliases, *held]))

@@ -26,3 +26,13 @@ def make_stack(
     yield make
     for stack in running.values():
         stack.stop()
+
+
+@pytest.fixture(scope="session")
+def plain_stack(tmp_path_factory: pytest.TempPathFactory, sandbox_now: datetime) -> Iterator[str]:
+    """The URL of the plain-client stack's Prometheus (tests/stacks/plain.py), built and started once."""
+    from tests.stacks.plain import build_plain_stack, start_plain_stack
+
+    proc = start_plain_stack(build_plain_stack(tmp_path_factory.mktemp("stack-plain"), sandbox_now))
+    yield proc.url
+    proc.stop()

@@ -129,12 +129,14 @@ def _field(source: ElasticsearchLogs, mapping: IndexMapping, logical: str, chose
     configured = getattr(source.fields, logical)
     use = field_use(configured, mapping)
     optional = logical not in REQUIRED and setting not in chosen
+    if not configured and logical not in REQUIRED:
+        return Finding(setting, configured, "set to '': not read")
     if not use.present:
         if logical == "service" and has_service(source.index_pattern):
             return Finding(setting, configured, "not in the mapping; services come from the index names")
         hint = did_you_mean(configured, mapping.names())
         if optional and not hint:
-            return Finding(setting, configured, f"not in the mapping of {source.index_pattern} (optional: not shown)")
+            return _default_unfilled(setting, configured, f"is not in the mapping of {source.index_pattern}")
         problem = f"{setting} = {configured!r} is not in the mapping of {source.index_pattern}{hint}"
         return Finding(setting, configured, f"{len(mapping.fields)} fields in the mapping", (problem,))
     mapped = mapping.field(configured)
@@ -146,7 +148,20 @@ def _field(source: ElasticsearchLogs, mapping: IndexMapping, logical: str, chose
     if not held and not optional:
         problem = f"{setting} = {configured!r} is in the mapping but no document of {source.index_pattern} holds it"
         return Finding(setting, configured, evidence, (problem,))
+    if not held:
+        return _default_unfilled(setting, configured, f"is in the mapping of {source.index_pattern} but in no document")
     return Finding(setting, configured, evidence)
+
+
+def _default_unfilled(setting: str, value: str, where: str) -> Finding:
+    """An optional field left at its default that the documents do not fill: said, with the fix (an answer then says
+    the field was not checked), never passed in silence."""
+    what = setting.removeprefix("logs.").removesuffix("_field").replace("_", " ")
+    warning = (
+        f"the default {where}: {what} is not checked in answers; set {setting} to the field that holds it, "
+        f"or to '' to turn it off"
+    )
+    return Finding(setting, value, "", (), (warning,))
 
 
 def _levels(source: ElasticsearchLogs) -> Finding:

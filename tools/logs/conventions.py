@@ -19,7 +19,7 @@ from typing import Any
 from tools.discovery import Finding
 from tools.elastic import source_field
 from tools.logs.mapping import IndexMapping
-from tools.logs.model import level_from_text
+from tools.logs.model import LogFields, level_from_text
 
 # logical field -> the Settings key in the logs section that names it
 SETTINGS = {
@@ -189,3 +189,16 @@ def _not_found(logical: str, setting: str, sample: Sample) -> Finding:
     evidence = f"no field of the {len(sample.docs):,} {sample.where} holds it (looked for {looked})"
     problems = (f"{setting}: not found",) if logical in REQUIRED else ()
     return Finding(setting, None, evidence, problems)
+
+
+def unmapped_note(fields: LogFields, mapping: IndexMapping | None, where: str) -> list[str]:
+    """The optional fields a search cannot show because the mapping lacks them, each with its setting, as one note
+    for query_logs' "not checked:" line ([] when every one is there, or the mapping could not be read)."""
+    if mapping is None:
+        return []
+    missing = [
+        f"{logical.replace('_', ' ')} (logs.{key} {name!r})"
+        for logical, key in SETTINGS.items()
+        if logical not in REQUIRED and (name := getattr(fields, logical)) and mapping.field(name) is None
+    ]
+    return [f"{', '.join(missing)}: in no document of {where} (not in its mapping)"] if missing else []

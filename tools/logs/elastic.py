@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.base import ToolError
 from tools.elastic import es_request, field_values, source_field
+from tools.logs.conventions import unmapped_note
 from tools.logs.counting.aggregations import key_aggs, key_counts_from, level_histogram_aggs, level_histogram_from
 from tools.logs.documents import other_fields
 from tools.logs.indices import has_service, index_name, pattern_for, resolved_names, service_of
@@ -192,7 +193,7 @@ class ElasticsearchLogs:
             for name, value in query.where
             if not self._mapped(name)
         ]
-        return tuple(notes)
+        return tuple(notes + unmapped_note(self.fields, self.mapping(), self.index_pattern))
 
     def _mapped(self, name: str) -> bool:
         mapping = self.mapping()

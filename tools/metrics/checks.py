@@ -6,7 +6,11 @@ label all answer "no data" and make a diagnosis silently wrong. For each service
 - the service label is on some series, and holds the service (else: the label that does, if any);
 - every catalogue query (the service's own where it has one, never one it does not measure) returns data over the
   last hour; when one does not, the selector that matches nothing is named: a metric with no series, no series of
-  it for the service, or a matcher's label those series do not carry, each with a "did you mean".
+  it for the service, or a matcher's label those series do not carry, each with a "did you mean";
+- a histogram quantile that passes is warned of when its histogram's top finite bucket holds back a material share
+  of the observations (tools/metrics/ceiling.py): the quantile then reads that bucket however slow the service is;
+- the scrape-health metric (`prometheus.up_metric`) is there and carries the service label: its default missing is
+  a warning with the fix, one the user set is a problem.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING
 from tools.base import ToolError
 from tools.discovery import Finding, did_you_mean, setting_key
 from tools.metrics.catalogue import render
+from tools.metrics.ceiling import ceiling_warning
 from tools.metrics.conventions import CONVENTIONS
 
 if TYPE_CHECKING:
@@ -35,13 +40,36 @@ SERVICE_LABELS = tuple(dict.fromkeys(label for c in CONVENTIONS for label in c.s
 STATUS_LABELS = tuple(dict.fromkeys(label for c in CONVENTIONS for label in c.status_labels))
 
 
-def check_metrics(tools: MetricsTools, services: Sequence[str], now: datetime) -> list[Finding]:
-    """Problems of the templates, the labels and each service's queries; one finding per service that passes."""
+def check_metrics(
+    tools: MetricsTools, services: Sequence[str], now: datetime, up_metric: str = "", up_chosen: bool = False
+) -> list[Finding]:
+    """Problems of the templates, the labels and each service's queries; one finding per service that passes; and
+    the scrape-health metric (`up_chosen`: the user set it, so a miss is a problem rather than a warning)."""
     findings = [_template_finding(tools, path, problems) for path, problems in tools.problems.items()]
     labels = set(tools.client.label_names(since=now - WINDOW))
     for service in services:
         findings += _service_findings(tools, service, labels, now)
-    return findings
+    return [*findings, up_finding(tools, up_metric, up_chosen, now)]
+
+
+def up_finding(tools: MetricsTools, up_metric: str, chosen: bool, now: datetime) -> Finding:
+    """Whether the scrape-health metric is there and names the services, which tells a series that stopped from a
+    scrape that stopped; its default missing is a warning with the fix, never silence."""
+    setting, since = "prometheus.up_metric", now - WINDOW
+    if not up_metric:
+        return Finding(setting, up_metric, "")
+    names = tools.client.label_values("__name__", since=since)
+    if up_metric not in names:
+        issue = f"Prometheus holds no {up_metric} series{did_you_mean(up_metric, names) if chosen else ''}"
+    elif tools.service_label not in tools.client.label_names(match=up_metric, since=since):
+        issue = f"the {up_metric} series carry no {tools.service_label!r} label"
+    else:
+        return Finding(setting, up_metric, "")
+    text = (
+        f"{issue}, so a series that stops is not told apart from a scrape that stopped (answers say 'not checked'); "
+        f"set {setting} to the scrape-health metric that carries the service label, or to '' to turn the check off"
+    )
+    return Finding(setting, up_metric, "", (text,) if chosen else (), () if chosen else (text,))
 
 
 def _template_finding(tools: MetricsTools, path: str, problems: list[str]) -> Finding:
@@ -85,7 +113,24 @@ def _service_findings(tools: MetricsTools, service: str, labels: set[str], now: 
             passed.append(name)
     if passed:
         findings.append(Finding(setting, label, f"{service}: {', '.join(passed)} return data"))
-    return findings
+    return findings + _ceiling_findings(tools, service, passed, now)
+
+
+def _ceiling_findings(tools: MetricsTools, service: str, names: Sequence[str], now: datetime) -> list[Finding]:
+    """A warning per histogram quantile whose top finite bucket holds back a material share of the observations
+    (tools/metrics/ceiling.py): its reading stops at that bucket, and "no change" there proves nothing."""
+    found = []
+    for name in names:
+        label, query = tools.query_for(service, name)
+        promql = render(query.promql, label=label, service=json.dumps(service)[1:-1])
+        try:
+            warning = ceiling_warning(tools.client, promql, query.unit, now - WINDOW, now)
+        except ToolError as exc:
+            warning = f"whether its histogram's top bucket caps the quantile was not checked: {exc}"
+        if warning:
+            setting, template = _template_of(tools, service, name)
+            found.append(Finding(f"{setting}.promql", template, "", (), (f"{service}: {warning}",)))
+    return found
 
 
 def _missing_value(tools: MetricsTools, service: str, label: str, labels: set[str], now: datetime) -> str:
@@ -105,12 +150,16 @@ def _missing_value(tools: MetricsTools, service: str, label: str, labels: set[st
 
 
 def _query_finding(tools: MetricsTools, service: str, name: str, problem: str) -> Finding:
+    setting, promql = _template_of(tools, service, name)
+    return Finding(f"{setting}.promql", promql, f"checked for {service}", (problem,))
+
+
+def _template_of(tools: MetricsTools, service: str, name: str) -> tuple[str, str]:
+    """The setting that holds the template a service's metric is read with, and the template."""
     own = tools.services.get(service)
     if own is not None and name in own.metrics:
-        setting, promql = f"prometheus.services.{setting_key(service)}.metrics.{name}", own.metrics[name].promql
-    else:
-        setting, promql = f"prometheus.metrics.{name}", tools.catalogue[name].promql
-    return Finding(f"{setting}.promql", promql, f"checked for {service}", (problem,))
+        return f"prometheus.services.{setting_key(service)}.metrics.{name}", own.metrics[name].promql
+    return f"prometheus.metrics.{name}", tools.catalogue[name].promql
 
 
 def _query_problem(tools: MetricsTools, service: str, name: str, now: datetime) -> str:

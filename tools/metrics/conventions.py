@@ -115,6 +115,7 @@ def _gauge(metric: str, extra: str = "", how: str = "sum") -> str:
     return f"{how}({metric}{{{SEL}{extra}}})"
 
 
+_USED = ',state="used"'  # OpenTelemetry's pool usage by state (used / idle)
 # The first present signal of a name wins.
 SIGNALS = (
     Signal("cpu_usage", "process_cpu_seconds_total", _rate("process_cpu_seconds_total"), "cores", "cpu", "CPU cores"),
@@ -213,6 +214,15 @@ SIGNALS = (
         "share of the pool's connections in use",
     ),
     Signal(
+        "db_pool_usage",
+        "db_client_connections_usage",
+        f"{_gauge('db_client_connections_usage', _USED)} / {_gauge('db_client_connections_max')}",
+        "ratio",
+        "saturation",
+        "share of the pool's connections in use",
+        "state",
+    ),
+    Signal(
         "thread_pool_queue",
         "executor_queued_tasks",
         _gauge("executor_queued_tasks"),
@@ -227,6 +237,14 @@ SIGNALS = (
         "count",
         "saturation",
         "Kafka consumer lag (records)",
+    ),
+    Signal(  # kafka-exporter's, where the series carry the service label (relabelled from the consumer group)
+        "consumer_lag",
+        "kafka_consumergroup_lag",
+        _gauge("kafka_consumergroup_lag"),
+        "count",
+        "saturation",
+        "Kafka consumer-group lag (messages)",
     ),
 )
 

@@ -30,6 +30,7 @@ from tools.metrics.conventions import (
     latency_template,
     traffic_template,
 )
+from tools.metrics.unplaced import seen_not_used
 
 if TYPE_CHECKING:
     from tools.metrics.prometheus import PrometheusAPI
@@ -61,7 +62,21 @@ def discover_metrics(client: PrometheusAPI, now: datetime, url: str = "") -> lis
         return [*head, _nothing_recognised(names)]
     for found in services:
         _read_service(client, found, since)
-    return head + catalogue_findings(services) + _unrecognised(names)
+    catalogue = catalogue_findings(services)
+    label = str(catalogue[0].value)
+    templates = [entry["promql"] for found in services for entry in found.entries.values()]
+    seen = seen_not_used(client, names, templates, label, since)
+    return head + catalogue + _up_findings(client, names, label, since) + ([seen] if seen else [])
+
+
+def _up_findings(client: PrometheusAPI, names: set[str], label: str, since: datetime) -> list[Finding]:
+    """`up_metric = ''` when no `up` series names the services (metrics by remote-write, federation or a backfill):
+    said, rather than left at a default doctor would find empty."""
+    if "up" in names and label in client.label_names(match="up", since=since):
+        return []
+    why = "no up series is active" if "up" not in names else f"the up series carry no {label!r} label"
+    evidence = f"{why}: a series that stops is not told apart from a scrape that stopped (answers say 'not checked')"
+    return [Finding("prometheus.up_metric", "", evidence)]
 
 
 def _services(client: PrometheusAPI, names: set[str], since: datetime) -> list[ServiceFound]:
@@ -216,13 +231,3 @@ def _nothing_recognised(names: set[str]) -> Finding:
         seen,
         (f"no known request metric is active in the last hour (looked for {known}); write the catalogue yourself",),
     )
-
-
-def _unrecognised(names: set[str]) -> list[Finding]:
-    """Histograms no convention or signal reads: said, so nothing is left out silently."""
-    known = {c.duration for c in CONVENTIONS} | {s.metric.removesuffix("_sum") for s in SIGNALS}
-    other = sorted(n.removesuffix("_bucket") for n in names if n.endswith("_bucket") and n[:-7] not in known)
-    if not other:
-        return []
-    shown = ", ".join(other[:8]) + (", …" if len(other) > 8 else "")
-    return [Finding("prometheus.metrics", None, "", (f"not recognised, so not in the catalogue: {shown}",))]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
 from tools.metrics.catalogue import ServiceCatalogue, catalogue_problems, render
+from tools.metrics.ceiling import ceiling_of
 from tools.metrics.chartline import CHART_POINTS, ChartLine, bucket_length
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
 from tools.metrics.series import (
@@ -104,7 +105,7 @@ class MetricsTools:
 
     def specs(self) -> list[ToolSpec]:
         """query_metrics (its description lists this catalogue) and list_services."""
-        units = {name: _display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
+        units = {name: _DISPLAY_UNITS.get(q.unit, (q.unit, 1.0))[0] or "count" for name, q in self.catalogue.items()}
         entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
         text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
         listing = _LIST_SERVICES_DOC.format(max_services=self.max_services)
@@ -147,7 +148,7 @@ class MetricsTools:
         promql = render(query.promql, label=label, service=_promql_string(name)[1:-1])
         log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
         result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
-        unit, factor = _display_unit(query.unit)
+        unit, factor = _DISPLAY_UNITS.get(query.unit, (query.unit, 1.0))
         points = _points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
@@ -179,6 +180,7 @@ class MetricsTools:
             stop,
             collection,
             ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
+            ceiling_of(self.client, promql, values, query.unit, factor, window.start),  # p99 >= the top bucket
         )
 
     def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
@@ -267,10 +269,6 @@ The services Prometheus holds metrics for, each with its downstream services.
 Use it when the user named no service, or one that matches none.
 Legal values: none.
 Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""
-
-
-def _display_unit(unit: str) -> tuple[str, float]:
-    return _DISPLAY_UNITS.get(unit, (unit, 1.0))
 
 
 def _points_from_result(result: Sequence[Mapping[str, Any]], factor: float) -> tuple[tuple[datetime, float], ...]:

@@ -1,16 +1,15 @@
 """What query_metrics saw, as a small frozen value, and its compact text rendering.
 
 Code reads `MetricSeries` (tools/results.py finds it on a step); the model reads `render_series()`: PromQL, stats
-with units,
-`change: HH:MM before -> after (xN)` lines for level shifts,
-`spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` lines for excursions that came and went,
-`trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the window's end,
-`sawtooth: N drops (restarts?) HH:MM–HH:MM, high -> low (xN)` for repeated climbs that drop back,
+with units, `capped: p99 >= 1,000 ms (...)` when a histogram quantile read its top finite bucket, `change: HH:MM
+before -> after (xN)` for level shifts, `spike: HH:MM before -> peak P at HH:MM (xN), back to ~A by HH:MM` for
+excursions that came and went, `trend: +35 %/h since HH:MM (before -> after, xN)` for a climb still going at the
+window's end, `sawtooth: N drops (restarts?) HH:MM–HH:MM, high -> low (xN)` for repeated climbs that drop back,
 `stopped: no samples after HH:MM (last V), D to the window's end; cause: C (up: ...; other services: ...)` for a
 series that ended early (a service that serves no requests has no latency and no error ratio: "no samples", never
 "no change"; C says whether the service stopped, the collection did, or it is unknown: tools/metrics/collection.py),
-and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and
-when there were too few points to look it says that instead (`change: not checked`).
+and about a dozen averaged points. When none of the four was found it says so (`change: none detected`), and when
+there were too few points to look it says that instead (`change: not checked`).
 
 The raw samples are not kept: the series carries the averaged cells the text shows and how many samples they
 average, so a stored step holds what the model saw, not 288 points per query.
@@ -102,6 +101,20 @@ class Collection:
 
 
 @dataclass(frozen=True)
+class Ceiling:
+    """A histogram quantile that read the histogram's top finite bucket (tools/metrics/ceiling.py): a floor."""
+
+    name: str  # "p99"
+    bucket: str  # the top finite bucket as the histogram writes it: "1 s"
+    bound: float  # the same in the display unit
+
+    def reading(self, unit: str) -> str:
+        """`p99 >= 1,000 ms (the histogram's top finite bucket is 1 s; real latency may be higher)`."""
+        shown, top = value_text(self.bound, unit), f"the histogram's top finite bucket is {self.bucket}"
+        return f"{self.name} >= {shown} ({top}; real latency may be higher)"
+
+
+@dataclass(frozen=True)
 class MetricSeries(ToolData):
     """What query_metrics saw, in the display unit; the observation text is rendered from this."""
 
@@ -122,6 +135,7 @@ class MetricSeries(ToolData):
     stop: Stop | None = None
     collection: Collection | None = None  # whether the stop is the service's or the collection's
     chart: ChartLine | None = None  # about CHART_POINTS means: what a chart of it draws
+    ceiling: Ceiling | None = None  # set when a histogram quantile read its top finite bucket
 
     @property
     def checked(self) -> bool:
@@ -153,6 +167,7 @@ def render_series(series: MetricSeries) -> str:
     if series.stats is None:
         return "\n".join([*lines, NO_SAMPLES])
     lines.append(stats_line(series.stats, series.unit))
+    lines += [f"capped: {series.ceiling.reading(series.unit)}"] if series.ceiling else []
     lines += [note] if (note := count_note(series)) else []
     lines += finding_lines(series) or [no_finding_line(series)]
     lines.append(_summary_line(series.summary, series.unit, series.window.clock_format))
@@ -179,7 +194,8 @@ def no_finding_line(series: MetricSeries) -> str:
     if not series.checked:
         needed = min_detection_points()
         return f"change: not checked (only {series.summary.samples} points; detection needs {needed})"
-    return "change: none detected (no level shift, spike, trend or sawtooth)"
+    capped = "; capped: a rise above the top finite bucket cannot show" if series.ceiling else ""
+    return f"change: none detected (no level shift, spike, trend or sawtooth{capped})"
 
 
 def render_services(listed: ServiceList) -> str:
