@@ -137,7 +137,9 @@ class ChangeFinder:
         suspects = self._deploy_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._event_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._surge_suspects(service, onset.at, span, notes)
-        best = tuple(sorted(suspects, key=lambda s: -s.score)[:MAX_SUSPECTS])
+        # equal evidence: the change nearer the onset first (a statement a minute before it, a deploy ten)
+        nearest = sorted(suspects, key=lambda s: abs(onset.at - s.at) if s.at else lookback)
+        best = tuple(sorted(nearest, key=lambda s: -s.score)[:MAX_SUSPECTS])
         found = ChangeRanking(service, window, onset, said, lookback, best, tuple(new_logs), tuple(notes))
         return ToolResult("ok", render_ranking(found), found)
 

@@ -110,3 +110,12 @@ def test_a_memory_only_incident_has_an_onset_from_memory(make_sandbox, tmp_path)
     assert abs(ranking.onset.at - box.incident_at) <= timedelta(minutes=3)
     assert ranking.lookback == TREND_LOOKBACK  # memory and restarts changed: hours, not minutes
     assert "the golden signals show no change" in result.text.splitlines()[0]
+
+
+def test_a_node_drain_in_the_kubernetes_events_ranks_as_an_event(make_sandbox, tmp_path):
+    box = make_sandbox("freight-quote-latency")
+    result = _find(box, tmp_path, toolsets=True)  # the Kubernetes stand-in and toolset, as opsbot eval runs them
+    assert result.status == "ok", result.text
+    drain = next(s for s in result.data.suspects if s.cause == "event" and s.what.startswith("event drain on node-3"))
+    assert drain is result.data.suspects[0]
+    assert drain.at is not None and abs(drain.at - box.incident_at) <= timedelta(minutes=2)

@@ -67,7 +67,9 @@ class EventPattern:
 DEFAULT_PATTERNS = (
     EventPattern(
         "ddl",
-        r"(?<!blocked by )\b(alter table|create (unique )?index|drop (table|index)|vacuum \(?full|reindex|truncate)\b",
+        # a line that waits on the statement is its effect, not the event: "still waiting ... blocked by VACUUM FULL"
+        r"^(?!.*\b(waiting for|still waiting|blocked by)\b).*?(?P<what>\b(alter table|create (unique )?index"
+        r"|drop (table|index)|vacuum \(?full|reindex|truncate)\b)",
         ("ALTER", "INDEX", "VACUUM", "REINDEX", "TRUNCATE", "DROP"),
     ),
     EventPattern("db session", r"connection authorized:.*application(_name)?=psql", ("authorized",)),
@@ -110,18 +112,23 @@ def kind_of(message: str, patterns: Sequence[EventPattern]) -> tuple[str, str] |
     """The kind of the first pattern that matches the message, and the text it matched; None when none does."""
     for pattern in patterns:
         found = re.search(pattern.match, message, re.IGNORECASE)
-        if found:
-            return pattern.kind, found.group(0)
+        if found:  # a pattern may name the part that says what happened (?P<what>...); else the whole match
+            return pattern.kind, found.group("what") if "what" in found.groupdict() else found.group(0)
     return None
 
 
 def naming_line(event: OpsEvent, lines: Sequence[str]) -> str | None:
     """The first log line (a signature new after the onset) that names what the event did: the lock waits that
     say "blocked by ALTER TABLE", the errors that say "+switch-master". Only a phrase of 5+ characters counts."""
-    phrase = event.phrase.casefold()
+    phrase = _letters(event.phrase)  # letters only: "VACUUM (FULL" is named by "(VACUUM FULL, user dba)"
     if len(phrase) < 5:
         return None
-    return next((line for line in lines if phrase in line.casefold()), None)
+    itself = _letters(event.what)[:40]  # the event's own line, new after the onset too, names nothing
+    return next((line for line in lines if phrase in _letters(line) and itself not in _letters(line)), None)
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.casefold())
 
 
 def actor_of(message: str, fields: Iterable[tuple[str, str]]) -> str:

@@ -38,7 +38,7 @@ class LogEvents:
             event = self._event(entry)
             if event is None:
                 continue
-            key = (event.kind, event.service, _VARYING.sub("#", event.what))
+            key = (event.kind, event.service, _VARYING.sub("#", entry.message))
             first = found.get(key)
             found[key] = event if first is None else OpsEvent(**{**first.__dict__, "count": first.count + 1})
         return sorted(found.values(), key=lambda e: e.at)
