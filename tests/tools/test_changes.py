@@ -114,7 +114,9 @@ def test_a_memory_only_incident_has_an_onset_from_memory(make_sandbox, tmp_path)
 
 def test_a_node_drain_in_the_kubernetes_events_ranks_as_an_event(make_sandbox, tmp_path):
     box = make_sandbox("freight-quote-latency")
-    result = _find(box, tmp_path, toolsets=True)  # the Kubernetes stand-in and toolset, as opsbot eval runs them
+    settings = sandbox_settings(box, tmp_path, toolsets=True)  # the Kubernetes stand-in, as opsbot eval runs it
+    tools = wiring.build_toolbox(settings, clock=lambda: box.now)
+    result = call_tool(tools, "find_changes", {"service": "broker-gateway", "around": iso_z(box.incident_at)})
     assert result.status == "ok", result.text
     drain = next(s for s in result.data.suspects if s.cause == "event" and s.what.startswith("event drain on node-3"))
     assert drain is result.data.suspects[0]
