@@ -118,6 +118,8 @@ def test_a_node_drain_in_the_kubernetes_events_ranks_as_an_event(make_sandbox, t
     tools = wiring.build_toolbox(settings, clock=lambda: box.now)
     result = call_tool(tools, "find_changes", {"service": "broker-gateway", "around": iso_z(box.incident_at)})
     assert result.status == "ok", result.text
-    drain = next(s for s in result.data.suspects if s.cause == "event" and s.what.startswith("event drain on node-3"))
-    assert drain is result.data.suspects[0]
+    ranking = result.data
+    assert isinstance(ranking, ChangeRanking)
+    drain = next(s for s in ranking.suspects if s.cause == "event" and s.what.startswith("event drain on node-3"))
+    assert drain is ranking.suspects[0]
     assert drain.at is not None and abs(drain.at - box.incident_at) <= timedelta(minutes=2)
