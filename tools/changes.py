@@ -163,8 +163,10 @@ class ChangeFinder:
         """The first change in the golden signals; when they are flat, the first in the other symptoms."""
         golden = [m for r in GOLDEN if (m := self.roles.get(r))]
         others = [m for r in OTHER_SYMPTOMS if (m := self.roles.get(r))] + self.saturation
-        for metrics, read in ((golden, self._series_changes), (others, self._symptom_changes)):
-            found = [(at, ratio, metric) for metric in metrics for at, ratio in read(service, metric, span, notes)]
+        # Most services lack some saturation series (no pool, no queue): an unreadable one is no failure to report.
+        unread: list[str] = []
+        for metrics, read, said in ((golden, self._series_changes, notes), (others, self._symptom_changes, unread)):
+            found = [(at, ratio, metric) for metric in metrics for at, ratio in read(service, metric, span, said)]
             if found:
                 at, ratio, metric = min(found)
                 return Onset(metric, at, ratio, self._role_of(metric))
