@@ -9,14 +9,22 @@ degraded, and log signatures that appear after the onset and not before it.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from tools.analysis import ranking
 from tools.analysis.configdiff import risky_lines_from_diff
-from tools.analysis.events import EventReader, OpsEvent, event_reasons, event_title, in_reach, naming_line
+from tools.analysis.events import (
+    EventReader,
+    OpsEvent,
+    event_reasons,
+    event_title,
+    in_reach,
+    naming_line,
+    read_events,
+)
+from tools.analysis.onsets import slow_changes, step_changes
 from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect, render_ranking
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
@@ -29,7 +37,6 @@ from tools.metrics.series import MetricSeries
 from tools.timerange import TimeWindow, instant_from_text, iso_z, utc_now
 
 AROUND = timedelta(hours=2)
-SIGNIFICANT = 1.5
 MAX_SUSPECTS = 6
 SIGNATURE_SERVICES = 8  # the nearest services whose logs are compared before and after the onset
 GOLDEN = ("latency", "errors", "traffic")
@@ -50,32 +57,6 @@ Legal values:
 Returns the onset, the lookback, then the suspects best first ("deploy" or "event"), each with its score and why \
 (timing, topology path, what its diff changed or what the event can explain, a log signature naming it); checks \
 that could not run are listed as not run."""
-
-
-def step_changes(series: MetricSeries) -> list[tuple[datetime, float]]:
-    """The series' significant change points (a fall to 0 is the largest fall of all), and when it stopped."""
-    found = [
-        (c.at, c.ratio)
-        for c in series.changes
-        if c.ratio is not None and (c.ratio >= SIGNIFICANT or c.ratio <= 1 / SIGNIFICANT)
-    ]
-    if series.stop is not None:  # no samples since: a service serving nothing has no latency, no error ratio
-        found.append((series.stop.last_at + timedelta(seconds=series.step_s), 0.0))
-    return sorted(found)
-
-
-def slow_changes(series: MetricSeries) -> list[tuple[datetime, float]]:
-    """A sawtooth (from the start of its first climb: one period before the first drop), a climb, and a count that
-    rose from zero (ratio inf), which the change points leave out (their ratio is undefined from zero)."""
-    found = [(c.at, math.inf) for c in series.changes if c.before == 0 and c.after > 0]
-    found += [
-        (t.start, t.after / t.before) for t in series.trends if t.before > 0 and t.after / t.before >= SIGNIFICANT
-    ]
-    saw = series.sawtooth
-    if saw is not None and saw.ratio is not None and saw.ratio >= SIGNIFICANT and saw.drops:
-        period = saw.drops[1] - saw.drops[0] if len(saw.drops) > 1 else timedelta(0)
-        found.append((saw.drops[0] - period, saw.ratio))
-    return found
 
 
 def _moment(around: str, now: datetime) -> datetime | None:
@@ -242,12 +223,8 @@ class ChangeFinder:
     ) -> list[Suspect]:
         """Operational events of the neighbourhood (and the cluster's nodes) in the lookback or at the onset."""
         near = ranking.neighbourhood(self.topology, service)
-        found: list[OpsEvent] = []
-        for reader in self.events:
-            try:
-                found += reader.events(near, onset.at - lookback, onset.at + timedelta(minutes=5))
-            except Exception as exc:  # a reader that failed is a check not run, never "no event"
-                notes.append(f"not run: events from {type(reader).__name__} ({type(exc).__name__}: {exc})")
+        found, failed = read_events(self.events, near, onset.at - lookback, onset.at + timedelta(minutes=5))
+        notes += failed
         reachable = [e for e in found if in_reach(e, onset.at, lookback)]
         return [self._event_suspect(e, service, onset, span, notes, signatures) for e in reachable]
 

@@ -185,3 +185,18 @@ class EventReader(Protocol):
     def events(self, services: Sequence[str], start: datetime, end: datetime) -> list[OpsEvent]:
         """The events of `services` (every one when empty) between start and end, oldest first."""
         ...
+
+
+def read_events(
+    readers: Sequence[EventReader], services: Sequence[str], start: datetime, end: datetime
+) -> tuple[list[OpsEvent], list[str]]:
+    """Every reader's events, oldest first, and a "not run" note per reader that failed (never "no event").
+    find_changes reads events through this; the playbook can call it with the same readers."""
+    found: list[OpsEvent] = []
+    notes: list[str] = []
+    for reader in readers:
+        try:
+            found += reader.events(services, start, end)
+        except Exception as exc:  # a backend failure is a check not run
+            notes.append(f"not run: events from {type(reader).__name__} ({type(exc).__name__}: {exc})")
+    return sorted(found, key=lambda e: e.at), notes
