@@ -237,7 +237,7 @@ def build_event_readers(settings: Settings, log_source: LogSource) -> list[Event
     if k.enabled:
         from tools.events.kubernetes import KubeEvents
 
-        readers.append(KubeEvents(build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s))
+        readers.append(KubeEvents(lambda: build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s))
     return readers
 
 

@@ -20,6 +20,7 @@ from tools.analysis.events import (
     kind_of,
     naming_line,
     patterns_from_config,
+    read_events,
 )
 from tools.analysis.reasons import score_of
 from tools.deploys.records import DeployRecord
@@ -162,3 +163,11 @@ def test_a_log_line_names_an_event_unless_it_is_the_event_itself() -> None:
     itself = "2x statement: ALTER TABLE orders ADD c"
     assert naming_line(_ddl(3), [itself, waits]) == waits
     assert naming_line(_ddl(3), [itself]) is None
+
+
+def test_a_cluster_that_cannot_be_reached_is_a_check_not_run(tmp_path: Path) -> None:
+    missing = tmp_path / "missing-kubeconfig"
+    reader = KubeEvents(lambda: config.new_client_from_config(config_file=str(missing)), ["shop"])
+    found, notes = read_events([reader], ["order"], ONSET - timedelta(minutes=45), ONSET)
+    assert found == []
+    assert notes and notes[0].startswith("not run: events from KubeEvents (ConfigException")

@@ -7,7 +7,7 @@ counts for the service its name starts with; a Node's event counts for the node.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,8 +32,19 @@ KINDS = {
 class KubeEvents:
     """The operational events of the allowed namespaces."""
 
-    def __init__(self, api: ApiClient, namespaces: Sequence[str], *, timeout_s: float = 10.0) -> None:
-        self.core, self.namespaces, self.timeout_s = CoreV1Api(api), list(namespaces), timeout_s
+    def __init__(
+        self, api: ApiClient | Callable[[], ApiClient], namespaces: Sequence[str], *, timeout_s: float = 10.0
+    ) -> None:
+        # A callable connects on first use: a kubeconfig that cannot load is then a check not run, not a failed start.
+        self._api, self._core = api, None if callable(api) else CoreV1Api(api)
+        self.namespaces, self.timeout_s = list(namespaces), timeout_s
+
+    @property
+    def core(self) -> CoreV1Api:
+        if self._core is None:
+            connect = self._api
+            self._core = CoreV1Api(connect() if callable(connect) else connect)
+        return self._core
 
     def events(self, services: Sequence[str], start: datetime, end: datetime) -> list[OpsEvent]:
         """The events of `services` (and every Node's) first seen between start and end, one per kind and object."""
