@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from tools.analysis.changepoints import ChangePoint, Stop
-from tools.analysis.trends import Sawtooth, Trend
+if TYPE_CHECKING:  # numpy loads with these, when a series is first analysed, not when the tools are built
+    from tools.analysis.changepoints import ChangePoint, Stop
+    from tools.analysis.trends import Sawtooth, Trend
 
 SIGNIFICANT = 1.5  # a change of at least x1.5 (or to at most 1/1.5) counts
 
