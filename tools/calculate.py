@@ -67,6 +67,7 @@ def calculate(expression: str) -> ToolResult:
     Legal expression: plain numbers (1180, not 1,180), + - * / // % ** ( ), abs, round, min, max, sqrt, log,
     log10, floor, ceil; no variables or units.
     Returns one number, or one "expression = number" line per expression.
+    Your first 3 calculate calls of a run do not use up a step.
     """
     text = expression.strip()
     if not text:

@@ -15,29 +15,48 @@ from datetime import datetime, timedelta
 
 from tools.analysis import ranking
 from tools.analysis.configdiff import risky_lines_from_diff
+from tools.analysis.events import (
+    EventReader,
+    OpsEvent,
+    event_reasons,
+    event_title,
+    in_reach,
+    naming_line,
+    read_events,
+)
+from tools.analysis.onsets import slow_changes, step_changes
 from tools.analysis.ranking import ChangeRanking, NewSignature, Onset, Reason, Suspect, render_ranking
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
+from tools.deploys.records import DeployRecord
+from tools.events.deploys import event_from_record
 from tools.logs.model import LogQuery, LogSource
 from tools.logs.shape.cluster import cluster_signatures
 from tools.metrics.query import MetricsTools
+from tools.metrics.series import MetricSeries
 from tools.timerange import TimeWindow, instant_from_text, iso_z, utc_now
 
 AROUND = timedelta(hours=2)
-SIGNIFICANT = 1.5
 MAX_SUSPECTS = 6
 SIGNATURE_SERVICES = 8  # the nearest services whose logs are compared before and after the onset
+GOLDEN = ("latency", "errors", "traffic")
+# When the golden signals are flat, the onset is the first change in these: an OOM, a crash loop, a saturated pool
+# or CPU can be the incident before any request is slower.
+OTHER_SYMPTOMS = ("memory", "restarts", "cpu")
 
 _DOC = """\
-Every change around a symptom's onset, suspects ranked: the onset in the service's metrics (it says when the \
-user's time is off), deploys of the service and of services within two hops, traffic surges in other callers \
-of a degraded dependency, log signatures new after the onset.
+Every change around a symptom's onset, suspects ranked: the onset in the service's metrics (the golden signals, \
+else memory, restarts, cpu, saturation; it says which, and when the user's time is off), deploys of the service \
+and of services within two hops, operational events with their actor (DDL and manual database sessions, job \
+starts, failovers, campaign launches in the logs; drains, evictions, restarts, rescales in Kubernetes; rollbacks \
+and failed rollouts), traffic surges in other callers of a degraded dependency, log signatures new after the onset.
 Use it after the first query_metrics, before reading diffs one by one.
 Legal values:
 - service: the service the user asks about
 - around: the time the user named, ISO 8601 UTC ("2026-11-28T15:05Z") or HH:MM; empty = the last 6 hours
-Returns the onset, the lookback, then the suspects best first, each with its score and why (timing, topology \
-path, what its diff changed, a log signature naming it); checks that could not run are listed as not run."""
+Returns the onset, the lookback, then the suspects best first ("deploy" or "event"), each with its score and why \
+(timing, topology path, what its diff changed or what the event can explain, a log signature naming it); checks \
+that could not run are listed as not run."""
 
 
 def _moment(around: str, now: datetime) -> datetime | None:
@@ -63,10 +82,15 @@ class ChangeFinder:
         topology: Mapping[str, Sequence[str]],
         roles: Mapping[str, str],
         clock: Callable[[], datetime] = utc_now,
+        *,
+        saturation: Sequence[str] = (),
+        events: Sequence[EventReader] = (),
     ) -> None:
         self.metrics, self.deploys, self.logs = metrics, deploys, logs
         self.topology = {k: list(v) for k, v in topology.items()}
-        self.roles = dict(roles)  # role (latency, errors, traffic, memory, restarts) -> catalogue metric
+        self.roles = dict(roles)  # role (latency, errors, traffic, memory, restarts, cpu) -> catalogue metric
+        self.saturation = list(saturation)  # the catalogue metrics with the role "saturation"
+        self.events = list(events)  # readers of operational events (logs, Kubernetes)
         self.clock = clock
 
     def specs(self) -> list[ToolSpec]:
@@ -87,41 +111,52 @@ class ChangeFinder:
         if onset is None:
             empty = ChangeRanking(service, window, None, said)
             return ToolResult("no_data", render_ranking(empty), empty)
-        lookback = ranking.lookback_for(self._changed(service, ("memory", "restarts"), span, notes))
+        slow = onset.signal in ("memory", "restarts") or self._changed(service, ("memory", "restarts"), span, notes)
+        lookback = ranking.lookback_for(slow)
         new_logs = self._new_signatures(service, onset.at, notes)
         cited = [(t, t) for t in (f"{n.count}x {n.template}" for n in new_logs)]
-        suspects = self._deploy_suspects(service, onset.at, lookback, span, cited, notes)
+        suspects = self._deploy_suspects(service, onset, lookback, span, cited, notes)
+        suspects += self._event_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._surge_suspects(service, onset.at, span, notes)
-        best = tuple(sorted(suspects, key=lambda s: -s.score)[:MAX_SUSPECTS])
+        # equal evidence: the change nearer the onset first (a statement a minute before it, a deploy ten)
+        nearest = sorted(suspects, key=lambda s: abs(onset.at - s.at) if s.at else lookback)
+        best = tuple(sorted(nearest, key=lambda s: -s.score)[:MAX_SUSPECTS])
         found = ChangeRanking(service, window, onset, said, lookback, best, tuple(new_logs), tuple(notes))
         return ToolResult("ok", render_ranking(found), found)
 
-    def _series_changes(self, service: str, metric: str, span: str, notes: list[str]) -> list[tuple[datetime, float]]:
+    def _series(self, service: str, metric: str, span: str, notes: list[str]) -> MetricSeries | None:
         try:
-            series = self.metrics.series(service, metric, span)
+            return self.metrics.series(service, metric, span)
         except ToolError as exc:
             notes.append(f"not run: {metric} of {service} ({exc})")
-            return []
-        found = [
-            (c.at, c.ratio)
-            for c in series.changes  # a fall to 0 (ratio 0.0) is the largest fall of all
-            if c.ratio is not None and (c.ratio >= SIGNIFICANT or c.ratio <= 1 / SIGNIFICANT)
-        ]
-        if series.stop is not None:  # no samples since: a service serving nothing has no latency, no error ratio
-            found.append((series.stop.last_at + timedelta(seconds=series.step_s), 0.0))
-        return sorted(found)
+            return None
+
+    def _series_changes(self, service: str, metric: str, span: str, notes: list[str]) -> list[tuple[datetime, float]]:
+        series = self._series(service, metric, span, notes)
+        return [] if series is None else step_changes(series)
+
+    def _symptom_changes(self, service: str, metric: str, span: str, notes: list[str]) -> list[tuple[datetime, float]]:
+        """Steps, and the slower shapes of memory and restarts: a climb, a sawtooth, a count rising from zero."""
+        series = self._series(service, metric, span, notes)
+        return [] if series is None else sorted(step_changes(series) + slow_changes(series))
 
     def _onset(self, service: str, span: str, notes: list[str]) -> Onset | None:
-        found = [
-            (at, ratio, metric)
-            for role in ("latency", "errors", "traffic")
-            if (metric := self.roles.get(role))
-            for at, ratio in self._series_changes(service, metric, span, notes)
-        ]
-        if not found:
-            return None
-        at, ratio, metric = min(found)
-        return Onset(metric, at, ratio)
+        """The first change in the golden signals; when they are flat, the first in the other symptoms."""
+        golden = [m for r in GOLDEN if (m := self.roles.get(r))]
+        others = [m for r in OTHER_SYMPTOMS if (m := self.roles.get(r))] + self.saturation
+        # Most services lack some saturation series (no pool, no queue): an unreadable one is no failure to report.
+        unread: list[str] = []
+        for metrics, read, said in ((golden, self._series_changes, notes), (others, self._symptom_changes, unread)):
+            found = [(at, ratio, metric) for metric in metrics for at, ratio in read(service, metric, span, said)]
+            if found:
+                at, ratio, metric = min(found)
+                return Onset(metric, at, ratio, self._role_of(metric))
+        return None
+
+    def _role_of(self, metric: str) -> str:
+        """The symptom an onset metric shows (latency, errors, memory, saturation ...)."""
+        named = {m: r for r, m in self.roles.items()}
+        return named.get(metric, "saturation" if metric in self.saturation else "latency")
 
     def _changed(self, service: str, roles: Sequence[str], span: str, notes: list[str]) -> bool:
         return any(self._series_changes(service, m, span, notes) for r in roles if (m := self.roles.get(r)))
@@ -129,18 +164,36 @@ class ChangeFinder:
     def _deploy_suspects(
         self,
         service: str,
-        at: datetime,
+        onset: Onset,
         lookback: timedelta,
         span: str,
         signatures: Sequence[tuple[str, str]],
         notes: list[str],
     ) -> list[Suspect]:
-        near = ranking.neighbourhood(self.topology, service)
+        """Deploys, and the records that are events (a rollback, a restart, a failed rollout) as events."""
+        near, at = ranking.neighbourhood(self.topology, service), onset.at
         try:
             records = self.deploys.records(None, at - lookback, at)
         except Exception as exc:  # a backend failure is a check not run, never "no deploy"
             notes.append(f"not run: deploys ({type(exc).__name__}: {exc})")
             return []
+        events = [e for r in records if r.service in near and (e := event_from_record(r))]
+        plain = [r for r in records if event_from_record(r) is None]
+        return self._deploys_ranked(service, at, lookback, plain, span, signatures, notes) + [
+            self._event_suspect(e, service, onset, span, notes) for e in events
+        ]
+
+    def _deploys_ranked(
+        self,
+        service: str,
+        at: datetime,
+        lookback: timedelta,
+        records: Sequence[DeployRecord],
+        span: str,
+        signatures: Sequence[tuple[str, str]],
+        notes: list[str],
+    ) -> list[Suspect]:
+        near = ranking.neighbourhood(self.topology, service)
         suspects = []
         for record in ranking.deploys_to_read(records, near, service, at, lookback):
             changed = record.service == service or self._changed(record.service, ("latency", "errors"), span, notes)
@@ -158,6 +211,44 @@ class ChangeFinder:
         diff = found.diff if found else ""
         keys = list(found.changed_keys()) if found else []  # full paths when the source read both versions
         return ranking.diff_reasons(keys, risky_lines_from_diff(diff), signatures)
+
+    def _event_suspects(
+        self,
+        service: str,
+        onset: Onset,
+        lookback: timedelta,
+        span: str,
+        signatures: Sequence[tuple[str, str]],
+        notes: list[str],
+    ) -> list[Suspect]:
+        """Operational events of the neighbourhood (and the cluster's nodes) in the lookback or at the onset."""
+        near = ranking.neighbourhood(self.topology, service)
+        found, failed = read_events(self.events, near, onset.at - lookback, onset.at + timedelta(minutes=5))
+        notes += failed
+        reachable = [e for e in found if in_reach(e, onset.at, lookback)]
+        return [self._event_suspect(e, service, onset, span, notes, signatures) for e in reachable]
+
+    def _event_suspect(
+        self,
+        event: OpsEvent,
+        service: str,
+        onset: Onset,
+        span: str,
+        notes: list[str],
+        signatures: Sequence[tuple[str, str]] = (),
+    ) -> Suspect:
+        near = ranking.neighbourhood(self.topology, service)
+        latency_errors = ("latency", "errors")
+        changed = (
+            None
+            if event.service not in near
+            else event.service == service or self._changed(event.service, latency_errors, span, notes)
+        )
+        why = event_reasons(event, service, onset.at, changed, onset.signal or self._role_of(onset.metric))
+        named = naming_line(event, [quoted for _, quoted in signatures])
+        if named is not None:
+            why.append(Reason(2, f"a log signature new after the onset names it: {named}"))
+        return Suspect("event", event_title(event), tuple(why), event.service, event.at, actor=event.actor)
 
     def _surge_suspects(self, service: str, at: datetime, span: str, notes: list[str]) -> list[Suspect]:
         traffic, found = self.roles.get("traffic"), []

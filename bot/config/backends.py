@@ -117,6 +117,11 @@ class LogsSettings(Section):
     namespace_field: str = "namespace"  # the Kubernetes namespace; in Loki a stream label of this name
     line_message_key: str = ""  # the message key inside a JSON or logfmt line ("" = message, msg, event ...)
     onset_tolerance_s: float = 300.0  # a signature that began this long before an onset is still new since it
+    # Operational events in log lines (find_changes ranks them as suspects): kind -> case-insensitive regex over the
+    # message, found by a search for any of event_words. Empty = the built-in patterns (DDL, psql sessions, job
+    # starts, failovers, campaign launches) and their words.
+    event_patterns: dict[str, str] = Field(default_factory=dict)
+    event_words: list[str] = Field(default_factory=list)
     default_limit: int = 100
     max_limit: int = 1_000
 

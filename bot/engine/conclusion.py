@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bot.engine.attempts import failed_attempt_notes
 from bot.engine.context import ContextLimits, call_text, question_text, step_to_line, steps_as_text
-from bot.engine.guards import STOP_TEXT
+from bot.engine.guards import STOP_TEXT, counted_steps
 from bot.engine.llm import LLM
 from bot.engine.prompts import load_prompt
 from bot.engine.protocol import split_final
@@ -30,7 +30,7 @@ def stop_detail(reason: StopReason, run: Run, budget: Budget) -> str:
     """The numbers behind a stop, for the label: "8 of 8 steps used", "33,120 of 32,000 tokens used"..."""
     steps = run.steps
     details = {
-        StopReason.MAX_STEPS: f"{len(steps)} of {budget.max_steps} steps used",
+        StopReason.MAX_STEPS: f"{counted_steps(steps)} of {budget.max_steps} steps used",
         StopReason.TIME_BUDGET: f"{run.elapsed_s:.0f} s used of {budget.time_budget_s:g} s",
         StopReason.TOKEN_BUDGET: f"{run.tokens_used:,} tokens used of {budget.token_budget:,}",
         StopReason.REPEATED_ACTION: f"it asked again for {call_text(steps[-1])}" if steps else "",

@@ -32,6 +32,11 @@ _UNIT_S = {
 # Free text such as a log query keeps its case, since it can matter to the backend.
 _ENUM_LIKE = re.compile(r"^[A-Za-z_][\w.\-]*$")
 _SUCCESS = ("ok", "no_data")
+# Arithmetic on numbers already observed is no investigation: a `calculate` call does not use up a step, so the
+# model computes a ratio instead of guessing it. It still costs time and tokens, and repeats are still refused;
+# past this many per run it counts like any call, so a model cannot loop on it for free.
+FREE_ACTIONS = frozenset({"calculate"})
+FREE_CALLS_PER_RUN = 3
 
 STOP_TEXT = {
     StopReason.FINISH: "the model concluded",
@@ -46,7 +51,7 @@ STOP_TEXT = {
 
 def gate_before_call(steps: Sequence[Step], budget: Budget, *, elapsed_s: float, tokens_used: int) -> StopReason | None:
     """The gate that forbids another model call, if any: steps, then time, then tokens."""
-    if len(steps) >= budget.max_steps:
+    if counted_steps(steps) >= budget.max_steps:
         return StopReason.MAX_STEPS
     if elapsed_s >= budget.time_budget_s:
         return StopReason.TIME_BUDGET
@@ -55,6 +60,12 @@ def gate_before_call(steps: Sequence[Step], budget: Budget, *, elapsed_s: float,
     if tokens_used + next_prompt >= budget.token_budget:
         return StopReason.TOKEN_BUDGET
     return None
+
+
+def counted_steps(steps: Sequence[Step]) -> int:
+    """The steps that count against max_steps: all, less the first FREE_CALLS_PER_RUN calls of a free action."""
+    free = sum(1 for step in steps if step.action in FREE_ACTIONS)
+    return len(steps) - min(free, FREE_CALLS_PER_RUN)
 
 
 def gate_after_step(steps: Sequence[Step], budget: Budget) -> StopReason | None:

@@ -23,6 +23,7 @@ from bot.engine.context import (
     tool_catalogue,
     tool_schemas,
 )
+from bot.engine.guards import counted_steps
 from bot.engine.llm import LLMReply
 from bot.engine.prompts import load_prompt
 from bot.engine.text.arguments import UNPARSED_ARGS_KEY
@@ -213,7 +214,8 @@ def _observation(outcome: Outcome, role: Literal["tool", "user"], *, prefix: str
 
 
 def _steps_in(exchanges: Sequence[Exchange]) -> int:
-    return sum(len(exchange.steps) for exchange in exchanges)
+    """The steps used so far as the budget counts them (a few calculations are free)."""
+    return counted_steps([step for exchange in exchanges for step in exchange.steps])
 
 
 def _call_to_openai(call: ToolCall) -> dict[str, Any]:

@@ -24,10 +24,9 @@ from bot.wiring.basics import (
     redact_on_first_use,
 )
 from bot.wiring.roles import NamedRouter, metric_roles, saturation_metrics, unmeasured_metrics
-from bot.wiring.toolsets import build_kube_api, build_loki_logs, optional_tool_specs
+from bot.wiring.toolsets import build_change_finder, build_kube_api, build_loki_logs, optional_tool_specs
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
-from tools.changes import ChangeFinder
 from tools.deploys.query import DeploySource, DeployTools
 from tools.logs.model import LogFields
 from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
@@ -187,7 +186,7 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
         onset_tolerance_s=c.onset_tolerance_s,
     )
     deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
-    changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, metric_roles(settings), clock=clock)
+    changes = build_change_finder(settings, metrics, deploy_source, log_source, clock)
     return [
         *metrics.specs(),
         *logs.specs(),

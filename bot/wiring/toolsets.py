@@ -22,12 +22,17 @@ from tools.toolset import Toolset
 if TYPE_CHECKING:  # the kubernetes and mcp packages load only when a toolset that needs them is on (~seconds)
     from kubernetes.client import ApiClient
 
+    from tools.analysis.events import EventReader
+    from tools.changes import ChangeFinder
     from tools.database.query import DatabaseTools  # psycopg, when a database target is configured
+    from tools.deploys.query import DeploySource
     from tools.kubernetes.query import KubernetesTools
     from tools.logs.loki import LokiLogs  # requests, when logs.backend = "loki"
-    from tools.logs.model import LogFields
+    from tools.logs.model import LogFields, LogSource
     from tools.mcp.client import MCPTools
+    from tools.metrics.query import MetricsTools
     from tools.runbooks.search import Runbooks
+    from tools.timerange import Clock
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -219,3 +224,33 @@ class _Lazy(Generic[_T]):
         if self._value is None:
             self._value = self._build()
         return self._value
+
+
+def build_event_readers(settings: Settings, log_source: LogSource) -> list[EventReader]:
+    """Where find_changes reads operational events: the logs (by the configured patterns) and, when the Kubernetes
+    toolset is on, the cluster's events in its allowed namespaces."""
+    from tools.analysis.events import patterns_from_config
+    from tools.events.logs import LogEvents
+
+    c, k = settings.logs, settings.kubernetes
+    readers: list[EventReader] = [LogEvents(log_source, patterns_from_config(c.event_patterns, c.event_words))]
+    if k.enabled:
+        from tools.events.kubernetes import KubeEvents
+
+        readers.append(KubeEvents(lambda: build_kube_api(settings), k.namespaces, timeout_s=k.timeout_s))
+    return readers
+
+
+def build_change_finder(
+    settings: Settings, metrics: MetricsTools, deploys: DeploySource, logs: LogSource, clock: Clock
+) -> ChangeFinder:
+    """find_changes over the metric tools, the deploy source, the logs and the event readers."""
+    from bot.wiring.roles import metric_roles, saturation_metrics
+    from tools.changes import ChangeFinder
+
+    roles, saturation, events = (
+        metric_roles(settings),
+        saturation_metrics(settings),
+        build_event_readers(settings, logs),
+    )
+    return ChangeFinder(metrics, deploys, logs, settings.topology, roles, clock, saturation=saturation, events=events)

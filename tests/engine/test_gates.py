@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from bot.engine.guards import action_signature, gate_after_step, gate_before_call, normalise_value
+from bot.engine.guards import action_signature, counted_steps, gate_after_step, gate_before_call, normalise_value
 from bot.engine.loop import run_agent
 from bot.engine.types import Budget, Question, Step, StopReason, Trace
 from tests.engine.engine_tools import engine_toolbox
 from tests.fakes.llm import ScriptedLLM, scripted_openai_llm, unanswered_tool_call_ids
+from tools.base import Toolbox
+from tools.calculate import calculate_tool
 
 QUESTION = Question("Why is order p99 latency high since 15:05?")
 CONCLUSION = {"content": "Established: p99 rose at 15:05. Likely cause: not yet identified. Check next: deploys."}
@@ -238,3 +242,63 @@ def test_format_error_streak_resets_after_a_good_step() -> None:
     budget = Budget(max_format_errors=2)
     assert gate_after_step([step(1, "format_error"), step(2, "ok"), step(3, "format_error")], budget) is None
     assert gate_after_step([step(1, "format_error"), step(2, "format_error")], budget) is StopReason.FORMAT_ERRORS
+
+
+def calculation_step(index: int) -> Step:
+    return Step(index, "", "calculate", {"expression": f"{index} / 2"}, str(index / 2), "ok")
+
+
+def test_the_first_calculations_of_a_run_do_not_count_against_the_step_budget() -> None:
+    budget = Budget(max_steps=2)
+    free = [step(1, "ok"), calculation_step(2), calculation_step(3), calculation_step(4)]
+    assert counted_steps(free) == 1
+    assert gate_before_call(free, budget, elapsed_s=0, tokens_used=0) is None
+    past_the_cap = [*free, calculation_step(5)]  # the fourth calculation counts like any call
+    assert counted_steps(past_the_cap) == 2
+    assert gate_before_call(past_the_cap, budget, elapsed_s=0, tokens_used=0) is StopReason.MAX_STEPS
+
+
+def test_free_calculations_still_count_against_time_and_tokens() -> None:
+    budget = Budget(max_steps=8, time_budget_s=10, token_budget=1_000)
+    calculations = [calculation_step(1), calculation_step(2)]
+    assert gate_before_call(calculations, budget, elapsed_s=10, tokens_used=0) is StopReason.TIME_BUDGET
+    assert gate_before_call(calculations, budget, elapsed_s=0, tokens_used=1_000) is StopReason.TOKEN_BUDGET
+
+
+def endless_calculations() -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A model that asks for one more, different, ratio every turn."""
+    asked = itertools.count(1)
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if "tools" not in body:
+            return CONCLUSION
+        return {"content": "One more ratio.", "tool_calls": [call("calculate", expression=f"{next(asked)} / 7")]}
+
+    return reply
+
+
+def test_a_model_looping_on_calculate_is_stopped_after_its_free_calls(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.responder = endless_calculations()
+    toolbox = Toolbox([*engine_toolbox(), calculate_tool()])
+    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), toolbox, Budget(max_steps=3))
+
+    assert_partial(trace, StopReason.MAX_STEPS, scripted_llm)
+    assert [s.action for s in trace.steps] == ["calculate"] * 6  # 3 free, then 3 that count
+    assert "3 of 3 steps used" in trace.answer
+
+
+def test_a_run_with_calculations_gets_its_full_step_budget_for_tools(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.script(
+        {"content": "The symptom.", "tool_calls": [call("query_metrics", service="order", metric="p99_latency")]},
+        {"content": "How much.", "tool_calls": [call("calculate", expression="1180 / 212")]},
+        {"content": "The errors.", "tool_calls": [call("query_logs", service="order")]},
+        {"content": "And the change.", "tool_calls": [call("calculate", expression="(1180 - 212) / 212 * 100")]},
+        {"content": "Thought: enough.\nFinal Answer:\nRoot cause: the pool. Evidence: p99 x5.6."},
+    )
+    toolbox = Toolbox([*engine_toolbox(), calculate_tool()])
+    trace = run_agent(QUESTION, scripted_openai_llm(scripted_llm), toolbox, Budget(max_steps=3))
+
+    assert trace.stop_reason is StopReason.FINISH
+    assert [s.action for s in trace.steps] == ["query_metrics", "calculate", "query_logs", "calculate", "finish"]
+    notes = [str(r.messages[-1]["content"]) for r in scripted_llm.chat_requests]
+    assert "[Step 3 of 3: your last. Give your final answer now.]" in notes[-1]

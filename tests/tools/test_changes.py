@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from pathlib import Path
+
 from bot import wiring
 from tests.eval.harness import sandbox_settings
+from tools.analysis.ranking import TREND_LOOKBACK, ChangeRanking
 from tools.base import call_tool
 from tools.timerange import iso_z
 
@@ -65,3 +69,57 @@ def test_with_the_log_store_down_new_signatures_are_reported_as_not_run(make_san
     assert result.status == "ok", result.text
     assert "not run: logs of profile" in result.text
     assert "new log signature" not in result.text
+
+
+SCENARIOS = Path(__file__).with_name("scenarios")
+
+
+def test_a_hand_run_alter_table_ranks_as_an_event_above_an_earlier_deploy(make_sandbox, tmp_path):
+    box = make_sandbox(str(SCENARIOS / "ddl-by-hand-after-deploy.toml"))
+    result = _find(box, tmp_path)
+    assert result.status == "ok", result.text
+    ranking = result.data
+    assert isinstance(ranking, ChangeRanking)
+    first, *rest = ranking.suspects
+    assert first.cause == "event" and first.service == "orders-db" and first.actor == "dba.x"
+    assert "ALTER TABLE orders ADD COLUMN gift_note text" in first.what
+    deploy = next(s for s in rest if s.cause == "deploy")
+    assert deploy.version == "v2.4.1" and deploy.score < first.score
+    assert ranking.onset is not None and first.at is not None
+    assert timedelta(0) < ranking.onset.at - first.at <= timedelta(minutes=5)
+    lines = result.text.split("suspects, best first:", 1)[1].strip().splitlines()
+    assert lines[0].startswith("1. event ddl on orders-db at ") and " by dba.x" in lines[0]
+    assert "just before the onset" in lines[0] and "can explain latency" in lines[0]
+    # the lines that wait behind the statement are its effect, not another event
+    assert not any("blocked by ALTER TABLE" in s.what for s in ranking.suspects)
+
+
+def test_a_manual_psql_session_is_an_event_with_its_user(make_sandbox, tmp_path):
+    result = _find(make_sandbox(str(SCENARIOS / "ddl-by-hand-after-deploy.toml")), tmp_path)
+    session = next(s for s in result.data.suspects if "connection authorized" in s.what)
+    assert session.cause == "event" and session.actor == "dba.x" and session.what.startswith("event db session")
+
+
+def test_a_memory_only_incident_has_an_onset_from_memory(make_sandbox, tmp_path):
+    box = make_sandbox(str(SCENARIOS / "memory-only-oom.toml"))
+    result = _find(box, tmp_path)
+    assert result.status == "ok", result.text
+    ranking = result.data
+    assert ranking.onset is not None
+    assert ranking.onset.signal in ("memory", "restarts")
+    assert abs(ranking.onset.at - box.incident_at) <= timedelta(minutes=3)
+    assert ranking.lookback == TREND_LOOKBACK  # memory and restarts changed: hours, not minutes
+    assert "the golden signals show no change" in result.text.splitlines()[0]
+
+
+def test_a_node_drain_in_the_kubernetes_events_ranks_as_an_event(make_sandbox, tmp_path):
+    box = make_sandbox("freight-quote-latency")
+    settings = sandbox_settings(box, tmp_path, toolsets=True)  # the Kubernetes stand-in, as opsbot eval runs it
+    tools = wiring.build_toolbox(settings, clock=lambda: box.now)
+    result = call_tool(tools, "find_changes", {"service": "broker-gateway", "around": iso_z(box.incident_at)})
+    assert result.status == "ok", result.text
+    ranking = result.data
+    assert isinstance(ranking, ChangeRanking)
+    drain = next(s for s in ranking.suspects if s.cause == "event" and s.what.startswith("event drain on node-3"))
+    assert drain is ranking.suspects[0]
+    assert drain.at is not None and abs(drain.at - box.incident_at) <= timedelta(minutes=2)

@@ -15,6 +15,7 @@ signatures new after the onset, and the checks that could not run.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,15 +44,17 @@ GOLDEN_SYMPTOMS = frozenset({changeclass.LATENCY, changeclass.ERRORS})
 
 @dataclass(frozen=True)
 class Suspect:
-    """One change that may explain the symptom: a deploy, or a traffic surge in another caller of a dependency."""
+    """One change that may explain the symptom: a deploy, a traffic surge in another caller of a dependency, or an
+    operational event (a DDL statement, a failover, a drain, a rollback: tools/analysis/events.py)."""
 
-    cause: Literal["deploy", "surge"]
+    cause: Literal["deploy", "surge", "event"]
     what: str  # as the ranking names it: "deploy order/v2.8.1 at 15:02", "traffic surge in web (x2.0 at 15:00)"
     reasons: tuple[Reason, ...]
     service: str  # the deployed service, or the caller whose traffic surged
     at: datetime | None
     version: str = ""  # a deploy's
     ratio: float | None = None  # a surge's traffic, after / before
+    actor: str = ""  # who ran an event, where the data names one
 
     @property
     def score(self) -> int:
@@ -60,11 +63,12 @@ class Suspect:
 
 @dataclass(frozen=True)
 class Onset:
-    """The earliest change point in the asked service's golden signals."""
+    """The earliest change point in the asked service's golden signals, else in its other symptoms."""
 
     metric: str
     at: datetime
-    ratio: float  # after / before; 0.0 when the series stopped
+    ratio: float  # after / before; 0.0 when the series stopped, inf when it rose from zero
+    signal: str = ""  # the metric's role: latency, errors, traffic, memory, restarts, cpu, saturation
 
 
 @dataclass(frozen=True)
@@ -290,10 +294,13 @@ def render_ranking(found: ChangeRanking) -> str:
     onset = found.onset
     if onset is None:
         return (
-            f"no change point in {found.service}'s golden signals over {span}; "
+            f"no change point in {found.service}'s golden signals, memory, restarts or saturation over {span}; "
             "nothing to rank (is the incident over, or elsewhere?)"
         )
-    head = [f"onset: {found.service} {onset.metric} changed at {onset.at:%Y-%m-%d %H:%M} UTC (x{onset.ratio:.1f})"]
+    size = "from 0" if math.isinf(onset.ratio) else f"x{onset.ratio:.1f}"
+    head = [f"onset: {found.service} {onset.metric} changed at {onset.at:%Y-%m-%d %H:%M} UTC ({size})"]
+    if onset.signal and onset.signal not in ("latency", "errors", "traffic"):
+        head[0] += f", in its {onset.signal}: the golden signals show no change"
     if found.said is not None and abs(onset.at - found.said) >= timedelta(minutes=15):
         head.append(f"you said {found.said:%H:%M}; the {onset.metric} change starts at {onset.at:%H:%M} UTC")
     shape = "a trend or sawtooth" if found.lookback > STEP_LOOKBACK else "a step"
