@@ -117,14 +117,15 @@ def request_of(route: str, asked: frozenset[str]) -> Request:
 
 def also_asked(asked: frozenset[str]) -> Request:
     """A smaller request inside a message routed to diagnose: a text to write, an investigation declined or scoped
-    to one value, a cause already known, one value of a past window, an alert or a term to explain, venting."""
+    to one value, a cause already known, one value of a past window, an alert or a term to explain, venting or
+    laughter."""
     if "write" in asked:
         return "write"
     if asked & {"no_dig", "only", "known", "past_value"}:
         return "lookup"
     if "concept" in asked and "why" not in asked:
         return "explain"
-    return "chat" if "vent" in asked else ""
+    return "chat" if asked & {"vent", "laugh"} else ""
 
 
 def _by_classifier_or_model(text: str, scores: Scores | None, llm: LLM | None, unsure_below: float) -> Intent:
