@@ -13,7 +13,9 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from bot.routing.lexicon import ASKED, MORE, STATED, WIDER
+from bot.routing.lexicon import ASKED, MORE, STATED, THIRD, WIDER
+
+LEXICON = 3  # the newest edition: what a model trained now reads (an artifact records its own)
 
 _PATTERNS: dict[str, str] = {
     # a state that changed for the worse (metric names alone are not symptoms: "latency" is also a lookup)
@@ -174,12 +176,13 @@ _PATTERNS: dict[str, str] = {
 
 
 @functools.cache
-def compiled_cues(lexicon: int = 2) -> dict[str, re.Pattern[str]]:
+def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
     """The cue patterns of a lexicon edition, compiled on the first message (~30 ms): importing the gate, as building
     the responder does, costs nothing until a message is classified. Edition 0 (an artifact trained before the
     lexicon): the English and Chinese cues alone; 1: a cue's words in the other languages join its English and
     Chinese ones, and the request cues follow; 2: the second edition's words join their cues, and the stated cues
-    follow. Each edition only appends, so the older cues keep their pair names."""
+    follow; 3: the third edition's words (venting, laughter, status notes) join theirs. Each edition only appends,
+    so the older cues keep their pair names."""
     merged = dict(_PATTERNS)
     if lexicon >= 1:
         merged = _joined(merged, MORE)
@@ -187,6 +190,8 @@ def compiled_cues(lexicon: int = 2) -> dict[str, re.Pattern[str]]:
     if lexicon >= 2:
         merged = _joined(merged, WIDER)
         merged.update(STATED)
+    if lexicon >= 3:
+        merged = _joined(merged, THIRD)
     return {name: re.compile(pattern) for name, pattern in merged.items()}
 
 
@@ -208,7 +213,7 @@ def _script_seam() -> re.Pattern[str]:
     return re.compile(_SCRIPT_SEAM)
 
 
-def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: int = 2) -> list[str]:
+def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: int = LEXICON) -> list[str]:
     """The cues found in normalised text (after `found_before`, cues found elsewhere, e.g. in the raw text), and every
     pair of them ("why+symptom"): a linear model cannot form the pairs itself, and "what is" + a metric reads
     differently with and without a symptom. Matched with a space where Chinese meets Latin or digits, so English cues

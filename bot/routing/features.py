@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.routing.cues import cues_in
+from bot.routing.cues import LEXICON, cues_in
 from bot.routing.hanzi import simplified_from_traditional
 from bot.routing.lexicon import ASKED_CUES, alert_cues
 
@@ -54,8 +54,9 @@ class FeatureSpec:
     cue_weight: float = 0.1  # the value of a cue feature (n-gram features share a total L2 norm of 1)
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
     # the lexicon's edition (bot/routing/cues.py compiled_cues): 0 before it (an older artifact), 1 the other
-    # languages' cues, the request cues and no address, 2 the wider request words and the stated cues
-    lexicon: int = 2
+    # languages' cues, the request cues and no address, 2 the wider request words and the stated cues, 3 venting,
+    # laughter and status notes
+    lexicon: int = LEXICON
     ask_weight: float = 0.2  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
 
     def to_dict(self) -> dict[str, int | bool | float]:
@@ -102,7 +103,7 @@ def plain_from_slack(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def normalised(text: str, simplified: bool = True, lexicon: int = 2) -> str:
+def normalised(text: str, simplified: bool = True, lexicon: int = LEXICON) -> str:
     """Plain, NFKC-folded (full-width punctuation -> ASCII), lower-case text with digit runs made generic and, if
     `simplified`, Traditional Chinese characters as Simplified ones; with `lexicon`, without a leading address."""
     text = unicodedata.normalize("NFKC", plain_from_slack(text)).lower()
@@ -134,7 +135,7 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
 
 
 @functools.lru_cache(maxsize=64)
-def cue_names(text: str, simplified: bool = True, lexicon: int = 2) -> tuple[str, ...]:
+def cue_names(text: str, simplified: bool = True, lexicon: int = LEXICON) -> tuple[str, ...]:
     """The cues of a message and their pairs (bot/routing/cues.py), a pasted alert's read in the raw text. Cached: the
     gate reads them twice, for the features and for the request (a third of a message's cost)."""
     found = alert_cues(text) if lexicon else []

@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from bot.engine.types import Intent, Request, Route, Trace
+from bot.routing.cues import LEXICON
 from bot.routing.features import cue_names, plain_from_slack
 from bot.routing.model import IntentModel, Scores, shipped_model
 from bot.safety.inbound import has_request_text, visible_text
@@ -71,14 +72,15 @@ def classify(
         return trivial
     active = model or shipped_or_none()
     scores = active.scores(text) if active is not None else None
-    routed = _with_request(_by_classifier_or_model(text, scores, llm, unsure_below), text, scores)
+    edition = active.spec.lexicon if active is not None else LEXICON
+    routed = _with_request(_by_classifier_or_model(text, scores, llm, unsure_below), text, scores, edition)
     return replace(routed, diagnose_probability=dict(scores.ranked).get("diagnose", 0.0)) if scores else routed
 
 
-def _with_request(intent: Intent, text: str, scores: Scores | None) -> Intent:
+def _with_request(intent: Intent, text: str, scores: Scores | None, edition: int) -> Intent:
     """The intent with its request (unless the model named one that fits the route) and, for an investigation, the
     smaller request its text also carries."""
-    asked = _asked_in(text)
+    asked = _asked_in(text, edition)
     request = intent.request
     if REQUEST_ROUTES.get(request) != intent.route:
         request = _likeliest_request(intent.route, scores) or request_of(intent.route, asked)
@@ -99,8 +101,13 @@ def _doubted(scores: Scores | None) -> Request:
     return cast(Request, next(request for request, _ in scores.requests if request != "investigate"))
 
 
-def _asked_in(text: str) -> frozenset[str]:
-    return frozenset(cue_names(text))
+def _asked_in(text: str, edition: int | None = None) -> frozenset[str]:
+    """The cues of the lexicon edition the serving model reads (its features have compiled them already; another
+    edition would compile a second set on the first message), the newest without a model."""
+    if edition is None:
+        active = shipped_or_none()
+        edition = active.spec.lexicon if active is not None else LEXICON
+    return frozenset(cue_names(text, True, edition))  # positional, as the features call it: one cache entry
 
 
 def request_of(route: str, asked: frozenset[str]) -> Request:
@@ -117,14 +124,15 @@ def request_of(route: str, asked: frozenset[str]) -> Request:
 
 def also_asked(asked: frozenset[str]) -> Request:
     """A smaller request inside a message routed to diagnose: a text to write, an investigation declined or scoped
-    to one value, a cause already known, one value of a past window, an alert or a term to explain, venting."""
+    to one value, a cause already known, one value of a past window, an alert or a term to explain, venting or
+    laughter."""
     if "write" in asked:
         return "write"
     if asked & {"no_dig", "only", "known", "past_value"}:
         return "lookup"
     if "concept" in asked and "why" not in asked:
         return "explain"
-    return "chat" if "vent" in asked else ""
+    return "chat" if asked & {"vent", "laugh"} else ""
 
 
 def _by_classifier_or_model(text: str, scores: Scores | None, llm: LLM | None, unsure_below: float) -> Intent:

@@ -12,6 +12,8 @@ Two parts, both features of the intent classifier (bot/routing/cues.py merges th
   words (a text reshaped or addressed to someone, "yes/no is fine", an investigation waved off, what the bot can see
   listed), and what a message states beside its request: the cause already known or still unknown, one value asked
   about a past window, venting. An artifact records the edition it was trained with (FeatureSpec.lexicon).
+- The third edition (`THIRD`): venting and sarcasm beyond English, laughter, status notes to the channel, the bot
+  waved off: chat that names an incident and asks for nothing.
 
 Patterns read normalised text (lower case, NFKC, digit runs as 0); accents are optional where writers drop them.
 """
@@ -235,6 +237,24 @@ STATED: dict[str, str] = {
     r"(urlaub|kaffee|schlaf)|\btypisch\b|\bna toll\b|想辞职|心累|人生就是|真是好主意",
 }
 
+# The third edition, written from chat that sounds like trouble and asked for nothing (a mood, a joke, a note to the
+# channel), each beside a real request in the same words: venting and sarcasm in the other languages, laughter, status
+# notes, and the bot waved off. Words join their cues as the second edition's do; "laugh" is a cue of its own.
+THIRD: dict[str, str] = {
+    "vent": r"\b(ugh|argh|rip my|living the dream|love that for us|what a way to|nothing says|bingo card|"
+    r"strikes again|here we go again|of all (days|nights)|take it personally|why does this always|why is it always|"
+    r"remind me why|another day,? another|send help|i can'?t even|just great|uf|qu[ée] maravilla|qu[ée] bonito|"
+    r"siempre me toca|me lo tomo personal|qu[ée] manera de|nada dice|aff|que maravilha|que lindo|que vida|"
+    r"sempre (cai|acontece) no meu|pro pessoal|segue o baile|pff|merci la vie|rien de tel|je le prends perso|"
+    r"toujours pendant mon|boah|herrlich|ausgerechnet|immer in meiner|nehm ich das pers[öo]nlich|"
+    r"sch[öo]ner start)\b|唉|服了|绝了|我真的会谢|心态崩|玄学|习惯了|真棒|又双叒|太难了|救命",
+    "laugh": r"\b(lol|lmao|rofl|haha\w*|hehe\w*|jaja\w*|jeje\w*|kkk+|rsrs\w*|mdr|ptdr|xd)\b|哈哈|笑死|😂|🤣|🙃|😅",
+    "fyi": r"\b(status( update)?|quick status|heads[- ]up|update for the channel|estado|point d'[ée]tape|"
+    r"zwischenstand|stand der dinge)\b ?:|同步(一下|下)|给(频道|大家)同步|进展更新",
+    "no_dig": r"\bno need for (the |a )?bot\b|\bno hace falta el bot|\bn[ãa]o precisa (do|de) bot|"
+    r"\bpas besoin du bot|\bbot nicht n[öo]tig|不用机器人|不需要机器人",
+}
+
 # a pasted alert, read in the raw text (a code block becomes the word "code" in the features' text)
 _ALERT = re.compile(r"\[(firing|warning|critical|alert)[^\]]*\]|\bfiring:|\balertname\b|【告警】|告警[:：]", re.I)
 _RESOLVED_ALERT = re.compile(r"\[resolved[^\]]*\]|\bresolved:", re.I)
@@ -246,4 +266,4 @@ def alert_cues(raw: str) -> list[str]:
     return found + (["alert_resolved"] if _RESOLVED_ALERT.search(raw) else [])
 
 
-ASKED_CUES = frozenset([*ASKED, *STATED, "alert", "alert_resolved"])
+ASKED_CUES = frozenset([*ASKED, *STATED, "laugh", "alert", "alert_resolved"])

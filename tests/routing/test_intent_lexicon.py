@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.routing.cues import compiled_cues, cues_in
+from bot.routing.cues import LEXICON, compiled_cues, cues_in
 from bot.routing.features import FeatureSpec, cue_names, features_from_text, normalised
 from bot.routing.lexicon import STATED, WIDER
 
@@ -94,7 +94,7 @@ def test_each_edition_only_appends_so_older_cues_keep_their_names_and_order() ->
 
 def test_an_artifact_of_the_first_edition_is_served_with_it() -> None:
     first = FeatureSpec.from_dict({**FeatureSpec().to_dict(), "lexicon": True})  # how such an artifact says so
-    assert first.lexicon == 1 and FeatureSpec().lexicon == 2
+    assert first.lexicon == 1 and FeatureSpec().lexicon == LEXICON
     text = "root cause confirmed: expired TLS cert on the PayNow gateway. write the post-mortem draft pls"
     assert features_from_text(text, first) != features_from_text(text)
     plain = "why is order slow since 15:05?"
