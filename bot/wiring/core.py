@@ -29,6 +29,7 @@ from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.changes import ChangeFinder
 from tools.deploys.query import DeploySource, DeployTools
+from tools.deploys.registry import build_code_source
 from tools.logs.model import LogFields
 from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
 from tools.metrics.query import MetricQuery, MetricsTools, ServiceCatalogue
@@ -186,7 +187,8 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
         message_key=c.line_message_key,
         onset_tolerance_s=c.onset_tolerance_s,
     )
-    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
+    code = build_code_source(_plain(settings.deploys.model_dump()))
+    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock, code=code)
     changes = ChangeFinder(metrics, deploy_source, log_source, settings.topology, metric_roles(settings), clock=clock)
     return [
         *metrics.specs(),
