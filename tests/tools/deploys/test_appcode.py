@@ -20,7 +20,7 @@ from tests.tools.conftest import tool_settings
 from tests.tools.deploys.repos import commit, git, init
 from tools.base import ToolError, call_tool
 from tools.deploys.appcode import RefPattern
-from tools.deploys.records import code_commits
+from tools.deploys.records import DiffReport, code_commits
 from tools.results import diff_of
 
 NOW = datetime(2026, 11, 28, 15, 0, tzinfo=UTC)
@@ -75,10 +75,16 @@ def diff(deploy_repo: Path, version: str, service: str = "order", **code: Any) -
     return result
 
 
+def report(result: Any) -> DiffReport:
+    found = diff_of(result)
+    assert found is not None, result.text
+    return found
+
+
 def test_an_image_bump_shows_the_scenarios_code_change_with_author_and_files(sandbox_repos) -> None:
     deploys, apps = sandbox_repos
     result = diff(deploys, "v3.1.0", "cart", source="git", repo_pattern=str(apps), ref_pattern=REF_PATTERN)
-    commits = code_commits(diff_of(result))
+    commits = code_commits(report(result))
     assert [c.subject for c in commits] == [
         "SessionCache: drop expireAfterWrite, sessions are invalidated on logout",
         "Keep sessions in a local cache to cut cart-cache round trips",
@@ -91,7 +97,7 @@ def test_an_image_bump_shows_the_scenarios_code_change_with_author_and_files(san
 
 def test_without_a_code_source_the_diff_has_no_commits(sandbox_repos) -> None:
     result = diff(sandbox_repos[0], "v3.1.0", "cart")
-    assert diff_of(result).code is None
+    assert report(result).code is None
     assert "code from" not in result.text
 
 
@@ -100,7 +106,7 @@ def test_the_newest_commits_are_shown_and_what_was_left_out_is_said(team_repos) 
     result = diff(
         deploys, "1.5.0", source="git", repos={"order": str(app)}, ref_pattern="v{version}", max_commits=3, max_files=2
     )
-    code = diff_of(result).code
+    code = report(result).code
     assert code is not None and code.total == 12
     assert [c.subject for c in code.commits] == ["change 11", "change 10", "change 9"]
     assert all(len(c.files) == 2 and c.files_total == 5 for c in code.commits)
@@ -112,13 +118,13 @@ def test_the_newest_commits_are_shown_and_what_was_left_out_is_said(team_repos) 
 def test_a_configuration_only_deploy_reads_no_code(team_repos) -> None:
     deploys, app = team_repos
     result = diff(deploys, "config-1", source="git", repos={"order": str(app)}, ref_pattern="v{version}")
-    assert diff_of(result).code is None
+    assert report(result).code is None
 
 
 def test_a_version_the_clone_lacks_is_said_and_the_diff_still_shown(team_repos) -> None:
     deploys, app = team_repos
     result = diff(deploys, "1.5.0", source="git", repos={"order": str(app)}, ref_pattern="release-{version}")
-    code = diff_of(result).code
+    code = report(result).code
     assert code is not None and not code.commits
     assert "no 'release-1.4.0' for version 1.4.0" in code.error
     assert "could not be read" in result.text
@@ -127,7 +133,7 @@ def test_a_version_the_clone_lacks_is_said_and_the_diff_still_shown(team_repos) 
 
 def test_a_service_without_a_repository_is_said(team_repos) -> None:
     result = diff(team_repos[0], "1.5.0", source="git", repos={"payment": "/nonexistent"})
-    code = diff_of(result).code
+    code = report(result).code
     assert code is not None and code.error == "no application repository is configured for order"
 
 
@@ -166,7 +172,7 @@ def test_the_code_comes_from_githubs_compare_api_with_each_commits_files(team_re
     result = call_tool(
         wiring.build_toolbox(settings, clock=lambda: NOW), "query_deploy_diff", {"service": "order", "version": "1.5.0"}
     )
-    code = diff_of(result).code
+    code = report(result).code
     assert code is not None and code.error == "", result.text
     assert code.total == 12 and [c.subject for c in code.commits] == ["change 11", "change 10"]
     assert code.commits[0].author == "dev2" and code.commits[0].files_total == 5
