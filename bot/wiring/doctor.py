@@ -81,6 +81,7 @@ def default_checks() -> list[Check]:
         check_slack,
         check_timezone,
         check_optional_toolsets,
+        check_runbook_tools,
     ]
 
 
@@ -233,6 +234,22 @@ def check_optional_toolsets(settings: Settings) -> CheckResult:
         return CheckResult("toolsets", "ok", "no optional toolset enabled")
     line = "; ".join(f"{s.name} {s.state}: {s.detail}" for s in statuses)
     return CheckResult("toolsets", "ok" if all(s.state == "ok" for s in statuses) else "warn", line)
+
+
+def check_runbook_tools(settings: Settings) -> CheckResult:
+    """Runbooks that tell the model to call a tool the toolset lacks (query_pods, Kubernetes off) cost it a step."""
+    from bot.wiring.core import build_tool_specs
+    from tools.runbooks.citations import missing_tools
+    from tools.runbooks.search import markdown_files
+
+    r = settings.runbooks
+    files = markdown_files(r.path.expanduser(), r.git_ref) if r.enabled else {}
+    lacking = missing_tools(files, {spec.name for spec in build_tool_specs(settings)}) if files else {}
+    if not lacking:
+        return CheckResult("runbook tools", "ok", f"the {len(files)} runbooks cite only tools the toolset has")
+    cited = "; ".join(f"{file} cites {', '.join(tools)}" for file, tools in lacking.items())
+    where = named(settings, "runbooks.path", r.path)
+    return CheckResult("runbook tools", "warn", f"{cited}: not in the toolset; turn it on or fix the runbook ({where})")
 
 
 def _core_toolset_check(name: str, settings: Settings) -> CheckResult:
