@@ -6,13 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
+from elasticsearch import helpers
+from kubernetes import config
+from osmem_server import OsmemServer
 
 from bot import wiring
+from bot.wiring.elastic import es_client
 from tests.fakes.argocd import FakeArgoCD
+from tests.fakes.kubeapi import FakeKubeAPI, deployment, iso, replicaset
 from tests.tools.conftest import tool_settings
-from tools.base import call_tool
+from tools.base import Toolbox, call_tool
+from tools.deploys.kubernetes import KubernetesDeploys
+from tools.deploys.query import DeployTools
 from tools.deploys.records import DeployList, DeployRecord, with_rollbacks
 from tools.results import deploys_of
 
@@ -75,3 +84,114 @@ def test_a_deploy_back_to_the_version_before_is_a_rollback_in_any_source() -> No
     assert with_rollbacks((record("v1.6.0", "v1.5.0", 30), bad)) == (record("v1.6.0", "v1.5.0", 30), bad)
     staging = record("v1.4.0", "v1.5.0", 30, "staging")
     assert with_rollbacks((staging, bad))[0].action == ""
+
+
+def _rs(name: str, revision: int, image: str, created: datetime, **annotations: str) -> dict[str, Any]:
+    labels = {"app": name}
+    found = replicaset(name, revision, labels, [{"name": name, "image": image}], created, namespace="shop")
+    template = found["spec"]["template"]["metadata"]
+    if "restartedAt" in annotations:
+        template["annotations"] = {"kubectl.kubernetes.io/restartedAt": annotations["restartedAt"]}
+    if "history" in annotations:
+        found["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] = annotations["history"]
+    return found
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator[FakeKubeAPI]:
+    fake = FakeKubeAPI()
+    order = deployment("order", {"app": "order"}, namespace="shop", revision=3, replicas=4)
+    done = 'ReplicaSet "order-3d5d9c" has successfully progressed.'
+    progressing = {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": done}
+    order["status"]["conditions"] = [
+        {**progressing, "lastUpdateTime": iso(at(14, 37)), "lastTransitionTime": iso(at(14, 30))}
+    ]
+    fake.add("shop", "deployments", order, deployment("cart", {"app": "cart"}, namespace="shop", revision=3))
+    fake.add(
+        "shop",
+        "replicasets",
+        _rs("order", 1, "registry/order:v1", at(9, 0)),
+        _rs("order", 2, "registry/order:v2", at(14, 2)),
+        _rs("order", 3, "registry/order:v2", at(14, 30), restartedAt=iso(at(14, 30))),
+        _rs("cart", 2, "registry/cart:v2", at(13, 0)),
+        _rs("cart", 3, "registry/cart:v1", at(9, 0), history="1"),  # `rollout undo`: revision 1's set, back
+    )
+    yield fake
+    fake.stop()
+
+
+def kube_records(fake: FakeKubeAPI, tmp_path: Path, service: str) -> tuple[DeployList, str]:
+    api = config.new_client_from_config(config_file=str(fake.write_kubeconfig(tmp_path / "kc")))
+    box = Toolbox(DeployTools(KubernetesDeploys(api, ["shop"]), clock=lambda: NOW).specs())
+    result = call_tool(box, "query_deploy_records", {"service": service, "range": "1d"})
+    found = deploys_of(result)
+    assert result.status == "ok" and found is not None, result.text
+    return found, result.text
+
+
+def test_a_rollout_restart_is_named_and_the_current_revision_says_when_it_finished(kube, tmp_path: Path) -> None:
+    found, text = kube_records(kube, tmp_path, "order")
+    current, previous = found.records[0], found.records[1]
+    assert (current.version, current.action, current.started, current.finished) == (
+        "rev3",
+        "restart",
+        at(14, 30),
+        at(14, 37),
+    )
+    assert "a restart; rolled out 14:30 → 14:37 (7 min)" in text
+    assert previous.action == "" and previous.finished is None  # the API keeps no finish for older revisions
+
+
+def test_a_rollout_undo_is_a_rollback(kube, tmp_path: Path) -> None:
+    found, text = kube_records(kube, tmp_path, "cart")
+    undo = found.of_version("rev3")
+    assert undo is not None and undo.action == "rollback"
+    assert "a rollback to rev3" in text
+    assert undo.finished is None and "no finish recorded" in text  # the Deployment has not said it finished
+
+
+@pytest.fixture(scope="module")
+def index_url() -> Iterator[str]:
+    server = OsmemServer.start(japanese=False)
+    try:
+        docs = [
+            ("v2.8.0", "v2.7.3", at(9, 0), at(9, 0), at(9, 6), ""),
+            ("v2.9.0", "v2.8.0", at(14, 2), at(14, 2), at(14, 9), ""),
+            ("v2.8.0", "v2.9.0", at(14, 20), at(14, 20), None, "rollback"),  # still rolling out
+        ]
+        actions = [
+            {
+                "_index": "cd",
+                "_source": {
+                    "@timestamp": t.isoformat(),
+                    "service": "order",
+                    "version": v,
+                    "previous_version": p,
+                    "author": "ci",
+                    "summary": f"order {v}",
+                    "rollout": {"started": s.isoformat(), **({"finished": f.isoformat()} if f else {})},
+                    "kind": kind,
+                },
+            }
+            for v, p, t, s, f, kind in docs
+        ]
+        helpers.bulk(es_client(server.url, plain_json=True), actions, refresh=True)
+        yield server.url
+    finally:
+        server.close()
+
+
+def test_a_deploy_index_gives_rollout_times_and_rollbacks_from_its_configured_fields(index_url: str) -> None:
+    fields = {"started_field": "rollout.started", "finished_field": "rollout.finished", "action_field": "kind"}
+    settings = tool_settings(
+        elasticsearch={"url": index_url, "plain_json": True}, deploys={"source": "index", "index": "cd", **fields}
+    )
+    result = call_tool(wiring.build_toolbox(settings, clock=lambda: NOW), "query_deploy_records", {"service": "order"})
+    found = deploys_of(result)
+    assert found is not None, result.text
+    back, bad, _ = found.records
+    assert (back.action, back.started, back.finished) == ("rollback", at(14, 20), None)
+    assert (bad.started, bad.finished, bad.rolled_back_at) == (at(14, 2), at(14, 9), at(14, 20))
+    lines = result.text.splitlines()
+    assert "a rollback to v2.8.0; rollout started 14:20, no finish recorded" in lines[1]
+    assert "rolled out 14:02 → 14:09 (7 min); rolled back at 14:20" in lines[2]
