@@ -9,6 +9,8 @@ changed, old → new, and the risky statements it adds, read by tools/analysis/c
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -16,6 +18,8 @@ from typing import ClassVar
 from tools.analysis.configdiff import KeyChange, key_changes_from_diff
 from tools.base import ToolData
 from tools.timerange import TimeWindow, iso_z
+
+_WORD_RX = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,20 @@ def render_diff(report: DiffReport) -> str:
 def code_commits(report: DiffReport) -> tuple[AppCommit, ...]:
     """The application commits a deploy's image bump brought, newest first (() when none were read)."""
     return report.code.commits if report.code is not None else ()
+
+
+def commits_mentioning(report: DiffReport, words: Iterable[str]) -> tuple[AppCommit, ...]:
+    """The image bump's commits whose subject or files name one of `words` (a class, a setting, a module from the
+    evidence: `DiscountService`, `expireAfterWrite`), newest first; words of under 4 characters are ignored."""
+    wanted = {w.lower() for w in words if len(w) >= 4}
+    if not wanted:
+        return ()
+    found = []
+    for c in code_commits(report):
+        tokens = {t.lower() for t in _WORD_RX.findall(" ".join((c.subject, *c.files)))}
+        if wanted & tokens:
+            found.append(c)
+    return tuple(found)
 
 
 def code_lines(code: CodeChanges) -> list[str]:

@@ -20,7 +20,7 @@ from tests.tools.conftest import tool_settings
 from tests.tools.deploys.repos import commit, git, init
 from tools.base import ToolError, call_tool
 from tools.deploys.appcode import RefPattern
-from tools.deploys.records import DiffReport, code_commits
+from tools.deploys.records import DiffReport, code_commits, commits_mentioning
 from tools.results import diff_of
 
 NOW = datetime(2026, 11, 28, 15, 0, tzinfo=UTC)
@@ -181,3 +181,12 @@ def test_the_code_comes_from_githubs_compare_api_with_each_commits_files(team_re
     assert "/repos/acme/order-service/compare/v1.4.0...v1.5.0" in seen
     assert sum(p.startswith("/repos/acme/order-service/commits/") for p in seen) == 2  # the shown commits only
     assert all(r.authorization == f"Bearer {TOKEN}" for r in github.requests)
+
+
+def test_the_commits_naming_the_evidence_are_picked_out_for_the_playbook(sandbox_repos) -> None:
+    deploys, apps = sandbox_repos
+    found = report(diff(deploys, "v3.1.0", "cart", source="git", repo_pattern=str(apps), ref_pattern=REF_PATTERN))
+    [hit] = commits_mentioning(found, ["OutOfMemoryError", "SessionCache", "at"])
+    assert hit.subject.startswith("SessionCache: drop expireAfterWrite")
+    assert commits_mentioning(found, ["expireAfterWrite"]) == (hit,)
+    assert commits_mentioning(found, ["payment", "the"]) == ()
