@@ -17,8 +17,10 @@ from osmem_server import OsmemServer
 from bot import wiring
 from bot.wiring.elastic import es_client
 from tests.fakes.argocd import FakeArgoCD
+from tests.fakes.github import FakeGitHub
 from tests.fakes.kubeapi import FakeKubeAPI, deployment, iso, replicaset
 from tests.tools.conftest import tool_settings
+from tests.tools.deploys.repos import commit, init
 from tools.base import Toolbox, call_tool
 from tools.deploys.kubernetes import KubernetesDeploys
 from tools.deploys.query import DeployTools
@@ -195,3 +197,25 @@ def test_a_deploy_index_gives_rollout_times_and_rollbacks_from_its_configured_fi
     lines = result.text.splitlines()
     assert "a rollback to v2.8.0; rollout started 14:20, no finish recorded" in lines[1]
     assert "rolled out 14:02 → 14:09 (7 min); rolled back at 14:20" in lines[2]
+
+
+def test_a_github_deployments_statuses_give_its_rollout(tmp_path: Path) -> None:
+    repo = init(tmp_path / "order-service")
+    sha = commit(repo, {"src/Order.java": "class Order {}\n"}, "init", at(9, 0))
+    fake = FakeGitHub("ghp_test")
+    with fake:
+        fake.add_repo("acme/order-service", repo)
+        fake.deploy("acme/order-service", sha, "production", at(14, 1), ref="v1.5.0")
+        fake.deployments["acme/order-service"][-1].statuses = [("in_progress", at(14, 2)), ("success", at(14, 9))]
+        fake.deploy("acme/order-service", sha, "production", at(14, 30), "failure", ref="v1.5.1")
+        github = {"api_url": fake.url, "token": "ghp_test", "repos": {"order": "acme/order-service"}}
+        settings = tool_settings(deploys={"source": "github", "github": github, "exclude_statuses": []})
+        result = call_tool(
+            wiring.build_toolbox(settings, clock=lambda: NOW), "query_deploy_records", {"service": "order"}
+        )
+    found = deploys_of(result)
+    assert found is not None, result.text
+    failed, good = found.records
+    assert (good.started, good.finished) == (at(14, 2), at(14, 9))
+    assert (failed.status, failed.started, failed.finished) == ("failure", None, None)
+    assert "rolled out 14:02 → 14:09 (7 min)" in result.text
