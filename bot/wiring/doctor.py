@@ -239,14 +239,16 @@ def check_optional_toolsets(settings: Settings) -> CheckResult:
 def check_runbook_tools(settings: Settings) -> CheckResult:
     """Runbooks that tell the model to call a tool the toolset lacks (query_pods, Kubernetes off) cost it a step."""
     from bot.wiring.core import build_tool_specs
-    from tools.runbooks.citations import missing_tools
-    from tools.runbooks.search import markdown_files
+    from tools.base import ToolError
+    from tools.runbooks.citations import runbooks_lacking
 
     r = settings.runbooks
-    files = markdown_files(r.path.expanduser(), r.git_ref) if r.enabled else {}
-    lacking = missing_tools(files, {spec.name for spec in build_tool_specs(settings)}) if files else {}
+    try:
+        count, lacking = runbooks_lacking(r.path.expanduser(), r.git_ref, lambda: build_tool_specs(settings), r.enabled)
+    except ToolError as exc:  # the toolsets check says why the runbooks cannot be read; this one only names them
+        return CheckResult("runbook tools", "warn", f"the runbooks could not be read: {exc}")
     if not lacking:
-        return CheckResult("runbook tools", "ok", f"the {len(files)} runbooks cite only tools the toolset has")
+        return CheckResult("runbook tools", "ok", f"the {count} runbooks cite only tools the toolset has")
     cited = "; ".join(f"{file} cites {', '.join(tools)}" for file, tools in lacking.items())
     where = named(settings, "runbooks.path", r.path)
     return CheckResult("runbook tools", "warn", f"{cited}: not in the toolset; turn it on or fix the runbook ({where})")

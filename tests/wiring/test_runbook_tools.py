@@ -55,3 +55,8 @@ def test_a_tool_no_toolset_has_is_named_and_disabled_runbooks_are_not_read(tmp_p
     off = settings(tmp_path, enabled=False)
     assert check_runbook_tools(off).level == "ok"
     assert check_runbook_tools in default_checks()
+
+
+def test_runbooks_that_cannot_be_read_are_a_warning_not_a_failure(tmp_path: Path) -> None:
+    result = check_runbook_tools(settings(tmp_path / "missing"))
+    assert result.level == "warn" and "could not be read" in result.line and "does not exist" in result.line

@@ -9,7 +9,9 @@ backticks or not.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
 
 _TOOL_NAME_RX = re.compile(
     r"(?<![\w./-])((?:query|search|find|list|calculate|get|describe)_[a-z0-9]+(?:_[a-z0-9]+)*)\b"
@@ -29,3 +31,21 @@ def missing_tools(files: Mapping[str, str], available: Collection[str]) -> dict[
         if lacking:
             out[name] = lacking
     return out
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+def runbooks_lacking(
+    path: Path, git_ref: str, toolset: Callable[[], Sequence[_Named]], enabled: bool = True
+) -> tuple[int, dict[str, list[str]]]:
+    """How many runbooks there are at `path` and, per file, the tools it cites that `toolset()` (built only when a
+    runbook cites a tool) lacks; (0, {}) when runbooks are off. A ToolError when they cannot be read."""
+    from tools.runbooks.search import markdown_files
+
+    files = markdown_files(path, git_ref) if enabled else {}
+    if not any(tools_named(text) for text in files.values()):
+        return len(files), {}
+    return len(files), missing_tools(files, {spec.name for spec in toolset()})
