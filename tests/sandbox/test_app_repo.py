@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
+from bot.config import Settings
 from bot.sandbox.apprepo import build_app_repo
 from bot.sandbox.scenario import CodeCommit, ScenarioError, load_scenario, scenario_from_dict
+from bot.sandbox.state import SandboxInfo
+from bot.wiring import sandbox_overrides
 
 NOW = datetime(2026, 11, 28, 15, 0, tzinfo=UTC)
 
@@ -77,3 +80,36 @@ def test_a_rollback_to_a_built_image_adds_no_commits(tmp_path: Path) -> None:
     # deploys: v2.9.0 at -30, back to v2.8.0 at -10 (nothing built), v2.8.1 at -3 (the branch's tip)
     assert _git(repo, "rev-parse", "refs/heads/order").strip() == _git(repo, "rev-parse", "order/v2.8.1").strip()
     assert _git(repo, "merge-base", "--is-ancestor", "order/v2.8.0", "order/v2.9.0") == ""  # the old tag stays put
+
+
+def _info(folder: Path) -> SandboxInfo:
+    return SandboxInfo(
+        "memory-leak-oom",
+        NOW,
+        NOW,
+        "http://127.0.0.1:9",
+        0,
+        folder / "logs.db",
+        folder / "deploys",
+        {},
+        folder / "env",
+        NOW,
+    )
+
+
+def test_the_sandbox_points_the_code_source_at_its_application_repository(tmp_path: Path) -> None:
+    build_app_repo(load_scenario("memory-leak-oom"), tmp_path / "apps.git", NOW)
+    settings = sandbox_overrides(Settings(_env_file=None), _info(tmp_path))  # type: ignore[call-arg]
+    code = settings.deploys.code
+    assert (code.source, code.repo_pattern, code.ref_pattern) == (
+        "git",
+        str(tmp_path / "apps.git"),
+        "{service}/{version}",
+    )
+    env = _info(tmp_path).env()
+    assert env["OPSBOT_DEPLOYS__CODE__SOURCE"] == "git"
+    assert env["OPSBOT_DEPLOYS__CODE__REPO_PATTERN"] == str(tmp_path / "apps.git")
+    own: dict[str, Any] = {"deploys": {"code": {"source": "github", "repo_pattern": "acme/{service}"}}}
+    configured = Settings(_env_file=None, **own)  # type: ignore[call-arg]
+    assert sandbox_overrides(configured, _info(tmp_path)).deploys.code.source == "github"  # the team's own wins
+    assert sandbox_overrides(Settings(_env_file=None), _info(tmp_path / "older")).deploys.code.source == "off"  # type: ignore[call-arg]
