@@ -155,7 +155,7 @@ class RunbooksSettings(Section):
     max_results: int = 3
     max_section_chars: int = 1_200
     # A section holding less than this share of a search's term weight (rare words weigh more) is "no good match".
-    min_score: float = 0.25
+    min_score: float = 0.1
 
 
 class MCPServerSettings(Section):
