@@ -159,6 +159,8 @@ class RunbooksSettings(Section):
     git_ref: str = "HEAD"  # read at this ref when path is a git repository
     max_results: int = 3
     max_section_chars: int = 1_200
+    # A section holding less than this share of a search's term weight (rare words weigh more) is "no good match".
+    min_score: float = 0.1
 
 
 class MCPServerSettings(Section):

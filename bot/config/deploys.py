@@ -34,6 +34,19 @@ class ArgoCDDeploysSettings(Section):
     git_repo: str = ""  # a local clone of the repository behind the apps, for diffs; "" = revisions only
 
 
+class AppCodeSettings(Section):
+    """The applications' own repositories: the commits behind an image bump, shown by query_deploy_diff."""
+
+    source: Literal["off", "git", "github"] = "off"  # github: the deploys.github API URL and token
+    repos: dict[str, str] = Field(default_factory=dict)  # service -> a local clone (git) or "owner/repo" (github)
+    repo_pattern: str = ""  # every other service: /srv/src/{service} (git) or acme/{service} (github)
+    # The ref an image version names: {version} (the tag is the version), v{version}, {sha} (the commit id inside
+    # the version, as in sha-3f2a9c1), {service} too.
+    ref_pattern: str = "{version}"
+    max_commits: int = 10  # the newest commits shown; the text says how many more there were
+    max_files: int = 8  # files shown per commit
+
+
 class DeploysSettings(Section):
     """Where deploy records come from (`source`) and which of them are suspects (`environments`, statuses).
 
@@ -63,8 +76,12 @@ class DeploysSettings(Section):
     diff_field: str = "diff"
     environment_field: str = ""  # "" = the index records no environment
     status_field: str = ""  # "" = the index records no status
+    started_field: str = ""  # when the rollout started; "" = the index records no rollout times
+    finished_field: str = ""  # when the rollout finished (all pods on the new version)
+    action_field: str = ""  # "rollback" / "restart" where the index says so; "" = rollbacks are read from versions
     github: GitHubDeploysSettings = Field(default_factory=GitHubDeploysSettings)
     argocd: ArgoCDDeploysSettings = Field(default_factory=ArgoCDDeploysSettings)
+    code: AppCodeSettings = Field(default_factory=AppCodeSettings)
     max_diff_chars: int = 6_000
 
     @model_validator(mode="before")

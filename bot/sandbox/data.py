@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.sandbox.apprepo import app_repo_path, build_app_repo
 from bot.sandbox.backends import backfill
 from bot.sandbox.cluster.objects import write_cluster
 from bot.sandbox.deployrepo import DeployRecord, build_deploy_repo
@@ -97,6 +98,7 @@ def build_sandbox(scenario: Scenario, workdir: Path, now: datetime | None = None
     timings["backfill"] = time.perf_counter() - clock
     clock = time.perf_counter()
     records = build_deploy_repo(scenario, workdir / "deploys", now)
+    build_app_repo(scenario, app_repo_path(workdir / "deploys"), now)
     write_jsonl([deploy_event(r) for r in records], workdir / "deploys.jsonl")
     cluster = write_cluster(scenario, signals, records, now, workdir / "cluster.json") if scenario.kubernetes else None
     timings["git"] = time.perf_counter() - clock

@@ -77,7 +77,7 @@ def build_deploy_repo(scenario: Scenario, repo: Path, now: datetime) -> list[Dep
     incident = scenario.incident_at(now)
     deploys = sorted([*baseline_deploys(scenario), *scenario.deploys], key=lambda d: d.at_minutes)
     repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "init", "-q", "-b", "main")
     first = deploys[0]
     _bootstrap(scenario, repo, incident + timedelta(minutes=first.at_minutes - 1440))
     running: dict[str, str] = {}
@@ -106,7 +106,7 @@ def _bootstrap(scenario: Scenario, repo: Path, at: datetime) -> None:
     for name, text in runbook_files(scenario).items():
         (repo / "runbooks" / name).write_text(text.strip("\n") + "\n")
     (repo / "README.md").write_text("# deploys\n\nGitOps state of every service; tag <service>/<version> = a deploy.\n")
-    _git(repo, "add", "-A")
+    run_git(repo, "add", "-A")
     _commit(repo, "Bootstrap service manifests", "platform-team", at)
 
 
@@ -179,11 +179,11 @@ def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: st
     changelog.write_text(changelog.read_text() + f"\n## {deploy.version}\n- {deploy.summary}\n")
     for change in deploy.files:
         _apply(folder, change, deploy)
-    _git(repo, "add", "-A")
+    run_git(repo, "add", "-A")
     commit = _commit(repo, f"{svc.name}: {deploy.summary} ({deploy.version})", deploy.author, at)
     tag = f"{svc.name}/{deploy.version}"
-    _git(repo, "tag", "-a", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at)
-    diff = _git(repo, "diff", f"{svc.name}/{previous}", tag, "--", f"services/{svc.name}") if previous else ""
+    run_git(repo, "tag", "-a", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at)
+    diff = run_git(repo, "diff", f"{svc.name}/{previous}", tag, "--", f"services/{svc.name}") if previous else ""
     return DeployRecord(
         svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff, deploy.red_herring, image
     )
@@ -199,11 +199,13 @@ def _apply(folder: Path, change: FileChange, deploy: Deploy) -> None:
 
 
 def _commit(repo: Path, message: str, author: str, at: datetime) -> str:
-    _git(repo, "commit", "-q", "-m", message, author=author, at=at)
-    return _git(repo, "rev-parse", "HEAD").strip()
+    run_git(repo, "commit", "-q", "-m", message, author=author, at=at)
+    return run_git(repo, "rev-parse", "HEAD").strip()
 
 
-def _git(repo: Path, *args: str, author: str = "platform-team", at: datetime | None = None) -> str:
+def run_git(
+    repo: Path, *args: str, author: str = "platform-team", at: datetime | None = None, stdin: str | None = None
+) -> str:
     """Run git with an explicit identity and dates (a fresh machine may have no global identity)."""
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"}
     if at is not None:
@@ -220,7 +222,7 @@ def _git(repo: Path, *args: str, author: str = "platform-team", at: datetime | N
         "commit.gpgSign=false",
     ]
     done = subprocess.run(
-        ["git", "-C", str(repo), *identity, *args], env=env, capture_output=True, text=True, check=False
+        ["git", "-C", str(repo), *identity, *args], env=env, input=stdin, capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args[:2])} failed: {done.stderr.strip()}")

@@ -111,9 +111,19 @@ class FileChange:
 
 
 @dataclass(frozen=True)
+class CodeCommit:
+    """A commit of the service's application repository that the deploy's image carries (a code change)."""
+
+    subject: str
+    author: str = ""  # "" = the deploy's author
+    files: tuple[str, ...] = ()  # paths it changes ("" = one source file named after the service)
+
+
+@dataclass(frozen=True)
 class Deploy:
     """A commit to the service's folder, tagged `<service>/<version>`. config_only: the image tag stays (only
-    files change); pods: a canary, the new version runs on that many pods and the rest keep the old one."""
+    files change); pods: a canary, the new version runs on that many pods and the rest keep the old one;
+    commits: the application's commits the new image carries, after the routine ones."""
 
     service: str
     version: str
@@ -124,6 +134,7 @@ class Deploy:
     red_herring: bool = False
     config_only: bool = False
     pods: int | None = None
+    commits: tuple[CodeCommit, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from bot.sandbox.scenario import (
     LOG_FORMATS,
     METRICS,
     SHAPES,
+    CodeCommit,
     Deploy,
     Effect,
     FileChange,
@@ -36,7 +37,13 @@ LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
 def scenario_from_table(data: dict[str, Any]) -> Scenario:
     """Build a Scenario from parsed TOML and check it; every problem found is in the one error."""
     deploys = tuple(
-        Deploy(**{**d, "files": tuple(FileChange(**f) for f in d.get("files", ()))})
+        Deploy(
+            **{
+                **d,
+                "files": tuple(FileChange(**f) for f in d.get("files", ())),
+                "commits": tuple(CodeCommit(**{**c, "files": tuple(c.get("files", ()))}) for c in d.get("commits", ())),
+            }
+        )
         for d in _named_config_deploys(data)
     )
     scenario = Scenario(
@@ -230,6 +237,20 @@ def _deploy_problems(scenario: Scenario) -> list[str]:
             problems.append(f"{what}: a canary (`pods`) needs `per_pod = true` on the service")
         if deploy.pods is not None and deploy.pods < 1:
             problems.append(f"{what}: pods {deploy.pods} must be at least 1")
+        problems += _commit_problems(deploy, what)
+    return problems
+
+
+def _commit_problems(deploy: Deploy, what: str) -> list[str]:
+    """A deploy's application commits need a subject and paths inside the repository, and an image to ride in."""
+    if not deploy.commits:
+        return []
+    problems = [f"{what}: a config_only deploy ships no image, so it has no `commits`"] if deploy.config_only else []
+    for commit in deploy.commits:
+        if not commit.subject.strip():
+            problems.append(f"{what}: every [[deploys.commits]] needs a `subject`")
+        bad = [f for f in commit.files if PurePosixPath(f).is_absolute() or ".." in PurePosixPath(f).parts]
+        problems += [f"{what}: commit file {f!r} must be a path inside the application repository" for f in bad]
     return problems
 
 

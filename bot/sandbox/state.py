@@ -11,6 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.sandbox.apprepo import REF_PATTERN as APP_REF_PATTERN
+from bot.sandbox.apprepo import app_repo_path
 from bot.sandbox.esindex import DEPLOYS_INDEX
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,12 @@ class SandboxInfo:
         if self.databases:
             targets = {name: {"services": callers} for name, callers in self.databases.items()}
             values["OPSBOT_DATABASE__TARGETS"] = json.dumps(targets)
+        if app_repo_path(self.git_repo).exists():  # the applications' code behind the images
+            values |= {
+                "OPSBOT_DEPLOYS__CODE__SOURCE": "git",
+                "OPSBOT_DEPLOYS__CODE__REPO_PATTERN": str(app_repo_path(self.git_repo)),
+                "OPSBOT_DEPLOYS__CODE__REF_PATTERN": APP_REF_PATTERN,
+            }
         if self.kubeconfig:
             values |= {
                 "OPSBOT_KUBERNETES__ENABLED": "true",

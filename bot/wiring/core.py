@@ -28,6 +28,7 @@ from bot.wiring.toolsets import build_change_finder, build_kube_api, build_loki_
 from tools.base import Toolbox, ToolSpec
 from tools.calculate import calculate_tool
 from tools.deploys.query import DeploySource, DeployTools
+from tools.deploys.registry import build_code_source
 from tools.logs.model import LogFields
 from tools.logs.query import ElasticsearchLogs, LogSource, LogTools, SqliteLogs
 from tools.metrics.query import MetricQuery, MetricsTools, ServiceCatalogue
@@ -185,7 +186,8 @@ def build_tool_specs(settings: Settings, clock: Clock = utc_now) -> list[ToolSpe
         message_key=c.line_message_key,
         onset_tolerance_s=c.onset_tolerance_s,
     )
-    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock)
+    code = build_code_source(_plain(settings.deploys.model_dump()))
+    deploys = DeployTools(deploy_source, max_diff_chars=settings.deploys.max_diff_chars, clock=clock, code=code)
     changes = build_change_finder(settings, metrics, deploy_source, log_source, clock)
     return [
         *metrics.specs(),

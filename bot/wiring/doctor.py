@@ -81,6 +81,7 @@ def default_checks() -> list[Check]:
         check_slack,
         check_timezone,
         check_optional_toolsets,
+        check_runbook_tools,
     ]
 
 
@@ -233,6 +234,24 @@ def check_optional_toolsets(settings: Settings) -> CheckResult:
         return CheckResult("toolsets", "ok", "no optional toolset enabled")
     line = "; ".join(f"{s.name} {s.state}: {s.detail}" for s in statuses)
     return CheckResult("toolsets", "ok" if all(s.state == "ok" for s in statuses) else "warn", line)
+
+
+def check_runbook_tools(settings: Settings) -> CheckResult:
+    """Runbooks that tell the model to call a tool the toolset lacks (query_pods, Kubernetes off) cost it a step."""
+    from bot.wiring.core import build_tool_specs
+    from tools.base import ToolError
+    from tools.runbooks.citations import runbooks_lacking
+
+    r = settings.runbooks
+    try:
+        count, lacking = runbooks_lacking(r.path.expanduser(), r.git_ref, lambda: build_tool_specs(settings), r.enabled)
+    except ToolError as exc:  # the toolsets check says why the runbooks cannot be read; this one only names them
+        return CheckResult("runbook tools", "warn", f"the runbooks could not be read: {exc}")
+    if not lacking:
+        return CheckResult("runbook tools", "ok", f"the {count} runbooks cite only tools the toolset has")
+    cited = "; ".join(f"{file} cites {', '.join(tools)}" for file, tools in lacking.items())
+    where = named(settings, "runbooks.path", r.path)
+    return CheckResult("runbook tools", "warn", f"{cited}: not in the toolset; turn it on or fix the runbook ({where})")
 
 
 def _core_toolset_check(name: str, settings: Settings) -> CheckResult:

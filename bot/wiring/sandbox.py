@@ -11,8 +11,11 @@ from elasticsearch import Elasticsearch
 from pydantic import SecretStr
 
 from bot.config import DatabaseTarget, MetricTemplate, Settings
+from bot.config.deploys import AppCodeSettings
 from bot.engine.types import Question, Trace
 from bot.eval import EvalCase
+from bot.sandbox.apprepo import REF_PATTERN as APP_REF_PATTERN
+from bot.sandbox.apprepo import app_repo_path
 from bot.sandbox.backends import free_port
 from bot.sandbox.control import SandboxInfo, ensure_sandbox, sandbox_down, sandbox_up
 from bot.sandbox.standins.osmem import LOCAL_ES, ensure_local_search, stop_local_search
@@ -69,7 +72,11 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
         "prometheus": settings.prometheus.model_copy(update={"url": info.prometheus_url, "metrics": metrics}),
         "logs": settings.logs.model_copy(update={"backend": backend or "sqlite", "sqlite_path": info.logs_db}),
         "deploys": settings.deploys.model_copy(
-            update={"source": "index" if backend else "git", "git_repo": info.git_repo}
+            update={
+                "source": "index" if backend else "git",
+                "git_repo": info.git_repo,
+                "code": _app_code(settings, info),
+            }
         ),
         "topology": info.topology,
         # the runbooks in the sandbox's repository, unless runbooks are configured already
@@ -98,6 +105,16 @@ def sandbox_overrides(settings: Settings, info: SandboxInfo) -> Settings:
     if info.es_url:
         update["elasticsearch"] = settings.elasticsearch.model_copy(update={"url": info.es_url, "plain_json": True})
     return settings.model_copy(update=update)
+
+
+def _app_code(settings: Settings, info: SandboxInfo) -> AppCodeSettings:
+    """The sandbox's application repository behind its images, unless the code source is configured already."""
+    apps = app_repo_path(info.git_repo)
+    if settings.deploys.code.source != "off" or not apps.exists():
+        return settings.deploys.code
+    return settings.deploys.code.model_copy(
+        update={"source": "git", "repos": {}, "repo_pattern": str(apps), "ref_pattern": APP_REF_PATTERN}
+    )
 
 
 def eval_prometheus_port(settings: Settings) -> int:

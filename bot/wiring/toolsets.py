@@ -116,7 +116,11 @@ def build_runbooks(settings: Settings) -> Runbooks:
 
     r = settings.runbooks
     return Runbooks(
-        r.path.expanduser(), git_ref=r.git_ref, max_results=r.max_results, max_section_chars=r.max_section_chars
+        r.path.expanduser(),
+        git_ref=r.git_ref,
+        max_results=r.max_results,
+        max_section_chars=r.max_section_chars,
+        min_score=r.min_score,
     )
 
 

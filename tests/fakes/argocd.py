@@ -39,8 +39,9 @@ class FakeArgoCD(FakeRestAPI):
             "status": {"history": [], "sync": {"status": "Synced"}, "health": {"status": "Healthy"}},
         }
 
-    def sync(self, name: str, revision: str, at: datetime, who: str = "") -> None:
-        """A successful sync to `revision` finished at `at` (appended to the history, as Argo CD does)."""
+    def sync(self, name: str, revision: str, at: datetime, who: str = "", started: datetime | None = None) -> None:
+        """A successful sync to `revision` started at `started` (default: `at`'s minute) and finished at `at`
+        (appended to the history, as Argo CD does)."""
         app = self.apps[name]
         history = app["status"]["history"]
         initiated = {"username": who} if who else {"automated": True}
@@ -48,7 +49,7 @@ class FakeArgoCD(FakeRestAPI):
             {
                 "id": len(history),
                 "revision": revision,
-                "deployStartedAt": _iso(at.replace(second=0)),
+                "deployStartedAt": _iso(started or at.replace(second=0)),
                 "deployedAt": _iso(at),
                 "source": dict(app["spec"]["source"]),
                 "initiatedBy": initiated,
@@ -56,6 +57,11 @@ class FakeArgoCD(FakeRestAPI):
         )
         app["status"]["operationState"] = _operation("Succeeded", revision, at, initiated)
         app["status"]["sync"] = {"status": "Synced", "revision": revision}
+
+    def rollback(self, name: str, history_id: int, at: datetime, who: str, started: datetime | None = None) -> None:
+        """`argocd app rollback <name> <id>`: a sync to that history entry's revision, appended as a new entry."""
+        revision = self.apps[name]["status"]["history"][history_id]["revision"]
+        self.sync(name, revision, at, who, started)
 
     def fail_sync(self, name: str, revision: str, at: datetime, who: str = "") -> None:
         """A sync that failed: not in the history, only in the last operation's state."""

@@ -3,7 +3,9 @@
 - `GET /repos/{owner}/{repo}/deployments` (newest first; `environment`, `sha`, `per_page`, `page`; a Link header
   with rel="next" and rel="last", as GitHub paginates)
 - `GET /repos/{owner}/{repo}/deployments/{id}/statuses` (newest first)
-- `GET /repos/{owner}/{repo}/compare/{base}...{head}` (commits oldest first, files with their patch), computed by git
+- `GET /repos/{owner}/{repo}/compare/{base}...{head}` (shas, tags or branches; commits oldest first, with
+  `total_commits`, files with their patch; 404 for a ref the repository lacks), computed by git
+- `GET /repos/{owner}/{repo}/commits/{sha}` (one commit with the files it changed)
 - `GET /repos/{owner}/{repo}/contents/{path}?ref=` (base64 content; 404 where the file does not exist)
 
 Bearer auth is checked on every request (GitHub's "Bad credentials" 401 otherwise); faults (429 with Retry-After,
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from tests.fakes.restserver import FakeRestAPI, Reply
 
@@ -46,7 +49,8 @@ class FakeGitHub(FakeRestAPI):
         repo = r"/repos/(?P<repo>[^/]+/[^/]+)"
         self.route(f"{repo}/deployments", self._deployments)
         self.route(rf"{repo}/deployments/(?P<id>\d+)/statuses", self._statuses)
-        self.route(rf"{repo}/compare/(?P<base>[0-9a-f]+)\.\.\.(?P<head>[0-9a-f]+)", self._compare)
+        self.route(rf"{repo}/compare/(?P<base>[^/]+?)\.\.\.(?P<head>[^/]+)", self._compare)
+        self.route(rf"{repo}/commits/(?P<sha>[0-9a-f]{{7,40}})", self._commit)
         self.route(f"{repo}/contents/(?P<path>.+)", self._contents)
 
     def add_repo(self, name: str, path: Path) -> None:
@@ -124,13 +128,11 @@ class FakeGitHub(FakeRestAPI):
         repo = self.repos.get(m["repo"])
         if repo is None:
             return _not_found()
-        base, head = m["base"], m["head"]
+        base, head = _resolved(repo, unquote(m["base"])), _resolved(repo, unquote(m["head"]))
+        if not base or not head:
+            return _not_found()
         log = _git(repo, "log", "--reverse", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e", f"{base}..{head}")
-        commits = []
-        for raw in filter(str.strip, log.split("\x1e")):
-            sha, name, date, message = raw.strip("\n").split("\x1f", 3)
-            author = {"name": name, "email": f"{name}@example.com", "date": date}
-            commits.append({"sha": sha, "commit": {"author": author, "committer": author, "message": message.strip()}})
+        commits = [_commit_json(raw) for raw in filter(str.strip, log.split("\x1e"))]
         files = [
             self._file(repo, base, head, line) for line in _git(repo, "diff", "--name-status", base, head).splitlines()
         ]
@@ -143,6 +145,17 @@ class FakeGitHub(FakeRestAPI):
             "files": files,
         }
         return 200, body, {}
+
+    def _commit(self, m: re.Match[str], q: dict[str, str]) -> Reply:
+        repo = self.repos.get(m["repo"])
+        sha = _resolved(repo, m["sha"]) if repo is not None else ""
+        if repo is None or not sha:
+            return _not_found()
+        raw = _git(repo, "log", "-1", "--format=%H%x1f%an%x1f%aI%x1f%B", sha)
+        parent = _git(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
+        old = parent[0] if parent else _git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
+        lines = _git(repo, "diff", "--name-status", old, sha).splitlines()
+        return 200, {**_commit_json(raw), "files": [self._file(repo, old, sha, line) for line in lines]}, {}
 
     def _file(self, repo: Path, base: str, head: str, line: str) -> dict[str, Any]:
         code, name = line.split("\t", 1)
@@ -182,6 +195,30 @@ class FakeGitHub(FakeRestAPI):
             },
             {},
         )
+
+
+def _commit_json(raw: str) -> dict[str, Any]:
+    """A commit as GitHub lists it; the author's login is the git author's name (the stand-in's users)."""
+    sha, name, date, message = raw.strip("\n").split("\x1f", 3)
+    author = {"name": name, "email": f"{name}@example.com", "date": date}
+    return {
+        "sha": sha,
+        "commit": {"author": author, "committer": author, "message": message.strip()},
+        "author": {"login": name, "type": "User"},
+    }
+
+
+def _resolved(repo: Path, ref: str) -> str:
+    """The commit a sha, tag or branch names; "" when the repository has no such ref (GitHub's 404)."""
+    if ref.startswith("-"):
+        return ""
+    done = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def _not_found() -> Reply:

@@ -24,7 +24,7 @@ def test_the_error_signature_finds_the_section_that_explains_it() -> None:
         {"query": "HikariPool-1 - Connection is not available, request timed out", "service": "order"},
     )
     assert result.status == "ok"
-    assert result.text.splitlines()[1] == "1. Runbook: order-latency.md § Connection pool"
+    assert result.text.splitlines()[1] == "1. Runbook: order-latency.md § Connection pool (score 1.00)"
     assert "pods × pool size must stay below orders-db's" in result.text
 
 

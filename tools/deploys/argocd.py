@@ -45,6 +45,8 @@ class _Sync:
     chart: str
     phase: str  # Succeeded for history entries
     before: _Sync | None = None  # the newest successful sync older than this one
+    started: datetime | None = None  # deployStartedAt (at is deployedAt, when the sync finished)
+    rollback: bool = False  # back to a revision an older sync (not the one just before) deployed
 
 
 class ArgoCDDeploys(ReadsDeploys):
@@ -147,7 +149,7 @@ class ArgoCDDeploys(ReadsDeploys):
         if failed is not None and all(s.at < failed.at for s in syncs):
             syncs.append(failed)
         syncs.sort(key=lambda s: s.at, reverse=True)
-        return [replace(s, before=_before(syncs, i)) for i, s in enumerate(syncs)]
+        return [replace(s, before=_before(syncs, i), rollback=_is_rollback(syncs, i)) for i, s in enumerate(syncs)]
 
     def _environment(self, spec: dict[str, Any]) -> str:
         destination = spec.get("destination") or {}
@@ -169,6 +171,9 @@ class ArgoCDDeploys(ReadsDeploys):
             previous_version=previous,
             environment=sync.environment,
             status=sync.phase,
+            started=sync.started,
+            finished=sync.at if sync.phase == "Succeeded" else None,
+            action="rollback" if sync.rollback else "",
         )
 
     def _version(self, sync: _Sync) -> str:
@@ -237,6 +242,7 @@ def _from_history(app: str, service: str, env: str, h: dict[str, Any]) -> _Sync:
         str(source.get("path", "")),
         str(source.get("chart", "")),
         "Succeeded",
+        started=_time(h["deployStartedAt"]) if h.get("deployStartedAt") else None,
     )
 
 
@@ -258,12 +264,22 @@ def _failed_operation(app: str, service: str, env: str, spec: dict[str, Any], op
         str(source.get("path", "")),
         str(source.get("chart", "")),
         str(op["phase"]),
+        started=_time(op["startedAt"]),
     )
 
 
 def _before(syncs: list[_Sync], index: int) -> _Sync | None:
     """The newest successful sync older than syncs[index] (syncs are newest first)."""
     return next((s for s in syncs[index + 1 :] if s.phase == "Succeeded"), None)
+
+
+def _is_rollback(syncs: list[_Sync], index: int) -> bool:
+    """A successful sync to a revision that an older sync deployed, other than the one just before it (Argo CD's
+    rollback appends the old history entry's revision again)."""
+    sync, before = syncs[index], _before(syncs, index)
+    if sync.phase != "Succeeded" or before is None or before.revision == sync.revision:
+        return False
+    return any(s.revision == sync.revision and s.phase == "Succeeded" for s in syncs[index + 1 :])
 
 
 def _key(sync: _Sync) -> tuple[datetime, str, str]:

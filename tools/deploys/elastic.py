@@ -42,6 +42,9 @@ class DeployFields:
     diff: str = "diff"
     environment: str = ""
     status: str = ""
+    started: str = ""  # the rollout's start and finish ("" = not recorded)
+    finished: str = ""
+    action: str = ""  # "rollback" / "restart" where the index says so
 
 
 @dataclass(frozen=True)
@@ -139,14 +142,9 @@ class ElasticsearchDeploys(ReadsDeploys):
 
     def _record(self, source: dict[str, Any]) -> DeployRecord:
         f = self.fields
-        try:
-            moment = datetime.fromisoformat(str(_field(source, f.timestamp)))
-        except ValueError as exc:  # a wrong field name is a setting to fix, not a crash
-            raise ToolError(
-                f"a deploy event in {self.index} has no ISO time in field {f.timestamp!r} "
-                f"(the configured timestamp field): {exc}"
-            ) from exc
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        moment = self._time(source, f.timestamp, "timestamp")
+        assert moment is not None
+        action = str(_field(source, f.action)).lower() if f.action else ""
         return DeployRecord(
             service=str(_field(source, f.service)),
             version=str(_field(source, f.version)),
@@ -158,7 +156,25 @@ class ElasticsearchDeploys(ReadsDeploys):
             files=files_from_diff(str(_field(source, f.diff))),
             environment=str(_field(source, f.environment)) if f.environment else "",
             status=str(_field(source, f.status)) if f.status else "",
+            started=self._time(source, f.started, "started") if f.started else None,
+            finished=self._time(source, f.finished, "finished") if f.finished else None,
+            action=action if action in ("rollback", "restart") else "",
         )
+
+    def _time(self, source: dict[str, Any], name: str, setting: str) -> datetime | None:
+        """The field's ISO time in UTC; None when the document lacks it (a rollout still running has no finish);
+        a value that is not a time is a setting to fix, not a crash."""
+        value = _field(source, name)
+        if value == "" and setting != "timestamp":
+            return None
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ToolError(
+                f"a deploy event in {self.index} has no ISO time in field {name!r} "
+                f"(the configured {setting} field): {exc}"
+            ) from exc
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _field(source: dict[str, Any], name: str) -> Any:

@@ -1,10 +1,12 @@
 """GitHubDeploys: deploy records from the GitHub Deployments API, one repository per service.
 
 A record is a deployment (`GET /repos/{repo}/deployments`, newest first, pages followed) with its latest status
-(`.../deployments/{id}/statuses`, newest first) and environment. Its version is `payload.version`, else a ref that
-reads as a version (v1.4.0), else the short sha. Its diff is the compare API between the previous successful
-deployment to the same environment and this one (`GET /repos/{repo}/compare/{base}...{head}`: commits and each file's
-patch); configuration files are read whole at both shas (`GET /repos/{repo}/contents/{path}?ref=`) for full key paths.
+(`.../deployments/{id}/statuses`, newest first) and environment; its rollout started at the first `in_progress`
+status (else when the deployment was created) and finished at the first `success`. Its version is `payload.version`,
+else a ref that reads as a version (v1.4.0), else the short sha. Its diff is the compare API between the previous
+successful deployment to the same environment and this one (`GET /repos/{repo}/compare/{base}...{head}`: commits and
+each file's patch); configuration files are read whole at both shas (`GET /repos/{repo}/contents/{path}?ref=`) for
+full key paths.
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ class GitHubDeploys(ReadsDeploys):
             found, more = self._deployments(name)
             inside = [i for i, d in enumerate(found) if start <= _time(d["created_at"]) < end]
             for i in inside[:MAX_STATUSES]:  # one status request each
-                records.append(self._record(name, found[i], _previous(found, i), self._status(name, found[i])))
+                statuses = self._statuses(name, found[i])
+                record = self._record(name, found[i], _previous(found, i), _state(statuses))
+                started, finished = _rollout(found[i], statuses)
+                records.append(replace(record, started=started, finished=finished))
             if len(inside) > MAX_STATUSES:
                 notes.append(f"{name}: only the newest {MAX_STATUSES} of {len(inside)} deployments were read")
             if more and found and _time(found[-1]["created_at"]) > start:
@@ -72,7 +77,7 @@ class GitHubDeploys(ReadsDeploys):
         wanted = {e.lower() for e in environments}
         index = next((i for i in matches if str(found[i].get("environment", "")).lower() in wanted), matches[0])
         head, base = found[index], self._base(service, found, index)
-        record = self._record(service, head, base, self._status(service, head))
+        record = self._record(service, head, base, _state(self._statuses(service, head)))
         if base is None:
             return DeployDiff(record, "", (), ("the first deployment to this environment: nothing earlier to compare",))
         return self._compare(service, record, base["sha"], head["sha"])
@@ -101,20 +106,22 @@ class GitHubDeploys(ReadsDeploys):
         )
         return sorted(items, key=lambda d: _time(d["created_at"]), reverse=True), more
 
-    def _status(self, service: str, deployment: dict[str, Any]) -> str:
+    def _statuses(self, service: str, deployment: dict[str, Any]) -> list[dict[str, Any]]:
+        """The deployment's statuses, newest first (one page: its rollout's in_progress and success are there)."""
         repo = self.repos[service]
-        statuses = self.client.get(
-            f"/repos/{repo}/deployments/{deployment['id']}/statuses",
-            {"per_page": 1},
-            what=f"reading the status of deployment {deployment['id']} of {repo}",
+        return list(
+            self.client.get(
+                f"/repos/{repo}/deployments/{deployment['id']}/statuses",
+                {"per_page": 100},
+                what=f"reading the status of deployment {deployment['id']} of {repo}",
+            )
         )
-        return str(statuses[0].get("state", "")) if statuses else "pending"
 
     def _base(self, service: str, found: list[dict[str, Any]], index: int) -> dict[str, Any] | None:
         """The newest earlier deployment to the same environment that went out (success or inactive)."""
         env = found[index].get("environment")
         for d in found[index + 1 :]:
-            if d.get("environment") == env and self._status(service, d) in DEPLOYED:
+            if d.get("environment") == env and _state(self._statuses(service, d)) in DEPLOYED:
                 return d
         return None
 
@@ -161,6 +168,20 @@ class GitHubDeploys(ReadsDeploys):
         if reply.get("encoding") != "base64":
             return None
         return base64.b64decode(reply.get("content", "")).decode("utf-8", errors="replace")
+
+
+def _state(statuses: list[dict[str, Any]]) -> str:
+    """The latest status' state ("pending" before the first status)."""
+    return str(statuses[0].get("state", "")) if statuses else "pending"
+
+
+def _rollout(deployment: dict[str, Any], statuses: list[dict[str, Any]]) -> tuple[datetime | None, datetime | None]:
+    """started: the first in_progress status (else the deployment's creation); finished: the first success."""
+    oldest_first = list(reversed(statuses))
+    running = next((s for s in oldest_first if s.get("state") == "in_progress"), None)
+    done = next((s for s in oldest_first if s.get("state") == "success"), None)
+    started = _time(running["created_at"]) if running else _time(deployment["created_at"])
+    return (started if done or running else None), (_time(done["created_at"]) if done else None)
 
 
 def _file_diff(f: dict[str, Any]) -> str:

@@ -3,6 +3,12 @@
 A revision's ReplicaSet carries what rolled out: when (its creation time), the images, and the change-cause
 annotation. Its "diff" compares the pod template with the previous revision's (images, env, args, resources).
 A version is named `rev<N>` after the Deployment's revision number; its environment is the namespace.
+
+What the objects say of the rollout itself: `kubectl rollout restart` stamps the template with
+`kubectl.kubernetes.io/restartedAt` (a restart: same images, started then); `kubectl rollout undo` brings an old
+ReplicaSet back under a new revision number and lists its old numbers in `deployment.kubernetes.io/revision-history`
+(a rollback); the Deployment's `Progressing` condition with reason `NewReplicaSetAvailable` says when the current
+revision finished rolling out. Older revisions' finish times are not kept by the API.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +25,9 @@ from kubernetes.client import ApiClient, AppsV1Api
 from tools.deploys.query import DeployRead, ReadsDeploys
 from tools.deploys.records import DeployDiff, DeployRecord
 from tools.kubernetes.api import CHANGE_CAUSE, images_of, kube_request, revision_of, rollout_revisions
+
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # set on the pod template by `kubectl rollout restart`
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"  # the old revisions of a ReplicaSet brought back
 
 
 class KubernetesDeploys(ReadsDeploys):
@@ -77,14 +87,38 @@ class KubernetesDeploys(ReadsDeploys):
 
     def _records(self, name: str, ns: str) -> list[DeployRecord]:
         revisions = rollout_revisions(self.apps, ns, name, self.timeout_s)
-        return [
+        records = [
             _record(name, ns, rs, revisions[i + 1] if i + 1 < len(revisions) else None)
             for i, rs in enumerate(revisions)
         ]
+        if records:  # the current revision: started with its ReplicaSet, finished when the Deployment says so
+            current = revisions[0]
+            finish = self._finished(name, ns, current)
+            records[0] = replace(records[0], started=current.metadata.creation_timestamp, finished=finish)
+        return records
+
+    def _finished(self, name: str, ns: str, current: Any) -> datetime | None:
+        """When the current revision finished rolling out (the Deployment's Progressing condition), else None."""
+        dep = kube_request(
+            f"reading deployment {name} in {ns}",
+            lambda: self.apps.read_namespaced_deployment(name, ns, _request_timeout=self.timeout_s),
+        )
+        for c in (dep.status.conditions if dep.status else None) or []:
+            if (
+                c.type == "Progressing"
+                and c.reason == "NewReplicaSetAvailable"
+                and current.metadata.name in (c.message or "")
+            ):
+                return c.last_update_time
+        return None
 
 
 def _record(name: str, namespace: str, rs: Any, before: Any | None) -> DeployRecord:
     cause = (rs.metadata.annotations or {}).get(CHANGE_CAUSE, "") or "(no change-cause recorded)"
+    restarted = _restarted_at(rs)
+    restart = restarted is not None and before is not None and restarted != _restarted_at(before)
+    restart = restart and images_of(rs) == images_of(before)
+    rollback = bool((rs.metadata.annotations or {}).get(REVISION_HISTORY))
     return DeployRecord(
         service=name,
         version=f"rev{revision_of(rs)}",
@@ -95,7 +129,14 @@ def _record(name: str, namespace: str, rs: Any, before: Any | None) -> DeployRec
         previous_version=f"rev{revision_of(before)}" if before is not None else "",
         files=(f"deployment/{name}",),
         environment=namespace,
+        action="rollback" if rollback else "restart" if restart else "",
     )
+
+
+def _restarted_at(rs: Any) -> str | None:
+    template = rs.spec.template if rs.spec else None
+    annotations = (template.metadata.annotations if template and template.metadata else None) or {}
+    return annotations.get(RESTARTED_AT)
 
 
 def _template_diff(name: str, before: Any | None, after: Any) -> str:

@@ -13,13 +13,25 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tools.analysis.configdiff import key_changes_from_diff, risky_lines_from_diff
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.deploys.records import DeployDiff, DeployList, DeployRecord, DiffReport, render_deploys, render_diff
+from tools.deploys.records import (
+    CodeChanges,
+    DeployDiff,
+    DeployList,
+    DeployRecord,
+    DiffReport,
+    render_deploys,
+    render_diff,
+    with_rollbacks,
+)
 from tools.timerange import Clock, utc_now, window_from_args
+
+if TYPE_CHECKING:  # the code sources read versions as the git source does (tools/deploys/git imports this module)
+    from tools.deploys.appcode import CodeSource
 
 __all__ = [
     "DeployDiff",
@@ -117,12 +129,20 @@ def files_from_diff(diff: str) -> tuple[str, ...]:
 
 
 class DeployTools:
-    """The deploy tools over one DeploySource."""
+    """The deploy tools over one DeploySource; with a CodeSource, an image bump's diff shows the application's
+    commits between the two tags."""
 
     def __init__(
-        self, source: DeploySource, *, max_diff_chars: int = 6_000, services_ttl_s: float = 60.0, clock: Clock = utc_now
+        self,
+        source: DeploySource,
+        *,
+        max_diff_chars: int = 6_000,
+        services_ttl_s: float = 60.0,
+        clock: Clock = utc_now,
+        code: CodeSource | None = None,
     ) -> None:
         self.source = source
+        self.code = code
         self.max_diff_chars = max_diff_chars
         self.clock = clock
         self._services = CachedNames(source.services, services_ttl_s)
@@ -146,7 +166,7 @@ class DeployTools:
         name = self._service_or_all(service)
         window = window_from_args(range, start, end, self.clock())
         read = self.source.read(name, window.start, window.end)
-        records = read.records
+        records = with_rollbacks(read.records)
         found = DeployList(name, window, tuple(records[:MAX_RECORDS]), len(records), notes=read.notes)
         if not records:
             found = self._with_latest_before(found)
@@ -170,6 +190,8 @@ class DeployTools:
             )
             raise ToolError(f"no diff is recorded for {name}/{wanted}.")
         report = diff_report(found, self.max_diff_chars)
+        if self.code is not None:
+            report = replace(report, code=_code_of(self.code, found))
         return ToolResult("ok", render_diff(report), report)
 
     def _with_latest_before(self, found: DeployList) -> DeployList:
@@ -193,6 +215,14 @@ class DeployTools:
         return versions[0] if versions else "v1.2.3"
 
 
+def _code_of(code: CodeSource, found: DeployDiff) -> CodeChanges | None:
+    """The application's commits between the two image tags; None when the deploy kept its image."""
+    from tools.deploys.appcode import image_change
+
+    bump = image_change(found)
+    return code.changes(found.record.service, *bump) if bump is not None else None
+
+
 def diff_report(found: DeployDiff, max_chars: int) -> DiffReport:
     """The diff as the model reads it (`index` lines dropped, cut at `max_chars` on a line end) and what it changed."""
     # `index abc..def 100644` lines carry no meaning for a diagnosis; drop them to save tokens.
@@ -212,14 +242,15 @@ Legal values:
 - service: as the deploy records name it; "*" = all
 - range: <n>m|h|d ending at end (or now), or ISO "start/end"
 - start, end: ISO 8601 UTC instead of range (2026-11-28T14:00Z); empty end = now
-Returns one line per deploy (time, service/version, previous version, author, summary, files; environment and \
-status where recorded), at most {max_records}, then notes on what was left out: other environments, failed \
-deploys, commits outside every service folder."""
+Returns one line per deploy (time, service/version, previous version, author, summary, files; environment, \
+status, rollout start → finish, rollback and restart where recorded), at most {max_records}, then notes on \
+what was left out: other environments, failed deploys, commits outside every service folder."""
 
 _DIFF_DOC = """\
 What one deploy changed: the diff of the service's folder (config and code) against the previous deploy.
 Use it after query_deploy_records named a suspect version, for the exact setting or code that changed.
 Legal values: version as query_deploy_records lists it, e.g. v1.4.0 or config@3f2a9c1 (an unknown one gets the \
 known ones back); service: the version's service.
-Returns a header (time, author, summary, files), the changed keys with their full paths (old → new), and the \
-diff, cut at {max_chars} characters."""
+Returns a header (time, author, summary, files), the changed keys with their full paths (old → new), when the \
+deploy changed an image tag the application's commits between the two tags (subject, author, files; newest \
+first), and the diff, cut at {max_chars} characters."""

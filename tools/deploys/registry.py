@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.deploys.filters import DeployFilter, FilteredDeploys
 from tools.deploys.query import DeploySource
+
+if TYPE_CHECKING:
+    from tools.deploys.appcode import CodeSource
+    from tools.deploys.rest import RestClient
 
 Options = Mapping[str, Any]  # the deploys settings section as plain values (secrets unwrapped by the caller)
 
@@ -37,17 +41,23 @@ def _index(o: Options, c: Connections) -> DeploySource:
     from tools.deploys.elastic import DeployFields, ElasticsearchDeploys
 
     names = ("timestamp", "service", "version", "previous_version", "author", "commit", "summary", "diff")
-    fields = DeployFields(**{n: o[f"{n}_field"] for n in (*names, "environment", "status")})
+    optional = ("environment", "status", "started", "finished", "action")
+    fields = DeployFields(**{n: o.get(f"{n}_field", "") for n in (*names, *optional)})
     return ElasticsearchDeploys(c.elasticsearch(), o["index"], fields)
 
 
 def _github(o: Options, c: Connections) -> DeploySource:
     from tools.deploys.github import GitHubDeploys
-    from tools.deploys.rest import RestClient
 
     g = o["github"]
+    return GitHubDeploys(_github_client(g), g["repos"], max_pages=g["max_pages"])
+
+
+def _github_client(g: Options) -> RestClient:
+    from tools.deploys.rest import RestClient
+
     headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    client = RestClient(
+    return RestClient(
         g["api_url"],
         name="GitHub",
         token=g["token"],
@@ -55,7 +65,6 @@ def _github(o: Options, c: Connections) -> DeploySource:
         timeout_s=g["timeout_s"],
         headers=headers,
     )
-    return GitHubDeploys(client, g["repos"], max_pages=g["max_pages"])
 
 
 def _argocd(o: Options, c: Connections) -> DeploySource:
@@ -91,6 +100,24 @@ SOURCES: dict[str, Callable[[Options, Connections], DeploySource]] = {
     "argocd": _argocd,
     "kubernetes": _kubernetes,
 }
+
+
+def build_code_source(options: Options) -> CodeSource | None:
+    """The applications' repositories `options["code"]` names (None when off): the commits behind an image bump."""
+    from tools.deploys.appcode import RefPattern
+
+    code = options.get("code") or {"source": "off"}
+    limits = {"max_commits": code["max_commits"], "max_files": code["max_files"]}
+    refs = RefPattern(code["ref_pattern"])
+    if code["source"] == "git":
+        from tools.deploys.appcode.git import GitCode
+
+        return GitCode(code["repos"], code["repo_pattern"], refs, **limits)
+    if code["source"] == "github":
+        from tools.deploys.appcode.github import GitHubCode
+
+        return GitHubCode(_github_client(options["github"]), code["repos"], code["repo_pattern"], refs, **limits)
+    return None
 
 
 def build_deploy_source(options: Options, connections: Connections) -> FilteredDeploys:

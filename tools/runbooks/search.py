@@ -20,6 +20,7 @@ from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.logs.model import search_text_from_query
 from tools.logs.sqlite import fts_expression
 from tools.runbooks.hits import RunbookHits, RunbookSection, render_hits
+from tools.runbooks.scoring import section_scores
 from tools.toolset import CheckWarning
 
 __all__ = ["RunbookSection", "Runbooks", "markdown_files", "sections_from_markdown"]
@@ -148,15 +149,24 @@ def _files_from_git(repo: Path, ref: str) -> dict[str, str]:
 class Runbooks:
     """The search_runbooks tool over an in-memory FTS5 index, rebuilt when older than REFRESH_S."""
 
-    def __init__(self, path: Path, *, git_ref: str = "HEAD", max_results: int = 3, max_section_chars: int = 1_200):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        git_ref: str = "HEAD",
+        max_results: int = 3,
+        max_section_chars: int = 1_200,
+        min_score: float = 0.0,
+    ):
         self.path, self.git_ref = Path(path), git_ref
         self.max_results, self.max_section_chars = max_results, max_section_chars
+        self.min_score = min_score  # below it a section is no good match (its citation is shown, not its text)
         self._lock = threading.Lock()
         self._index: tuple[float, sqlite3.Connection, int] | None = None
 
     def specs(self) -> list[ToolSpec]:
         """search_runbooks."""
-        return [tool(self.search_runbooks, description=_DOC.format(most=self.max_results))]
+        return [tool(self.search_runbooks, description=_DOC.format(most=self.max_results, min_score=self.min_score))]
 
     def check(self) -> str:
         """How many runbooks and sections the index holds; a warning when there are none."""
@@ -175,15 +185,21 @@ class Runbooks:
         if name and not _SERVICE_RX.match(name):
             raise ToolError(f"invalid service name {service!r}.")
         expression = fts_expression(replace(text, any_of=True))
+        singles = [fts_expression(replace(text, terms=(t,))) for t in text.terms]
         with self._lock:
             db = self._db()
             rows = db.execute(
-                "SELECT file, heading, services, body FROM runbooks WHERE runbooks MATCH ? "
+                "SELECT rowid, file, heading, services, body FROM runbooks WHERE runbooks MATCH ? "
                 "AND (? = '' OR services = '' OR (',' || services || ',') LIKE ('%,' || ? || ',%') "
                 "OR file LIKE ('%' || ? || '%')) ORDER BY bm25(runbooks, 0.0, 4.0, 0.0, 1.0) LIMIT ?",
                 (expression, name, name, name, limit or self.max_results),
             ).fetchall()
-        return [RunbookSection(f, h, tuple(s.split(",")) if s else (), b) for f, h, s, b in rows]
+            scores = section_scores(db, singles, [row[0] for row in rows])
+        found = [
+            RunbookSection(f, h, tuple(s.split(",")) if s else (), b, round(score, 2))
+            for (_, f, h, s, b), score in zip(rows, scores, strict=True)
+        ]
+        return sorted(found, key=lambda r: -r.score)  # bm25's order among equals (sorted is stable)
 
     def search_runbooks(self, query: str, service: str = "") -> ToolResult:
         """Run search_runbooks (the description shown to the model is _DOC)."""
@@ -191,8 +207,8 @@ class Runbooks:
         hits = tuple(
             replace(h, body=h.body if len(h.body) <= cut else h.body[:cut] + " …") for h in self.search(query, service)
         )
-        found = RunbookHits(query, service.strip(), hits, 0 if hits else self._counts()[1])
-        return ToolResult("ok" if hits else "no_data", render_hits(found), found)
+        found = RunbookHits(query, service.strip(), hits, 0 if hits else self._counts()[1], self.min_score)
+        return ToolResult("ok" if found.good_hits else "no_data", render_hits(found), found)
 
     def _counts(self) -> tuple[int, int]:
         with self._lock:
@@ -228,4 +244,5 @@ Use it once you know the symptom or error signature (e.g. "connection pool exhau
 find the documented cause, checks and fix; quote the section you rely on as "Runbook: <file> § <section>".
 Legal values: query: the symptom in words (terms are OR-ed and ranked); service: limit to runbooks for that \
 service (runbooks for every service are always included), empty = all.
-Returns at most {most} sections, best first, each with its citation and text."""
+Returns at most {most} sections, best first, each with its citation, its score (0-1: the share of the query's \
+telling words it holds) and text; "no good match" (citations only) when none scores {min_score:g} or more."""

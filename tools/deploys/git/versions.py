@@ -32,6 +32,14 @@ def is_image_key(change: KeyChange) -> bool:
     return bool(_TAG_KEY_RX.search(change.key) or _IMAGE_KEY_RX.search(change.key))
 
 
+def image_tags(change: KeyChange) -> tuple[str, str]:
+    """(old tag, new tag) an image key changed, "" for a side that has none (a new key, a plain config key)."""
+    if not is_image_key(change):
+        return "", ""
+    old = KeyChange(change.key, change.new, change.old, change.path)  # read the old side as if it were set
+    return _tag_set(old), _tag_set(change)
+
+
 def _tag_set(change: KeyChange) -> str:
     if change.new in (ABSENT, "", "null"):
         return ""
