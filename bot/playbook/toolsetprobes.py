@@ -6,8 +6,10 @@ failure (runbooks). Each runs only when its tool is configured.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections import Counter
+from datetime import datetime, timedelta
 
+from bot.playbook.evidence import log_lines_in
 from bot.playbook.findings import Findings, NodeLoss
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.kubernetes.objects import PodList, pods_summary
@@ -17,6 +19,8 @@ from tools.results import events_of, pods_of, runbooks_of
 # same minute, with no deploy of theirs, most often comes down to.
 NODE_REASONS = frozenset({"NodeNotReady", "TaintManagerEviction", "NodeMaintenance", "NodeUnreachable"})
 NODES_AROUND = timedelta(minutes=10)
+ZONE_LOGS_AFTER = timedelta(minutes=5)
+_PLACED_RX = re.compile(r"\bzone=(\S+)")
 # A cloud availability zone as logs name it: eu-central-1b (AWS), europe-west1-b (GCP).
 _ZONE_RX = re.compile(r"\b(?:[a-z]{2}-[a-z]+-\d[a-z]|[a-z]+-[a-z]+\d-[a-z])\b")
 
@@ -64,12 +68,35 @@ def check_nodes(run: ProbeRun, findings: Findings) -> None:
         return
     examples = [sig.quoted for found_sigs in findings.signatures.values() for sig in found_sigs]
     zones = sorted({z for text in examples for z in _ZONE_RX.findall(text)})
+    onset = min(e.at for e in lost)
     findings.node_loss = NodeLoss(
-        at=min(e.at for e in lost),
+        at=onset,
         reasons=tuple(dict.fromkeys(e.reason for e in sorted(lost, key=lambda e: e.at))),
         services=tuple(services),
-        zones=tuple(zones[:2]),
+        zones=tuple(zones[:2]) or _zones_logged(run, onset),
     )
+
+
+def _zones_logged(run: ProbeRun, at: datetime) -> tuple[str, ...]:
+    """The zones every service's errors (else warnings) name in the minutes after the nodes went away: a database
+    that lost its primary, a client that lost a peer, say where. Errors first: the zone that failed is named in the
+    failures, the one that took over in the notices that follow."""
+    if "query_logs" not in run.tools:
+        return ()
+    window = {"start": iso_from_moment(at - timedelta(minutes=1)), "end": iso_from_moment(at + ZONE_LOGS_AFTER)}
+    for level in ("ERROR", "WARN"):
+        thought = (
+            f"Nodes went away at {at:%H:%M} UTC under several services; reading every service's {level} lines "
+            "since then for the zone they name."
+        )
+        step = run.probe(thought, "query_logs", {"service": "*", "level": level, "limit": 200, **window})
+        text = "\n".join(log_lines_in(step)) + "\n" + step.observation if step is not None else ""
+        # a line's own placement (zone=...) is where its pod runs, alive enough to log: not the zone that failed
+        alive = set(_PLACED_RX.findall(text))
+        counted = Counter(z for z in _ZONE_RX.findall(_PLACED_RX.sub(" ", text)) if z not in alive)
+        if counted:
+            return tuple(zone for zone, _ in counted.most_common(2))
+    return ()
 
 
 def pod_states(pods: PodList) -> list[str]:
