@@ -129,6 +129,7 @@ class NodeLoss:
     reasons: tuple[str, ...]  # NodeNotReady, TaintManagerEviction ... oldest first
     services: tuple[str, ...]  # whose pods were on them
     zones: tuple[str, ...] = ()  # zones the logs name, if any
+    operation: str = ""  # the log line of who took the node out (a drain), when one records it
 
 
 @dataclass

@@ -90,6 +90,12 @@ def _headline(findings: Findings) -> tuple[str, bool]:
 def _node_cause(loss: NodeLoss) -> str:
     """Infrastructure, said plainly: no deploy caused it."""
     where = f" in zone {' and '.join(loss.zones)}" if loss.zones else ""
+    if loss.operation:
+        return (
+            f"a node was taken out at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes stopped the pods of "
+            f"{', '.join(loss.services)} together ({', '.join(loss.reasons)}), and the logs record the operation: "
+            f'"{loss.operation}"'
+        )
     return (
         f"nodes{where} went away at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes reports "
         f"{', '.join(loss.reasons)} for the pods of {', '.join(loss.services)}, which degraded together"
