@@ -27,6 +27,7 @@ from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
+from bot.playbook.operations import check_operations
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
 from bot.playbook.probes import (
     ProbeRun,
@@ -40,7 +41,7 @@ from bot.playbook.probes import (
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
-from bot.playbook.verdict import conclusion_from_findings
+from bot.playbook.verdict import MIN_SUSPECT_SCORE, conclusion_from_findings
 from tools.base import Toolbox
 
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
@@ -168,6 +169,20 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
+    _operation_at_onset(run, findings, topology, target)
+
+
+def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str) -> None:
+    """No deploy and no strong suspect: an operation someone ran near the degraded services at the onset (a statement
+    in the database it calls, a campaign on a provider it shares) is the hypothesis left."""
+    first = findings.first_change(target)
+    if first is None or findings.deploy is not None or any(s.score >= MIN_SUSPECT_SCORE for s in findings.suspects):
+        return
+    near = set(ranking.neighbourhood(topology, target))
+    if findings.origin:
+        near |= set(ranking.neighbourhood(topology, findings.origin))
+    starts = [at for service in near if (changed := findings.first_change(service)) for at in [changed[1]]]
+    findings.operation = check_operations(run, near, min([first[1], *starts]))
 
 
 def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:

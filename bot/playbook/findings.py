@@ -132,6 +132,24 @@ class NodeLoss:
     operation: str = ""  # the log line of who took the node out (a drain), when one records it
 
 
+@dataclass(frozen=True)
+class Operation:
+    """An operation a named actor ran on a service at the onset, with the line that recorded it."""
+
+    at: datetime
+    service: str
+    actor: str
+    line: str
+    blocking: str = ""  # a line that says sessions wait behind it, when one does
+
+    def describe(self) -> str:
+        wait = f'; sessions wait behind it: "{self.blocking}"' if self.blocking else ""
+        return (
+            f"an operation by {self.actor} on {self.service} at {self.at:%H:%M} UTC, no deploy caused this: "
+            f'"{self.line}"{wait}'
+        )
+
+
 @dataclass
 class Suspect:
     """One candidate cause from the "what changed" step, its score and the evidence for it, in words."""
@@ -183,6 +201,7 @@ class Findings:
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
     after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
     node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
+    operation: Operation | None = None  # an operation a named actor ran at the onset (bot/playbook/operations.py)
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""
