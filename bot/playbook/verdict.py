@@ -83,7 +83,8 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if deploy is not None and not (origin_first and origin_first[1] < deploy.at):
         return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
     if findings.operation is not None:
-        return f"Likely cause: {findings.operation.describe()}. Symptom: {symptom}.", True
+        via = f" It reached {service} this way: {_origin_cause(findings)}" if findings.origin else ""
+        return f"Likely cause: {findings.operation.describe()}.{via}. Symptom: {symptom}.", True
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
