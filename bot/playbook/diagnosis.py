@@ -27,8 +27,8 @@ from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
-from bot.playbook.operations import check_operations
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
+from bot.playbook.operations import check_operations
 from bot.playbook.probes import (
     ProbeRun,
     Window,

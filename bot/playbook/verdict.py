@@ -12,9 +12,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
+from bot.playbook.causes import credential_cause, node_cause, refused_credential
 from bot.playbook.collectiongap import gap_evidence, gap_headline
 from bot.playbook.evidence import ChangePoint
-from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, NodeLoss, Suspect
+from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
 from tools.deploys.records import DeployRecord, record_line
@@ -75,7 +76,9 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
     if findings.node_loss is not None:
-        return f"Likely cause: {_node_cause(findings.node_loss)}. Symptom: {symptom}.", True
+        return f"Likely cause: {node_cause(findings.node_loss)}. Symptom: {symptom}.", True
+    if (refused := refused_credential(findings)) is not None:
+        return f"Likely cause: {credential_cause(*refused)}. Symptom: {symptom}.", True
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
         return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.", True
@@ -88,21 +91,6 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
-
-
-def _node_cause(loss: NodeLoss) -> str:
-    """Infrastructure, said plainly: no deploy caused it."""
-    where = f" in zone {' and '.join(loss.zones)}" if loss.zones else ""
-    if loss.operation:
-        return (
-            f"a node was taken out at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes stopped the pods of "
-            f"{', '.join(loss.services)} together ({', '.join(loss.reasons)}), and the logs record the operation: "
-            f'"{loss.operation}"'
-        )
-    return (
-        f"nodes{where} went away at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes reports "
-        f"{', '.join(loss.reasons)} for the pods of {', '.join(loss.services)}, which degraded together"
-    )
 
 
 def _cluster_and_runbook(findings: Findings) -> str:
