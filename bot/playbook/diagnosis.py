@@ -39,6 +39,7 @@ from bot.playbook.probes import (
     iso_from_moment,
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
+from bot.playbook.staleness import check_staleness
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
 from bot.playbook.verdict import MIN_SUSPECT_SCORE, conclusion_from_findings
@@ -196,6 +197,7 @@ def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topolog
     why = f"{target} itself looks steady; the trouble may sit within two hops of it"
     moved = entry_service(run, findings, near, topology, why=why, chosen=True) if near else None
     if moved is None or findings.felt_weight(moved) < STRONG:
+        check_staleness(run, findings, topology, target)  # healthy inside, stale in what it serves?
         return target
     findings.steady_asked = target
     findings.service = moved

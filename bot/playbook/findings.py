@@ -150,6 +150,25 @@ class Operation:
         )
 
 
+@dataclass(frozen=True)
+class Staleness:
+    """A flat service whose own lines say what it serves is stale, and the producer near it whose errors began first."""
+
+    service: str
+    line: str  # the service's line that says so
+    since: datetime  # when it first said so
+    producer: str
+    error: str  # the producer's error that began before it
+    producer_since: datetime
+
+    def describe(self) -> str:
+        return (
+            f"{self.service} itself looks healthy, but what it serves is stale since {self.since:%H:%M} UTC "
+            f'("{self.line}"): {self.producer}, which feeds it, has been failing since {self.producer_since:%H:%M} '
+            f'UTC and lags behind its input: "{self.error}"'
+        )
+
+
 @dataclass
 class Suspect:
     """One candidate cause from the "what changed" step, its score and the evidence for it, in words."""
@@ -201,6 +220,7 @@ class Findings:
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
     after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
     node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
+    stale: Staleness | None = None  # a flat service serving stale data, and its producer (bot/playbook/staleness.py)
     operation: Operation | None = None  # an operation a named actor ran at the onset (bot/playbook/operations.py)
 
     def role_of(self, metric: str) -> str:

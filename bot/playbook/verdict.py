@@ -71,14 +71,12 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     health = findings.health.get(service)
     changes = health.changes() if health else []
     if not changes:
-        return gap_headline(findings) or flat_headline(findings), False
+        return _flat_or_stale(findings)
     felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
     symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
-    if findings.node_loss is not None:
-        return f"Likely cause: {node_cause(findings.node_loss)}. Symptom: {symptom}.", True
-    if (refused := refused_credential(findings)) is not None:
-        return f"Likely cause: {credential_cause(*refused)}. Symptom: {symptom}.", True
+    if (infrastructure := _not_a_release(findings)) is not None:
+        return f"Likely cause: {infrastructure}. Symptom: {symptom}.", True
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
         return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.", True
@@ -91,6 +89,22 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
+
+
+def _flat_or_stale(findings: Findings) -> tuple[str, bool]:
+    """The asked service did not change: stale data from a producer near it when its lines say so, else flat."""
+    if findings.stale is not None:
+        return f"Likely cause: {findings.stale.describe()}.", True
+    return gap_headline(findings) or flat_headline(findings), False
+
+
+def _not_a_release(findings: Findings) -> str | None:
+    """A cause no deploy made that outranks the deploys read: nodes that went away, a credential refused for its
+    state."""
+    if findings.node_loss is not None:
+        return node_cause(findings.node_loss)
+    refused = refused_credential(findings)
+    return credential_cause(*refused) if refused is not None else None
 
 
 def _cluster_and_runbook(findings: Findings) -> str:
