@@ -1,5 +1,6 @@
 """Causes no deploy made, worded for the headline: nodes that went away (Kubernetes events) and a credential that a
-service's calls are refused for (an expired secret or certificate, a revoked token).
+service's calls are refused for (an expired secret or certificate, a revoked token); and the failure a retry setting
+amplified, named beside the deploy that changed it.
 
 A credential is refused for its state, not for what a deploy changed: when the errors since the onset say the secret,
 token or certificate expired, was revoked or is not valid, and no deploy before it changed a credential setting, the
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import re
 
+import tools.analysis.changeclass as changeclass
 from bot.playbook.evidence import LogSignature
-from bot.playbook.findings import Findings, NodeLoss
+from bot.playbook.findings import Findings, NodeLoss, Suspect
 from tools.analysis.configdiff import KeyChange
 
 # What a refused credential's error says about the credential itself (a bare 401 can be a bug in the caller).
@@ -61,3 +63,23 @@ def credential_cause(service: str, signature: LogSignature) -> str:
         "no deploy before it changed a credential setting, so the credential's own state (expired, revoked) is the "
         "cause, not a release"
     )
+
+
+def not_a_release(findings: Findings) -> str | None:
+    """A cause no deploy made that outranks the deploys read: nodes that went away, a credential refused for its
+    state."""
+    if findings.node_loss is not None:
+        return node_cause(findings.node_loss)
+    refused = refused_credential(findings)
+    return credential_cause(*refused) if refused is not None else None
+
+
+def amplified_failure(findings: Findings, suspect: Suspect) -> str:
+    """A retry or timeout setting waits for a failure to amplify: the dependency that degraded first is that failure,
+    named beside the setting ("" for other changes, or when no dependency below degraded)."""
+    origin = findings.health.get(findings.origin) if findings.origin else None
+    if origin is None or origin.service == suspect.service or not origin.changes():
+        return ""
+    if not any(changeclass.class_of(c) == changeclass.TIMEOUT for c in suspect.key_changes):
+        return ""
+    return f". The failure it amplified: {origin.service} degraded first ({origin.describe(*origin.changes()[0])})"

@@ -1,10 +1,10 @@
 """The playbook's verdict: a headline that names the likely cause, the evidence it cites, and what the
 playbook could not tell, in the playbook_conclusion template.
 
-The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
-change point (with what it changed), then the deepest downstream service that changed too (with its own
-deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
-then an error signature alone. When the asked service did not change, bot/playbook/flatline.py words it.
+The cause is chosen by a fixed ranking: nodes that went away or a credential refused for its state (no release),
+the best suspect, a deploy just before the first change point, an operation a named actor ran, the deepest
+downstream service that changed, a local cause, then an error signature alone. A flat service: stale data, else
+bot/playbook/flatline.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
-from bot.playbook.causes import credential_cause, node_cause, refused_credential
+from bot.playbook.causes import amplified_failure, not_a_release
 from bot.playbook.collectiongap import gap_evidence, gap_headline
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
@@ -75,7 +75,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
     symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
-    if (infrastructure := _not_a_release(findings)) is not None:
+    if (infrastructure := not_a_release(findings)) is not None:
         return f"Likely cause: {infrastructure}. Symptom: {symptom}.", True
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
@@ -96,15 +96,6 @@ def _flat_or_stale(findings: Findings) -> tuple[str, bool]:
     if findings.stale is not None:
         return f"Likely cause: {findings.stale.describe()}.", True
     return gap_headline(findings) or flat_headline(findings), False
-
-
-def _not_a_release(findings: Findings) -> str | None:
-    """A cause no deploy made that outranks the deploys read: nodes that went away, a credential refused for its
-    state."""
-    if findings.node_loss is not None:
-        return node_cause(findings.node_loss)
-    refused = refused_credential(findings)
-    return credential_cause(*refused) if refused is not None else None
 
 
 def _cluster_and_runbook(findings: Findings) -> str:
@@ -146,7 +137,10 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
         change = f", which changed {'; '.join(what)}" if what else ""
         top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
         error = f". Top error since: {top.quoted}" if top else ""
-        return f"deploy {deploy.service} {deploy.version}{when}{change}{error}. Why: {'; '.join(suspect.why)}"
+        why = f". Why: {'; '.join(suspect.why)}"
+        return (
+            f"deploy {deploy.service} {deploy.version}{when}{change}{error}{amplified_failure(findings, suspect)}{why}"
+        )
     top = findings.top_signature(findings.service)
     error = f". Top error: {top.quoted}" if top else ""
     return f"{suspect.what}. Why: {'; '.join(suspect.why)}{error}"
