@@ -3,8 +3,7 @@ playbook could not tell, in the playbook_conclusion template.
 
 The cause is chosen by a fixed ranking: nodes that went away or a credential refused for its state (no release),
 the best suspect, a deploy just before the first change point, an operation a named actor ran, the deepest
-downstream service that changed, a local cause, then an error signature alone. A flat service: stale data, else
-bot/playbook/flatline.py.
+downstream service that changed, a local cause, an error signature alone; flat: stale data, else flatline.py.
 """
 
 from __future__ import annotations
