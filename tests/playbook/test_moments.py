@@ -31,6 +31,9 @@ def at(day: int, hour: int, minute: int) -> datetime:
         ("around 9am", at(29, 9, 0)),
         ("this morning the queue backed up", at(29, 9, 0)),
         ("last night", at(28, 20, 0)),
+        # "noon" inside "afternoon" once read an afternoon as midday, and the window missed the incident
+        ("getting 429s for a few hours yesterday afternoon", at(28, 15, 0)),
+        ("since noon", at(29, 12, 0)),
         ("三个小时前开始报错", at(29, 13, 0)),
         ("半小时前", at(29, 15, 30)),
         ("半个小时前支付变慢了", at(29, 15, 30)),
