@@ -40,6 +40,7 @@ from bot.playbook.probes import (
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.staleness import check_staleness
+from bot.playbook.statuscodes import check_status_answered
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
 from bot.playbook.verdict import MIN_SUSPECT_SCORE, conclusion_from_findings
@@ -155,6 +156,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         return  # after a gap in collection no service has metrics: there is no change to walk down or to rank
     look_further_back(run, findings, target)  # when flat: the trouble may be older than the window, or constant
     target = _steady_target_moves(run, findings, target, topology)
+    _when_flat(run, findings, topology, target, text)
     first = findings.first_change(target)
     if first is not None:
         check_deploys(run, findings, target, first)
@@ -186,6 +188,18 @@ def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str
     findings.operation = check_operations(run, near, min([first[1], *starts]))
 
 
+def _when_flat(
+    run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str, text: str
+) -> None:
+    """Still flat after the wider look and the neighbours: healthy inside, yet stale in what it serves (a producer
+    upstream), or answering a status the error rate does not count (a 429 the question names)."""
+    if findings.first_change(target) is not None:
+        return
+    check_staleness(run, findings, topology, target)
+    if findings.stale is None:
+        check_status_answered(run, findings, text)
+
+
 def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:
     """The asked service is steady even over the wider look, yet the user sees trouble: a producer upstream, a
     caller, or a sibling within two hops may carry it (stale data from a lagging consumer, a canary in the service
@@ -197,7 +211,6 @@ def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topolog
     why = f"{target} itself looks steady; the trouble may sit within two hops of it"
     moved = entry_service(run, findings, near, topology, why=why, chosen=True) if near else None
     if moved is None or findings.felt_weight(moved) < STRONG:
-        check_staleness(run, findings, topology, target)  # healthy inside, stale in what it serves?
         return target
     findings.steady_asked = target
     findings.service = moved

@@ -22,6 +22,7 @@ from bot.playbook.evidence import (
     spikes_of,
     stops_of,
 )
+from bot.playbook.hypotheses import Operation, Staleness, StatusAnswered
 from tools.analysis.configdiff import KeyChange
 from tools.analysis.ranking import Reason
 from tools.deploys.records import DeployRecord
@@ -132,43 +133,6 @@ class NodeLoss:
     operation: str = ""  # the log line of who took the node out (a drain), when one records it
 
 
-@dataclass(frozen=True)
-class Operation:
-    """An operation a named actor ran on a service at the onset, with the line that recorded it."""
-
-    at: datetime
-    service: str
-    actor: str
-    line: str
-    blocking: str = ""  # a line that says sessions wait behind it, when one does
-
-    def describe(self) -> str:
-        wait = f'; sessions wait behind it: "{self.blocking}"' if self.blocking else ""
-        return (
-            f"an operation by {self.actor} on {self.service} at {self.at:%H:%M} UTC, no deploy caused this: "
-            f'"{self.line}"{wait}'
-        )
-
-
-@dataclass(frozen=True)
-class Staleness:
-    """A flat service whose own lines say what it serves is stale, and the producer near it whose errors began first."""
-
-    service: str
-    line: str  # the service's line that says so
-    since: datetime  # when it first said so
-    producer: str
-    error: str  # the producer's error that began before it
-    producer_since: datetime
-
-    def describe(self) -> str:
-        return (
-            f"{self.service} itself looks healthy, but what it serves is stale since {self.since:%H:%M} UTC "
-            f'("{self.line}"): {self.producer}, which feeds it, has been failing since {self.producer_since:%H:%M} '
-            f'UTC and lags behind its input: "{self.error}"'
-        )
-
-
 @dataclass
 class Suspect:
     """One candidate cause from the "what changed" step, its score and the evidence for it, in words."""
@@ -220,6 +184,7 @@ class Findings:
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
     after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
     node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
+    status: StatusAnswered | None = None  # a 4xx the error rate does not count (bot/playbook/statuscodes.py)
     stale: Staleness | None = None  # a flat service serving stale data, and its producer (bot/playbook/staleness.py)
     operation: Operation | None = None  # an operation a named actor ran at the onset (bot/playbook/operations.py)
 
