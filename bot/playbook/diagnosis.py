@@ -26,9 +26,11 @@ import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
+from bot.playbook.families.operations import check_operations
+from bot.playbook.families.staleness import check_staleness
+from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
-from bot.playbook.operations import check_operations
 from bot.playbook.probes import (
     ProbeRun,
     Window,
@@ -39,8 +41,6 @@ from bot.playbook.probes import (
     iso_from_moment,
 )
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
-from bot.playbook.staleness import check_staleness
-from bot.playbook.statuscodes import check_status_answered
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
 from bot.playbook.verdict import MIN_SUSPECT_SCORE, conclusion_from_findings

@@ -11,11 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
-from bot.playbook.causes import amplified_failure, not_a_release
-from bot.playbook.collectiongap import gap_evidence, gap_headline
+from bot.playbook.collectiongap import gap_evidence
 from bot.playbook.evidence import ChangePoint
+from bot.playbook.families.causes import amplified_failure, flat_or_stale, not_a_release
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
-from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
+from bot.playbook.flatline import lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
 from tools.deploys.records import DeployRecord, record_line
 
@@ -70,7 +70,7 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     health = findings.health.get(service)
     changes = health.changes() if health else []
     if not changes:
-        return _flat_or_stale(findings)
+        return flat_or_stale(findings)
     felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
     symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
@@ -88,15 +88,6 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
-
-
-def _flat_or_stale(findings: Findings) -> tuple[str, bool]:
-    """The asked service did not change: stale data from a producer near it when its lines say so, else flat."""
-    if findings.stale is not None:
-        return f"Likely cause: {findings.stale.describe()}.", True
-    if findings.status is not None:
-        return f"Likely cause: {findings.status.describe()}.", findings.status.deploy is not None
-    return gap_headline(findings) or flat_headline(findings), False
 
 
 def _cluster_and_runbook(findings: Findings) -> str:

@@ -15,8 +15,8 @@ from datetime import timedelta
 import tools.analysis.changeclass as changeclass
 import tools.analysis.ranking as ranking
 from bot.playbook.evidence import deploys_in
+from bot.playbook.families.hypotheses import StatusAnswered
 from bot.playbook.findings import Findings
-from bot.playbook.hypotheses import StatusAnswered
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.summary import Signature
 from tools.results import diff_of, signatures_of

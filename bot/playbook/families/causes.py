@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 
 import tools.analysis.changeclass as changeclass
+from bot.playbook.collectiongap import gap_headline
 from bot.playbook.evidence import LogSignature
 from bot.playbook.findings import Findings, NodeLoss, Suspect
+from bot.playbook.flatline import flat_headline
 from tools.analysis.configdiff import KeyChange
 
 # What a refused credential's error says about the credential itself (a bare 401 can be a bug in the caller).
@@ -83,3 +85,12 @@ def amplified_failure(findings: Findings, suspect: Suspect) -> str:
     if not any(changeclass.class_of(c) == changeclass.TIMEOUT for c in suspect.key_changes):
         return ""
     return f". The failure it amplified: {origin.service} degraded first ({origin.describe(*origin.changes()[0])})"
+
+
+def flat_or_stale(findings: Findings) -> tuple[str, bool]:
+    """The asked service did not change: stale data from a producer near it when its lines say so, else flat."""
+    if findings.stale is not None:
+        return f"Likely cause: {findings.stale.describe()}.", True
+    if findings.status is not None:
+        return f"Likely cause: {findings.status.describe()}.", findings.status.deploy is not None
+    return gap_headline(findings) or flat_headline(findings), False

@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from bot.playbook.hypotheses import Operation
+from bot.playbook.families.hypotheses import Operation
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.model import LogEntry
 from tools.logs.render import entry_line, seconds_clock

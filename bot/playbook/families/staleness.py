@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 import tools.analysis.ranking as ranking
+from bot.playbook.families.hypotheses import Staleness
 from bot.playbook.findings import Findings
-from bot.playbook.hypotheses import Staleness
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.summary import Signature
 from tools.results import signatures_of
