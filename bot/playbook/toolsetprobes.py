@@ -14,7 +14,7 @@ from bot.playbook.evidence import log_lines_in
 from bot.playbook.findings import Findings, NodeLoss
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.kubernetes.objects import KubeEvent, PodList, pods_summary
-from tools.results import events_of, pods_of, runbooks_of
+from tools.results import events_of, logs_of, pods_of, runbooks_of, signatures_of
 
 # Kubernetes' own reasons for a node that stopped answering or was taken away: what several services breaking in the
 # same minute, with no deploy of theirs, most often comes down to.
@@ -26,7 +26,6 @@ STOP_REASONS = frozenset({"Killing", "Evicted", "Preempting"})
 STOPPED_WITHIN = timedelta(minutes=2)
 STOPPED_TOGETHER_MIN = 3  # services: two can be a coincidence of restarts
 OPERATION_QUERY = "drain OR drained OR cordon OR cordoned OR eviction OR evicted"
-_PLACED_RX = re.compile(r"\bzone=(\S+)")
 # A cloud availability zone as logs name it: eu-central-1b (AWS), europe-west1-b (GCP).
 _ZONE_RX = re.compile(r"\b(?:[a-z]{2}-[a-z]+-\d[a-z]|[a-z]+-[a-z]+\d-[a-z])\b")
 
@@ -144,10 +143,12 @@ def _zones_logged(run: ProbeRun, at: datetime) -> tuple[str, ...]:
             "since then for the zone they name."
         )
         step = run.probe(thought, "query_logs", {"service": "*", "level": level, "limit": 200, **window})
-        text = "\n".join(log_lines_in(step)) + "\n" + step.observation if step is not None else ""
-        # a line's own placement (zone=...) is where its pod runs, alive enough to log: not the zone that failed
-        alive = set(_PLACED_RX.findall(text))
-        counted = Counter(z for z in _ZONE_RX.findall(_PLACED_RX.sub(" ", text)) if z not in alive)
+        summary = logs_of(step) if step is not None else None
+        entries = [line.entry for line in summary.newest] if summary is not None else []
+        entries += [sig.example for sig in signatures_of(step, level)] if step is not None else []
+        # a line's own placement (its zone field) is where its pod runs, alive enough to log: not the zone that failed
+        alive = {value for e in entries for key, value in e.fields if key == "zone"}
+        counted = Counter(z for e in entries for z in _ZONE_RX.findall(e.message) if z not in alive)
         if counted:
             return tuple(zone for zone, _ in counted.most_common(2))
     return ()
