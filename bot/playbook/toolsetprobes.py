@@ -72,7 +72,7 @@ def check_nodes(run: ProbeRun, findings: Findings) -> None:
     services = _services_of(lost, degraded)
     operation = ""
     if len(services) < 2:  # no node reported gone: were pods of several services stopped together (a drain)?
-        lost = _stopped_together(events)
+        lost = stopped_together(events)
         services = _services_of(lost, degraded)
         if len(services) < STOPPED_TOGETHER_MIN:
             return
@@ -94,7 +94,7 @@ def _services_of(events: Sequence[KubeEvent], services: Sequence[str]) -> list[s
     return sorted({s for s in services for e in events if e.object_name.startswith(f"{s}-")})
 
 
-def _stopped_together(events: Sequence[KubeEvent]) -> list[KubeEvent]:
+def stopped_together(events: Sequence[KubeEvent]) -> list[KubeEvent]:
     """Pods stopped within the same minute or two, of services that were not rolling out then: a rollout stops one
     service's pods, a node drained (or a node's pods evicted) stops every service's at once."""
     stopped = sorted((e for e in events if e.reason in STOP_REASONS and e.object_kind == "Pod"), key=lambda e: e.at)
