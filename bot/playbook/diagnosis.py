@@ -26,6 +26,7 @@ import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
+from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.operations import check_operations
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
@@ -185,7 +186,9 @@ def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str
     if findings.origin:
         near |= set(ranking.neighbourhood(topology, findings.origin))
     starts = [at for service in near if (changed := findings.first_change(service)) for at in [changed[1]]]
-    findings.operation = check_operations(run, near, min([first[1], *starts]))
+    onset = min([first[1], *starts])
+    in_path = [target, *topology.get(target, ()), *([findings.origin] if findings.origin else [])]
+    findings.operation = check_database_locks(run, in_path, onset) or check_operations(run, near, onset)
 
 
 def _when_flat(

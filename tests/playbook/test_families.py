@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.playbook.evidence import LogSignature
 from bot.playbook.families.causes import refused_credential
+from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.operations import actor_of, check_operations
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
@@ -19,6 +20,7 @@ from bot.playbook.toolsetprobes import stopped_together
 from tests.playbook.canned import deploy, deploys, diff, entry, signature
 from tools.analysis.configdiff import KeyChange
 from tools.base import Toolbox, ToolResult, tool
+from tools.database.locks import DbLocks, LockSession, render_locks
 from tools.deploys.records import render_deploys, render_diff
 from tools.kubernetes.objects import KubeEvent
 from tools.logs.model import LogEntry
@@ -252,3 +254,29 @@ def test_pods_of_several_services_stopped_in_the_same_minute_are_kept_and_a_roll
     ]
     kept = {e.object_name.rsplit("-", 2)[0] for e in stopped_together(events)}
     assert kept == {"quote-api", "rate-cache", "rates-db"}
+
+
+# --- a database's lock waits -----------------------------------------------------------------------------------
+
+
+def test_the_root_of_a_databases_blocking_chain_is_an_operation_with_its_user() -> None:
+    vacuum = LockSession(48211, "psql", "dba.okafor", "active", (), transaction_s=900, statement="VACUUM (FULL) claims")
+    waiters = [
+        LockSession(pid, "claims-api", "claims", "active", (48211,), "AccessShareLock on relation claims", wait_s=30.0)
+        for pid in (101, 102, 103)
+    ]
+    asked: list[str] = []
+
+    def query_db_locks(database: str, range: str = "1h", start: str = "", end: str = "") -> ToolResult:
+        """Canned lock waits (tests only)."""
+        asked.append(database)
+        found = DbLocks(database, "", "sql", (vacuum, *waiters))
+        return ToolResult("ok", render_locks(found), found)
+
+    toolbox = Toolbox([tool(query_db_locks, choices={"database": ["claims"]})])
+
+    found = check_database_locks(run_over(toolbox), ["claims-api", "claims-db"], ONSET)
+
+    assert asked == ["claims"]  # claims-api is no database; claims-db is the database "claims"
+    assert found is not None and (found.service, found.actor) == ("claims-db", "dba.okafor")
+    assert "VACUUM (FULL) claims" in found.line and found.blocking.startswith("3 session(s) wait behind it")
