@@ -94,11 +94,18 @@ def run_playbook(
     if findings.service and _CLOCK_RX.search(question.text):
         said = moment_from_question(question.text, now or started_at, zone)
         findings.time_note = time_note(said, findings.first_change(findings.service))
-    if findings.service:  # last: a saturation signal that rose a minute before the symptom is not the symptom
-        check_saturation(run, findings, findings.service, saturation)
+    saturation_where_it_changed(run, findings, saturation)
     findings.failed_checks = [f.describe() for f in run.failures]
     findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
+
+
+def saturation_where_it_changed(run: ProbeRun, findings: Findings, saturation: Sequence[str]) -> None:
+    """Last (a saturation signal that rose a minute before the symptom is not the symptom): the saturation of the
+    asked service, then of the dependency the walk ended at when the question names its caller (a pool, a queue, GC
+    in the service that degraded first weighs for the deploy that changed it)."""
+    for service in dict.fromkeys(s for s in (findings.service, findings.origin) if s):
+        check_saturation(run, findings, service, saturation)
 
 
 def _trace_from_run(

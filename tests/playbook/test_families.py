@@ -8,16 +8,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from bot.playbook.diagnosis import saturation_where_it_changed
 from bot.playbook.evidence import LogSignature
 from bot.playbook.families.causes import refused_credential
 from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.operations import actor_of, check_operations
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
-from bot.playbook.findings import Findings
+from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.toolsetprobes import stopped_together
-from tests.playbook.canned import deploy, deploys, diff, entry, signature
+from tests.playbook.canned import (
+    change,
+    clock,
+    deploy,
+    deploys,
+    diff,
+    entry,
+    metrics_toolbox,
+    series,
+    signature,
+    steady,
+)
 from tools.analysis.configdiff import KeyChange
 from tools.base import Toolbox, ToolResult, tool
 from tools.database.locks import DbLocks, LockSession, render_locks
@@ -280,3 +292,39 @@ def test_the_root_of_a_databases_blocking_chain_is_an_operation_with_its_user() 
     assert asked == ["claims"]  # claims-api is no database; claims-db is the database "claims"
     assert found is not None and (found.service, found.actor) == ("claims-db", "dba.okafor")
     assert "VACUUM (FULL) claims" in found.line and found.blocking.startswith("3 session(s) wait behind it")
+
+
+# --- saturation on the dependency the walk ended at ------------------------------------------------------------
+
+
+def test_saturation_is_read_on_the_dependency_too_and_weighs_for_its_deploy() -> None:
+    now = NOW
+    found = {
+        ("order", "p99_latency"): series(
+            now, "order", "p99_latency", "ms", (80, 90, 900, 800), changes=[change(now, "15:40", 90, 800)]
+        ),
+        ("stock", "p99_latency"): series(
+            now, "stock", "p99_latency", "ms", (20, 25, 700, 600), changes=[change(now, "15:39", 25, 600)]
+        ),
+        ("stock", "db_pool_pending"): series(
+            now, "stock", "db_pool_pending", "count", (0, 0, 40, 35), changes=[change(now, "15:39", 0.5, 35)]
+        ),
+        ("order", "db_pool_pending"): steady(now, "order", "db_pool_pending", "count", 0.5),
+    }
+    run = run_over(metrics_toolbox(found))
+    findings = Findings(window_label="4h", service="order", origin="stock", roles={"latency": "p99_latency"})
+    for service in ("order", "stock"):
+        run.read_metric("the symptom", findings.health.setdefault(service, ServiceHealth(service)), "p99_latency")
+    shrink = KeyChange("spring.datasource.hikari.maximum-pool-size", "20", "4", "values.yaml")
+    suspect = Suspect(
+        "deploy stock 2.1.0", "stock", deploy=deploy("stock", "2.1.0", clock(now, "15:30")), key_changes=[shrink]
+    )
+    findings.suspects = [suspect]
+
+    saturation_where_it_changed(run, findings, ["db_pool_pending"])
+
+    assert [(s.args["service"], s.args["metric"]) for s in run.steps[2:]] == [
+        ("order", "db_pool_pending"),
+        ("stock", "db_pool_pending"),
+    ]
+    assert suspect.score > 0 and "stock db pool pending" in suspect.why[0]
