@@ -58,7 +58,7 @@ class StatusAnswered:
     service: str
     since: datetime
     line: str
-    count: int
+    count: int  # lines of its biggest signature (the number the logs print)
     deploy: DeployRecord | None = None
     changes: tuple[KeyChange, ...] = ()
 

@@ -49,7 +49,7 @@ def check_status_answered(run: ProbeRun, findings: Findings, question: str) -> N
         {s.example.service for s in new}, key=lambda svc: sum(s.count for s in new if s.example.service == svc)
     )
     own = sorted((s for s in new if s.example.service == service), key=lambda s: -s.count)
-    findings.status = StatusAnswered(code, service, own[0].first_at, own[0].example.message, sum(s.count for s in own))
+    findings.status = StatusAnswered(code, service, own[0].first_at, own[0].example.message, own[0].count)
     _status_change(run, findings, own[0], code)
 
 
