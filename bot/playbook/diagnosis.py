@@ -60,6 +60,8 @@ def window_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> Window
         return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
     start = (moment - timedelta(hours=WINDOW_AROUND_HOURS)).astimezone(UTC)
     end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS)).astimezone(UTC)
+    if start >= end:  # a time later today than now ("needed by 18:00" asked at 03:00) is no start: look back instead
+        return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
     return Window(f"{iso_from_moment(start)}/{iso_from_moment(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC", end)
 
 

@@ -42,7 +42,7 @@ _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五":
 _CN_NUMBER = "[零一二两三四五六七八九十]+"
 _EN_AGO_RX = re.compile(
     rf"\b(?P<n>\d{{1,3}}(?:\.\d+)?|{'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})\s*"
-    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+ago\b",
+    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)(?P<half>\s+and\s+a\s+half)?\s+ago\b",
     re.IGNORECASE,
 )
 _CN_AGO_RX = re.compile(
@@ -159,6 +159,7 @@ def _ago(text: str) -> timedelta | None:
     if english:
         word = english.group("n").lower()
         count = _WORD_NUMBERS[word] if word in _WORD_NUMBERS else float(word)
+        count += 0.5 if english.group("half") else 0.0  # "an hour and a half ago"
         return count * (timedelta(hours=1) if english.group("unit").lower().startswith("h") else timedelta(minutes=1))
     chinese = _CN_AGO_RX.search(text)
     if not chinese or not (chinese.group("n") or chinese.group("half")):
