@@ -26,6 +26,10 @@ import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
+from bot.playbook.families.database import check_database_locks
+from bot.playbook.families.operations import check_operations
+from bot.playbook.families.staleness import check_staleness
+from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
 from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
 from bot.playbook.probes import (
@@ -40,7 +44,7 @@ from bot.playbook.probes import (
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
-from bot.playbook.verdict import conclusion_from_findings
+from bot.playbook.verdict import MIN_SUSPECT_SCORE, conclusion_from_findings
 from tools.base import Toolbox
 
 WINDOW_AROUND_HOURS = 2  # around the time the user names; 4 h at 1-minute resolution stays under 288 points
@@ -56,6 +60,8 @@ def window_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> Window
         return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
     start = (moment - timedelta(hours=WINDOW_AROUND_HOURS)).astimezone(UTC)
     end = min(now, moment + timedelta(hours=WINDOW_AROUND_HOURS)).astimezone(UTC)
+    if start >= end:  # a time later today than now ("needed by 18:00" asked at 03:00) is no start: look back instead
+        return Window(DEFAULT_RANGE, f"the last {DEFAULT_RANGE}", now)
     return Window(f"{iso_from_moment(start)}/{iso_from_moment(end)}", f"{start:%Y-%m-%d %H:%M} → {end:%H:%M} UTC", end)
 
 
@@ -90,11 +96,18 @@ def run_playbook(
     if findings.service and _CLOCK_RX.search(question.text):
         said = moment_from_question(question.text, now or started_at, zone)
         findings.time_note = time_note(said, findings.first_change(findings.service))
-    if findings.service:  # last: a saturation signal that rose a minute before the symptom is not the symptom
-        check_saturation(run, findings, findings.service, saturation)
+    saturation_where_it_changed(run, findings, saturation)
     findings.failed_checks = [f.describe() for f in run.failures]
     findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
+
+
+def saturation_where_it_changed(run: ProbeRun, findings: Findings, saturation: Sequence[str]) -> None:
+    """Last (a saturation signal that rose a minute before the symptom is not the symptom): the saturation of the
+    asked service, then of the dependency the walk ended at when the question names its caller (a pool, a queue, GC
+    in the service that degraded first weighs for the deploy that changed it)."""
+    for service in dict.fromkeys(s for s in (findings.service, findings.origin) if s):
+        check_saturation(run, findings, service, saturation)
 
 
 def _trace_from_run(
@@ -153,6 +166,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         return  # after a gap in collection no service has metrics: there is no change to walk down or to rank
     look_further_back(run, findings, target)  # when flat: the trouble may be older than the window, or constant
     target = _steady_target_moves(run, findings, target, topology)
+    _when_flat(run, findings, topology, target, text)
     first = findings.first_change(target)
     if first is not None:
         check_deploys(run, findings, target, first)
@@ -168,6 +182,34 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
+    _operation_at_onset(run, findings, topology, target)
+
+
+def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str) -> None:
+    """No deploy and no strong suspect: an operation someone ran near the degraded services at the onset (a statement
+    in the database it calls, a campaign on a provider it shares) is the hypothesis left."""
+    first = findings.first_change(target)
+    if first is None or findings.deploy is not None or any(s.score >= MIN_SUSPECT_SCORE for s in findings.suspects):
+        return
+    near = set(ranking.neighbourhood(topology, target))
+    if findings.origin:
+        near |= set(ranking.neighbourhood(topology, findings.origin))
+    starts = [at for service in near if (changed := findings.first_change(service)) for at in [changed[1]]]
+    onset = min([first[1], *starts])
+    in_path = [target, *topology.get(target, ()), *([findings.origin] if findings.origin else [])]
+    findings.operation = check_database_locks(run, in_path, onset) or check_operations(run, near, onset)
+
+
+def _when_flat(
+    run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str, text: str
+) -> None:
+    """Still flat after the wider look and the neighbours: healthy inside, yet stale in what it serves (a producer
+    upstream), or answering a status the error rate does not count (a 429 the question names)."""
+    if findings.first_change(target) is not None:
+        return
+    check_staleness(run, findings, topology, target)
+    if findings.stale is None:
+        check_status_answered(run, findings, text)
 
 
 def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:

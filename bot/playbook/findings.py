@@ -22,6 +22,7 @@ from bot.playbook.evidence import (
     spikes_of,
     stops_of,
 )
+from bot.playbook.families.hypotheses import Operation, Staleness, StatusAnswered
 from tools.analysis.configdiff import KeyChange
 from tools.analysis.ranking import Reason
 from tools.deploys.records import DeployRecord
@@ -132,6 +133,7 @@ class NodeLoss:
     reasons: tuple[str, ...]  # NodeNotReady, TaintManagerEviction ... oldest first
     services: tuple[str, ...]  # whose pods were on them
     zones: tuple[str, ...] = ()  # zones the logs name, if any
+    operation: str = ""  # the log line of who took the node out (a drain), when one records it
 
 
 @dataclass
@@ -185,6 +187,13 @@ class Findings:
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
     after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
     node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
+    status: StatusAnswered | None = None  # a 4xx the error rate does not count (bot/playbook/families/statuscodes.py)
+    stale: Staleness | None = (
+        None  # a flat service serving stale data, and its producer (bot/playbook/families/staleness.py)
+    )
+    operation: Operation | None = (
+        None  # an operation a named actor ran at the onset (bot/playbook/families/operations.py)
+    )
 
     def role_of(self, metric: str) -> str:
         """The role the playbook read `metric` as ("" when none)."""

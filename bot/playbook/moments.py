@@ -42,7 +42,7 @@ _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五":
 _CN_NUMBER = "[零一二两三四五六七八九十]+"
 _EN_AGO_RX = re.compile(
     rf"\b(?P<n>\d{{1,3}}(?:\.\d+)?|{'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})\s*"
-    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+ago\b",
+    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)(?P<half>\s+and\s+a\s+half)?\s+ago\b",
     re.IGNORECASE,
 )
 _CN_AGO_RX = re.compile(
@@ -79,7 +79,7 @@ _PARTS = (  # (words, the hour a vague mention reads as); checked in order, the 
     (("凌晨",), 3),
     (("早上", "早晨", "今早", "上午", "this morning", "in the morning"), 9),
     (("中午", "noon", "lunchtime"), 12),
-    (("下午", "this afternoon", "in the afternoon"), 15),
+    (("下午", "this afternoon", "in the afternoon", "afternoon"), 15),
     (("晚上", "傍晚", "今晚", "昨晚", "夜里", "tonight", "this evening", "last night", "in the evening"), 20),
 )
 
@@ -94,7 +94,7 @@ def moment_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> dateti
     if ago is not None:
         return (now - ago).replace(second=0, microsecond=0)
     lowered = text.lower()
-    part = next((hour for words, hour in _PARTS if any(w in lowered for w in words)), None)
+    part = next((hour for words, hour in _PARTS if any(_says(lowered, w) for w in words)), None)
     clock = _clock(lowered, part)
     if clock is None and part is None:
         return None
@@ -104,6 +104,13 @@ def moment_from_question(text: str, now: datetime, zone: tzinfo = UTC) -> dateti
     if day:
         return moment - timedelta(days=day)
     return moment if moment <= now or day == 0 else moment - timedelta(days=1)
+
+
+def _says(lowered: str, word: str) -> bool:
+    """Whether the text says the word: a whole word for a Latin one ("noon" is not in "afternoon")."""
+    if not word.isascii():
+        return word in lowered
+    return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered) is not None
 
 
 def time_hint(text: str, now: datetime, zone: tzinfo = UTC) -> str:
@@ -152,6 +159,7 @@ def _ago(text: str) -> timedelta | None:
     if english:
         word = english.group("n").lower()
         count = _WORD_NUMBERS[word] if word in _WORD_NUMBERS else float(word)
+        count += 0.5 if english.group("half") else 0.0  # "an hour and a half ago"
         return count * (timedelta(hours=1) if english.group("unit").lower().startswith("h") else timedelta(minutes=1))
     chinese = _CN_AGO_RX.search(text)
     if not chinese or not (chinese.group("n") or chinese.group("half")):

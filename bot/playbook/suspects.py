@@ -136,7 +136,11 @@ def _delayed_suspect(
     suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures, symptoms_of(findings)))
     suspect.key_changes = ranking.meaningful_changes(suspect.key_changes, symptoms_of(findings), delayed=True)
     own = [(sig.text, sig.quoted) for sig in findings.signatures.get(deploy.service, ())]
-    if ranking.showing_signature(own, suspect.key_changes) is not None:  # the changed service says so itself
+    settings = [c for c in suspect.key_changes if changeclass.class_of(c) != changeclass.IMAGE]
+    # the changed service says so itself: a line showing what the setting limits, or naming the setting or its value
+    if ranking.showing_signature(own, suspect.key_changes) is not None or (
+        settings and ranking.naming_signature([text for text, _ in own], settings) is not None
+    ):
         suspect.add([Reason(2, f"{deploy.service}'s own logs since the onset show it too")])
     return suspect
 

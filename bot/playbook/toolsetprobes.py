@@ -6,17 +6,26 @@ failure (runbooks). Each runs only when its tool is configured.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
+from bot.playbook.evidence import log_lines_in
 from bot.playbook.findings import Findings, NodeLoss
 from bot.playbook.probes import ProbeRun, iso_from_moment
-from tools.kubernetes.objects import PodList, pods_summary
-from tools.results import events_of, pods_of, runbooks_of
+from tools.kubernetes.objects import KubeEvent, PodList, pods_summary
+from tools.results import events_of, logs_of, pods_of, runbooks_of, signatures_of
 
 # Kubernetes' own reasons for a node that stopped answering or was taken away: what several services breaking in the
 # same minute, with no deploy of theirs, most often comes down to.
 NODE_REASONS = frozenset({"NodeNotReady", "TaintManagerEviction", "NodeMaintenance", "NodeUnreachable"})
 NODES_AROUND = timedelta(minutes=10)
+ZONE_LOGS_AFTER = timedelta(minutes=5)
+# A pod stopped by the kubelet or evicted: with no rollout, several services' pods stopped at once is a node taken out.
+STOP_REASONS = frozenset({"Killing", "Evicted", "Preempting"})
+STOPPED_WITHIN = timedelta(minutes=2)
+STOPPED_TOGETHER_MIN = 3  # services: two can be a coincidence of restarts
+OPERATION_QUERY = "drain OR drained OR cordon OR cordoned OR eviction OR evicted"
 # A cloud availability zone as logs name it: eu-central-1b (AWS), europe-west1-b (GCP).
 _ZONE_RX = re.compile(r"\b(?:[a-z]{2}-[a-z]+-\d[a-z]|[a-z]+-[a-z]+\d-[a-z])\b")
 
@@ -58,18 +67,91 @@ def check_nodes(run: ProbeRun, findings: Findings) -> None:
     args = {"namespace": "", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at + NODES_AROUND)}
     step = run.probe(thought, "query_k8s_events", args)
     found = events_of(step) if step is not None else None
-    lost = [e for e in (found.events if found else ()) if e.reason in NODE_REASONS]
-    services = sorted({s for s in degraded for e in lost if e.object_name.startswith(f"{s}-")})
-    if len(services) < 2:
-        return
+    events = found.events if found else ()
+    lost = [e for e in events if e.reason in NODE_REASONS]
+    services = _services_of(lost, degraded)
+    operation = ""
+    if len(services) < 2:  # no node reported gone: were pods of several services stopped together (a drain)?
+        lost = stopped_together(events)
+        services = _services_of(lost, degraded)
+        if len(services) < STOPPED_TOGETHER_MIN:
+            return
+        operation = _operation_logged(run, min(e.at for e in lost))
     examples = [sig.quoted for found_sigs in findings.signatures.values() for sig in found_sigs]
     zones = sorted({z for text in examples for z in _ZONE_RX.findall(text)})
+    onset = min(e.at for e in lost)
     findings.node_loss = NodeLoss(
-        at=min(e.at for e in lost),
+        at=onset,
         reasons=tuple(dict.fromkeys(e.reason for e in sorted(lost, key=lambda e: e.at))),
         services=tuple(services),
-        zones=tuple(zones[:2]),
+        zones=tuple(zones[:2]) or (() if operation else _zones_logged(run, onset)),
+        operation=operation,
     )
+
+
+def _services_of(events: Sequence[KubeEvent], services: Sequence[str]) -> list[str]:
+    """The services whose pods the events are about."""
+    return sorted({s for s in services for e in events if e.object_name.startswith(f"{s}-")})
+
+
+def stopped_together(events: Sequence[KubeEvent]) -> list[KubeEvent]:
+    """Pods stopped within the same minute or two, of services that were not rolling out then: a rollout stops one
+    service's pods, a node drained (or a node's pods evicted) stops every service's at once."""
+    stopped = sorted((e for e in events if e.reason in STOP_REASONS and e.object_kind == "Pod"), key=lambda e: e.at)
+    if not stopped:
+        return []
+    rolling = {e.object_name for e in events if e.reason == "ScalingReplicaSet"}
+    first = stopped[0].at
+    return [
+        e
+        for e in stopped
+        if e.at - first <= STOPPED_WITHIN and not any(e.object_name.startswith(f"{r}-") for r in rolling)
+    ]
+
+
+def _operation_logged(run: ProbeRun, at: datetime) -> str:
+    """The line, in any service's logs at any level, that records who drained, cordoned or evicted what; "" when
+    none does (the answer then rests on the events alone)."""
+    if "query_logs" not in run.tools:
+        return ""
+    thought = (
+        f"Pods of several services were stopped together at {at:%H:%M} UTC with no rollout of theirs; looking in "
+        "every service's logs, at any level, for the operation that did it (a drain, a cordon, an eviction)."
+    )
+    args = {
+        "service": "*",
+        "query": OPERATION_QUERY,
+        "start": iso_from_moment(at - timedelta(minutes=2)),
+        "end": iso_from_moment(at + timedelta(minutes=3)),
+        "limit": 20,
+    }
+    step = run.probe(thought, "query_logs", args)
+    lines = log_lines_in(step) if step is not None else []
+    return lines[0] if lines else ""
+
+
+def _zones_logged(run: ProbeRun, at: datetime) -> tuple[str, ...]:
+    """The zones every service's errors (else warnings) name in the minutes after the nodes went away: a database
+    that lost its primary, a client that lost a peer, say where. Errors first: the zone that failed is named in the
+    failures, the one that took over in the notices that follow."""
+    if "query_logs" not in run.tools:
+        return ()
+    window = {"start": iso_from_moment(at - timedelta(minutes=1)), "end": iso_from_moment(at + ZONE_LOGS_AFTER)}
+    for level in ("ERROR", "WARN"):
+        thought = (
+            f"Nodes went away at {at:%H:%M} UTC under several services; reading every service's {level} lines "
+            "since then for the zone they name."
+        )
+        step = run.probe(thought, "query_logs", {"service": "*", "level": level, "limit": 200, **window})
+        summary = logs_of(step) if step is not None else None
+        entries = [line.entry for line in summary.newest] if summary is not None else []
+        entries += [sig.example for sig in signatures_of(step, level)] if step is not None else []
+        # a line's own placement (its zone field) is where its pod runs, alive enough to log: not the zone that failed
+        alive = {value for e in entries for key, value in e.fields if key == "zone"}
+        counted = Counter(z for e in entries for z in _ZONE_RX.findall(e.message) if z not in alive)
+        if counted:
+            return tuple(zone for zone, _ in counted.most_common(2))
+    return ()
 
 
 def pod_states(pods: PodList) -> list[str]:

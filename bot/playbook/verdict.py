@@ -1,10 +1,9 @@
 """The playbook's verdict: a headline that names the likely cause, the evidence it cites, and what the
 playbook could not tell, in the playbook_conclusion template.
 
-The cause is chosen by a fixed ranking an on-call engineer would recognise: a deploy just before the first
-change point (with what it changed), then the deepest downstream service that changed too (with its own
-deploy or error signature), then a local cause (traffic, CPU, memory, restarts: the earliest to change),
-then an error signature alone. When the asked service did not change, bot/playbook/flatline.py words it.
+The cause is chosen by a fixed ranking: nodes that went away or a credential refused for its state (no release),
+the best suspect, a deploy just before the first change point, an operation a named actor ran, the deepest
+downstream service that changed, a local cause, an error signature alone; flat: stale data, else flatline.py.
 """
 
 from __future__ import annotations
@@ -12,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.engine.prompts import load_prompt
-from bot.playbook.collectiongap import gap_evidence, gap_headline
+from bot.playbook.collectiongap import gap_evidence
 from bot.playbook.evidence import ChangePoint
-from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, NodeLoss, Suspect
-from bot.playbook.flatline import flat_headline, lookback_evidence, open_questions
+from bot.playbook.families.causes import amplified_failure, flat_or_stale, not_a_release
+from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
+from bot.playbook.flatline import lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
 from tools.deploys.records import DeployRecord, record_line
 
@@ -70,30 +70,24 @@ def _headline(findings: Findings) -> tuple[str, bool]:
     health = findings.health.get(service)
     changes = health.changes() if health else []
     if not changes:
-        return gap_headline(findings) or flat_headline(findings), False
+        return flat_or_stale(findings)
     felt = [c for c in changes if findings.role_of(c[0]) in GOLDEN_ROLES] or changes  # a pool filling up is a cause
     symptom = health.describe(*felt[0]) if health and felt else f"{service} itself looks steady"
     origin_first = findings.first_change(findings.origin) if findings.origin else None
-    if findings.node_loss is not None:
-        return f"Likely cause: {_node_cause(findings.node_loss)}. Symptom: {symptom}.", True
+    if (infrastructure := not_a_release(findings)) is not None:
+        return f"Likely cause: {infrastructure}. Symptom: {symptom}.", True
     suspect = _top_suspect(findings, origin_first[1] if origin_first else None)
     if suspect is not None:
         return f"Likely cause: {_suspect_cause(findings, suspect)}. Symptom: {symptom}.", True
     deploy = findings.deploy
     if deploy is not None and not (origin_first and origin_first[1] < deploy.at):
         return f"Likely cause: {_deploy_cause(findings, deploy)}. Symptom: {symptom}.", True
+    if findings.operation is not None:
+        via = f" It reached {service} this way: {_origin_cause(findings)}" if findings.origin else ""
+        return f"Likely cause: {findings.operation.describe()}.{via}. Symptom: {symptom}.", True
     if findings.origin:
         return f"Likely cause: {_origin_cause(findings)}. Symptom: {symptom}.", True
     return _local_headline(findings, symptom)
-
-
-def _node_cause(loss: NodeLoss) -> str:
-    """Infrastructure, said plainly: no deploy caused it."""
-    where = f" in zone {' and '.join(loss.zones)}" if loss.zones else ""
-    return (
-        f"nodes{where} went away at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes reports "
-        f"{', '.join(loss.reasons)} for the pods of {', '.join(loss.services)}, which degraded together"
-    )
 
 
 def _cluster_and_runbook(findings: Findings) -> str:
@@ -135,7 +129,10 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
         change = f", which changed {'; '.join(what)}" if what else ""
         top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
         error = f". Top error since: {top.quoted}" if top else ""
-        return f"deploy {deploy.service} {deploy.version}{when}{change}{error}. Why: {'; '.join(suspect.why)}"
+        why = f". Why: {'; '.join(suspect.why)}"
+        return (
+            f"deploy {deploy.service} {deploy.version}{when}{change}{error}{amplified_failure(findings, suspect)}{why}"
+        )
     top = findings.top_signature(findings.service)
     error = f". Top error: {top.quoted}" if top else ""
     return f"{suspect.what}. Why: {'; '.join(suspect.why)}{error}"

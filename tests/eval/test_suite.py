@@ -25,9 +25,11 @@ DEFAULT = "hikari-pool"
 # The suite holds 50: the 34 written with the playbook score 34/34 (24 + the three that need the Kubernetes and runbook
 # toolsets + the two whose incident is older than the default 24 h window + two dependencies that stopped serving +
 # two of them beside a wobbling sibling + a gap in metrics collection), and the 16 written blind by outside authors
-# 8/16 (0/16 at first; tests/eval/blind_scores.md): 42/50 at each of 6 run clocks. The floor guards what is held
-# today: two misses fail CI.
-PLAYBOOK_MIN_HITS = 41
+# 16/16 (0/16 at first, then 8/16; tests/eval/blind_scores.md) once the playbook has hypotheses without a deploy (a
+# zone or node gone, a drain, an operation by a named actor, a credential refused, stale data from a producer, a 429
+# the error rate does not count, a retry setting's storm): 50/50 at each of 6 run clocks. The floor guards what is
+# held today: two misses fail CI.
+PLAYBOOK_MIN_HITS = 49
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the bar of 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
 # 11/11 at each of 8 run clocks (00:05 … 21:00) once the walk weighs changes (crashloop-renamed-flag and

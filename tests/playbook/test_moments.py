@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.playbook.diagnosis import window_from_question
 from bot.playbook.evidence import service_from_text
 from bot.playbook.moments import moment_from_question
 
@@ -31,6 +32,10 @@ def at(day: int, hour: int, minute: int) -> datetime:
         ("around 9am", at(29, 9, 0)),
         ("this morning the queue backed up", at(29, 9, 0)),
         ("last night", at(28, 20, 0)),
+        # "noon" inside "afternoon" once read an afternoon as midday, and the window missed the incident
+        ("getting 429s for a few hours yesterday afternoon", at(28, 15, 0)),
+        ("since noon", at(29, 12, 0)),
+        ("stopped showing up about an hour and a half ago, needed by 18:00", at(29, 14, 30)),
         ("三个小时前开始报错", at(29, 13, 0)),
         ("半小时前", at(29, 15, 30)),
         ("半个小时前支付变慢了", at(29, 15, 30)),
@@ -83,3 +88,9 @@ def test_questions_without_a_usable_time_give_none(question):
 )
 def test_services_named_next_to_cjk_text(question, service):
     assert service_from_text(question, ["order", "orders-db", "payment"]) == service
+
+
+def test_a_time_later_today_than_now_never_makes_an_empty_window() -> None:
+    early = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
+    window = window_from_question("readings are missing and settlement needs them this afternoon by 18:00", early)
+    assert window.range_arg == "24h" and window.end == early
