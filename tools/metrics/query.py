@@ -6,21 +6,19 @@ one of the label values Prometheus actually holds (and is escaped as a PromQL st
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from statistics import median
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
 from tools.metrics.catalogue import ServiceCatalogue, catalogue_problems, render
 from tools.metrics.chartline import CHART_POINTS, ChartLine, bucket_length
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
+from tools.metrics.pinning import pinned_change, pinned_spike
+from tools.metrics.reading import align, display_unit, points_from_result, promql_string, step_for
 from tools.metrics.series import (
     MetricQuery,
     MetricSeries,
@@ -33,7 +31,6 @@ from tools.metrics.series import (
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
-    from tools.analysis.changepoints import ChangePoint, Spike
     from tools.metrics.prometheus import PrometheusAPI
 
 log = logging.getLogger(__name__)
@@ -50,17 +47,6 @@ __all__ = [
 ]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
-# Catalogue unit -> (unit shown to the model, factor): latency in ms, ratios in %, bytes in MB.
-_DISPLAY_UNITS = {
-    "s": ("ms", 1000.0),
-    "ms": ("ms", 1.0),
-    "ratio": ("%", 100.0),
-    "rps": ("req/s", 1.0),
-    "cores": ("cores", 1.0),
-    "bytes": ("MB", 1e-6),
-    "count": ("", 1.0),
-}
 
 
 class MetricsTools:
@@ -104,7 +90,7 @@ class MetricsTools:
 
     def specs(self) -> list[ToolSpec]:
         """query_metrics (its description lists this catalogue) and list_services."""
-        units = {name: _display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
+        units = {name: display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
         entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
         text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
         listing = _LIST_SERVICES_DOC.format(max_services=self.max_services)
@@ -142,17 +128,17 @@ class MetricsTools:
         name = self._known_service(service)
         label, query = self.query_for(name, metric.strip())
         window = window_from_args(range, "", "", self.clock())
-        step_s = _step_for(window.seconds, self.max_points)
-        window = TimeWindow(_align(window.start, step_s), window.end)
-        promql = render(query.promql, label=label, service=_promql_string(name)[1:-1])
+        step_s = step_for(window.seconds, self.max_points)
+        window = TimeWindow(align(window.start, step_s), window.end)
+        promql = render(query.promql, label=label, service=promql_string(name)[1:-1])
         log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
         result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
-        unit, factor = _display_unit(query.unit)
-        points = _points_from_result(result, factor)
+        unit, factor = display_unit(query.unit)
+        points = points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
-        changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
-        spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
+        changes = tuple(pinned_change(self.client, c, promql, step_s, factor) for c in detect_changes(times, values))
+        spikes = tuple(pinned_spike(self.client, s, promql, step_s, factor) for s in detect_spikes(times, values))
         trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
         stop = detect_stop(times, values, window.end, step_s)
         collection = None
@@ -180,29 +166,6 @@ class MetricsTools:
             collection,
             ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
         )
-
-    def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
-        """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
-        mid = (change.before + change.after) / 2
-        return replace(change, at=self._first_crossing(promql, change.at, step_s, factor, mid, change.after > mid))
-
-    def _pinned_spike(self, spike: Spike, promql: str, step_s: int, factor: float) -> Spike:
-        """The same for a spike's start: the first minute a quarter of the way up to its peak."""
-        level = spike.before + (spike.peak - spike.before) / 4
-        return replace(spike, start=self._first_crossing(promql, spike.start, step_s, factor, level, True))
-
-    def _first_crossing(
-        self, promql: str, at: datetime, step_s: int, factor: float, level: float, up: bool
-    ) -> datetime:
-        """The first minute of the step ending at `at` whose value is past `level`; `at` itself when unsure."""
-        if step_s <= 60:
-            return at
-        start = at - timedelta(seconds=step_s)
-        try:
-            result = self.client.query_range(promql, start, at, "60s")
-        except ToolError:
-            return at  # the coarse time is still right to within one step
-        return next((t for t, v in _points_from_result(result, factor) if (v > level) == up), at)
 
     def known_services(self) -> list[str]:
         """Values of the service label, with each service that has its own label and holds a value of it; cached
@@ -267,34 +230,3 @@ The services Prometheus holds metrics for, each with its downstream services.
 Use it when the user named no service, or one that matches none.
 Legal values: none.
 Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""
-
-
-def _display_unit(unit: str) -> tuple[str, float]:
-    return _DISPLAY_UNITS.get(unit, (unit, 1.0))
-
-
-def _points_from_result(result: Sequence[Mapping[str, Any]], factor: float) -> tuple[tuple[datetime, float], ...]:
-    if not result:
-        return ()
-    points = []
-    for ts, raw in result[0].get("values", []):
-        value = float(raw)
-        if math.isfinite(value):  # histogram_quantile gives NaN when there was no traffic
-            points.append((datetime.fromtimestamp(float(ts), tz=UTC), value * factor))
-    return tuple(points)
-
-
-def _step_for(window_s: float, max_points: int) -> int:
-    wanted = window_s / max(1, max_points)
-    return next((s for s in _NICE_STEPS_S if s >= wanted), _NICE_STEPS_S[-1])
-
-
-def _align(moment: datetime, step_s: int) -> datetime:
-    """Start on a multiple of the step, so points fall on round times and repeated queries agree."""
-    seconds = moment.timestamp()
-    return datetime.fromtimestamp(seconds - seconds % step_s, tz=UTC)
-
-
-def _promql_string(value: str) -> str:
-    """A PromQL double-quoted string literal (JSON escaping is a valid subset)."""
-    return json.dumps(value)
