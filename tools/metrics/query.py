@@ -14,11 +14,27 @@ from typing import TYPE_CHECKING
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
+from tools.metrics.beside import (
+    RELATED_ROLES,
+    RESOURCE_OF_ROLE,
+    RelatedRead,
+    ResourceUse,
+    read_resources,
+)
+from tools.metrics.breakdown import MetricBreakdown, grouped_by, parts_from_result, render_breakdown
 from tools.metrics.catalogue import ServiceCatalogue, catalogue_problems, render
 from tools.metrics.chartline import CHART_POINTS, ChartLine, bucket_length
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
+from tools.metrics.descriptions import LIST_SERVICES_DOC, QUERY_METRICS_DOC
 from tools.metrics.pinning import pinned_change, pinned_spike
-from tools.metrics.reading import align, display_unit, points_from_result, promql_string, step_for
+from tools.metrics.reading import (
+    align,
+    display_unit,
+    points_from_result,
+    promql_string,
+    requests_per_point,
+    step_for,
+)
 from tools.metrics.series import (
     MetricQuery,
     MetricSeries,
@@ -31,6 +47,9 @@ from tools.metrics.series import (
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
+    from datetime import datetime
+
+    from tools.analysis.pooling import Counts
     from tools.metrics.prometheus import PrometheusAPI
 
 log = logging.getLogger(__name__)
@@ -47,6 +66,8 @@ __all__ = [
 ]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+COUNTED_UNITS = ("s", "ms", "ratio")  # a quantile or a share rests on a number of requests; a rate does not
+BREAKDOWN_LABELS = {"pod": "pod", "version": "version", "peer": "peer"}  # by= value -> the Prometheus label
 
 
 class MetricsTools:
@@ -66,9 +87,14 @@ class MetricsTools:
         up_metric: str = "up",
         gap_share: float = 0.8,
         services: Mapping[str, ServiceCatalogue] | None = None,
+        breakdown_labels: Mapping[str, str] | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> None:
         self.services = dict(services or {})
-        for label in {service_label, *(own.label for own in self.services.values() if own.label)}:
+        self.breakdown_labels = dict(breakdown_labels or BREAKDOWN_LABELS)
+        self.roles = dict(roles or {})  # metric name -> its role (latency, errors, client_errors, memory ...)
+        own_labels = (own.label for own in self.services.values() if own.label)
+        for label in {service_label, *own_labels, *self.breakdown_labels.values()}:
             if not _LABEL_NAME.match(label):
                 raise ValueError(f"invalid Prometheus label name {label!r}")
         if not catalogue:
@@ -92,15 +118,16 @@ class MetricsTools:
         """query_metrics (its description lists this catalogue) and list_services."""
         units = {name: display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
         entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
-        text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
-        listing = _LIST_SERVICES_DOC.format(max_services=self.max_services)
+        text = QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
+        listing = LIST_SERVICES_DOC.format(max_services=self.max_services)
+        choices = {"metric": list(self.catalogue), "by": ["", *self.breakdown_labels]}
         return [
-            tool(self.query_metrics, description=text, choices={"metric": list(self.catalogue)}),
+            tool(self.query_metrics, description=text, choices=choices),
             tool(self.list_services, description=listing),
         ]
 
     def list_services(self) -> ToolResult:
-        """Run list_services (the docstring shown to the model is _LIST_SERVICES_DOC)."""
+        """Run list_services (the docstring shown to the model is LIST_SERVICES_DOC)."""
         services = tuple(self.known_services())
         shown = services[: self.max_services]
         downstream = {name: tuple(self.topology[name]) for name in shown if self.topology.get(name)}
@@ -115,10 +142,33 @@ class MetricsTools:
         service: str,
         metric: str,
         range: str = "1h",
+        by: str = "",
     ) -> ToolResult:
-        """Run query_metrics (the docstring shown to the model is _QUERY_METRICS_DOC)."""
+        """Run query_metrics (the docstring shown to the model is QUERY_METRICS_DOC)."""
+        if by.strip():
+            parts = self.breakdown(service, metric, range, by.strip())
+            return ToolResult("ok" if parts.parts else "no_data", render_breakdown(parts), parts)
         series = self.series(service, metric, range)
         return ToolResult("ok" if series.summary.samples else "no_data", render_series(series), series)
+
+    def breakdown(self, service: str, metric: str, range: str, by: str) -> MetricBreakdown:
+        """The metric per pod, version or peer, the most moved first: the data of query_metrics(by=...)."""
+        grouping = self.breakdown_labels.get(by)
+        if grouping is None:
+            raise ToolError(f"unknown breakdown {by!r}; by may be: {', '.join(self.breakdown_labels)}")
+        name = self._known_service(service)
+        label, query = self.query_for(name, metric.strip())
+        window, step_s = self._window(range)
+        promql = grouped_by(render(query.promql, label=label, service=promql_string(name)[1:-1]), grouping)
+        unit, factor = display_unit(query.unit)
+        result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
+        parts = parts_from_result(result, grouping, factor, window)
+        return MetricBreakdown(name, metric.strip(), by, grouping, promql, unit, window, step_s, parts)
+
+    def _window(self, range: str) -> tuple[TimeWindow, int]:
+        window = window_from_args(range, "", "", self.clock())
+        step_s = step_for(window.seconds, self.max_points)
+        return TimeWindow(align(window.start, step_s), window.end), step_s
 
     def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
         """The series read and analysed (stats, change points, spikes, trends, a stop): the data of query_metrics."""
@@ -127,9 +177,7 @@ class MetricsTools:
 
         name = self._known_service(service)
         label, query = self.query_for(name, metric.strip())
-        window = window_from_args(range, "", "", self.clock())
-        step_s = step_for(window.seconds, self.max_points)
-        window = TimeWindow(align(window.start, step_s), window.end)
+        window, step_s = self._window(range)
         promql = render(query.promql, label=label, service=promql_string(name)[1:-1])
         log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
         result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
@@ -137,8 +185,11 @@ class MetricsTools:
         points = points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
-        changes = tuple(pinned_change(self.client, c, promql, step_s, factor) for c in detect_changes(times, values))
-        spikes = tuple(pinned_spike(self.client, s, promql, step_s, factor) for s in detect_spikes(times, values))
+        counts = self._counts(query, label, name, window, step_s, times)  # a low-traffic series is judged on them
+        found = detect_changes(times, values, counts=counts)
+        changes = tuple(pinned_change(self.client, c, promql, step_s, factor) for c in found)
+        spikes_found = detect_spikes(times, values, counts=counts)
+        spikes = tuple(pinned_spike(self.client, s, promql, step_s, factor) for s in spikes_found)
         trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
         stop = detect_stop(times, values, window.end, step_s)
         collection = None
@@ -165,7 +216,40 @@ class MetricsTools:
             stop,
             collection,
             ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
+            self._resources(metric, promql, label, name, window.end) if values else None,
+            self._related(metric, name, range),
         )
+
+    def _counts(
+        self, query: MetricQuery, label: str, name: str, window: TimeWindow, step_s: int, times: list[datetime]
+    ) -> Counts | None:
+        """The requests behind each point of a quantile or a share whose catalogue entry says how to count them."""
+        from tools.analysis.pooling import Counts
+
+        if not query.counts.strip() or query.unit not in COUNTED_UNITS or not times:
+            return None
+        promql = render(query.counts, label=label, service=promql_string(name)[1:-1])
+        result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
+        return Counts(requests_per_point(result, times, step_s), share=query.unit == "ratio")
+
+    def _resources(self, metric: str, promql: str, label: str, name: str, end: datetime) -> ResourceUse | None:
+        """Beside cpu or memory: the pod closest to its limit, with its request (kube-state-metrics)."""
+        resource = RESOURCE_OF_ROLE.get(self.roles.get(metric.strip(), ""))
+        if resource is None:
+            return None
+        selector = f"{label}={promql_string(name)}"
+        return read_resources(self.client, promql, resource, self.breakdown_labels["pod"], selector, end)
+
+    def _related(self, metric: str, name: str, range: str) -> tuple[RelatedRead, ...]:
+        """Beside the 5xx errors: the 4xx and 429 shares, each with its first change."""
+        wanted = RELATED_ROLES.get(self.roles.get(metric.strip(), ""), ())
+        reads = []
+        for other, role in ((m, r) for m, r in self.roles.items() if r in wanted and m != metric.strip()):
+            seen = self.series(name, other, range)
+            if seen.stats is not None:
+                change = seen.changes[0] if seen.changes else None
+                reads.append(RelatedRead(other, role, seen.unit, seen.stats.median, seen.stats.last, change))
+        return tuple(reads)
 
     def known_services(self) -> list[str]:
         """Values of the service label, with each service that has its own label and holds a value of it; cached
@@ -210,23 +294,3 @@ class MetricsTools:
 
     def _known_service(self, service: str) -> str:
         return choice_or_error(service, self.known_services(), "service", "Prometheus")
-
-
-_QUERY_METRICS_DOC = """\
-One metric of one service from Prometheus over a time window.
-Use it first: WHEN a symptom started and how big it is.
-Legal values:
-- metric (unit):
-{metrics}
-- service: a Prometheus label value (list_services lists them)
-- range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
-Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
-"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since; cause: the service, \
-a collection gap or unknown) lines; 12 averaged points of at most {max_points}."""
-
-
-_LIST_SERVICES_DOC = """\
-The services Prometheus holds metrics for, each with its downstream services.
-Use it when the user named no service, or one that matches none.
-Legal values: none.
-Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""

@@ -62,3 +62,10 @@ def align(moment: datetime, step_s: int) -> datetime:
 def promql_string(value: str) -> str:
     """A PromQL double-quoted string literal (JSON escaping is a valid subset)."""
     return json.dumps(value)
+
+
+def requests_per_point(result: Sequence[Mapping[str, Any]], times: Sequence[datetime], step_s: int) -> list[float]:
+    """The requests behind each of `times`: the counts query's rate (requests per second) times the step, so
+    neighbouring points, whose rate windows overlap, are not counted twice; 0 where it has no sample."""
+    rates = {t: v for t, v in points_from_result(result, 1.0)}
+    return [rates.get(t, 0.0) * step_s for t in times]
