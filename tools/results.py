@@ -9,7 +9,7 @@ grounding check wants an answer's numbers in an observation), render it with the
     tool                    kind             data (module)                           renders as the text does
     query_metrics           metric_series    MetricSeries (tools/metrics/series)     change_line, finding_lines,
                                                                                      stats_line, value_text ...
-    query_metrics(by=...)   metric_breakdown MetricBreakdown (tools/metrics/breakdown) part_line, render_breakdown
+    query_metrics(by=...)   metric_breakdown MetricBreakdown (tools/metrics/views)     part_line, render_breakdown
     list_services           service_list     ServiceList (tools/metrics/series)      render_services
     query_logs              log_summary      LogSummary (tools/logs/summary)         tools/logs/render: entry_line,
                                                                                      block_lines, counts_line
@@ -45,8 +45,8 @@ from tools.database.storage import DbStorage
 from tools.deploys.records import DeployList, DiffReport
 from tools.kubernetes.objects import EventList, PodList, RolloutHistory
 from tools.logs.summary import LogHistogram, LogSummary, Signature
-from tools.metrics.breakdown import MetricBreakdown
 from tools.metrics.series import MetricSeries, ServiceList
+from tools.metrics.views import MetricBreakdown
 from tools.runbooks.hits import RunbookHits
 
 KINDS: dict[str, type[ToolData]] = {

@@ -1,4 +1,5 @@
-"""One catalogued signal broken down by a label (pod, version, peer) and ranked by how far each part moved.
+"""One catalogued signal broken down by a label (pod, version, peer) and ranked by how far each part moved; and
+read per pod beside each pod's request and limit.
 
 A canary on 1 of 8 pods moves the service-wide error ratio by an eighth of its own: "errors x1.4" reads as noise,
 while the pod went from 0.1 % to 25 %. The breakdown reads the same template with the label added to each of its
@@ -9,57 +10,27 @@ window's first half): a move of x10 ranks above one of x0.5, a rise from nothing
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from statistics import median
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from tools.base import ToolData
 from tools.metrics.catalogue import segments
 from tools.metrics.reading import Points, points_of
-from tools.metrics.series import factor_text, value_text
-from tools.timerange import TimeWindow, duration_to_text
+from tools.metrics.views import KUBE_LIMITS, KUBE_REQUESTS, PartMove, ResourceUse, closest_to_limit
+from tools.timerange import TimeWindow
 
-MAX_SHOWN = 10  # parts listed; the rest are counted
+if TYPE_CHECKING:
+    from tools.metrics.prometheus import PrometheusAPI
+
+LAST_MINUTES = 5  # beside cpu or memory, the last value is read over this much of the window's end
 RECENT_SHARE = 0.1  # the recent level: the median of the window's last tenth (at least RECENT_MIN points)
 RECENT_MIN = 3
 _AGGREGATION = re.compile(r"\b(sum|avg|min|max|count|group|stddev|stdvar)\s*(?:(by|without)\s*\(([^)]*)\)\s*)?\(")
 _POSTFIX = re.compile(r"\s*(by|without)\s*\(([^)]*)\)")
-
-
-@dataclass(frozen=True)
-class PartMove:
-    """One part (a pod, a version, a peer): its baseline, its recent level and its first level shift."""
-
-    value: str  # the label's value
-    baseline: float  # median of the window's first half, in the display unit
-    recent: float  # median of the window's last tenth
-    change_at: datetime | None  # the first level shift the detector found, if any
-    samples: int
-    new: bool = False  # no samples in the window's first half (a canary's pod): its baseline is the other parts'
-
-    @property
-    def ratio(self) -> float | None:
-        return self.recent / self.baseline if self.baseline else None
-
-
-@dataclass(frozen=True)
-class MetricBreakdown(ToolData):
-    """What query_metrics(by=...) saw: every part of the service's series, the most moved first."""
-
-    kind: ClassVar[str] = "metric_breakdown"
-    service: str
-    metric: str
-    by: str  # pod, version or peer
-    label: str  # the Prometheus label read for it
-    promql: str
-    unit: str
-    window: TimeWindow
-    step_s: int
-    parts: tuple[PartMove, ...]  # ranked, every one
 
 
 def grouped_by(promql: str, label: str) -> str:
@@ -141,27 +112,43 @@ def _moved(part: PartMove, floor: float) -> float:
     return abs(math.log((part.recent + floor) / (part.baseline + floor)))
 
 
-def render_breakdown(found: MetricBreakdown) -> str:
-    """Heading, PromQL, then one line per part, the most moved first: `pod-a: 0.1% -> 24% (x240), change 14:03`."""
-    plural = f"{len(found.parts)} {found.by}s" if len(found.parts) != 1 else f"1 {found.by}"
-    heading = (
-        f"{found.metric} of {found.service} by {found.by} (label {found.label!r}), {found.window.describe()}, "
-        f"step {duration_to_text(found.step_s)}: {plural}, the most moved first (first half -> last tenth)"
-    )
-    if not found.parts:
-        return "\n".join([heading, f"promql: {found.promql}", _NONE.format(label=found.label)])
-    lines = [part_line(p, found.unit, found.window.clock_format) for p in found.parts[:MAX_SHOWN]]
-    more = len(found.parts) - MAX_SHOWN
-    return "\n".join([heading, f"promql: {found.promql}", *lines, *([f"… and {more} more"] if more > 0 else [])])
+def last_by(result: Sequence[Mapping[str, Any]], label: str) -> dict[str, float]:
+    """Each series' last finite value, keyed by its `label` value ("" when it has none), summed per key."""
+    found: dict[str, float] = {}
+    for series in result:
+        values = [float(v) for _, v in series.get("values", []) if float(v) == float(v)]
+        if values:
+            key = str(series.get("metric", {}).get(label, ""))
+            found[key] = found.get(key, 0.0) + values[-1]
+    return found
 
 
-_NONE = "no data: no series with the label {label!r} in this window (the service may not carry it)."
+def read_resources(
+    client: PrometheusAPI, promql: str, resource: str, pod_label: str, service_selector: str, end: datetime
+) -> ResourceUse | None:
+    """The signal's last value per pod beside each pod's request and limit (kube-state-metrics, in the signal's
+    own unit: cores or bytes); `service_selector` (`service="x"`) selects the limits of a signal with no pods."""
+    start = end - timedelta(minutes=LAST_MINUTES)
+    used = last_by(client.query_range(grouped_by(promql, pod_label), start, end, "60s"), pod_label)
+    pods = sorted(pod for pod in used if pod)
+    if pods:
+        selector = f"{pod_label}=~{json.dumps('|'.join(re.escape(p) for p in pods))}"
+        used = {pod: used[pod] for pod in pods}
+    else:
+        selector = service_selector
+    read = {
+        kind: last_by(
+            client.query_range(_kube(metric, resource, selector, pod_label, pods), start, end, "60s"), pod_label
+        )
+        for kind, metric in (("requests", KUBE_REQUESTS), ("limits", KUBE_LIMITS))
+    }
+    return closest_to_limit(resource, used, read["requests"], read["limits"])
 
 
-def part_line(part: PartMove, unit: str, clock: str) -> str:
-    """`inventory-svc-7d9-x2k: 0.10% -> 24% (x240), change at 14:03`."""
-    levels = f"{value_text(part.baseline, unit)} -> {value_text(part.recent, unit)} ({factor_text(part.ratio)})"
-    if part.new and part.change_at:
-        return f"{part.value}: {levels}, new: first sample {part.change_at:{clock}}, measured from the others' level"
-    change = f", change at {part.change_at:{clock}}" if part.change_at else ""
-    return f"{part.value}: {levels}{change}"
+def _kube(metric: str, resource: str, selector: str, pod_label: str, by_pod: Sequence[str]) -> str:
+    grouping = f" by ({pod_label})" if by_pod else ""
+    return f'sum{grouping} ({metric}{{resource="{resource}",{selector}}})'
+
+
+RESOURCE_OF_ROLE = {"cpu": "cpu", "memory": "memory"}
+RELATED_ROLES = {"errors": ("client_errors", "rate_limited")}  # read beside a metric of this role

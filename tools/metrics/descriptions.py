@@ -10,10 +10,12 @@ Legal values:
 - range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
 - by: "" (the service as a whole), "pod", "version" (a canary on 1 of 8 pods shows here when the whole barely \
 moves) or "peer" (a client-call metric per called service)
-With by: one line per part, the most moved first ("pod-a: 0.10% -> 24% (x240), change at 14:03"), at most 10.
-Without by, returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
+Returns with by: one line per part, the most moved first ("pod-a: 0.10% -> 24% (x240), change at 14:03"), at most 10.
+Without by, it returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
 "trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since; cause: the service, \
-a collection gap or unknown) lines; 12 averaged points of at most {max_points}."""
+a collection gap or unknown) lines; 12 averaged points of at most {max_points}; beside cpu or memory a "limits:" \
+line (the pod closest to its limit, its request; or "no limits found"), beside 5xx errors a "beside:" line (the 4xx \
+and 429 shares)."""
 
 
 LIST_SERVICES_DOC = """\

@@ -14,14 +14,7 @@ from typing import TYPE_CHECKING
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
-from tools.metrics.beside import (
-    RELATED_ROLES,
-    RESOURCE_OF_ROLE,
-    RelatedRead,
-    ResourceUse,
-    read_resources,
-)
-from tools.metrics.breakdown import MetricBreakdown, grouped_by, parts_from_result, render_breakdown
+from tools.metrics.breakdown import RELATED_ROLES, RESOURCE_OF_ROLE, grouped_by, parts_from_result, read_resources
 from tools.metrics.catalogue import ServiceCatalogue, catalogue_problems, render
 from tools.metrics.chartline import CHART_POINTS, ChartLine, bucket_length
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
@@ -44,6 +37,7 @@ from tools.metrics.series import (
     render_services,
     series_summary,
 )
+from tools.metrics.views import MetricBreakdown, RelatedRead, ResourceUse, render_breakdown
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query

@@ -30,7 +30,7 @@ from tools.timerange import TimeWindow, duration_to_text
 if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
     from tools.analysis.changepoints import ChangePoint, Spike, Stop
     from tools.analysis.trends import Sawtooth, Trend
-    from tools.metrics.beside import RelatedRead, ResourceUse
+    from tools.metrics.views import RelatedRead, ResourceUse
 
 SUMMARY_POINTS = 12
 GAP: Final = "collection gap"  # the collection stopped with the series (tools/metrics/collection.py decides)
@@ -165,7 +165,7 @@ def render_series(series: MetricSeries) -> str:
 
 def beside_lines(series: MetricSeries) -> list[str]:
     """The `limits:` and `beside:` lines: what was read next to the series (tools/metrics/beside.py)."""
-    from tools.metrics.beside import related_line, resource_line
+    from tools.metrics.views import related_line, resource_line
 
     lines = [resource_line(series.resources, series.unit)] if series.resources else []
     return lines + ([related_line(series.related, series.window.clock_format)] if series.related else [])

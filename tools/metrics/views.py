@@ -1,36 +1,60 @@
-"""What query_metrics reads beside a signal, so the next question is answered in the same step:
+"""What query_metrics read beside or instead of one series, as plain data and the text the model reads.
 
-- beside cpu and memory, the pods' requests and limits from kube-state-metrics
-  (kube_pod_container_resource_requests / _limits{resource="cpu"|"memory"}): "memory 1,840 MB of a 2,048 MB limit
-  (90%) on pod X", or "no limits found";
-- beside the 5xx errors, the 4xx and 429 shares (the catalogue's client_errors and rate_limited roles), so a 429
-  storm never reads as "errors flat".
-
-The limits are compared pod by pod (an OOM kill is one container's), with the pods the signal itself names; a
-signal without a pod label is compared with the limits summed over the service's series.
+- MetricBreakdown: a signal per pod, version or peer, the most moved first (tools/metrics/breakdown.py reads it);
+- ResourceUse: beside cpu or memory, the pod closest to its limit, with its request (kube-state-metrics);
+- RelatedRead: beside the 5xx errors, the 4xx and 429 shares (the catalogue's client_errors and rate_limited).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
 
+from tools.base import ToolData
 from tools.metrics.series import factor_text, value_text
+from tools.timerange import TimeWindow, duration_to_text
 
 if TYPE_CHECKING:
     from tools.analysis.changepoints import ChangePoint
-    from tools.metrics.prometheus import PrometheusAPI
 
-RESOURCE_OF_ROLE = {"cpu": "cpu", "memory": "memory"}
-RELATED_ROLES = {"errors": ("client_errors", "rate_limited")}  # read beside a metric of this role
+MAX_SHOWN = 10  # parts listed; the rest are counted
 ROLE_WORDS = {"client_errors": "4xx", "rate_limited": "429"}
 KUBE_REQUESTS = "kube_pod_container_resource_requests"
 KUBE_LIMITS = "kube_pod_container_resource_limits"
-LAST_MINUTES = 5  # the last value is read over this much of the window's end
+
+
+@dataclass(frozen=True)
+class PartMove:
+    """One part (a pod, a version, a peer): its baseline, its recent level and its first level shift."""
+
+    value: str  # the label's value
+    baseline: float  # median of the window's first half, in the display unit
+    recent: float  # median of the window's last tenth
+    change_at: datetime | None  # the first level shift the detector found, if any
+    samples: int
+    new: bool = False  # no samples in the window's first half (a canary's pod): its baseline is the other parts'
+
+    @property
+    def ratio(self) -> float | None:
+        return self.recent / self.baseline if self.baseline else None
+
+
+@dataclass(frozen=True)
+class MetricBreakdown(ToolData):
+    """What query_metrics(by=...) saw: every part of the service's series, the most moved first."""
+
+    kind: ClassVar[str] = "metric_breakdown"
+    service: str
+    metric: str
+    by: str  # pod, version or peer
+    label: str  # the Prometheus label read for it
+    promql: str
+    unit: str
+    window: TimeWindow
+    step_s: int
+    parts: tuple[PartMove, ...]  # ranked, every one
 
 
 @dataclass(frozen=True)
@@ -59,17 +83,6 @@ class RelatedRead:
     median: float
     last: float
     change: ChangePoint | None
-
-
-def last_by(result: Sequence[Mapping[str, Any]], label: str) -> dict[str, float]:
-    """Each series' last finite value, keyed by its `label` value ("" when it has none), summed per key."""
-    found: dict[str, float] = {}
-    for series in result:
-        values = [float(v) for _, v in series.get("values", []) if float(v) == float(v)]
-        if values:
-            key = str(series.get("metric", {}).get(label, ""))
-            found[key] = found.get(key, 0.0) + values[-1]
-    return found
 
 
 def closest_to_limit(
@@ -112,30 +125,27 @@ def _related_text(read: RelatedRead, clock: str) -> str:
     return f"{read.metric} ({ROLE_WORDS.get(read.role, read.role)}) {levels}{moved}"
 
 
-def read_resources(
-    client: PrometheusAPI, promql: str, resource: str, pod_label: str, service_selector: str, end: datetime
-) -> ResourceUse | None:
-    """The signal's last value per pod beside each pod's request and limit (kube-state-metrics, in the signal's
-    own unit: cores or bytes); `service_selector` (`service="x"`) selects the limits of a signal with no pods."""
-    from tools.metrics.breakdown import grouped_by
-
-    start = end - timedelta(minutes=LAST_MINUTES)
-    used = last_by(client.query_range(grouped_by(promql, pod_label), start, end, "60s"), pod_label)
-    pods = sorted(pod for pod in used if pod)
-    if pods:
-        selector = f"{pod_label}=~{json.dumps('|'.join(re.escape(p) for p in pods))}"
-        used = {pod: used[pod] for pod in pods}
-    else:
-        selector = service_selector
-    read = {
-        kind: last_by(
-            client.query_range(_kube(metric, resource, selector, pod_label, pods), start, end, "60s"), pod_label
-        )
-        for kind, metric in (("requests", KUBE_REQUESTS), ("limits", KUBE_LIMITS))
-    }
-    return closest_to_limit(resource, used, read["requests"], read["limits"])
+def render_breakdown(found: MetricBreakdown) -> str:
+    """Heading, PromQL, then one line per part, the most moved first: `pod-a: 0.1% -> 24% (x240), change 14:03`."""
+    plural = f"{len(found.parts)} {found.by}s" if len(found.parts) != 1 else f"1 {found.by}"
+    heading = (
+        f"{found.metric} of {found.service} by {found.by} (label {found.label!r}), {found.window.describe()}, "
+        f"step {duration_to_text(found.step_s)}: {plural}, the most moved first (first half -> last tenth)"
+    )
+    if not found.parts:
+        return "\n".join([heading, f"promql: {found.promql}", _NONE.format(label=found.label)])
+    lines = [part_line(p, found.unit, found.window.clock_format) for p in found.parts[:MAX_SHOWN]]
+    more = len(found.parts) - MAX_SHOWN
+    return "\n".join([heading, f"promql: {found.promql}", *lines, *([f"… and {more} more"] if more > 0 else [])])
 
 
-def _kube(metric: str, resource: str, selector: str, pod_label: str, by_pod: Sequence[str]) -> str:
-    grouping = f" by ({pod_label})" if by_pod else ""
-    return f'sum{grouping} ({metric}{{resource="{resource}",{selector}}})'
+_NONE = "no data: no series with the label {label!r} in this window (the service may not carry it)."
+
+
+def part_line(part: PartMove, unit: str, clock: str) -> str:
+    """`inventory-svc-7d9-x2k: 0.10% -> 24% (x240), change at 14:03`."""
+    levels = f"{value_text(part.baseline, unit)} -> {value_text(part.recent, unit)} ({factor_text(part.ratio)})"
+    if part.new and part.change_at:
+        return f"{part.value}: {levels}, new: first sample {part.change_at:{clock}}, measured from the others' level"
+    change = f", change at {part.change_at:{clock}}" if part.change_at else ""
+    return f"{part.value}: {levels}{change}"
