@@ -79,7 +79,8 @@ def parts_from_result(
     """Each series of the answer as a part (named by its `label` value), ranked by how far it moved. A part that
     began in the window's second half (a canary's new pod) is measured from the older parts' baseline."""
     middle = window.start + (window.end - window.start) / 2
-    points = {_name(series, label): points_of(series, factor) for series in result}
+    labelled = [series for series in result if series.get("metric", {}).get(label)]  # a series without it is no part
+    points = {_name(series, label): points_of(series, factor) for series in labelled}
     early = [v for found in points.values() for t, v in found if t < middle]
     shared = median(early) if early else 0.0
     parts = [_part(name, found, middle, shared) for name, found in points.items() if found]
@@ -124,7 +125,13 @@ def last_by(result: Sequence[Mapping[str, Any]], label: str) -> dict[str, float]
 
 
 def read_resources(
-    client: PrometheusAPI, promql: str, resource: str, pod_label: str, service_selector: str, end: datetime
+    client: PrometheusAPI,
+    promql: str,
+    resource: str,
+    pod_label: str,
+    service_selector: str,
+    end: datetime,
+    factor: float = 1.0,
 ) -> ResourceUse | None:
     """The signal's last value per pod beside each pod's request and limit (kube-state-metrics, in the signal's
     own unit: cores or bytes); `service_selector` (`service="x"`) selects the limits of a signal with no pods."""
@@ -142,7 +149,8 @@ def read_resources(
         )
         for kind, metric in (("requests", KUBE_REQUESTS), ("limits", KUBE_LIMITS))
     }
-    return closest_to_limit(resource, used, read["requests"], read["limits"])
+    scaled = [{key: value * factor for key, value in found.items()} for found in (used, *read.values())]
+    return closest_to_limit(resource, *scaled)
 
 
 def _kube(metric: str, resource: str, selector: str, pod_label: str, by_pod: Sequence[str]) -> str:

@@ -212,7 +212,7 @@ class MetricsTools:
             stop,
             collection,
             ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
-            self._resources(metric, promql, label, name, window.end) if values else None,
+            self._resources(metric, promql, label, name, window.end, factor) if values else None,
             self._related(metric, name, range),
         )
 
@@ -228,13 +228,16 @@ class MetricsTools:
         result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
         return Counts(requests_per_point(result, times, step_s), share=query.unit == "ratio")
 
-    def _resources(self, metric: str, promql: str, label: str, name: str, end: datetime) -> ResourceUse | None:
+    def _resources(
+        self, metric: str, promql: str, label: str, name: str, end: datetime, factor: float
+    ) -> ResourceUse | None:
         """Beside cpu or memory: the pod closest to its limit, with its request (kube-state-metrics)."""
         resource = RESOURCE_OF_ROLE.get(self.roles.get(metric.strip(), ""))
         if resource is None:
             return None
         selector = f"{label}={promql_string(name)}"
-        return read_resources(self.client, promql, resource, self.breakdown_labels["pod"], selector, end)
+        pod = self.breakdown_labels["pod"]
+        return read_resources(self.client, promql, resource, pod, selector, end, factor)
 
     def _related(self, metric: str, name: str, range: str) -> tuple[RelatedRead, ...]:
         """Beside the 5xx errors: the 4xx and 429 shares, each with its first change."""
