@@ -129,3 +129,39 @@ def test_a_latency_series_is_read_with_the_requests_behind_each_point(make_sandb
     counts = metrics._counts(query, label, "exporter", window, step_s, times)
     assert counts is not None and not counts.share and step_s == 15
     assert all(10 < n < 30 for n in counts.requests), counts
+
+
+CLIENT_METRICS = {
+    "client_calls": {
+        "promql": 'sum(rate(http_client_requests_seconds_count{$label="$service"}[5m]))',
+        "unit": "rps",
+        "description": "outbound calls per second",
+        "role": "client_calls",
+    },
+    "client_retries": {
+        "promql": 'sum(rate(http_client_retries_total{$label="$service"}[5m]))',
+        "unit": "rps",
+        "description": "outbound retries per second",
+        "role": "client_retries",
+    },
+}
+
+
+def test_a_retry_storm_between_two_services_shows_per_called_service(make_sandbox):
+    """exporter calls quiet and ledger 20 times a second each; at the incident its retries to ledger go 0.2 -> 30/s."""
+    box = make_sandbox(NEAR_LIMIT)
+    tools = wiring.build_toolbox(
+        tool_settings(prometheus_url=box.prometheus_url, prometheus={"metrics": CLIENT_METRICS})
+    )
+    calls = call_tool(tools, "query_metrics", {"service": "exporter", "metric": "client_calls", "by": "peer"})
+    called = breakdown_of(calls)
+    assert called is not None and sorted(p.value for p in called.parts) == ["ledger", "quiet"], calls.text
+    assert all(15 < p.recent < 25 for p in called.parts), calls.text
+    args = {"service": "exporter", "metric": "client_retries", "range": interval(box, 1, 0.5), "by": "peer"}
+    retries = call_tool(tools, "query_metrics", args)
+    retried = breakdown_of(retries)
+    assert retried is not None
+    [ledger] = retried.parts
+    assert ledger.value == "ledger" and ledger.baseline < 0.5 and 25 < ledger.recent < 35, retries.text
+    assert ledger.change_at is not None and abs(ledger.change_at - box.incident_at) <= timedelta(minutes=5)
+    assert retries.text.splitlines()[2].startswith("ledger: 0.2 req/s -> "), retries.text
