@@ -25,7 +25,7 @@ from tools.metrics.reading import (
     display_unit,
     points_from_result,
     promql_string,
-    requests_per_point,
+    read_counts,
     step_for,
 )
 from tools.metrics.series import (
@@ -43,7 +43,6 @@ from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
     from datetime import datetime
 
-    from tools.analysis.pooling import Counts
     from tools.metrics.prometheus import PrometheusAPI
 
 log = logging.getLogger(__name__)
@@ -60,7 +59,6 @@ __all__ = [
 ]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-COUNTED_UNITS = ("s", "ms", "ratio")  # a quantile or a share rests on a number of requests; a rate does not
 BREAKDOWN_LABELS = {"pod": "pod", "version": "version", "peer": "peer"}  # by= value -> the Prometheus label
 
 
@@ -180,7 +178,8 @@ class MetricsTools:
         points = points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
-        counts = self._counts(query, label, name, window, step_s, times)  # a low-traffic series is judged on them
+        counted = render(query.counts, label=label, service=promql_string(name)[1:-1])  # low traffic: judged on counts
+        counts = read_counts(self.client, counted, query.unit, window, step_s, times)
         found = detect_changes(times, values, counts=counts)
         changes = tuple(pinned_change(self.client, c, promql, step_s, factor) for c in found)
         spikes_found = detect_spikes(times, values, counts=counts)
@@ -213,20 +212,8 @@ class MetricsTools:
             collection,
             ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
             self._resources(metric, promql, label, name, window.end, factor) if values else None,
-            self._related(metric, name, range),
+            self._related(metric, name, window, step_s),
         )
-
-    def _counts(
-        self, query: MetricQuery, label: str, name: str, window: TimeWindow, step_s: int, times: list[datetime]
-    ) -> Counts | None:
-        """The requests behind each point of a quantile or a share whose catalogue entry says how to count them."""
-        from tools.analysis.pooling import Counts
-
-        if not query.counts.strip() or query.unit not in COUNTED_UNITS or not times:
-            return None
-        promql = render(query.counts, label=label, service=promql_string(name)[1:-1])
-        result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
-        return Counts(requests_per_point(result, times, step_s), share=query.unit == "ratio")
 
     def _resources(
         self, metric: str, promql: str, label: str, name: str, end: datetime, factor: float
@@ -239,16 +226,30 @@ class MetricsTools:
         pod = self.breakdown_labels["pod"]
         return read_resources(self.client, promql, resource, pod, selector, end, factor)
 
-    def _related(self, metric: str, name: str, range: str) -> tuple[RelatedRead, ...]:
-        """Beside the 5xx errors: the 4xx and 429 shares, each with its first change."""
+    def _related(self, metric: str, name: str, window: TimeWindow, step_s: int) -> tuple[RelatedRead, ...]:
+        """Beside the 5xx errors: the 4xx and 429 shares, each with its first change (one query and its counts'
+        each: the playbook reads every error series, so no pinning, spikes or trends here)."""
         wanted = RELATED_ROLES.get(self.roles.get(metric.strip(), ""), ())
-        reads = []
-        for other, role in ((m, r) for m, r in self.roles.items() if r in wanted and m != metric.strip()):
-            seen = self.series(name, other, range)
-            if seen.stats is not None:
-                change = seen.changes[0] if seen.changes else None
-                reads.append(RelatedRead(other, role, seen.unit, seen.stats.median, seen.stats.last, change))
-        return tuple(reads)
+        others = [(m, r) for m, r in self.roles.items() if r in wanted and m != metric.strip()]
+        return tuple(read for other, role in others if (read := self._related_read(other, role, name, window, step_s)))
+
+    def _related_read(self, metric: str, role: str, name: str, window: TimeWindow, step_s: int) -> RelatedRead | None:
+        from tools.analysis.changepoints import detect_changes
+
+        try:
+            label, query = self.query_for(name, metric)
+            promql = render(query.promql, label=label, service=promql_string(name)[1:-1])
+            unit, factor = display_unit(query.unit)
+            points = points_from_result(self.client.query_range(promql, window.start, window.end, f"{step_s}s"), factor)
+            times, values = [t for t, _ in points], [v for _, v in points]
+            counted = render(query.counts, label=label, service=promql_string(name)[1:-1])
+            counts = read_counts(self.client, counted, query.unit, window, step_s, times)
+        except ToolError:
+            return None  # a related series that cannot be read never fails the one asked for
+        if not values:
+            return None
+        changes = detect_changes(times, values, counts=counts)
+        return RelatedRead(metric, role, unit, median(values), values[-1], changes[0] if changes else None)
 
     def known_services(self) -> list[str]:
         """Values of the service label, with each service that has its own label and holds a value of it; cached

@@ -10,7 +10,12 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tools.analysis.pooling import Counts
+    from tools.metrics.prometheus import PrometheusAPI
+    from tools.timerange import TimeWindow
 
 NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
 # Catalogue unit -> (unit shown to the model, factor): latency in ms, ratios in %, bytes in MB.
@@ -24,6 +29,7 @@ DISPLAY_UNITS = {
     "count": ("", 1.0),
 }
 
+COUNTED_UNITS = ("s", "ms", "ratio")  # a quantile or a share rests on a number of requests; a rate does not
 Points = tuple[tuple[datetime, float], ...]
 
 
@@ -69,3 +75,16 @@ def requests_per_point(result: Sequence[Mapping[str, Any]], times: Sequence[date
     neighbouring points, whose rate windows overlap, are not counted twice; 0 where it has no sample."""
     rates = {t: v for t, v in points_from_result(result, 1.0)}
     return [rates.get(t, 0.0) * step_s for t in times]
+
+
+def read_counts(
+    client: PrometheusAPI, promql: str, unit: str, window: TimeWindow, step_s: int, times: Sequence[datetime]
+) -> Counts | None:
+    """The requests behind each of `times` from the catalogue entry's counts query (already rendered; "" = none),
+    for a quantile or a share; None for a rate, which needs none."""
+    from tools.analysis.pooling import Counts
+
+    if not promql.strip() or unit not in COUNTED_UNITS or not times:
+        return None
+    result = client.query_range(promql, window.start, window.end, f"{step_s}s")
+    return Counts(requests_per_point(result, times, step_s), share=unit == "ratio")

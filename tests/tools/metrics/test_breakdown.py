@@ -13,6 +13,8 @@ from bot.sandbox.state import SANDBOX_METRIC_TEMPLATES
 from tests.tools.conftest import tool_settings
 from tools.base import call_tool
 from tools.metrics.breakdown import grouped_by
+from tools.metrics.catalogue import render
+from tools.metrics.reading import read_counts
 from tools.results import breakdown_of, series_of
 from tools.timerange import iso_z
 
@@ -126,7 +128,8 @@ def test_a_latency_series_is_read_with_the_requests_behind_each_point(make_sandb
     label, query = metrics.query_for("exporter", "p99_latency")
     window, step_s = metrics._window("1h")
     times = [window.start + timedelta(seconds=step_s * i) for i in range(20, 30)]
-    counts = metrics._counts(query, label, "exporter", window, step_s, times)
+    counted = render(query.counts, label=label, service="exporter")
+    counts = read_counts(metrics.client, counted, query.unit, window, step_s, times)
     assert counts is not None and not counts.share and step_s == 15
     assert all(10 < n < 30 for n in counts.requests), counts
 
