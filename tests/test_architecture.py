@@ -46,6 +46,7 @@ RESULT_TYPES = (
     "tools.results",
     "tools.resultjson",
     "tools.metrics.series",
+    "tools.metrics.views",
     "tools.metrics.chartline",
     "tools.logs.summary",
     "tools.logs.render",

@@ -206,5 +206,6 @@ def _namespace() -> dict[str, Any]:
     """Classes a tool result names only under TYPE_CHECKING (the detectors load with the first series analysed)."""
     from tools.analysis.changepoints import ChangePoint, Spike, Stop
     from tools.analysis.trends import Sawtooth, Trend
+    from tools.metrics.views import RelatedRead, ResourceUse
 
-    return {c.__name__: c for c in (ChangePoint, Spike, Stop, Sawtooth, Trend)}
+    return {c.__name__: c for c in (ChangePoint, Spike, Stop, Sawtooth, Trend, RelatedRead, ResourceUse)}

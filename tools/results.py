@@ -9,6 +9,7 @@ grounding check wants an answer's numbers in an observation), render it with the
     tool                    kind             data (module)                           renders as the text does
     query_metrics           metric_series    MetricSeries (tools/metrics/series)     change_line, finding_lines,
                                                                                      stats_line, value_text ...
+    query_metrics(by=...)   metric_breakdown MetricBreakdown (tools/metrics/views)     part_line, render_breakdown
     list_services           service_list     ServiceList (tools/metrics/series)      render_services
     query_logs              log_summary      LogSummary (tools/logs/summary)         tools/logs/render: entry_line,
                                                                                      block_lines, counts_line
@@ -45,12 +46,14 @@ from tools.deploys.records import DeployList, DiffReport
 from tools.kubernetes.objects import EventList, PodList, RolloutHistory
 from tools.logs.summary import LogHistogram, LogSummary, Signature
 from tools.metrics.series import MetricSeries, ServiceList
+from tools.metrics.views import MetricBreakdown
 from tools.runbooks.hits import RunbookHits
 
 KINDS: dict[str, type[ToolData]] = {
     cls.kind: cls
     for cls in (
         MetricSeries,
+        MetricBreakdown,
         ServiceList,
         LogSummary,
         DeployList,
@@ -89,6 +92,11 @@ def data_of(carrier: Carrier, kind: type[T]) -> T | None:
 def series_of(carrier: Carrier) -> MetricSeries | None:
     """query_metrics: stats, change points, spikes, trends, sawtooth, a stop and its collection cause."""
     return data_of(carrier, MetricSeries)
+
+
+def breakdown_of(carrier: Carrier) -> MetricBreakdown | None:
+    """query_metrics(by=...): every pod's, version's or peer's series, the most moved first."""
+    return data_of(carrier, MetricBreakdown)
 
 
 def services_of(carrier: Carrier) -> tuple[str, ...]:

@@ -24,17 +24,37 @@ class MetricTemplate(Section):
     description: str = ""
     # What the model-free playbook reads this metric as (the first entry with a role wins); "" = none. Every
     # "saturation" entry is read (GC pauses, a pool's pending connections, a queue, consumer lag).
-    role: Literal["latency", "errors", "traffic", "cpu", "memory", "restarts", "saturation", ""] = ""
+    # client_errors / rate_limited: the share answered 4xx / 429, read beside the 5xx errors; client_calls /
+    # client_retries: a service's outbound calls / retries, with the called service in the peer label.
+    role: Literal[
+        "latency",
+        "errors",
+        "traffic",
+        "cpu",
+        "memory",
+        "restarts",
+        "saturation",
+        "client_errors",
+        "rate_limited",
+        "client_calls",
+        "client_retries",
+        "",
+    ] = ""
+    # The requests per second behind each point of a quantile or a share ("" = none): a low-traffic series is then
+    # judged on counts (points on too few requests are pooled), so 0.1-2 req/s gives no false onsets.
+    counts: str = ""
 
 
 def default_metric_catalogue() -> dict[str, MetricTemplate]:
     sel = '$label="$service"'
+    requests = f"sum(rate(http_requests_total{{{sel}}}[5m]))"
     return {
         "p99_latency": MetricTemplate(
             promql=f"histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{{sel}}}[5m])))",
             unit="s",
             description="99th percentile request latency",
             role="latency",
+            counts=f"sum(rate(http_request_duration_seconds_count{{{sel}}}[5m]))",
         ),
         "qps": MetricTemplate(
             promql=f"sum(rate(http_requests_total{{{sel}}}[5m]))",
@@ -50,6 +70,27 @@ def default_metric_catalogue() -> dict[str, MetricTemplate]:
             unit="ratio",
             description="share of requests answered 5xx",
             role="errors",
+            counts=requests,
+        ),
+        "client_error_rate": MetricTemplate(
+            promql=(
+                f'sum(rate(http_requests_total{{{sel},status=~"4.."}}[5m]))'
+                f" / sum(rate(http_requests_total{{{sel}}}[5m]))"
+            ),
+            unit="ratio",
+            description="share of requests answered 4xx (401, 404, 409, 429 ...)",
+            role="client_errors",
+            counts=requests,
+        ),
+        "rate_limited": MetricTemplate(
+            promql=(
+                f'sum(rate(http_requests_total{{{sel},status="429"}}[5m]))'
+                f" / sum(rate(http_requests_total{{{sel}}}[5m]))"
+            ),
+            unit="ratio",
+            description="share of requests answered 429 (rate limited)",
+            role="rate_limited",
+            counts=requests,
         ),
         "cpu_usage": MetricTemplate(
             promql=f"sum(rate(process_cpu_seconds_total{{{sel}}}[5m]))",
@@ -83,6 +124,11 @@ class PrometheusSettings(Section):
     collection_gap_share: float = Field(default=0.8, gt=0.0, le=1.0)
     metrics: dict[str, MetricTemplate] = Field(default_factory=default_metric_catalogue)
     services: dict[str, ServiceMetricsSettings] = Field(default_factory=dict)  # per service: its own label, queries
+    # The labels query_metrics(by=...) breaks a signal down by: the pod, the version it runs, and the called service
+    # of an outbound-call metric.
+    pod_label: str = "pod"
+    version_label: str = "version"
+    peer_label: str = "peer"
 
 
 class ElasticsearchSettings(Section):

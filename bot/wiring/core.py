@@ -78,12 +78,12 @@ def build_es(settings: Settings) -> Elasticsearch:
 def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTools:
     """query_metrics over the configured catalogue, and list_services (with the topology's downstream services)."""
     p = settings.prometheus
-    catalogue = {name: MetricQuery(m.promql, m.unit, m.description) for name, m in p.metrics.items()}
+    catalogue = {name: MetricQuery(m.promql, m.unit, m.description, m.counts) for name, m in p.metrics.items()}
     client = cast("PrometheusAPI", OnFirstUse(functools.partial(build_prometheus, settings)))
     services = {
         name: ServiceCatalogue(
             own.service_label,
-            {metric: MetricQuery(m.promql, m.unit, m.description) for metric, m in own.metrics.items()},
+            {metric: MetricQuery(m.promql, m.unit, m.description, m.counts) for metric, m in own.metrics.items()},
             frozenset(own.not_measured),
         )
         for name, own in p.services.items()
@@ -98,6 +98,8 @@ def build_metrics_tools(settings: Settings, clock: Clock = utc_now) -> MetricsTo
         up_metric=p.up_metric,
         gap_share=p.collection_gap_share,
         services=services,
+        breakdown_labels={"pod": p.pod_label, "version": p.version_label, "peer": p.peer_label},
+        roles={name: m.role for name, m in p.metrics.items() if m.role},
     )
 
 

@@ -104,8 +104,10 @@ def test_cpu_that_saturated_well_before_traffic_rose_is_the_cause() -> None:
 
 
 def test_roles_the_playbook_knows_are_the_roles_a_catalogue_entry_may_have() -> None:
-    # "saturation" is the role many entries share: check_saturation reads every one of them
-    assert typing.get_args(MetricTemplate.model_fields["role"].annotation) == (*ROLES, "saturation", "")
+    # "saturation" is the role many entries share: check_saturation reads every one of them; query_metrics reads
+    # the 4xx and 429 shares beside the 5xx, and the outbound calls and retries per called service
+    tool_roles = ("client_errors", "rate_limited", "client_calls", "client_retries")
+    assert typing.get_args(MetricTemplate.model_fields["role"].annotation) == (*ROLES, "saturation", *tool_roles, "")
 
 
 def test_cpu_changing_at_the_same_point_as_latency_still_sends_the_playbook_looking_for_a_job() -> None:

@@ -170,7 +170,14 @@ def test_first_catalogue_entry_with_a_role_wins(sandbox, tmp_path):
     playbook = wiring.build_playbook(settings)
     assert isinstance(playbook, functools.partial)
     roles = playbook.keywords["metric_roles"]
-    assert roles == {"latency": "p99_latency", "traffic": "qps", "errors": "error_rate", "cpu": "cpu_usage"}
+    assert roles == {
+        "latency": "p99_latency",
+        "traffic": "qps",
+        "errors": "error_rate",
+        "client_errors": "client_error_rate",
+        "rate_limited": "rate_limited",
+        "cpu": "cpu_usage",
+    }
 
 
 def test_the_answer_cites_the_runbook_section_that_documents_the_failure(sandbox, tmp_path):

@@ -26,6 +26,7 @@ from tools.kubernetes.objects import (
 from tools.logs.model import LogEntry
 from tools.logs.summary import LogLine, LogSummary, OnsetContrast, Signature, SignatureBlock
 from tools.metrics.series import Collection, MetricSeries, MetricStats, SeriesSummary, ServiceList
+from tools.metrics.views import MetricBreakdown, PartMove, RelatedRead, ResourceUse
 from tools.runbooks.hits import RunbookHits, RunbookSection
 from tools.timerange import TimeWindow
 
@@ -56,7 +57,21 @@ def metric_series() -> MetricSeries:
         Sawtooth((minutes(-90), minutes(-45)), 420.0, 890.0),
         Stop(minutes(50), 55.9, 600.0),
         Collection("collection gap", "up ended with it", "all 3 others' x ended", 2, 3, 3, minutes(49)),
+        None,
+        None,
+        ResourceUse("memory", "order-7d9-x2k", 1840.0, 1024.0, 2048.0, 3),
+        (RelatedRead("rate_limited", "rate_limited", "%", 0.2, 11.5, ChangePoint(minutes(-16), 0.2, 11.0)),),
     )
+
+
+def metric_breakdown() -> MetricBreakdown:
+    """A canary's new pod measured from the others' level, and an older pod that barely moved."""
+    parts = (
+        PartMove("order-2c1-new", 0.1, 26.6, minutes(-20), 40, new=True),
+        PartMove("order-1b9-old", 0.1, 0.094, None, 120),
+    )
+    promql = 'sum by (pod) (rate(x{service="order",status=~"5.."}[5m]))'
+    return MetricBreakdown("order", "error_rate", "pod", "pod", promql, "%", WINDOW, 60, parts)
 
 
 def entry(message: str, level: str = "ERROR", at: datetime = AT) -> LogEntry:
@@ -132,6 +147,7 @@ def samples() -> list[ToolData]:
     )
     return [
         metric_series(),
+        metric_breakdown(),
         ServiceList("service", ("order", "payment", "web"), 2, {"order": ("payment", "orders-db")}),
         log_summary(),
         DeployList("order", WINDOW, (deploy(), deploy("v2.8.0", 600)), 3),

@@ -67,13 +67,13 @@ def template_problems(promql: str, *, needs_service: bool = True) -> list[str]:
 def _placeholders(promql: str) -> Iterator[tuple[str, str]]:
     """Each `$name` with where it stands: "code" (outside strings), "matcher" (a label matcher's value) or
     "argument" (another string, e.g. label_replace's replacement, where `$name` is PromQL's own)."""
-    for start, end, quoted, matcher in _segments(promql):
+    for start, end, quoted, matcher in segments(promql):
         where = "code" if not quoted else "matcher" if matcher else "argument"
         for match in _PLACEHOLDER_RX.finditer(promql, start, end):
             yield match.group("braced") or match.group("bare"), where
 
 
-def _segments(promql: str) -> Iterator[tuple[int, int, bool, bool]]:
+def segments(promql: str) -> Iterator[tuple[int, int, bool, bool]]:
     """(start, end, is a string, is a label matcher's value) spans covering the template."""
     index, start, depth = 0, 0, list[str]()
     while index < len(promql):
@@ -110,7 +110,7 @@ def _string_end(promql: str, start: int) -> int:
 def _structure_problems(promql: str) -> list[str]:
     """Brackets that do not pair up and strings that never end, outside string literals."""
     stack: list[str] = []
-    for start, end, quoted, _ in _segments(promql):
+    for start, end, quoted, _ in segments(promql):
         text = promql[start:end]
         if quoted:
             if len(text) < 2 or text[-1] != text[0] or text.endswith("\\" + text[0]):
@@ -130,11 +130,17 @@ def catalogue_problems(
     catalogue: Mapping[str, MetricQuery], services: Mapping[str, ServiceCatalogue] | None = None
 ) -> dict[str, list[str]]:
     """Per catalogue path ("p99_latency", "inventory/p99_latency"), the problems of its template; only the broken."""
-    found = {name: template_problems(query.promql) for name, query in catalogue.items()}
+    found = {name: _query_problems(query) for name, query in catalogue.items()}
     for service, own in (services or {}).items():
         for name, query in own.metrics.items():
             # a service's own template may name it literally instead of through $service
-            found[f"{service}/{name}"] = template_problems(query.promql, needs_service=False)
+            found[f"{service}/{name}"] = _query_problems(query, needs_service=False)
         for name in sorted(own.not_measured - set(catalogue)):
             found[f"{service}/{name}"] = [f"not_measured names {name!r}, which the catalogue does not have"]
     return {path: problems for path, problems in found.items() if problems}
+
+
+def _query_problems(query: MetricQuery, *, needs_service: bool = True) -> list[str]:
+    """The template's problems, and its counts template's (named as such)."""
+    counts = template_problems(query.counts, needs_service=needs_service) if query.counts.strip() else []
+    return template_problems(query.promql, needs_service=needs_service) + [f"counts: {p}" for p in counts]

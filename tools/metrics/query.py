@@ -6,22 +6,29 @@ one of the label values Prometheus actually holds (and is escaped as a PromQL st
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from statistics import median
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.choices import CachedNames, choice_or_error
+from tools.metrics.breakdown import RELATED_ROLES, RESOURCE_OF_ROLE, grouped_by, parts_from_result, read_resources
 from tools.metrics.catalogue import ServiceCatalogue, catalogue_problems, render
 from tools.metrics.ceiling import ceiling_of
 from tools.metrics.chartline import CHART_POINTS, ChartLine, bucket_length
 from tools.metrics.collection import GAP, CollectionCheck, without_gap_tail
+from tools.metrics.descriptions import LIST_SERVICES_DOC, QUERY_METRICS_DOC
+from tools.metrics.pinning import pinned_change, pinned_spike
+from tools.metrics.reading import (
+    align,
+    display_unit,
+    points_from_result,
+    promql_string,
+    read_counts,
+    step_for,
+)
 from tools.metrics.series import (
     MetricQuery,
     MetricSeries,
@@ -31,10 +38,12 @@ from tools.metrics.series import (
     render_services,
     series_summary,
 )
+from tools.metrics.views import MetricBreakdown, RelatedRead, ResourceUse, render_breakdown
 from tools.timerange import Clock, TimeWindow, utc_now, window_from_args
 
 if TYPE_CHECKING:  # the detectors load with the first series analysed, the client (urllib3) with the first query
-    from tools.analysis.changepoints import ChangePoint, Spike
+    from datetime import datetime
+
     from tools.metrics.prometheus import PrometheusAPI
 
 log = logging.getLogger(__name__)
@@ -51,17 +60,7 @@ __all__ = [
 ]
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400)
-# Catalogue unit -> (unit shown to the model, factor): latency in ms, ratios in %, bytes in MB.
-_DISPLAY_UNITS = {
-    "s": ("ms", 1000.0),
-    "ms": ("ms", 1.0),
-    "ratio": ("%", 100.0),
-    "rps": ("req/s", 1.0),
-    "cores": ("cores", 1.0),
-    "bytes": ("MB", 1e-6),
-    "count": ("", 1.0),
-}
+BREAKDOWN_LABELS = {"pod": "pod", "version": "version", "peer": "peer"}  # by= value -> the Prometheus label
 
 
 class MetricsTools:
@@ -81,9 +80,14 @@ class MetricsTools:
         up_metric: str = "up",
         gap_share: float = 0.8,
         services: Mapping[str, ServiceCatalogue] | None = None,
+        breakdown_labels: Mapping[str, str] | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> None:
         self.services = dict(services or {})
-        for label in {service_label, *(own.label for own in self.services.values() if own.label)}:
+        self.breakdown_labels = dict(breakdown_labels or BREAKDOWN_LABELS)
+        self.roles = dict(roles or {})  # metric name -> its role (latency, errors, client_errors, memory ...)
+        own_labels = (own.label for own in self.services.values() if own.label)
+        for label in {service_label, *own_labels, *self.breakdown_labels.values()}:
             if not _LABEL_NAME.match(label):
                 raise ValueError(f"invalid Prometheus label name {label!r}")
         if not catalogue:
@@ -105,17 +109,18 @@ class MetricsTools:
 
     def specs(self) -> list[ToolSpec]:
         """query_metrics (its description lists this catalogue) and list_services."""
-        units = {name: _DISPLAY_UNITS.get(q.unit, (q.unit, 1.0))[0] or "count" for name, q in self.catalogue.items()}
+        units = {name: display_unit(q.unit)[0] or "count" for name, q in self.catalogue.items()}
         entries = [f"  {name} ({units[name]}): {q.description}" for name, q in self.catalogue.items()]
-        text = _QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
-        listing = _LIST_SERVICES_DOC.format(max_services=self.max_services)
+        text = QUERY_METRICS_DOC.format(metrics="\n".join(entries), max_points=self.max_points)
+        listing = LIST_SERVICES_DOC.format(max_services=self.max_services)
+        choices = {"metric": list(self.catalogue), "by": ["", *self.breakdown_labels]}
         return [
-            tool(self.query_metrics, description=text, choices={"metric": list(self.catalogue)}),
+            tool(self.query_metrics, description=text, choices=choices),
             tool(self.list_services, description=listing),
         ]
 
     def list_services(self) -> ToolResult:
-        """Run list_services (the docstring shown to the model is _LIST_SERVICES_DOC)."""
+        """Run list_services (the docstring shown to the model is LIST_SERVICES_DOC)."""
         services = tuple(self.known_services())
         shown = services[: self.max_services]
         downstream = {name: tuple(self.topology[name]) for name in shown if self.topology.get(name)}
@@ -130,31 +135,58 @@ class MetricsTools:
         service: str,
         metric: str,
         range: str = "1h",
+        by: str = "",
     ) -> ToolResult:
-        """Run query_metrics (the docstring shown to the model is _QUERY_METRICS_DOC)."""
+        """Run query_metrics (the docstring shown to the model is QUERY_METRICS_DOC)."""
+        if by.strip():
+            parts = self.breakdown(service, metric, range, by.strip())
+            return ToolResult("ok" if parts.parts else "no_data", render_breakdown(parts), parts)
         series = self.series(service, metric, range)
         return ToolResult("ok" if series.summary.samples else "no_data", render_series(series), series)
+
+    def breakdown(self, service: str, metric: str, range: str, by: str) -> MetricBreakdown:
+        """The metric per pod, version or peer, the most moved first: the data of query_metrics(by=...)."""
+        grouping = self.breakdown_labels.get(by)
+        if grouping is None:
+            raise ToolError(f"unknown breakdown {by!r}; by may be: {', '.join(self.breakdown_labels)}")
+        name = self._known_service(service)
+        label, query = self.query_for(name, metric.strip())
+        window, step_s = self._window(range)
+        promql = grouped_by(render(query.promql, label=label, service=promql_string(name)[1:-1]), grouping)
+        unit, factor = display_unit(query.unit)
+        result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
+        parts = parts_from_result(result, grouping, factor, window)
+        return MetricBreakdown(name, metric.strip(), by, grouping, promql, unit, window, step_s, parts)
+
+    def _window(self, range: str) -> tuple[TimeWindow, int]:
+        window = window_from_args(range, "", "", self.clock())
+        step_s = step_for(window.seconds, self.max_points)
+        return TimeWindow(align(window.start, step_s), window.end), step_s
 
     def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
         """The series read and analysed (stats, change points, spikes, trends, a stop): the data of query_metrics."""
         from tools.analysis.changepoints import detect_changes, detect_spikes, detect_stop
+        from tools.analysis.pooling import pooled
         from tools.analysis.trends import detect_sawtooth, detect_trends
 
         name = self._known_service(service)
         label, query = self.query_for(name, metric.strip())
-        window = window_from_args(range, "", "", self.clock())
-        step_s = _step_for(window.seconds, self.max_points)
-        window = TimeWindow(_align(window.start, step_s), window.end)
-        promql = render(query.promql, label=label, service=_promql_string(name)[1:-1])
+        window, step_s = self._window(range)
+        promql = render(query.promql, label=label, service=promql_string(name)[1:-1])
         log.debug("query_range %s step=%ss %s", promql, step_s, window.describe())
         result = self.client.query_range(promql, window.start, window.end, f"{step_s}s")
-        unit, factor = _DISPLAY_UNITS.get(query.unit, (query.unit, 1.0))
-        points = _points_from_result(result, factor)
+        unit, factor = display_unit(query.unit)
+        points = points_from_result(result, factor)
         times, values = [p[0] for p in points], [p[1] for p in points]
         stats = MetricStats(min(values), median(values), max(values), values[-1]) if values else None
-        changes = tuple(self._pinned(c, promql, step_s, factor) for c in detect_changes(times, values))
-        spikes = tuple(self._pinned_spike(s, promql, step_s, factor) for s in detect_spikes(times, values))
-        trends, sawtooth = tuple(detect_trends(times, values)), detect_sawtooth(times, values)
+        counted = render(query.counts, label=label, service=promql_string(name)[1:-1])  # low traffic: judged on counts
+        counts = read_counts(self.client, counted, query.unit, window, step_s, times)
+        found = detect_changes(times, values, counts=counts)
+        changes = tuple(pinned_change(self.client, c, promql, step_s, factor) for c in found)
+        spikes_found = detect_spikes(times, values, counts=counts)
+        spikes = tuple(pinned_spike(self.client, s, promql, step_s, factor) for s in spikes_found)
+        pool = pooled(times, values, counts)  # trends and sawtooth take no counts: they read the pooled points
+        trends, sawtooth = tuple(detect_trends(pool.times, pool.values)), detect_sawtooth(pool.times, pool.values)
         stop = detect_stop(times, values, window.end, step_s)
         collection = None
         if stop is not None:
@@ -181,30 +213,45 @@ class MetricsTools:
             collection,
             ChartLine.of(points, bucket_length(points, step_s, CHART_POINTS)),  # a curve on a phone
             ceiling_of(self.client, promql, values, query.unit, factor, window.start),  # p99 >= the top bucket
+            self._resources(metric, promql, label, name, window.end, factor) if values else None,
+            self._related(metric, name, window, step_s),
         )
 
-    def _pinned(self, change: ChangePoint, promql: str, step_s: int, factor: float) -> ChangePoint:
-        """Re-read the step before a change at 1-minute resolution, so it reads 15:05 rather than 15:10."""
-        mid = (change.before + change.after) / 2
-        return replace(change, at=self._first_crossing(promql, change.at, step_s, factor, mid, change.after > mid))
+    def _resources(
+        self, metric: str, promql: str, label: str, name: str, end: datetime, factor: float
+    ) -> ResourceUse | None:
+        """Beside cpu or memory: the pod closest to its limit, with its request (kube-state-metrics)."""
+        resource = RESOURCE_OF_ROLE.get(self.roles.get(metric.strip(), ""))
+        if resource is None:
+            return None
+        selector = f"{label}={promql_string(name)}"
+        pod = self.breakdown_labels["pod"]
+        return read_resources(self.client, promql, resource, pod, selector, end, factor)
 
-    def _pinned_spike(self, spike: Spike, promql: str, step_s: int, factor: float) -> Spike:
-        """The same for a spike's start: the first minute a quarter of the way up to its peak."""
-        level = spike.before + (spike.peak - spike.before) / 4
-        return replace(spike, start=self._first_crossing(promql, spike.start, step_s, factor, level, True))
+    def _related(self, metric: str, name: str, window: TimeWindow, step_s: int) -> tuple[RelatedRead, ...]:
+        """Beside the 5xx errors: the 4xx and 429 shares, each with its first change (one query and its counts'
+        each: the playbook reads every error series, so no pinning, spikes or trends here)."""
+        wanted = RELATED_ROLES.get(self.roles.get(metric.strip(), ""), ())
+        others = [(m, r) for m, r in self.roles.items() if r in wanted and m != metric.strip()]
+        return tuple(read for other, role in others if (read := self._related_read(other, role, name, window, step_s)))
 
-    def _first_crossing(
-        self, promql: str, at: datetime, step_s: int, factor: float, level: float, up: bool
-    ) -> datetime:
-        """The first minute of the step ending at `at` whose value is past `level`; `at` itself when unsure."""
-        if step_s <= 60:
-            return at
-        start = at - timedelta(seconds=step_s)
+    def _related_read(self, metric: str, role: str, name: str, window: TimeWindow, step_s: int) -> RelatedRead | None:
+        from tools.analysis.changepoints import detect_changes
+
         try:
-            result = self.client.query_range(promql, start, at, "60s")
+            label, query = self.query_for(name, metric)
+            promql = render(query.promql, label=label, service=promql_string(name)[1:-1])
+            unit, factor = display_unit(query.unit)
+            points = points_from_result(self.client.query_range(promql, window.start, window.end, f"{step_s}s"), factor)
+            times, values = [t for t, _ in points], [v for _, v in points]
+            counted = render(query.counts, label=label, service=promql_string(name)[1:-1])
+            counts = read_counts(self.client, counted, query.unit, window, step_s, times)
         except ToolError:
-            return at  # the coarse time is still right to within one step
-        return next((t for t, v in _points_from_result(result, factor) if (v > level) == up), at)
+            return None  # a related series that cannot be read never fails the one asked for
+        if not values:
+            return None
+        changes = detect_changes(times, values, counts=counts)
+        return RelatedRead(metric, role, unit, median(values), values[-1], changes[0] if changes else None)
 
     def known_services(self) -> list[str]:
         """Values of the service label, with each service that has its own label and holds a value of it; cached
@@ -249,50 +296,3 @@ class MetricsTools:
 
     def _known_service(self, service: str) -> str:
         return choice_or_error(service, self.known_services(), "service", "Prometheus")
-
-
-_QUERY_METRICS_DOC = """\
-One metric of one service from Prometheus over a time window.
-Use it first: WHEN a symptom started and how big it is.
-Legal values:
-- metric (unit):
-{metrics}
-- service: a Prometheus label value (list_services lists them)
-- range: <n>m|h|d ending now ("30m", "6h", "7d"), or ISO "2026-11-28T14:00Z/2026-11-28T16:00Z"
-Returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
-"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since; cause: the service, \
-a collection gap or unknown) lines; 12 averaged points of at most {max_points}."""
-
-
-_LIST_SERVICES_DOC = """\
-The services Prometheus holds metrics for, each with its downstream services.
-Use it when the user named no service, or one that matches none.
-Legal values: none.
-Returns one line per service ("shipping -> billing, shipping-db"), at most {max_services}, and the total."""
-
-
-def _points_from_result(result: Sequence[Mapping[str, Any]], factor: float) -> tuple[tuple[datetime, float], ...]:
-    if not result:
-        return ()
-    points = []
-    for ts, raw in result[0].get("values", []):
-        value = float(raw)
-        if math.isfinite(value):  # histogram_quantile gives NaN when there was no traffic
-            points.append((datetime.fromtimestamp(float(ts), tz=UTC), value * factor))
-    return tuple(points)
-
-
-def _step_for(window_s: float, max_points: int) -> int:
-    wanted = window_s / max(1, max_points)
-    return next((s for s in _NICE_STEPS_S if s >= wanted), _NICE_STEPS_S[-1])
-
-
-def _align(moment: datetime, step_s: int) -> datetime:
-    """Start on a multiple of the step, so points fall on round times and repeated queries agree."""
-    seconds = moment.timestamp()
-    return datetime.fromtimestamp(seconds - seconds % step_s, tz=UTC)
-
-
-def _promql_string(value: str) -> str:
-    """A PromQL double-quoted string literal (JSON escaping is a valid subset)."""
-    return json.dumps(value)

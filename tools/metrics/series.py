@@ -29,6 +29,7 @@ from tools.timerange import TimeWindow, duration_to_text
 if TYPE_CHECKING:  # the detectors load with the first series analysed, not with the metrics tool
     from tools.analysis.changepoints import ChangePoint, Spike, Stop
     from tools.analysis.trends import Sawtooth, Trend
+    from tools.metrics.views import RelatedRead, ResourceUse
 
 SUMMARY_POINTS = 12
 GAP: Final = "collection gap"  # the collection stopped with the series (tools/metrics/collection.py decides)
@@ -45,6 +46,7 @@ class MetricQuery:
     promql: str
     unit: str
     description: str = ""
+    counts: str = ""  # requests per second behind each point (a quantile's or a share's), "" = not known
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class MetricSeries(ToolData):
     collection: Collection | None = None  # whether the stop is the service's or the collection's
     chart: ChartLine | None = None  # about CHART_POINTS means: what a chart of it draws
     ceiling: Ceiling | None = None  # set when a histogram quantile read its top finite bucket
+    resources: ResourceUse | None = None  # beside cpu or memory: the pods' requests and limits
+    related: tuple[RelatedRead, ...] = ()  # beside the 5xx errors: the 4xx and 429 shares
 
     @property
     def checked(self) -> bool:
@@ -171,7 +175,15 @@ def render_series(series: MetricSeries) -> str:
     lines += [note] if (note := count_note(series)) else []
     lines += finding_lines(series) or [no_finding_line(series)]
     lines.append(_summary_line(series.summary, series.unit, series.window.clock_format))
-    return "\n".join(lines)
+    return "\n".join(lines + beside_lines(series))
+
+
+def beside_lines(series: MetricSeries) -> list[str]:
+    """The `limits:` and `beside:` lines: what was read next to the series (tools/metrics/beside.py)."""
+    from tools.metrics.views import related_line, resource_line
+
+    lines = [resource_line(series.resources, series.unit)] if series.resources else []
+    return lines + ([related_line(series.related, series.window.clock_format)] if series.related else [])
 
 
 NO_SAMPLES = "no data: the query returned no samples in this window for this service; nothing was checked."

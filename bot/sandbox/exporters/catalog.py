@@ -60,6 +60,15 @@ SIGNALS: dict[str, Signal] = {
     "db_max_connections": Signal("connections", "service", "the database's max_connections"),
     "replication_lag_s": Signal("s", "service", "the replica's replay lag", 0.2),
     "db_longest_transaction_s": Signal("s", "service", "age of the oldest open transaction", 0.1, 2.0),
+    "client_calls_per_s": Signal("rps", "service", "outbound calls per second to each downstream service", 0.1),
+    "client_retries_per_s": Signal(
+        "rps",
+        "service",
+        "retries per second to `retry_peer` (default: each downstream)",
+        0.2,
+        0.0,
+        "client_calls_per_s",
+    ),
     "db_exclusive_locks": Signal(
         "locks", "service", "ACCESS EXCLUSIVE locks held or awaited (DDL)", 0.0, 0.0, integer=True
     ),
@@ -73,6 +82,7 @@ LABEL_KEYS = {
     "topic": "",
     "consumer_group": "",
     "database": "",  # "" = the service's name without a "-db" suffix
+    "retry_peer": "",  # the downstream service the retries go to ("" = every one)
 }
 STATUS_SIGNALS = ("status_401", "status_404", "status_409", "status_429")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.sandbox.exporters.brokers import broker_families
+from bot.sandbox.exporters.clients import client_families
 from bot.sandbox.exporters.kubestate import kubestate_families
 from bot.sandbox.exporters.node import node_families
 from bot.sandbox.exporters.postgres import postgres_families
@@ -16,5 +17,6 @@ from bot.sandbox.signals import ServiceSignals
 
 
 def exporter_families(scenario: Scenario, signals: list[ServiceSignals]) -> Iterator[Family]:
-    for families in (kubestate_families, node_families, runtime_families, broker_families, postgres_families):
+    every = (kubestate_families, node_families, runtime_families, broker_families, postgres_families, client_families)
+    for families in every:
         yield from families(scenario, signals)

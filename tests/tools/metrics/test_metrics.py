@@ -79,7 +79,9 @@ def test_unknown_metric_names_the_catalogue(sandbox_tools):
 
 def test_unknown_metric_called_directly_lists_the_catalogue(sandbox):
     tools = wiring.build_metrics_tools(tool_settings(prometheus_url=sandbox.prometheus_url))
-    with pytest.raises(ToolError, match="the catalogue has: p99_latency, qps, error_rate, cpu_usage"):
+    with pytest.raises(
+        ToolError, match="the catalogue has: p99_latency, qps, error_rate, client_error_rate, rate_limited, cpu_usage"
+    ):
         tools.series("order", "latency")
 
 
@@ -160,9 +162,11 @@ def test_prometheus_500_keeps_the_backend_error_text():
 def test_description_names_the_configured_catalogue_and_the_schema_restricts_metric(sandbox_tools):
     spec = sandbox_tools.get("query_metrics")
     assert spec is not None
-    for name in ("p99_latency", "qps", "error_rate", "cpu_usage"):
+    catalogue = ["p99_latency", "qps", "error_rate", "client_error_rate", "rate_limited", "cpu_usage"]
+    for name in catalogue:
         assert name in spec.description
-    assert spec.parameters["properties"]["metric"]["enum"] == ["p99_latency", "qps", "error_rate", "cpu_usage"]
+    assert spec.parameters["properties"]["metric"]["enum"] == catalogue
+    assert spec.parameters["properties"]["by"]["enum"] == ["", "pod", "version", "peer"]
 
 
 def test_a_broken_template_is_that_metrics_error_and_never_a_failure_to_start(sandbox):
