@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__ imports them on first use
     from bot.config import Settings
     from bot.wiring.basics import (
+        build_access,
         build_budget,
         build_classifier,
         build_context_limits,
         build_default_classifier,
         build_llm,
+        build_redis,
         install_log_redaction,
         load_settings,
     )
     from bot.wiring.core import (
-        build_access,
         build_deploy_source,
         build_es,
         build_log_fields,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
         build_metrics_tools,
         build_playbook,
         build_prometheus,
-        build_redis,
         build_responder,
         build_store,
         build_telemetry,
@@ -87,7 +87,7 @@ _HOMES: dict[str, str] = {
     "discover_stack": "stack",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
-    "build_access": "core",
+    "build_access": "basics",
     "build_api": "surfaces",
     "build_budget": "basics",
     "build_classifier": "basics",
@@ -105,7 +105,7 @@ _HOMES: dict[str, str] = {
     "build_metrics_tools": "core",
     "build_playbook": "core",
     "build_prometheus": "core",
-    "build_redis": "core",
+    "build_redis": "basics",
     "build_responder": "core",
     "build_served_toolbox": "mcpsurface",
     "build_server": "surfaces",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.engine.types import Budget, Intent
 from bot.safety.logfilter import install_noise_filter, install_redaction
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # Settings, the adapter, the context and the gate load when u
     from bot.engine.types import Question, StepObserver, Trace
     from bot.routing.model import IntentModel
     from bot.routing.respond import Miss
+    from bot.safety.access import AccessPolicy
     from tools.base import Toolbox
 
 
@@ -190,3 +191,23 @@ def lookup_on_first_use(
     return answer_lookup(
         question, tools, metric_roles=metric_roles, services=services, on_step=on_step, on_miss=on_miss
     )
+
+
+def build_redis(settings: Settings) -> Any | None:
+    """A Redis client when OPSBOT_REDIS__URL is set (shared state for several replicas), else None."""
+    url = settings.redis.url.get_secret_value()
+    if not url:
+        return None
+    import redis  # only a deployment with Redis configured needs the client imported
+
+    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def build_access(settings: Settings, redis_client: Any | None = None) -> AccessPolicy:
+    """The channel allowlist and per-user rate limit every entry point applies (shared on Redis when given)."""
+    from bot.safety.access import AccessPolicy
+    from bot.safety.ratelimit import RedisWindow
+
+    a = settings.access
+    window = RedisWindow(redis_client, prefix=settings.redis.prefix) if redis_client is not None else None
+    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)

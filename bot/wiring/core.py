@@ -42,7 +42,6 @@ if TYPE_CHECKING:  # the Elasticsearch client loads in build_es, when a backend 
     from bot.engine.llm import LLM
     from bot.engine.types import Question, StepObserver, Trace
     from bot.http.telemetry import Telemetry  # prometheus_client, for the surfaces that export /metrics
-    from bot.safety.access import AccessPolicy
     from bot.store.base import TraceStore
     from tools.metrics.prometheus import PrometheusAPI
 
@@ -223,26 +222,6 @@ def build_telemetry(settings: Settings) -> Telemetry:
     from bot.http.telemetry import Telemetry
 
     return Telemetry()
-
-
-def build_redis(settings: Settings) -> Any | None:
-    """A Redis client when OPSBOT_REDIS__URL is set (shared state for several replicas), else None."""
-    url = settings.redis.url.get_secret_value()
-    if not url:
-        return None
-    import redis  # only a deployment with Redis configured needs the client imported
-
-    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
-
-
-def build_access(settings: Settings, redis_client: Any | None = None) -> AccessPolicy:
-    """The channel allowlist and per-user rate limit every entry point applies (shared on Redis when given)."""
-    from bot.safety.access import AccessPolicy
-    from bot.safety.ratelimit import RedisWindow
-
-    a = settings.access
-    window = RedisWindow(redis_client, prefix=settings.redis.prefix) if redis_client is not None else None
-    return AccessPolicy(a.allowed_channels, a.rate_limit_per_minute, window=window)
 
 
 def build_zone(settings: Settings) -> tzinfo:

@@ -19,7 +19,8 @@ from bot.http.readiness import Probe, Readiness
 from bot.http.server import serve
 from bot.slack.intake.listeners import SlackSurface
 from bot.store.base import TraceStore
-from bot.wiring.core import build_access, build_llm, build_redis, build_responder, build_store, build_telemetry
+from bot.wiring.basics import build_access, build_llm, build_redis
+from bot.wiring.core import build_responder, build_store, build_telemetry
 from bot.wiring.doctor import CheckResult, check_elasticsearch, check_prometheus, check_redis
 from bot.wiring.front import Front, Wired, open_store
 from bot.wiring.startup import startup_problems

@@ -38,7 +38,8 @@ from bot.slack.jobs.runner import Classify, Runner
 from bot.slack.jobs.state import MemoryDedupe, MemoryThreadMemory
 from bot.slack.jobs.steplog import StepLog
 from bot.store.base import TraceStore
-from bot.wiring.core import build_access, build_redis, build_zone
+from bot.wiring.basics import build_access, build_redis
+from bot.wiring.core import build_zone
 
 log = logging.getLogger(__name__)
 
