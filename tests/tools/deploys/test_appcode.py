@@ -91,7 +91,8 @@ def test_an_image_bump_shows_the_scenarios_code_change_with_author_and_files(san
     ]
     assert commits[0].author == "jin.park"
     assert commits[0].files == ("src/main/java/com/shop/cart/session/SessionCache.java",)
-    assert "code from v3.0.4 to v3.1.0" in result.text
+    assert f"code from v3.0.4 to v3.1.0 (git {apps.name})" in result.text
+    assert str(apps.parent) not in result.text  # a local path (here the sandbox's folder) is never shown
     assert "jin.park: SessionCache: drop expireAfterWrite" in result.text
 
 

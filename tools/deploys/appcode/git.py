@@ -47,7 +47,7 @@ class GitCode:
         path = self.repo_of(service)
         if path is None:
             return failed(service, old, new, "git", f"no application repository is configured for {service}")
-        where = f"git {path}"
+        where = f"git {path.name}"  # the clone's folder name: a local path says nothing the reader needs
         try:
             repo = GitRepo(path, timeout_s=self.timeout_s)
             base, head = (self._commit(repo, service, v) for v in (old, new))
