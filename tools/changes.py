@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from tools.analysis import ranking
-from tools.analysis.configdiff import risky_lines_from_diff
 from tools.analysis.events import (
     EventReader,
     OpsEvent,
@@ -30,6 +29,7 @@ from tools.base import ToolError, ToolResult, ToolSpec, tool
 from tools.deploys.query import DeploySource
 from tools.deploys.records import DeployRecord
 from tools.events.deploys import event_from_record
+from tools.latechanges import diff_read, late_suspects
 from tools.logs.model import LogQuery, LogSource
 from tools.logs.shape.cluster import cluster_signatures
 from tools.metrics.query import MetricsTools
@@ -49,7 +49,7 @@ Every change around a symptom's onset, suspects ranked: the onset in the service
 else memory, restarts, cpu, saturation; it says which, and when the user's time is off), deploys of the service \
 and of services within two hops, operational events with their actor (DDL and manual database sessions, job \
 starts, failovers, campaign launches in the logs; drains, evictions, restarts, rescales in Kubernetes; rollbacks \
-and failed rollouts), traffic surges in other callers of a degraded dependency, log signatures new after the onset.
+and failed rollouts), traffic surges in other callers of a degraded dependency, log signatures new after the onset; also deploys of the 30 h before whose change can wait to bite (a cap, a pool, a rate limit, a log level, a retry).
 Use it after the first query_metrics, before reading diffs one by one.
 Legal values:
 - service: the service the user asks about
@@ -118,6 +118,10 @@ class ChangeFinder:
         suspects = self._deploy_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._event_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._surge_suspects(service, onset.at, span, notes)
+        near = ranking.neighbourhood(self.topology, service)
+        suspects += late_suspects(
+            self.deploys, near, service, onset.at, lookback, lambda s, v: diff_read(self.deploys, s, v, cited), notes
+        )
         # equal evidence: the change nearer the onset first (a statement a minute before it, a deploy ten)
         nearest = sorted(suspects, key=lambda s: abs(onset.at - s.at) if s.at else lookback)
         best = tuple(sorted(nearest, key=lambda s: -s.score)[:MAX_SUSPECTS])
@@ -204,13 +208,7 @@ class ChangeFinder:
         return suspects
 
     def _diff_reasons(self, service: str, version: str, signatures: Sequence[tuple[str, str]]) -> list[Reason]:
-        try:
-            found = self.deploys.diff(service, version)
-        except Exception as exc:
-            return [Reason(0, f"diff not read ({type(exc).__name__})")]
-        diff = found.diff if found else ""
-        keys = list(found.changed_keys()) if found else []  # full paths when the source read both versions
-        return ranking.diff_reasons(keys, risky_lines_from_diff(diff), signatures)
+        return diff_read(self.deploys, service, version, signatures)[0]
 
     def _event_suspects(
         self,

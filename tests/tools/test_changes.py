@@ -123,3 +123,17 @@ def test_a_node_drain_in_the_kubernetes_events_ranks_as_an_event(make_sandbox, t
     drain = next(s for s in ranking.suspects if s.cause == "event" and s.what.startswith("event drain on node-3"))
     assert drain is ranking.suspects[0]
     assert drain.at is not None and abs(drain.at - box.incident_at) <= timedelta(minutes=2)
+
+
+def test_a_cap_lowered_the_day_before_is_a_suspect_that_says_it_can_wait(make_sandbox, tmp_path):
+    """The HPA's max lowered 25 h before the daily load met it: far outside a step's 45 minutes, yet a suspect."""
+    box = make_sandbox("examples/hpa-cap-daily-peak")
+    result = _find(box, tmp_path)
+    ranked = result.data
+    assert isinstance(ranked, ChangeRanking), result.text
+    late = [s for s in ranked.suspects if s.version == "v4.2.0-config.1"]
+    assert late and late[0].service == "checkout-api", result.text
+    assert any(
+        "hours before the onset" in r.text and "bites only when load meets it" in r.text for r in late[0].reasons
+    )
+    assert late[0].at is not None and ranked.onset is not None and ranked.onset.at - late[0].at > timedelta(hours=20)
