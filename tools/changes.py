@@ -42,14 +42,15 @@ SIGNATURE_SERVICES = 8  # the nearest services whose logs are compared before an
 GOLDEN = ("latency", "errors", "traffic")
 # When the golden signals are flat, the onset is the first change in these: an OOM, a crash loop, a saturated pool
 # or CPU can be the incident before any request is slower.
-OTHER_SYMPTOMS = ("memory", "restarts", "cpu")
+OTHER_SYMPTOMS = ("memory", "restarts", "cpu", "client_errors", "rate_limited")  # 4xx and 429: the 5xx may stay flat
 
 _DOC = """\
 Every change around a symptom's onset, suspects ranked: the onset in the service's metrics (the golden signals, \
-else memory, restarts, cpu, saturation; it says which, and when the user's time is off), deploys of the service \
-and of services within two hops, operational events with their actor (DDL and manual database sessions, job \
+else memory, restarts, cpu, 4xx, 429, saturation; it says which, and when the user's time is off), deploys of the \
+service and of services within two hops, operational events with their actor (DDL and manual database sessions, job \
 starts, failovers, campaign launches in the logs; drains, evictions, restarts, rescales in Kubernetes; rollbacks \
-and failed rollouts), traffic surges in other callers of a degraded dependency, log signatures new after the onset; also deploys of the 30 h before whose change can wait to bite (a cap, a pool, a rate limit, a log level, a retry).
+and failed rollouts), traffic surges in other callers of a degraded dependency, log signatures new after the onset; \
+also deploys of the 30 h before whose change can wait to bite (a cap, a pool, a rate limit, a log level, a retry).
 Use it after the first query_metrics, before reading diffs one by one.
 Legal values:
 - service: the service the user asks about

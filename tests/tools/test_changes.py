@@ -137,3 +137,13 @@ def test_a_cap_lowered_the_day_before_is_a_suspect_that_says_it_can_wait(make_sa
         "hours before the onset" in r.text and "bites only when load meets it" in r.text for r in late[0].reasons
     )
     assert late[0].at is not None and ranked.onset is not None and ranked.onset.at - late[0].at > timedelta(hours=20)
+
+
+def test_an_incident_seen_only_in_4xx_has_an_onset_from_the_4xx_share(make_sandbox, tmp_path):
+    """401s from a clock skew: latency, 5xx and traffic stay flat, the 4xx share does not."""
+    box = make_sandbox("examples/clock-skew-401")
+    result = _find(box, tmp_path)
+    ranked = result.data
+    assert isinstance(ranked, ChangeRanking) and ranked.onset is not None, result.text
+    assert ranked.onset.signal == "client_errors", result.text
+    assert abs(ranked.onset.at - box.incident_at) <= timedelta(minutes=5), result.text

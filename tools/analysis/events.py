@@ -28,7 +28,7 @@ FITS: Mapping[str, frozenset[str]] = {
     "db session": frozenset({"latency", "errors", "saturation"}),
     "job": frozenset({"latency", "errors", "saturation", "cpu", "memory"}),
     "failover": frozenset({"latency", "errors", "traffic"}),
-    "campaign": frozenset({"traffic", "errors", "latency", "saturation"}),
+    "campaign": frozenset({"traffic", "errors", "latency", "saturation", "rate_limited"}),
     "drain": frozenset({"latency", "errors", "restarts", "traffic"}),
     "eviction": frozenset({"latency", "errors", "restarts", "traffic"}),
     "node": frozenset({"latency", "errors", "restarts", "traffic"}),
