@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
     from bot.wiring.stack import (
         StackOptions,
         discover_stack,
+        not_inspected,
     )
     from bot.wiring.surfaces import (
         build_api,
@@ -85,6 +86,7 @@ _HOMES: dict[str, str] = {
     "Settings": "config",
     "StackOptions": "stack",
     "discover_stack": "stack",
+    "not_inspected": "stack",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
     "build_access": "core",
@@ -177,6 +179,7 @@ __all__ = [
     "build_zone",
     "default_checks",
     "discover_stack",
+    "not_inspected",
     "install_log_redaction",
     "job_statuses",
     "load_settings",

@@ -159,6 +159,7 @@ def test_a_service_said_as_people_say_it_is_diagnosed_and_the_reading_named(conf
     trace = responder(Question("is finder slow?"), None)
     assert "'finder' read as search (an alias of it in aliases.search)" in trace.answer
     assert f"search's p99_latency: {CAPPED}" in trace.answer, trace.answer
+    assert trace.answer.count("Service names:") == 1, trace.answer
 
 
 def test_init_reads_opentelemetry_pool_usage_as_saturation(settings):
