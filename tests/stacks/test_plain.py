@@ -166,3 +166,19 @@ def test_init_reads_opentelemetry_pool_usage_as_saturation(settings):
     usage = settings.prometheus.metrics["db_pool_usage"]
     assert usage.role == "saturation" and "db_client_connections_usage" in usage.promql
     assert "db_pool_usage" in settings.prometheus.services["checkout-api"].not_measured
+
+
+def test_the_service_names_line_is_printed_once(config, tmp_path):
+    from bot.engine.types import Question
+    from bot.wiring.roles import with_service_names
+    from tools.servicenames import services_said
+
+    aliased = tmp_path / "aliased.toml"
+    aliased.write_text(config.read_text() + '\n[aliases]\nsearch = ["finder"]\n')
+    responder = wiring.build_responder(Settings(_env_file=None, config_file=aliased))  # type: ignore[call-arg]
+    trace = responder(Question("is finder slow? finder p99 since 10:00"), None)
+    assert trace.answer.count("Service names:") == 1, trace.answer
+    assert trace.answer.count("'finder' read as search") == 1, trace.answer
+    _, readings = services_said("is finder slow?", ["search"], {"search": ["finder"]})
+    again = with_service_names(trace.answer, readings)  # an answer that passes through a second time
+    assert again.count("Service names:") == 1 and again == trace.answer, again
