@@ -96,14 +96,50 @@ def test_init_lists_the_series_it_saw_and_did_not_use_with_how_to_read_each(init
     assert "# Seen, not used (each line says how to read it: a catalogue entry and its role):" in written, written
     for text in (printed, written):
         assert (
-            "shopfront_http_requests_total: a request counter with a status label; to read it add "
-            "[prometheus.metrics.<name>] promql = 'sum(rate(shopfront_http_requests_total{$label=\"$service\"}[5m]))'"
+            "shopfront_http_requests_total: a request counter with a status label, only checkout-api's series carry "
+            "it; to read it add [prometheus.services.checkout-api.metrics.<name>] "
+            "promql = 'sum(rate(shopfront_http_requests_total{$label=\"$service\"}[5m]))'"
         ) in text
         assert "its code=~\"5..\" share as role 'errors'" in text
-        assert "checkout_db_pool_active_connections: a pool, queue or lag gauge;" in text
+        assert "checkout_db_pool_active_connections: a pool, queue or lag gauge, only checkout-api's" in text
         assert "role = 'saturation'" in text
         assert "kafka_consumergroup_lag: a pool, queue or lag gauge, its series carry no 'service' label" in text
         assert "[prometheus.services.<service>.metrics.<name>]" in text
+
+
+def test_init_reads_a_family_as_its_type_says_a_counter_with_rate_a_gauge_as_it_is(init_run):
+    _, written = init_run
+    [wait] = [line for line in written.splitlines() if "checkout_db_pool_wait_total:" in line]
+    assert "a pool, queue or lag counter" in wait and "sum(rate(checkout_db_pool_wait_total{" in wait, wait
+    assert "max(checkout_db_pool_wait_total" not in wait, wait
+    [inflight] = [line for line in written.splitlines() if "shopfront_inflight_requests:" in line]
+    assert "a request gauge (not a counter)" in inflight and "max(shopfront_inflight_requests{" in inflight, inflight
+    assert "rate(shopfront_inflight_requests" not in inflight, inflight
+
+
+def test_init_suggests_an_error_share_from_what_the_status_label_holds(init_run):
+    _, written = init_run
+    [worker] = [line for line in written.splitlines() if "worker_requests_total:" in line]
+    assert "[prometheus.metrics.<name>]" in worker, worker  # two services carry it: the shared catalogue
+    assert "its outcome=~\"error|timeout\" share as role 'errors'" in worker, worker
+    assert "outcome holds error, success, timeout: not status codes" in worker and "5.." not in worker, worker
+
+
+def test_init_lists_an_ingress_it_did_not_place(init_run):
+    printed, _ = init_run
+    assert "nginx_ingress_controller_requests: a request counter with a status label" in printed, printed
+    assert "nginx_ingress_controller_request_duration_seconds: a latency histogram" in printed, printed
+
+
+def test_a_declared_type_wins_over_the_name():
+    from tools.metrics.unplaced import metric_type
+
+    declared = {"queue_depth_total": "gauge", "jobs_lag": "counter"}
+    assert metric_type("queue_depth_total", declared) == "gauge"
+    assert metric_type("jobs_lag", declared) == "counter"
+    assert metric_type("jobs_done_total", declared) == "counter"  # no metadata: the suffix
+    assert metric_type("nginx_ingress_controller_requests", {}) == "counter"  # a convention's counter
+    assert metric_type("pool_in_use", {}) == "gauge"
 
 
 def test_init_says_no_up_series_names_the_services_and_turns_that_check_off(init_run):
