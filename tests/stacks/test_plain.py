@@ -218,3 +218,33 @@ def test_the_service_names_line_is_printed_once(config, tmp_path):
     _, readings = services_said("is finder slow?", ["search"], {"search": ["finder"]})
     again = with_service_names(trace.answer, readings)  # an answer that passes through a second time
     assert again.count("Service names:") == 1 and again == trace.answer, again
+
+
+SHARE_OF_NOTHING = (
+    '(sum(rate(worker_requests_total{$label="$service",outcome="SERVER_ERROR"}[5m])) or vector(0))'
+    ' / sum(rate(worker_requests_total{$label="$service"}[5m]))'
+)
+
+
+def test_doctor_runs_a_services_own_entries_and_warns_of_a_share_that_reads_0_throughout(config, tmp_path):
+    own = tmp_path / "own.toml"
+    own.write_text(
+        config.read_text()
+        + f"\n[prometheus.services.cart.metrics.worker_errors]\npromql = '{SHARE_OF_NOTHING}'\nunit = 'ratio'\n"
+        + "\n[prometheus.services.cart.metrics.queue_depth]\npromql = 'max(cart_queue_depth{$label=\"$service\"})'\n"
+        + "unit = 'count'\n"
+    )
+    lines = [str(r) for r in check_metrics_meaning(Settings(_env_file=None, config_file=own))]  # type: ignore[call-arg]
+    [zero] = [line for line in lines if "worker_errors" in line]
+    assert zero.startswith("WARN metrics: prometheus.services.cart.metrics.worker_errors.promql = "), zero
+    assert "cart: it reads 0 for the whole last hour while its total" in zero, zero
+    assert 'outcome="SERVER_ERROR" where worker_requests_total\'s outcome holds error, success, timeout' in zero
+    [empty] = [line for line in lines if "queue_depth" in line]
+    assert empty.startswith("FAIL metrics: prometheus.services.cart.metrics.queue_depth.promql = "), empty
+    assert "cart_queue_depth" in empty, empty
+    assert not any("checkout-api" in line and "worker_errors" in line for line in lines), lines
+
+
+def test_a_share_with_errors_is_not_warned_of(metrics, settings):
+    lines = [str(r) for r in check_metrics_meaning(settings)]
+    assert not any("reads 0 for the whole last hour" in line for line in lines), lines
