@@ -178,6 +178,11 @@ def test_a_default_log_field_no_document_holds_is_a_warning_and_answers_say_it_w
     [line] = [line for line in lines if "logs.host_field" in line]
     assert code == 0 and line.startswith("WARN logs: logs.host_field = 'host' (default): the default is not in"), line
     assert "set logs.host_field to the field that holds it, or to '' to turn it off" in line
+    [namespace] = [line for line in lines if "logs.namespace_field" in line]
+    assert namespace.startswith("WARN logs: logs.namespace_field = 'namespace' (default): the default is"), namespace
+    [topology] = [line for line in lines if line.startswith(("WARN topology", "OK   topology", "FAIL topology"))]
+    assert topology.startswith("WARN topology: topology is not set (OPSBOT_TOPOLOGY"), topology
+    assert "a caller's question cannot weigh its dependencies' deploys" in topology, topology
     answer = opsbot_with_logs("diagnose", stack.built.question, cwd=tmp_path, OPSBOT_CONFIG_FILE=str(config)).stdout
     assert "not checked: host (logs.host_field 'host'): in no document of logs-otel" in answer, answer
 
