@@ -43,7 +43,9 @@ def init_command(
     if any(f.setting == "prometheus.url" and f.value is None for f in findings):
         typer.echo(f"opsbot init: Prometheus could not be inspected; {output} was not written", err=True)
         raise typer.Exit(1)
+    unread = wiring.not_inspected(findings)
     header = [
+        *(f"NOT INSPECTED: {line}" for line in unread),
         f"Written by `opsbot init` at {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Each setting says what it is based on.",
         f"Load it with OPSBOT_CONFIG_FILE={output}; `opsbot doctor` checks every setting against live data.",
     ]
@@ -53,6 +55,11 @@ def init_command(
     typer.echo(f"\nWrote {output}: {written} settings; {missing} not found or not recognised (✗ above).")
     if seen:
         typer.echo(f"{seen} series seen and not used (? above): each says how to add it to the catalogue.")
+    if unread:  # a part left out is not a config to trust: the same non-zero exit as a Prometheus init cannot read
+        typer.echo(
+            f"opsbot init: {len(unread)} part(s) could not be inspected (✗ above, and at the top of {output})", err=True
+        )
+        raise typer.Exit(1)
     typer.echo(f"Next: OPSBOT_CONFIG_FILE={output} opsbot doctor")
 
 

@@ -44,8 +44,9 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
             "(listed under Still unknown); this rests on the checks that did."
         )
         complete = False
-    evidence = _evidence_lines(findings)
-    unknowns = _unknown_lines(findings, complete)
+    named = complete and bool(findings.suspects) and findings.suspects[0].score >= MIN_SUSPECT_SCORE
+    evidence = _evidence_lines(findings, named)  # a named cause's other suspects are under Still unknown
+    unknowns = _unknown_lines(findings, complete, named)
     answer = load_prompt(
         "playbook_conclusion",
         headline=headline,
@@ -139,15 +140,17 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
 
 
 def _runners_up(findings: Findings) -> list[str]:
-    """The runner-up hypothesis, and what would tell it from the winner; kept out of the headline, which names one
-    cause."""
-    if len(findings.suspects) < 2 or findings.suspects[1].score <= 0:
-        return []
-    winner, second = findings.suspects[0], findings.suspects[1]
-    why = second.why[0] if second.why else ""
+    """The runner-up and what tells it from the winner; each other suspect ruled out (score <= 0) or weighed lower."""
+    winner, others = findings.suspects[0], findings.suspects[1:4]
+    said = [(s, "ruled out" if s.score <= 0 else "weighed lower") for s in others if s.score <= 0 or s is not others[0]]
+    lines = [f"{how}: {s.what}, score {s.score} ({'; '.join(s.why) or '-'})" for s, how in said]
+    if not others or others[0].score <= 0:
+        return lines
+    second, why = others[0], others[0].why[0] if others[0].why else ""
     return [
         f"the runner-up: {second.what} (score {second.score}; {why}); what would tell them apart: whether the symptom "
-        f"follows {winner.what} (revert it, or compare {winner.service}'s pods or versions) rather than {second.what}"
+        f"follows {winner.what} (revert it, or compare {winner.service}'s pods or versions) rather than {second.what}",
+        *lines,
     ]
 
 
@@ -211,7 +214,7 @@ def _local_cause(findings: Findings) -> tuple[str, str, ChangePoint] | None:
     return what, metric, point
 
 
-def _evidence_lines(findings: Findings) -> list[str]:
+def _evidence_lines(findings: Findings, named: bool) -> list[str]:
     lines = []
     for service, health in findings.health.items():
         for metric, points in health.readings.items():
@@ -233,10 +236,10 @@ def _evidence_lines(findings: Findings) -> list[str]:
         if readable and not health.changes():
             lines.append(f"{service}: no significant change in {', '.join(readable)}")
     lines += lookback_evidence(findings)
-    lines.extend(_deploy_evidence(findings))
+    lines.extend(_deploy_evidence(findings, named))
     lines.extend(
         f"suspect {rank}: {s.what}, score {s.score} ({'; '.join(s.why)})"
-        for rank, s in enumerate(findings.suspects[:4], start=1)
+        for rank, s in enumerate(findings.suspects[: 1 if named else 4], start=1)
     )
     lines.extend(f"at the onset, {findings.service} logged: {line}" for line in findings.onset_lines)
     for service, signatures in findings.signatures.items():
@@ -252,27 +255,26 @@ def _evidence_lines(findings: Findings) -> list[str]:
     return lines
 
 
-def _deploy_evidence(findings: Findings) -> list[str]:
-    lines = [
-        f"deploy {d.service} {d.version} came after the change, so it is not the cause: {record_line(d)}"
-        for d in findings.late_deploys
-    ]
-    if findings.deploy is None:
-        return lines + [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
-    lines.append(f"deploy: {record_line(findings.deploy)}")
-    for c in findings.key_changes[:5]:
+def _deploy_evidence(findings: Findings, named: bool) -> list[str]:
+    if findings.deploy is None:  # a deploy after the change is ruled out: under Still unknown (_unknown_lines)
+        return [f"no deploy of {s} in the hour before its first change" for s in findings.deploys_checked]
+    # a named deploy's own record and diff; the nearest deploy, when another, is the runner-up under Still unknown
+    cause: Findings | Suspect = findings.suspects[0] if named and findings.suspects[0].deploy else findings
+    deploy = cause.deploy or findings.deploy
+    lines = [f"deploy: {record_line(deploy)}"]
+    for c in cause.key_changes[:5]:
         verb = "added" if c.old == ABSENT else "removed" if c.new == ABSENT else "changed"
         lines.append(f"{verb} {c.key}: {c.old} → {c.new} ({c.path})")
-    lines.extend(f"risky statement: {line}" for line in findings.risky_lines[:3])
-    if not findings.key_changes and not findings.risky_lines:
-        lines.append(f"the diff of {findings.deploy.version} shows no changed configuration key (a code change?)")
+    lines.extend(f"risky statement: {line}" for line in cause.risky_lines[:3])
+    if not cause.key_changes and not cause.risky_lines:
+        lines.append(f"the diff of {deploy.version} shows no changed configuration key (a code change?)")
     return lines
 
 
-def _unknown_lines(findings: Findings, complete: bool) -> list[str]:
+def _unknown_lines(findings: Findings, complete: bool, named: bool) -> list[str]:
     lines = list(findings.unknowns)
-    if complete and findings.suspects and findings.suspects[0].score >= MIN_SUSPECT_SCORE:
-        lines += _runners_up(findings)
+    lines += _runners_up(findings) if named else []
+    lines += [f"ruled out: {d.service} {d.version} (after the change): {record_line(d)}" for d in findings.late_deploys]
     lines += [f"not checked: {check}" for check in findings.failed_checks]
     lines += [f"{h.service}'s {m}: {text}" for h in findings.health.values() for m, text in h.capped.items()]
     if findings.unconfigured:

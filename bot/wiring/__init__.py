@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
     from bot.wiring.stack import (
         StackOptions,
         discover_stack,
+        not_inspected,
     )
     from bot.wiring.surfaces import (
         build_api,
@@ -85,6 +86,7 @@ _HOMES: dict[str, str] = {
     "Settings": "config",
     "StackOptions": "stack",
     "discover_stack": "stack",
+    "not_inspected": "stack",
     "CheckResult": "doctor",
     "bring_up_sandbox": "sandbox",
     "build_access": "basics",
@@ -180,6 +182,7 @@ __all__ = [
     "install_log_redaction",
     "job_statuses",
     "load_settings",
+    "not_inspected",
     "run_checks",
     "sandbox_overrides",
     "serve_forever",

@@ -24,7 +24,21 @@ MAX_OK_CHARS = 400
 
 def meaning_checks() -> list[Callable[[Settings], list[CheckResult]]]:
     """Each family's check of what its settings mean, in the order doctor prints them."""
-    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning, check_aliases]
+    return [check_metrics_meaning, check_logs_meaning, check_deploys_meaning, check_aliases, check_topology]
+
+
+NO_TOPOLOGY = (
+    "topology is not set (OPSBOT_TOPOLOGY, or a [topology] table in the config file: each service with the "
+    "services it calls, web = ['order', 'inventory']): a caller's question cannot weigh its dependencies' "
+    "deploys, and a symptom is not followed to the dependency it comes from"
+)
+
+
+def check_topology(settings: Settings) -> list[CheckResult]:
+    """No topology is a warning with what it costs; nothing in the stack tells which service calls which."""
+    if settings.topology:
+        return [CheckResult("topology", "ok", f"{len(settings.topology)} services with their dependencies")]
+    return [CheckResult("topology", "warn", NO_TOPOLOGY)]
 
 
 def services_to_check(settings: Settings, known: Callable[[], list[str]]) -> tuple[list[str], str]:

@@ -14,7 +14,7 @@ from bot.config import Settings
 from bot.routing.respond import Router
 from tools.base import ToolError, call_tool
 from tools.metrics.series import ServiceList
-from tools.servicenames import services_said
+from tools.servicenames import NameReading, services_said
 
 if TYPE_CHECKING:
     from bot.engine.types import Question, StepObserver, Trace
@@ -52,6 +52,19 @@ def unmeasured_metrics(settings: Settings) -> dict[str, frozenset[str]]:
     return {name: frozenset(own.not_measured) for name, own in settings.prometheus.services.items() if own.not_measured}
 
 
+SERVICE_NAMES = "Service names: "
+
+
+def with_service_names(answer: str, readings: Sequence[NameReading]) -> str:
+    """The answer with one "Service names:" line at its end: each reading once (a word said twice is one reading),
+    and a line an inner answer already carries (a router that answered through another, a re-run of a stored
+    answer) replaced rather than repeated."""
+    said = "; ".join(dict.fromkeys(reading.describe() for reading in readings))
+    kept = [line for line in answer.rstrip().split("\n") if not line.startswith(SERVICE_NAMES)]
+    body = "\n".join(kept).rstrip()
+    return f"{body}\n\n{SERVICE_NAMES}{said}."
+
+
 @dataclass(frozen=True)
 class NamedRouter(Router):
     """A Router that first reads the services a question names as people say them ("checkout" for checkout-api:
@@ -66,8 +79,7 @@ class NamedRouter(Router):
         if not readings:
             return super().__call__(question, on_step)
         trace = super().__call__(replace(question, text=text), on_step)
-        said = "; ".join(reading.describe() for reading in readings)
-        return replace(trace, question=question.text, answer=f"{trace.answer.rstrip()}\n\nService names: {said}.")
+        return replace(trace, question=question.text, answer=with_service_names(trace.answer, readings))
 
     def known_services(self) -> list[str]:
         """The topology's services, those with aliases, and those Prometheus holds (list_services, cached there)."""

@@ -113,9 +113,32 @@ def _deploys(settings: Settings, options: StackOptions) -> list[Finding]:
     return [*chosen, *problems, *(Finding("deploys", None, "", (m,)) for m in found.missing)]
 
 
+NOT_INSPECTED = "could not be inspected"
+# OpenSearch and its kin answer the Elasticsearch client's compatibility media type with 406 Not Acceptable
+PLAIN_JSON_HINT = (
+    "the server refused the Elasticsearch client's compatibility headers (406): an OpenSearch-compatible server "
+    "needs OPSBOT_ELASTICSEARCH__PLAIN_JSON=true (elasticsearch.plain_json); set it and run init again"
+)
+
+
 def _asked(discover: Callable[[], list[Finding]], setting: str) -> list[Finding]:
-    """A family's findings; a backend that does not answer is one finding that says so."""
+    """A family's findings; a backend that does not answer is one finding that says so (and, for a server that
+    refuses the compatibility headers, names the setting that fixes it)."""
     try:
         return discover()
     except Exception as exc:  # the stack's answer, whatever its kind, is reported, never a traceback
-        return [Finding(setting, None, "", (f"could not be inspected: {type(exc).__name__}: {exc}",))]
+        problem = f"{NOT_INSPECTED}: {type(exc).__name__}: {exc}"
+        if _refused_media_type(exc):
+            problem = f"{problem}; {PLAIN_JSON_HINT}"
+        return [Finding(setting, None, "", (problem,))]
+
+
+def _refused_media_type(exc: Exception) -> bool:
+    """406 from the search server: its status as the client reports it, or in the message of a wrapped error."""
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "meta", None), "status", None)
+    return status == 406 or "406" in str(exc)
+
+
+def not_inspected(findings: list[Finding]) -> list[str]:
+    """One line per backend init was pointed at and could not inspect (init then exits non-zero)."""
+    return [f"{f.setting}: {p}" for f in findings for p in f.problems if p.startswith(NOT_INSPECTED)]

@@ -93,3 +93,12 @@ def test_nodes_lost_under_several_services_at_once_are_the_cause_not_a_deploy(ma
     assert "no deploy caused this" in headline and fact_named("NotReady", headline)
     assert fact_named("eu-central-1b", headline) and not fact_named("courier-dispatch v3.0.0", headline)
     assert any(s.action == "query_k8s_events" for s in trace.steps)
+
+
+def test_the_suspects_a_named_cause_rules_out_are_under_still_unknown_not_evidence(make_sandbox, tmp_path):
+    trace = _diagnose(make_sandbox("two-deploys-earlier"), tmp_path)
+    evidence, unknown = trace.answer.split("Evidence:")[1].split("Still unknown:")
+    assert "suspect 1: deploy profile v3.3.0" in evidence and "profile/v3.3.0" in evidence, trace.answer
+    assert "changed spring.redis.lettuce.commandTimeout: 2000 → 20" in evidence, trace.answer
+    assert "suspect 2" not in evidence and "v3.3.1" not in evidence, trace.answer  # the runner-up's record or diff
+    assert "the runner-up: deploy profile v3.3.1" in unknown, trace.answer

@@ -4,8 +4,10 @@ like a service's but follow no convention opsbot knows, and no scrape-health `up
 - checkout-api: p99 200 ms, then 3 s from an hour before the clock (its p99 reads the 1 s bucket from then on);
 - search: p99 3 s throughout (a flat line at the bucket: "no change" would be wrong);
 - cart: p99 150 ms throughout, inside the buckets;
-- seen, not read: `shopfront_http_requests_total{code}` under another prefix, Kafka exporter's consumer-group lag,
-  and a connection-pool gauge under a name no signal knows;
+- seen, not read: `shopfront_http_requests_total{code}` under another prefix (checkout-api's alone), Kafka
+  exporter's consumer-group lag, a connection-pool gauge and a pool-wait counter under names no signal knows, an
+  in-flight requests gauge, a jobs counter whose `outcome` is success/error/timeout (on two services), and the
+  ingress-nginx controller in front of checkout-api and cart (whose own client already measures them);
 - read: cart's OpenTelemetry connection-pool usage (a saturation signal).
 """
 
@@ -80,6 +82,27 @@ def _unrecognised(families: Families, minutes: int) -> None:
     families.add(
         "checkout_db_pool_active_connections", "gauge", "checkout_db_pool_active_connections", labels, [4.0] * minutes
     )
+    waited = cumulative([3.0] * minutes)
+    families.add("checkout_db_pool_wait", "counter", "checkout_db_pool_wait_total", labels, waited)
+    families.add("shopfront_inflight_requests", "gauge", "shopfront_inflight_requests", labels, [7.0] * minutes)
+    for service in ("checkout-api", "cart"):
+        for outcome, share in (("success", 0.9), ("error", 0.05), ("timeout", 0.05)):
+            jobs = {"service": service, "job": "apps", "outcome": outcome}
+            done = cumulative([QPS * share] * minutes)
+            families.add("worker_requests", "counter", "worker_requests_total", jobs, done)
+        _ingress(families, service, minutes)
+
+
+def _ingress(families: Families, service: str, minutes: int) -> None:
+    """ingress-nginx's series for one backend (its `service` label names the backend)."""
+    base = {"service": service, "ingress": service, "job": "ingress-nginx"}
+    name = "nginx_ingress_controller_requests"
+    for status, share in (("200", 0.99), ("503", 0.01)):
+        families.add(name, "counter", name, {**base, "status": status}, cumulative([QPS * 60 * share] * minutes))
+    duration = "nginx_ingress_controller_request_duration_seconds"
+    for bound, share in (("0.1", 0.9), ("1.0", 0.99), ("+Inf", 1.0)):
+        counts = cumulative([QPS * 60 * share] * minutes)
+        families.add(duration, "histogram", f"{duration}_bucket", {**base, "le": bound}, counts)
 
 
 def start_plain_stack(data: Path) -> Proc:

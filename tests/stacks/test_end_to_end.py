@@ -165,3 +165,24 @@ def test_a_team_zone_that_is_no_zone_is_named_where_it_was_set(shop_config):
     code, lines = doctor(broken(shop_config, "[prometheus]\n", "timezone = 'Europe/Parris'\n\n[prometheus]\n"))
     [line] = [line for line in fails(lines) if line.startswith("FAIL timezone")]
     assert code == 1 and "timezone = 'Europe/Parris' (config file " in line and "Europe/Paris" in line, line
+
+
+def test_init_names_the_plain_json_setting_and_fails_when_the_search_server_refuses_the_client(make_stack, tmp_path):
+    _families_present()
+    stack = make_stack("shop")
+    result = opsbot(
+        "init",
+        "--prometheus",
+        stack.prometheus_url,
+        "--elasticsearch",
+        stack.elasticsearch_url,
+        "--output",
+        "opsbot.toml",
+        cwd=tmp_path,
+        OPSBOT_ELASTICSEARCH__PLAIN_JSON="false",  # osmem-server answers the compatibility headers with 406
+    )
+    printed = result.stdout + result.stderr
+    assert result.returncode != 0, printed
+    assert "✗ logs.backend: could not be inspected:" in printed and "OPSBOT_ELASTICSEARCH__PLAIN_JSON=true" in printed
+    written = (tmp_path / "opsbot.toml").read_text()
+    assert written.startswith("# NOT INSPECTED: logs.backend: could not be inspected:"), written[:400]

@@ -27,6 +27,9 @@ from tools.timerange import utc_now
 
 MAX_LISTED = 8
 LINES_CHECKED = 200
+# Every field setting with a default, discovery's and those it does not look for (the Kubernetes namespace): a
+# default no document holds is said, never passed in silence.
+CHECKED = {**SETTINGS, "namespace": "namespace_field"}
 SERVICE_CUTOFF = 0.8  # difflib ratio: a transposition or a dropped letter in a 4-10 letter name is above it
 
 
@@ -53,7 +56,7 @@ def check_elasticsearch_logs(
     if pattern.problems:
         return [pattern]
     mapping = source.mappings.get()
-    found = [pattern, *(_field(source, mapping, logical, chosen) for logical in SETTINGS)]
+    found = [pattern, *(_field(source, mapping, logical, chosen) for logical in CHECKED)]
     level = field_use(source.fields.level, mapping)
     if level.present:
         found.append(_levels(source))
@@ -125,7 +128,7 @@ def _pattern(source: ElasticsearchLogs) -> Finding:
 
 
 def _field(source: ElasticsearchLogs, mapping: IndexMapping, logical: str, chosen: Collection[str] = ()) -> Finding:
-    setting = f"logs.{SETTINGS[logical]}"
+    setting = f"logs.{CHECKED[logical]}"
     configured = getattr(source.fields, logical)
     use = field_use(configured, mapping)
     optional = logical not in REQUIRED and setting not in chosen

@@ -4,9 +4,12 @@ Reachability is not enough: a misspelt label, a status label the services do not
 label all answer "no data" and make a diagnosis silently wrong. For each service to check:
 - every template parses (tools/metrics/catalogue.py);
 - the service label is on some series, and holds the service (else: the label that does, if any);
-- every catalogue query (the service's own where it has one, never one it does not measure) returns data over the
-  last hour; when one does not, the selector that matches nothing is named: a metric with no series, no series of
-  it for the service, or a matcher's label those series do not carry, each with a "did you mean";
+- every catalogue query and every entry of the service's own table (its own where it has one, never one it does
+  not measure) returns data over the last hour; when one does not, the selector that matches nothing is named: a
+  metric with no series, no series of it for the service, or a matcher's label those series do not carry, each
+  with a "did you mean";
+- a share that reads 0 for the whole hour while its total does not is warned of (tools/metrics/zeroshare.py), with
+  what its matcher's labels hold: a failing matcher that matches no value reads 0 % for ever;
 - a histogram quantile that passes is warned of when its histogram's top finite bucket holds back a material share
   of the observations (tools/metrics/ceiling.py): the quantile then reads that bucket however slow the service is;
 - the scrape-health metric (`prometheus.up_metric`) is there and carries the service label: its default missing is
@@ -26,6 +29,7 @@ from tools.discovery import Finding, did_you_mean, setting_key
 from tools.metrics.catalogue import render
 from tools.metrics.ceiling import ceiling_warning
 from tools.metrics.conventions import CONVENTIONS
+from tools.metrics.zeroshare import zero_share_warning
 
 if TYPE_CHECKING:
     from tools.metrics.query import MetricsTools
@@ -101,7 +105,8 @@ def _service_findings(tools: MetricsTools, service: str, labels: set[str], now: 
         return [Finding(setting, label, f"checked for {service}", (missing,))]
     findings, passed = [], []
     own = tools.services.get(service)
-    for name in tools.catalogue:
+    extras = list(own.metrics) if own is not None else []  # a service's own entries are queried too
+    for name in dict.fromkeys([*tools.catalogue, *extras]):
         if own is not None and name in own.not_measured:
             continue
         if f"{service}/{name}" in tools.problems or (name in tools.problems and not (own and name in own.metrics)):
@@ -113,7 +118,23 @@ def _service_findings(tools: MetricsTools, service: str, labels: set[str], now: 
             passed.append(name)
     if passed:
         findings.append(Finding(setting, label, f"{service}: {', '.join(passed)} return data"))
-    return findings + _ceiling_findings(tools, service, passed, now)
+    return findings + _ceiling_findings(tools, service, passed, now) + _zero_findings(tools, service, passed, now)
+
+
+def _zero_findings(tools: MetricsTools, service: str, names: Sequence[str], now: datetime) -> list[Finding]:
+    """A warning per share that reads 0 for the whole window while its total does not (tools/metrics/zeroshare.py)."""
+    found = []
+    for name in names:
+        label, query = tools.query_for(service, name)
+        promql = render(query.promql, label=label, service=json.dumps(service)[1:-1])
+        try:
+            warning = zero_share_warning(tools.client, promql, label, now - WINDOW, now, STEP)
+        except ToolError as exc:
+            warning = f"whether it reads 0 throughout was not checked: {exc}"
+        if warning:
+            setting, template = _template_of(tools, service, name)
+            found.append(Finding(f"{setting}.promql", template, "", (), (f"{service}: {warning}",)))
+    return found
 
 
 def _ceiling_findings(tools: MetricsTools, service: str, names: Sequence[str], now: datetime) -> list[Finding]:

@@ -85,6 +85,16 @@ class PrometheusAPI:
             names: list[str] = self._prometheus.get_label_names(params=_series_params(match, since))
         return names
 
+    def metric_types(self) -> dict[str, str]:
+        """metric name -> its type as the scraped targets declare it (/api/v1/metadata: counter, gauge, histogram,
+        summary); a name whose targets disagree, or that no target described (a backfill, remote write), is absent."""
+        with _failures_as_tool_errors(self.url):
+            entries: list[dict[str, Any]] = self._prometheus.get_metric_metadata("")
+        types: dict[str, set[str]] = {}
+        for entry in entries:
+            types.setdefault(str(entry.get("metric_name", "")), set()).add(str(entry.get("type", "unknown")))
+        return {name: kinds.pop() for name, kinds in types.items() if len(kinds) == 1 and "unknown" not in kinds}
+
 
 def _series_params(match: str, since: datetime | None) -> dict[str, str]:
     params = {"match[]": match} if match else {}
