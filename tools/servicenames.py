@@ -87,12 +87,13 @@ def reading_of(
 
 
 def services_said(
-    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
+    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]], *, guess: bool = True
 ) -> tuple[str, list[NameReading]]:
     """The text with each word that names a service as people say it replaced by the service's name, and how
-    each was read. A text that names a service as it is gets its aliases read, and nothing guessed."""
+    each was read. A text that names a service as it is gets its aliases read, and nothing guessed (nor any text
+    without `guess`)."""
     readings: list[NameReading] = []
-    guess = not any(_own_name(word.lower(), services) for word in _WORD_RX.findall(text))
+    guess = guess and not any(_own_name(word.lower(), services) for word in _WORD_RX.findall(text))
 
     def replace(match: re.Match[str]) -> str:
         found = reading_of(match.group(0), services, aliases, guess=guess)

@@ -91,9 +91,11 @@ class Settings(BaseSettings):
     logs: LogsSettings = Field(default_factory=LogsSettings)
     deploys: DeploysSettings = Field(default_factory=DeploysSettings)
     topology: dict[str, list[str]] = Field(default_factory=dict)  # service -> downstream services
-    # service -> the names people call it ("orders" for orders-v2); without one, "checkout" is still read as the one
-    # service checkout-api (tools/servicenames.py says when), and the answer names every such reading
+    # service -> the names people call it ("orders" for orders-v2); the answer names every such reading
     aliases: dict[str, list[str]] = Field(default_factory=dict)
+    # also read "checkout" as the one service checkout-api (tools/servicenames.py says when); off: a question's word
+    # is then taken for a service nobody named ("awaiting label" as label-service)
+    guess_service_names: bool = False
     # The team's time zone: a question's time without a zone is read in it, and answers show times in it with UTC
     # beside them. An IANA name (Europe/Berlin), UTC+8 or an abbreviation (CET); checked where it is used (wiring).
     timezone: str = "UTC"

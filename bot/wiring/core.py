@@ -277,6 +277,7 @@ def build_responder(
         zone=build_zone(settings),
         aliases=settings.aliases,
         topology=_services(settings),
+        guess=settings.guess_service_names,
     )
 
 

@@ -68,14 +68,15 @@ def with_service_names(answer: str, readings: Sequence[NameReading]) -> str:
 @dataclass(frozen=True)
 class NamedRouter(Router):
     """A Router that first reads the services a question names as people say them ("checkout" for checkout-api:
-    an alias, or the one service a word starts or ends), asks about the service itself, and names each reading
-    at the end of the answer (tools/servicenames.py)."""
+    an alias, or, when `guess`, the one service a word starts or ends), asks about the service itself, and names
+    each reading at the end of the answer (tools/servicenames.py)."""
 
     aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
     topology: Sequence[str] = ()  # the services the topology names, known without asking Prometheus
+    guess: bool = False  # also read a word one service's name starts or ends with (settings.guess_service_names)
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
-        text, readings = services_said(question.text, self.known_services(), self.aliases)
+        text, readings = services_said(question.text, self.known_services(), self.aliases, guess=self.guess)
         if not readings:
             return super().__call__(question, on_step)
         trace = super().__call__(replace(question, text=text), on_step)

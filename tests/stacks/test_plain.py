@@ -191,7 +191,8 @@ def test_a_service_said_as_people_say_it_is_diagnosed_and_the_reading_named(conf
     from bot.engine.types import Question
 
     aliased = tmp_path / "aliased.toml"
-    aliased.write_text(config.read_text() + '\n[aliases]\nsearch = ["finder"]\n')
+    guessing = "guess_service_names = true\n"  # a top-level key: before the file's first table
+    aliased.write_text(guessing + config.read_text() + '\n[aliases]\nsearch = ["finder"]\n')
     responder = wiring.build_responder(Settings(_env_file=None, config_file=aliased))  # type: ignore[call-arg]
     trace = responder(Question("why is checkout slow?"), None)
     assert trace.question == "why is checkout slow?"
@@ -215,7 +216,8 @@ def test_the_service_names_line_is_printed_once(config, tmp_path):
     from tools.servicenames import services_said
 
     aliased = tmp_path / "aliased.toml"
-    aliased.write_text(config.read_text() + '\n[aliases]\nsearch = ["finder"]\n')
+    guessing = "guess_service_names = true\n"  # a top-level key: before the file's first table
+    aliased.write_text(guessing + config.read_text() + '\n[aliases]\nsearch = ["finder"]\n')
     responder = wiring.build_responder(Settings(_env_file=None, config_file=aliased))  # type: ignore[call-arg]
     trace = responder(Question("is finder slow? finder p99 since 10:00"), None)
     assert trace.answer.count("Service names:") == 1, trace.answer

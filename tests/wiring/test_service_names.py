@@ -62,3 +62,18 @@ def test_doctor_fails_an_alias_used_by_two_services_naming_the_setting(tmp_path:
 
 def test_a_services_plural_is_that_service_not_a_longer_one():
     assert services_said("payments failing", ["payment", "payments-db"], {}) == ("payments failing", [])
+
+
+def test_without_guessing_only_aliases_are_read_so_a_plain_word_stays_a_word():
+    services = ["label-service", "shipment-orchestrator"]
+    question = "why are Venlo shipments stuck awaiting label?"
+    assert services_said(question, services, {}, guess=False) == (question, [])
+    assert (
+        services_said(question, services, {}, guess=True)[0] == "why are Venlo shipments stuck awaiting label-service?"
+    )
+    aliased, [reading] = services_said("labels broken?", services, {"label-service": ["labels"]}, guess=False)
+    assert aliased == "label-service broken?" and reading.how == "alias"
+
+
+def test_guessing_is_off_unless_the_team_turns_it_on():
+    assert Settings(_env_file=None).guess_service_names is False  # type: ignore[call-arg]
