@@ -61,3 +61,5 @@ def test_the_exporter_views_read_the_incidents_database(box: RunningSandbox) -> 
     sessions = tools.query_db_sessions("claims-db", range="3h").text
     assert "exporter" in locks.lower() and "exclusive" in locks.lower(), locks
     assert "transaction" in sessions.lower(), sessions
+    # the exporter's default series carry no application or user: said, never shown as "(none)/?"
+    assert "name no application or user" in sessions and "(none)/?" not in sessions, sessions

@@ -159,7 +159,10 @@ def render_sessions(found: DbSessions) -> str:
     scope = scope_text("sessions", found.database, found.server, found.source, found.window)
     only = f" of application {found.application}" if found.application else ""
     lines = [f"{scope}: {found.total} client sessions{only}"]
-    if found.groups:
+    if found.groups and not any(g.application or g.user for g in found.groups):  # postgres_exporter's default series
+        by_state = ", ".join(f"{g.state or '?'} x{g.count}" for g in found.groups)
+        lines.append(f"by state: {by_state} (these series name no application or user: not tied to one)")
+    elif found.groups:
         lines.append("by application/user and state: " + ", ".join(map(_group_text, found.groups)))
     if found.longest_transaction_s is not None:
         lines.append(f"longest open transaction in the window: {age_text(found.longest_transaction_s)}")
