@@ -20,6 +20,14 @@ What a caller passes (the metrics tool reads them at the same step as the series
 histogram, Counts(the increase of the histogram's _count over each step); for an error ratio,
 Counts(the increase of its denominator, the requests, over each step, share=True). A series of totals or rates
 (throughput) needs none: its noise already follows its level.
+
+Pooling steadies the points; a change between them is then judged on the counts too (Pooled.differ), besides the
+detectors' own noise test. Both must hold:
+
+- a share: the errors on the two sides must split unlike the requests do (an exact binomial test,
+  tools/analysis/binomial.py, at P_CHANGE). The log-scale noise test alone saw 3-7 false onsets a day in 50 days at
+  0.1-0.5 requests a second: a few pools at 0 or 2 errors read as a fall or a rise;
+- a quantile: each side must rest on QUANTILE_SIDE_REQUESTS. Too few requests to judge is no change.
 """
 
 from __future__ import annotations
@@ -32,11 +40,18 @@ from datetime import datetime
 import numpy as np
 from numpy.typing import NDArray
 
+from tools.analysis.binomial import split_p_value
+
 # Requests a point must rest on: a p99 then has 2 requests above it, a 1 % ratio 2 errors. 400 halves the false
 # alarms of a p99 at 0.1 requests a second but pools 13 points there, too coarse to place a step (errors 1 % ->
 # 20 % found 81/100 against 100/100).
 MIN_COUNT = 200.0
 FLOOR_REQUESTS = 1.0  # a share is told from zero from this many requests' share of its pool on
+# A detector tries dozens of places for a change and keeps the most extreme, so one place's chance must be far
+# smaller than the false onsets a day it may cost: at 1e-5 a 1 % -> 20 % step over 3 pools of 200 still clears it.
+P_CHANGE = 1e-5
+# A p99 over 1000 requests rests on the 10 slowest; over the 600 of 3 minimal pools it rests on 6 and moves with each.
+QUANTILE_SIDE_REQUESTS = 1000.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,7 @@ class Counts:
 
     requests: Sequence[float]
     share: bool = False  # the values are shares of those requests (an error ratio), not quantiles of them
+    whole: float = 1.0  # the value of a share of every request (1 for a ratio, 100 for a percentage)
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,20 @@ class Pooled:
     times: Sequence[datetime]
     values: Sequence[float]
     floor: float  # a value this small cannot be told from zero (one request's share); 0 for a quantile
+    requests: Sequence[float] = ()  # the requests behind each point; () when not known
+    errors: Sequence[float] | None = None  # for a share, the requests it counts (errors) behind each point
+
+    def differ(self, before: slice, after: slice) -> bool:
+        """Whether the requests behind the points in `before` and in `after` tell the two apart (see the module's
+        doc); True when the counts are not known, so the detectors' noise test judges alone."""
+        if not len(self.requests):
+            return True
+        requests = np.asarray(self.requests, dtype=float)
+        sides = (float(requests[before].sum()), float(requests[after].sum()))
+        if self.errors is None:
+            return min(sides) >= QUANTILE_SIDE_REQUESTS
+        errors = np.asarray(self.errors, dtype=float)
+        return split_p_value((float(errors[before].sum()), float(errors[after].sum())), sides) < P_CHANGE
 
 
 def pooled(times: Sequence[datetime], values: Sequence[float], counts: Counts | None) -> Pooled:
@@ -63,12 +93,13 @@ def pooled(times: Sequence[datetime], values: Sequence[float], counts: Counts | 
     starts = _pool_starts(weights, MIN_COUNT)
     totals = np.add.reduceat(weights, starts)
     floor = FLOOR_REQUESTS / max(float(np.median(totals)), 1.0) if counts.share else 0.0
-    if len(starts) == len(values):
-        return Pooled(times, values, floor)
     ys = np.asarray(values, dtype=float)
+    errors = np.add.reduceat(ys * weights / counts.whole, starts).tolist() if counts.share else None
+    if len(starts) == len(values):
+        return Pooled(times, values, floor, weights.tolist(), errors)
     bounds = np.append(starts, len(ys))
     pooled_values = [_weighted_mean(ys[a:b], weights[a:b]) for a, b in itertools.pairwise(bounds.tolist())]
-    return Pooled([times[i] for i in starts.tolist()], pooled_values, floor)
+    return Pooled([times[i] for i in starts.tolist()], pooled_values, floor, totals.tolist(), errors)
 
 
 def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
