@@ -9,7 +9,7 @@ import pytest
 
 from tools.analysis.binomial import split_p_value
 from tools.analysis.changepoints import detect_changes, detect_spikes
-from tools.analysis.pooling import P_CHANGE, QUANTILE_SIDE_REQUESTS, Counts, pooled
+from tools.analysis.pooling import P_CHANGE, QUANTILE_SIDE_REQUESTS, RANKED_BELOW, Counts, pooled
 
 T0 = datetime(2026, 11, 28, tzinfo=UTC)
 
@@ -44,8 +44,9 @@ def test_a_share_pool_knows_its_errors_in_the_values_unit():
 
 
 def test_a_quantile_side_needs_enough_requests_and_unknown_counts_leave_the_judgement_to_the_noise():
-    few = pooled(times(6), [0.1] * 6, Counts([QUANTILE_SIDE_REQUESTS / 4] * 6))
-    enough = pooled(times(6), [0.1] * 6, Counts([QUANTILE_SIDE_REQUESTS / 2] * 6))
+    step = [0.1] * 3 + [0.3] * 3
+    few = pooled(times(6), step, Counts([QUANTILE_SIDE_REQUESTS / 4] * 6))
+    enough = pooled(times(6), step, Counts([QUANTILE_SIDE_REQUESTS / 2] * 6))
     assert not few.differ(slice(0, 3), slice(3, 6))
     assert enough.differ(slice(0, 3), slice(3, 6))
     assert pooled(times(6), [0.1] * 6, None).differ(slice(0, 1), slice(1, 2))
@@ -87,3 +88,18 @@ def test_a_burst_of_errors_on_sparse_pools_is_a_spike_only_when_the_errors_stand
     large = shares([*quiet[:20], 30, 40, 30, *quiet[:17]], 200)
     assert detect_spikes(times(40), large, counts=counts)
     assert detect_spikes(times(40), small, counts=counts) == []
+
+
+def test_a_quantile_in_two_clusters_whose_medians_move_but_whose_ranks_do_not_is_no_change():
+    # A p99 over a few hundred requests: in the slow tail (about 1.2 s) when two or three slow requests came, in
+    # the fast body (about 0.2 s) when none did. 12 of 30 points fast before, 16 of 30 after: the medians go from
+    # the slow cluster to the fast one, the ranks barely part.
+    slow, fast = [1.1, 1.2, 1.3], [0.18, 0.2, 0.22]
+    before = (fast * 4 + slow * 6)[:30]
+    after = (fast * 6 + slow * 4)[:30]
+    counts = Counts([600.0] * 60)
+    assert detect_changes(times(60), before + after)  # the medians alone call it a fall
+    assert detect_changes(times(60), before + after, counts=counts) == []
+    assert detect_changes(times(60), [0.2] * 30 + [0.6] * 30, counts=counts)  # a real x3 ranks apart
+    busy = Counts([RANKED_BELOW] * 60)  # 50 above a p99: its points no longer cluster, the medians judge alone
+    assert detect_changes(times(60), before + after, counts=busy)
