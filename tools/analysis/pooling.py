@@ -25,7 +25,7 @@ Pooling steadies the points; a change between them is then judged on the counts 
 detectors' own noise test. Both must hold:
 
 - a share: the errors on the two sides must split unlike the requests do (an exact binomial test,
-  tools/analysis/binomial.py, at P_CHANGE). The log-scale noise test alone saw 3-7 false onsets in 50 days at
+  split_p_value, at P_CHANGE). The log-scale noise test alone saw 3-7 false onsets in 50 days at
   0.1-0.5 requests a second: a few pools at 0 or 2 errors read as a fall or a rise;
 - a quantile: each side must rest on QUANTILE_SIDE_REQUESTS and, while its points rest on fewer than RANKED_BELOW
   requests each, they must rank apart (Mann-Whitney, Z_RANK). A p99 over a few hundred requests rests on its few
@@ -46,8 +46,6 @@ from datetime import datetime
 import numpy as np
 from numpy.typing import NDArray
 
-from tools.analysis.binomial import split_p_value
-
 # Requests a point must rest on: a p99 then has 2 requests above it, a 1 % ratio 2 errors. 400 halves the false
 # alarms of a p99 at 0.1 requests a second but pools 13 points there, too coarse to place a step (errors 1 % ->
 # 20 % found 81/100 against 100/100).
@@ -62,6 +60,7 @@ Z_RANK = 3.5  # a x3 p99 step at 0.1-2 requests a second ranks apart as often as
 RANK_SHARE = 0.8
 # Points on this many requests (50 above a p99) no longer fall in clusters; busy series keep the noise test alone.
 RANKED_BELOW = 5000.0
+EXACT_LIMIT = 20_000  # errors on both sides; past it the normal approximation stands in for the exact sum
 
 
 @dataclass(frozen=True)
@@ -145,3 +144,25 @@ def _ranks_apart(before: NDArray[np.float64], after: NDArray[np.float64]) -> boo
     u = float(np.sum(after[:, None] > before[None, :]) + 0.5 * np.sum(after[:, None] == before[None, :]))
     sd = math.sqrt(m * n * (m + n + 1) / 12)
     return abs(u - m * n / 2) / sd >= min(Z_RANK, RANK_SHARE * (m * n / 2) / sd)
+
+
+def split_p_value(errors: tuple[float, float], requests: tuple[float, float]) -> float:
+    """The two-sided p-value of `errors` (before, after) falling as they did on sides holding `requests` (before,
+    after), if both sides had the same share. 1.0 when a side has no requests or there are no errors at all.
+
+    A share over a few hundred requests moves by whole errors (2 of 200 is 1 %, 5 of 200 is 2.5 %). Given the
+    errors on both sides together, under no change each fell on a side in proportion to its requests, so the
+    errors after are binomial: the test sums that binomial's terms (on a log scale, so large counts do not
+    underflow); past EXACT_LIMIT errors the normal approximation is as good and costs nothing."""
+    total, after = round(errors[0] + errors[1]), round(errors[1])
+    if total <= 0 or min(requests) <= 0:
+        return 1.0
+    p = requests[1] / (requests[0] + requests[1])
+    if total > EXACT_LIMIT:
+        z = max(0.0, abs(after - total * p) - 0.5) / math.sqrt(total * p * (1 - p))
+        return math.erfc(z / math.sqrt(2))
+    j = np.arange(total, dtype=float)
+    steps = np.log((total - j) / (j + 1)) + math.log(p / (1 - p))  # log pmf(j + 1) - log pmf(j)
+    pmf = np.exp(total * math.log1p(-p) + np.concatenate(([0.0], np.cumsum(steps))))
+    upper, lower = float(pmf[after:].sum()), float(pmf[: after + 1].sum())
+    return min(1.0, 2 * min(upper, lower))

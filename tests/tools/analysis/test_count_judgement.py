@@ -1,5 +1,5 @@
-"""A change on a low-traffic series judged on the requests behind its points (tools/analysis/pooling.py,
-tools/analysis/binomial.py): an exact split of the errors for a share, enough requests for a quantile."""
+"""A change on a low-traffic series judged on the requests behind its points (tools/analysis/pooling.py): an
+exact split of the errors for a share, enough requests for a quantile."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tools.analysis.binomial import split_p_value
 from tools.analysis.changepoints import detect_changes, detect_spikes
-from tools.analysis.pooling import P_CHANGE, QUANTILE_SIDE_REQUESTS, RANKED_BELOW, Counts, pooled
+from tools.analysis.pooling import P_CHANGE, QUANTILE_SIDE_REQUESTS, RANKED_BELOW, Counts, pooled, split_p_value
 
 T0 = datetime(2026, 11, 28, tzinfo=UTC)
 
