@@ -2,11 +2,11 @@
 
 The detection benchmark (bench_detection.py) feeds the detectors directly; this one goes through the tool, so it
 measures what the model reads: the catalogue entry's `counts` template is read at the series' step, turned into
-requests per point and passed to the change and spike detectors. "values" is the tool as it was before counts
-(the template has none); "counts" is a template with one. A FakePrometheus answers each range query from one
-synthetic pod (tests/bench/detection_series.py: Poisson requests at 0.1-2 per second over a +-40 % day, a p99 of
-the bucket's request latencies or the bucket's error ratio). An onset is a `change:` or `spike:` line; trend and
-sawtooth lines, which do not take counts, are counted apart.
+requests per point and passed to every detector (change, spike, trend, sawtooth). "values" is the tool as it was
+before counts (the template has none); "counts" is a template with one. A FakePrometheus answers each range query
+from one synthetic pod (tests/bench/detection_series.py: Poisson requests at 0.1-2 per second over a +-40 % day, a
+p99 of the bucket's request latencies or the bucket's error ratio). An onset is a `change:` or `spike:` line; trend
+and sawtooth lines are counted apart.
 
 Run: .venv/bin/python -m pytest -q -s tests/bench/bench_metrics_low_traffic.py
 """

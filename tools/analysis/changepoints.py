@@ -24,7 +24,8 @@ points and a spike. Slow trends and sawtooth restarts are in tools/analysis/tren
 A stop is a series that had samples and then none up to the window's end: a service that serves no requests
 has no latency quantile (NaN, dropped) and a 0/0 error ratio, so its series ends. That is the biggest change a
 series can show, never "no change"; detect_stop reports where it ended. Low-traffic series are judged on the
-counts behind their points when the caller has them (tools/analysis/pooling.py).
+counts behind their points when the caller has them (tools/analysis/pooling.py): pooled, and a change or a spike
+must also stand on those counts (the errors on its two sides, or enough requests behind a quantile).
 """
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ def detect_changes(
     floor = 0.02 * float(np.abs(raw).max())  # ignore shifts that are tiny next to the series' peak
 
     def judge(b: int, lo: int, hi: int) -> float:  # ...and each break with what is left of it taken out too
-        return _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor, (lo, hi))
+        score = _shift_score(without_daily(daily, logs, b), raw, b, sigma, min_ratio, floor, (lo, hi))
+        sides = slice(max(lo, b - SIDE_POINTS), b), slice(b, min(hi, b + SIDE_POINTS))
+        return score if score and series.differ(*sides) else 0.0  # and on the requests behind the points
 
     shadows = _shadows(breaks, n, judge)
     scored = [(s, b) for b in breaks if b not in shadows and (s := judge(b, 0, n)) > 0]
@@ -224,7 +227,8 @@ def detect_spikes(
     found = []
     for first, last in _raised_runs(raised):
         spike = _spike(times, raw, logs, (first, last), window, band)
-        if spike is not None and spike.peak >= min_ratio * spike.before and spike.peak > spike.before:
+        counted = series.differ(slice(max(0, first - window), first), slice(first, last + 1))
+        if spike is not None and spike.peak >= min_ratio * spike.before and spike.peak > spike.before and counted:
             found.append(spike)
     found = sorted(found, key=lambda s: s.peak / max(s.before, 1e-12), reverse=True)[:max_spikes]
     return sorted(found, key=lambda s: s.start)

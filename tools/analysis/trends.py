@@ -12,6 +12,8 @@ keeps climbing where a daily curve comes back round, so it does; a daily curve d
 
 A sawtooth is memory climbing and dropping back, again and again: OOM kills or restarts. It counts when at
 least MIN_DROPS sharp drops of at least DROP_RATIO x are each preceded by a climb.
+
+With the requests behind each point (tools/analysis/pooling.py), a trend and each drop must also stand on them.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ def detect_trends(
         return []
     if daily_sse(daily_design(times), logs) <= float(np.sum(residual**2)):
         return []
+    if not series.differ(slice(max(0, start - MIN_TREND_POINTS), start), slice((start + n) // 2, n)):
+        return []  # the flat part and the climb's second half rest on too few requests to tell apart
     step_h = (times[-1] - times[0]).total_seconds() / 3600 / (n - 1)
     per_hour = math.exp(slope / step_h) - 1 if step_h else 0.0
     shift = log_shift(values, series.floor)
@@ -133,7 +137,7 @@ def detect_sawtooth(
             break
         if all(abs(i - d) > 2 * k for d in drops):
             drops.append(i)
-    drops.sort()
+    drops = sorted(d for d in drops if series.differ(slice(d - k, d), slice(d, d + k)))  # and on the counts
     climbs = [_climbed(logs, start, end, k, gate) for start, end in zip([0, *drops], drops, strict=False)]
     if len(drops) < MIN_DROPS or not all(climbs[1:]):
         return None

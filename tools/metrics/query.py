@@ -166,7 +166,6 @@ class MetricsTools:
     def series(self, service: str, metric: str, range: str = "1h") -> MetricSeries:
         """The series read and analysed (stats, change points, spikes, trends, a stop): the data of query_metrics."""
         from tools.analysis.changepoints import detect_changes, detect_spikes, detect_stop
-        from tools.analysis.pooling import pooled
         from tools.analysis.trends import detect_sawtooth, detect_trends
 
         name = self._known_service(service)
@@ -185,8 +184,8 @@ class MetricsTools:
         changes = tuple(pinned_change(self.client, c, promql, step_s, factor) for c in found)
         spikes_found = detect_spikes(times, values, counts=counts)
         spikes = tuple(pinned_spike(self.client, s, promql, step_s, factor) for s in spikes_found)
-        pool = pooled(times, values, counts)  # trends and sawtooth take no counts: they read the pooled points
-        trends, sawtooth = tuple(detect_trends(pool.times, pool.values)), detect_sawtooth(pool.times, pool.values)
+        trends = tuple(detect_trends(times, values, counts=counts))
+        sawtooth = detect_sawtooth(times, values, counts=counts)
         stop = detect_stop(times, values, window.end, step_s)
         collection = None
         if stop is not None:

@@ -87,4 +87,4 @@ def read_counts(
     if not promql.strip() or unit not in COUNTED_UNITS or not times:
         return None
     result = client.query_range(promql, window.start, window.end, f"{step_s}s")
-    return Counts(requests_per_point(result, times, step_s), share=unit == "ratio")
+    return Counts(requests_per_point(result, times, step_s), share=unit == "ratio", whole=display_unit(unit)[1])
