@@ -9,6 +9,7 @@ degraded, and log signatures that appear after the onset and not before it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -119,10 +120,6 @@ class ChangeFinder:
         suspects = self._deploy_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._event_suspects(service, onset, lookback, span, cited, notes)
         suspects += self._surge_suspects(service, onset.at, span, notes)
-        near = ranking.neighbourhood(self.topology, service)
-        suspects += late_suspects(
-            self.deploys, near, service, onset.at, lookback, lambda s, v: diff_read(self.deploys, s, v, cited), notes
-        )
         # equal evidence: the change nearer the onset first (a statement a minute before it, a deploy ten)
         nearest = sorted(suspects, key=lambda s: abs(onset.at - s.at) if s.at else lookback)
         best = tuple(sorted(nearest, key=lambda s: -s.score)[:MAX_SUSPECTS])
@@ -175,17 +172,23 @@ class ChangeFinder:
         signatures: Sequence[tuple[str, str]],
         notes: list[str],
     ) -> list[Suspect]:
-        """Deploys, and the records that are events (a rollback, a restart, a failed rollout) as events."""
+        """Deploys, and the records that are events (a rollback, a restart, a failed rollout) as events; one read
+        covers the lookback and the day before it, whose deploys count only when their change can wait to bite."""
         near, at = ranking.neighbourhood(self.topology, service), onset.at
         try:
-            records = self.deploys.records(None, at - lookback, at)
+            records = self.deploys.records(None, at - ranking.DELAYED_LOOKBACK, at)
         except Exception as exc:  # a backend failure is a check not run, never "no deploy"
             notes.append(f"not run: deploys ({type(exc).__name__}: {exc})")
             return []
-        events = [e for r in records if r.service in near and (e := event_from_record(r))]
-        plain = [r for r in records if event_from_record(r) is None]
-        return self._deploys_ranked(service, at, lookback, plain, span, signatures, notes) + [
-            self._event_suspect(e, service, onset, span, notes) for e in events
+        recent = [r for r in records if r.at is None or r.at >= at - lookback]
+        older = [r for r in records if r.at is not None and r.at < at - lookback]
+        events = [e for r in recent if r.service in near and (e := event_from_record(r))]
+        plain = [r for r in recent if event_from_record(r) is None]
+        read = functools.partial(diff_read, self.deploys, signatures=signatures)
+        return [
+            *self._deploys_ranked(service, at, lookback, plain, span, signatures, notes),
+            *(self._event_suspect(e, service, onset, span, notes) for e in events),
+            *late_suspects(older, near, service, at, read, notes),
         ]
 
     def _deploys_ranked(
@@ -203,13 +206,10 @@ class ChangeFinder:
         for record in ranking.deploys_to_read(records, near, service, at, lookback):
             changed = record.service == service or self._changed(record.service, ("latency", "errors"), span, notes)
             why = ranking.deploy_reasons(record, service, at, changed)
-            why += self._diff_reasons(record.service, record.version, signatures)
+            why += diff_read(self.deploys, record.service, record.version, signatures)[0]
             what = f"deploy {record.service}/{record.version} at {record.at:%H:%M}"
             suspects.append(Suspect("deploy", what, tuple(why), record.service, record.at, record.version))
         return suspects
-
-    def _diff_reasons(self, service: str, version: str, signatures: Sequence[tuple[str, str]]) -> list[Reason]:
-        return diff_read(self.deploys, service, version, signatures)[0]
 
     def _event_suspects(
         self,

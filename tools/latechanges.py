@@ -1,8 +1,9 @@
 """find_changes' look at the day before its lookback: deploys whose change can wait hours to bite.
 
 A step onset is ranked against the deploys of the 45 minutes before it. A cap met by the daily peak, a pool met by
-the load, a log level that fills a disk or a retry setting waiting for a blip can land a day earlier. This reads the
-neighbourhood's deploys of the 30 h before the lookback, reads a few diffs (the degraded service's first, newest
+the load, a log level that fills a disk or a retry setting waiting for a blip can land a day earlier. Of the
+neighbourhood's deploys of the 30 h before the lookback (find_changes reads them with the lookback's, in one call), it
+reads a few diffs (the degraded service's first, newest
 first) and keeps only those whose changed keys are of a class that can wait (tools/analysis/changeclass.DELAYED),
 with the reason that says so. Everything else stays out: an old image bump or a text change is not a suspect.
 """
@@ -10,50 +11,44 @@ with the reason that says so. Everything else stays out: an old image bump or a 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import tools.analysis.ranking as ranking
 from tools.analysis.configdiff import KeyChange, risky_lines_from_diff
 from tools.analysis.ranking import Suspect
 from tools.analysis.reasons import Reason
 from tools.deploys.query import DeploySource
+from tools.deploys.records import DeployRecord
 
 MAX_LATE_DIFFS = 2  # diffs read for changes of the day before (each is one backend call)
 
 
 def late_suspects(
-    deploys: DeploySource,
+    records: Sequence[DeployRecord],
     near: Sequence[str],
     target: str,
     onset: datetime,
-    lookback: timedelta,
     read_diff: Callable[[str, str], tuple[list[Reason], list[KeyChange]]],
     notes: list[str],
 ) -> list[Suspect]:
-    """Deploys of the day before the lookback that can wait to bite, as suspects; `read_diff(service, version)` gives
-    the diff's reasons and its changed keys (as find_changes reads any diff)."""
-    start, end = onset - ranking.DELAYED_LOOKBACK, onset - lookback
-    try:
-        records = [r for r in deploys.records(None, start, end) if r.service in near and r.at is not None]
-    except Exception as exc:  # a backend failure is a check not run, never "no change of the day before"
-        notes.append(f"not run: deploys of the {ranking.lookback_words(ranking.DELAYED_LOOKBACK)} before")
-        notes.append(f"  ({type(exc).__name__}: {exc})")
-        return []
-    records.sort(key=lambda r: (r.service != target, -r.at.timestamp() if r.at else 0.0))
+    """Of `records` (the deploys of the day before the lookback), those near the asked service that can wait to
+    bite, as suspects; `read_diff(service, version)` gives the diff's reasons and its changed keys."""
+    dated = sorted(
+        ((r, r.at) for r in records if r.service in near and r.at is not None),
+        key=lambda pair: (pair[0].service != target, -pair[1].timestamp()),
+    )
     found = []
-    for record in records[:MAX_LATE_DIFFS]:
-        assert record.at is not None
+    for record, at in dated[:MAX_LATE_DIFFS]:
         reasons, keys = read_diff(record.service, record.version)
-        waiting = ranking.delayed_reason(keys, record.at, onset)
+        waiting = ranking.delayed_reason(keys, at, onset)
         if waiting is None:
             continue
         placed = [Reason(1, f"{record.service} is the service asked about")] if record.service == target else []
-        what = f"deploy {record.service}/{record.version} at {record.at:%m-%d %H:%M}"
-        why = (waiting, *placed, *reasons)
-        found.append(Suspect("deploy", what, why, record.service, record.at, record.version))
-    if len(records) > MAX_LATE_DIFFS:
+        what = f"deploy {record.service}/{record.version} at {at:%m-%d %H:%M}"
+        found.append(Suspect("deploy", what, (waiting, *placed, *reasons), record.service, at, record.version))
+    if len(dated) > MAX_LATE_DIFFS:
         notes.append(
-            f"changes of the day before: {len(records)} deploys near {target}, the {MAX_LATE_DIFFS} nearest read "
+            f"changes of the day before: {len(dated)} deploys near {target}, the {MAX_LATE_DIFFS} nearest read "
             "(query_deploy_records with a start and end lists them all)"
         )
     return found

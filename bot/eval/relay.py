@@ -112,16 +112,11 @@ class FileRelay:
 
     def __init__(self, folder: Path, *, wait_s: float = 1800.0, poll_s: float = 0.5, model: str = "relay") -> None:
         self.folder, self.wait_s, self.poll_s, self.model = folder, wait_s, poll_s, model
-        self._lock = threading.Lock()
         self._served = threading.Lock()  # one request at a time: the reasoner answers in order
         self._number = 0
         self._case = "case-00"
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
-
-    @property
-    def requests(self) -> int:
-        return self._number
 
     def start(self) -> str:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -152,9 +147,8 @@ class FileRelay:
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         """Write the request, wait for its reply file, and return the completion (RelayError past wait_s)."""
         with self._served:
-            with self._lock:
-                self._number += 1
-                number = self._number
+            self._number += 1
+            number = self._number
             stem = self.folder / f"{number:04d}"
             record = {"case": self._case, "number": number, "body": body}
             stem.with_suffix(".request.json").write_text(json.dumps(record, ensure_ascii=False, indent=1), "utf-8")

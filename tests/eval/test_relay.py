@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def reply_when_asked(folder: Path, number: int, write: Callable[[Path], None]) -
         for _ in range(400):
             if request.exists():
                 break
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
         write(folder / f"{number:04d}")
 
     thread = threading.Thread(target=run, daemon=True)
@@ -89,7 +90,7 @@ def test_an_unreadable_reply_is_set_aside_with_its_reason_and_the_next_one_answe
         for _ in range(400):
             if stem.with_suffix(".error.txt").exists():
                 break
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
         _write(stem, json.dumps({"content": "Final Answer: the pool"}))
 
     thread = reply_when_asked(server.folder, 1, write_bad_then_good)

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from tools.analysis.reasons import Reason
+from tools.analysis.reasons import CLOSE, Reason, place_reason
 
-CLOSE = timedelta(minutes=15)  # an event this close before the onset is "just before" it, as a deploy is
 # Log timestamps and metric change points both fall on minutes: an event up to this long after the onset started
 # "at" it, not after it.
 AT_ONSET = timedelta(minutes=2)
@@ -158,15 +157,8 @@ def event_reasons(
         timing = Reason(2, f"at {event.at:%H:%M} UTC, just before the onset at {onset:%H:%M} UTC")
     else:
         timing = Reason(1, f"at {event.at:%H:%M} UTC, well before the onset at {onset:%H:%M} UTC")
-    reasons = [timing]
-    if event.service == target:
-        reasons.append(Reason(3, f"{target} is the service asked about"))
-    elif changed_too:
-        reasons.append(Reason(2, f"{event.service} changed too, on the path from {target}"))
-    elif changed_too is None:
-        reasons.append(Reason(0, f"{event.service} is not a service of the topology (a node of the cluster)"))
-    else:
-        reasons.append(Reason(-1, f"{event.service} itself shows no change"))
+    outside = f"{event.service} is not a service of the topology (a node of the cluster)"
+    reasons = [timing, place_reason(event.service, target, changed_too, outside)]
     if symptom in FITS.get(event.kind, frozenset()):
         reasons.append(Reason(2, f"{MECHANISM[event.kind]}: it can explain {symptom}"))
     return reasons

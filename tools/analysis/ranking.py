@@ -24,7 +24,7 @@ from typing import ClassVar, Literal, Protocol, TypeVar
 
 import tools.analysis.changeclass as changeclass
 from tools.analysis.configdiff import KeyChange
-from tools.analysis.reasons import Reason, score_of
+from tools.analysis.reasons import CLOSE, Reason, place_reason, score_of
 from tools.base import ToolData
 from tools.timerange import TimeWindow, iso_z
 
@@ -33,7 +33,6 @@ TREND_LOOKBACK = timedelta(hours=6)  # a leak or a creeping trend: hours before 
 # A cap met by the daily load, a log volume filling a disk, a retry setting waiting for a blip: up to a day and more
 # before the onset (only changes whose class can wait that long count from there; changeclass.DELAYED).
 DELAYED_LOOKBACK = timedelta(hours=30)
-CLOSE = timedelta(minutes=15)  # a deploy this close before the onset is "just before" it
 SURGE_RATIO = 1.5  # a caller's traffic at least x1.5 counts as a surge
 SURGE_BEFORE = timedelta(minutes=20)  # a surge this long before the onset, or up to SURGE_AFTER after it, counts
 SURGE_AFTER = timedelta(minutes=5)
@@ -152,18 +151,9 @@ def deploy_reasons(deploy: Dated, target: str, onset: datetime, changed_too: boo
     close = deploy.at is None or onset - deploy.at <= CLOSE
     # times, not a computed gap: every number in an answer must be one an observation shows
     when = f"at {deploy.at:%H:%M} UTC, " if deploy.at else ""
-    reasons = [
-        Reason(2 if close else 1, f"deployed {when}{'just' if close else 'well'} before the onset at {onset:%H:%M} UTC")
-    ]
-    if deploy.service == target:
-        reasons.append(Reason(3, f"{target} is the service asked about"))
-    elif changed_too:
-        reasons.append(Reason(2, f"{deploy.service} changed too, on the path from {target}"))
-    elif changed_too is None:
-        reasons.append(Reason(0, f"{deploy.service} is within two hops of {target}"))
-    else:
-        reasons.append(Reason(-1, f"{deploy.service} itself shows no change"))
-    return reasons
+    timing = f"deployed {when}{'just' if close else 'well'} before the onset at {onset:%H:%M} UTC"
+    within = f"{deploy.service} is within two hops of {target}"
+    return [Reason(2 if close else 1, timing), place_reason(deploy.service, target, changed_too, within)]
 
 
 def meaningful_changes(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -123,31 +123,40 @@ def _service_findings(tools: MetricsTools, service: str, labels: set[str], now: 
 
 def _zero_findings(tools: MetricsTools, service: str, names: Sequence[str], now: datetime) -> list[Finding]:
     """A warning per share that reads 0 for the whole window while its total does not (tools/metrics/zeroshare.py)."""
-    found = []
-    for name in names:
-        label, query = tools.query_for(service, name)
-        promql = render(query.promql, label=label, service=json.dumps(service)[1:-1])
-        try:
-            warning = zero_share_warning(tools.client, promql, label, now - WINDOW, now, STEP)
-        except ToolError as exc:
-            warning = f"whether it reads 0 throughout was not checked: {exc}"
-        if warning:
-            setting, template = _template_of(tools, service, name)
-            found.append(Finding(f"{setting}.promql", template, "", (), (f"{service}: {warning}",)))
-    return found
+
+    def check(promql: str, label: str, unit: str) -> str:
+        return zero_share_warning(tools.client, promql, label, now - WINDOW, now, STEP)
+
+    return _warnings(tools, service, names, check, "whether it reads 0 throughout")
 
 
 def _ceiling_findings(tools: MetricsTools, service: str, names: Sequence[str], now: datetime) -> list[Finding]:
     """A warning per histogram quantile whose top finite bucket holds back a material share of the observations
     (tools/metrics/ceiling.py): its reading stops at that bucket, and "no change" there proves nothing."""
+
+    def check(promql: str, label: str, unit: str) -> str:
+        return ceiling_warning(tools.client, promql, unit, now - WINDOW, now)
+
+    return _warnings(tools, service, names, check, "whether its histogram's top bucket caps the quantile")
+
+
+def _warnings(
+    tools: MetricsTools,
+    service: str,
+    names: Sequence[str],
+    check: Callable[[str, str, str], str],
+    what: str,
+) -> list[Finding]:
+    """`check(promql, label, unit)` on each catalogue entry's query for the service: a warning on the entry's
+    setting for each it returns, and "<what> was not checked" where Prometheus refused it."""
     found = []
     for name in names:
         label, query = tools.query_for(service, name)
         promql = render(query.promql, label=label, service=json.dumps(service)[1:-1])
         try:
-            warning = ceiling_warning(tools.client, promql, query.unit, now - WINDOW, now)
+            warning = check(promql, label, query.unit)
         except ToolError as exc:
-            warning = f"whether its histogram's top bucket caps the quantile was not checked: {exc}"
+            warning = f"{what} was not checked: {exc}"
         if warning:
             setting, template = _template_of(tools, service, name)
             found.append(Finding(f"{setting}.promql", template, "", (), (f"{service}: {warning}",)))
