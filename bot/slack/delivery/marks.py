@@ -97,8 +97,14 @@ class MarkPool:
     ) -> None:
         self._client, self._budget, self._status_text, self._set_notice = client, budget, status_text, set_notice
         self._pool = ThreadPoolExecutor(max(workers, 1), thread_name_prefix="opsbot-marks")
-        self._lock = threading.Lock()
+        # Re-entrant: the runner holds it across its put and `post`, so a worker's `take` waits for the future
+        # of a job it took from the queue before `post` registered it (else its status clear could land first).
+        self._lock = threading.RLock()
         self._posted: OrderedDict[str, Future[str]] = OrderedDict()
+
+    def queueing(self) -> threading.RLock:
+        """Held while a job is put in the queue and its marks posted: a worker's `take` waits until both are done."""
+        return self._lock
 
     def post(self, job: Job, place: int, job_id: str, workers: int) -> None:
         """Post the marks of a job queued at `place` (0: it starts at once) among `workers` diagnosis workers."""

@@ -15,7 +15,6 @@ replica: a job whose replica dies is taken over in its thread by another, with t
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -70,7 +69,6 @@ class Runner:
         self._replier = Replier(
             client, responder, persist=persist, memory=state.memory, progress=progress, steps=state.steps
         )
-        self._lock = threading.Lock()
         self._choices = PendingChoices(client)
         self._quick = QuickLane(client, self._lanes.quick_workers, state.dedupe)
         marks = (self._lanes.marks_workers, self._budget, progress.status_text, self._set_notice)
@@ -232,7 +230,7 @@ class Runner:
         if not claimed and not self._claim(job):
             say(self.client, job, ALREADY_WORKING)
             return Submission("duplicate")
-        with self._lock:  # the position, the put and the marks' future belong together
+        with self._marks.queueing():  # the position, the put and the marks' future belong together
             job_id, position = self._put(job)
             workers = self._jobs.capacity()  # every replica's: the first `idle` jobs waiting start at once
             place = position - workers.idle if position is not None and position > workers.idle else 0
