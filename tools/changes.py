@@ -52,7 +52,7 @@ service and of services within two hops, operational events with their actor (DD
 starts, failovers, campaign launches in the logs; drains, evictions, restarts, rescales in Kubernetes; rollbacks \
 and failed rollouts), traffic surges in other callers of a degraded dependency, log signatures new after the onset; \
 also deploys of the 30 h before whose change can wait to bite (a cap, a pool, a rate limit, a log level, a retry).
-Use it after the first query_metrics, before reading diffs one by one.
+Use it first, for the service asked about: it finds the onset itself. Then read only what it leaves open.
 Legal values:
 - service: the service the user asks about
 - around: the time the user named, ISO 8601 UTC ("2026-11-28T15:05Z") or HH:MM; empty = the last 6 hours

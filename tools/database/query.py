@@ -79,7 +79,6 @@ class DatabaseTools:
 
     def specs(self) -> list[ToolSpec]:
         names = {"database": self.names}
-        listed = ", ".join(self.names)
         docs = (
             (self.query_db_sessions, _SESSIONS_DOC),
             (self.query_db_locks, _LOCKS_DOC),
@@ -87,7 +86,7 @@ class DatabaseTools:
             (self.query_db_storage, _STORAGE_DOC),
             (self.query_db_connections, _CONNECTIONS_DOC),
         )
-        return [tool(f, description=d.format(names=listed, most=self.max_rows), choices=names) for f, d in docs]
+        return [tool(f, description=d.format(most=self.max_rows), choices=names) for f, d in docs]
 
     def query_db_sessions(
         self, database: str, application: str = "", range: str = "1h", start: str = "", end: str = ""
@@ -258,42 +257,37 @@ def _result(found: _V, note: str, render: Callable[[_V], str]) -> ToolResult:
 
 
 _SESSIONS_DOC = """\
-Sessions on one Postgres database grouped by application_name, user and state, with the longest-running statements \
-(literals masked as ?), and how long each has run or sat idle in its transaction.
-Use it when a service's logs show pool exhaustion (HikariPool ... Connection is not available, too many clients), \
-statement timeouts or slow queries: it shows which application holds the connections and what runs longest.
-Legal values: database one of {names} (a database, or a service that uses one); application: one application_name \
-to keep, empty = all; range <n>m|h|d or start/end: the window postgres_exporter's counts are read over (SQL shows now).
+Sessions on one Postgres database by application, user and state; the longest-running statements (literals masked) \
+and how long each ran or sat idle in transaction.
+Use it for pool exhaustion, too many clients, statement timeouts or slow queries: who holds the connections.
+Legal values: database: a database, or a service that uses one; application: one application_name, \
+empty = all; range <n>m|h|d or start/end (the exporter's window; SQL shows now).
 Returns at most {most} groups and {most} statements."""
 
 _LOCKS_DOC = """\
-Lock waits on one Postgres database with the blocking chain: who blocks whom, since when, for which lock, with what \
-statement, and the root blocker at the top of each chain (often a session idle in transaction).
-Use it when a service's logs show lock timeouts, deadlocks or statements that hang, or after query_db_sessions shows \
-sessions waiting on Lock.
-Legal values: database one of {names}; range as for query_db_sessions (the exporter counts locks by mode only).
-Returns each root blocker with the sessions behind it, at most {most} sessions."""
+Lock waits on one Postgres database: who blocks whom, since when, on which lock, with what statement; the root \
+blocker of each chain first (often a session idle in transaction).
+Use it for lock timeouts, deadlocks, statements that hang.
+Legal values: database as for query_db_sessions; range as for query_db_sessions (the exporter: lock counts by mode).
+Returns each root blocker and at most {most} sessions behind it."""
 
 _REPLICATION_DOC = """\
-Replication of one Postgres server: each replica's lag in bytes and seconds, whether a replica's replay is paused or \
-holding received WAL it has not applied, and every replication slot with the WAL it retains and whether it is active \
-(an inactive slot holding WAL is named ORPHANED: it fills the WAL disk).
-Use it when reads return stale data, a replica lags, or the WAL disk fills (no space left on device).
-Legal values: database one of {names}; range as for query_db_sessions.
-Returns one line per replica, per replica's replay and per slot."""
+Replication of one Postgres server: each replica's lag (bytes, seconds), replay paused or stuck, and each slot's \
+retained WAL (an inactive slot holding WAL is ORPHANED).
+Use it for stale reads, a lagging replica, or a filling WAL disk.
+Legal values: database as for query_db_sessions; range as for query_db_sessions.
+Returns one line per replica, replay and slot."""
 
 _STORAGE_DOC = """\
-Disk used by one Postgres server: each database's size and the WAL's, over the window from postgres_exporter in \
-Prometheus (start, now, growth per hour, peak, samples of the fastest grower), or the current sizes by SQL when no \
-history exists (it says so).
-Use it when the database's disk fills (no space left on device, could not extend file) or WAL grows.
-Legal values: database one of {names}; range <n>m|h|d (default 24h) or start/end.
-Returns one line per database, the WAL, and each slot's retained WAL."""
+Disk used by one Postgres server: each database's size and the WAL's over the window (growth per hour, peak), or \
+the sizes now by SQL when no history exists (it says so).
+Use it for a filling disk (no space left on device, could not extend file) or WAL growth.
+Legal values: database as for query_db_sessions; range <n>m|h|d (default 24h) or start/end.
+Returns one line per database, the WAL and each slot's retained WAL."""
 
 _CONNECTIONS_DOC = """\
-Connections to one Postgres server against max_connections and its reserved slots: how many are used, how many an \
-ordinary role may still open, by state and by application, and roles at their own connection limit.
-Use it when clients cannot connect (too many clients already, remaining connection slots are reserved) or a pool \
-times out waiting for a connection.
-Legal values: database one of {names}; range as for query_db_sessions (the exporter adds the peak in the window).
+Connections to one Postgres server against max_connections and reserved slots: used, still open to an ordinary \
+role, by state and application, roles at their own limit.
+Use it when clients cannot connect or a pool waits for a connection.
+Legal values: database as for query_db_sessions; range as for query_db_sessions (the exporter adds the window's peak).
 Returns the counts and at most {most} applications."""

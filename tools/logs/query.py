@@ -155,8 +155,8 @@ def _field_from_text(text: str) -> tuple[str, str]:
 
 _QUERY_LOGS_DOC = """\
 Search one service's application logs in a time window, or follow one request through every service.
-Use it once query_metrics showed WHEN something changed, to see WHAT failed, since when and how often; \
-with trace_id, to see every service's lines of one request.
+Use it once you know WHEN something changed, to see WHAT failed, since when and how often; with trace_id, every \
+service's lines of one request.
 Legal values:
 - service: as the logs name it; "*" = all
 - query: words that must all appear, "quoted phrases", prefix*, a OR b (one OR joins every term), up to 24 terms; \
@@ -172,10 +172,9 @@ empty = all
 (JSON, logfmt) line's (status=503)
 - trace_id: a trace id: every service's lines that carry it (trace field or message), oldest first
 - full: 0-{whole}: that many newest matching lines, whole (every field, no cut)
-Returns: counts by level (and error type); matches per bucket over the window, by level, with the change in errors; \
-top ERROR then WARN signatures (count and first/last seen over the whole window, one example with the fields \
-that carry numbers, the numbers that vary); with onset, the new ones in the order they began; the newest lines up \
-to limit, repeats folded with their numbers."""
+Returns: counts by level; matches per bucket with the change in errors; top ERROR then WARN signatures (count, \
+first/last seen, one example, the numbers that vary); with onset, the new ones in the order they began; the newest \
+lines up to limit, repeats folded."""
 
 
 def _levels_from_text(text: str) -> tuple[str, ...]:

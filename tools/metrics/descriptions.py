@@ -2,7 +2,7 @@
 
 QUERY_METRICS_DOC = """\
 One metric of one service from Prometheus over a time window.
-Use it first: WHEN a symptom started and how big it is.
+Use it for WHEN a symptom started and how big it is, where find_changes did not already say.
 Legal values:
 - metric (unit):
 {metrics}
@@ -11,11 +11,9 @@ Legal values:
 - by: "" (the service as a whole), "pod", "version" (a canary on 1 of 8 pods shows here when the whole barely \
 moves) or "peer" (a client-call metric per called service)
 Returns with by: one line per part, the most moved first ("pod-a: 0.10% -> 24% (x240), change at 14:03"), at most 10.
-Without by, it returns ~10 lines: the PromQL; min, median, max, last; "change:" (a level shift), "spike:" (went back), \
-"trend:" (still climbing), "sawtooth:" (repeated drops) and "stopped:" (no samples since; cause: the service, \
-a collection gap or unknown) lines; 12 averaged points of at most {max_points}; beside cpu or memory a "limits:" \
-line (the pod closest to its limit, its request; or "no limits found"), beside 5xx errors a "beside:" line (the 4xx \
-and 429 shares)."""
+Without by, ~10 lines: the PromQL; min, median, max, last; "change:", "spike:", "trend:", "sawtooth:" or "stopped:" \
+lines; 12 averaged points of at most {max_points}; a "limits:" line beside cpu or memory, a "beside:" line (4xx and \
+429 shares) beside 5xx errors."""
 
 
 LIST_SERVICES_DOC = """\
