@@ -205,9 +205,9 @@ def search_text_from_query(text: str) -> SearchText:
             continue
         if word and word.startswith("-") and len(word) > 1:
             operators["NOT"] += 1
-        term = _term_from_token(phrase if phrase is not None else word, is_phrase=phrase is not None)
-        if term is not None and term not in terms:
-            terms.append(term)
+        for term in _terms_from_token(phrase if phrase is not None else word, is_phrase=phrase is not None):
+            if term not in terms:
+                terms.append(term)
     any_of = operators["OR"] > 0 and len(terms) > 1
     changes = _operator_notes(operators, any_of, len(terms))
     if len(terms) > MAX_TERMS:
@@ -229,14 +229,15 @@ def _term_text(term: SearchTerm) -> str:
     return f"{term.text}*" if term.prefix else (f'"{term.text}"' if " " in term.text else term.text)
 
 
-def _term_from_token(token: str, *, is_phrase: bool) -> SearchTerm | None:
+def _terms_from_token(token: str, *, is_phrase: bool) -> list[SearchTerm]:
     prefix = not is_phrase and token.endswith("*")
     cleaned = _EDGE_JUNK.sub("", token).strip()
     if not any(ch.isalnum() for ch in cleaned):
-        return None
-    if prefix:  # a prefix is one plain word; anything else would be an operator in some backend
-        cleaned = re.sub(r"[^\w]", "", cleaned)
-    return SearchTerm(" ".join(cleaned.split()), prefix)
+        return []
+    if prefix:  # a prefix is one plain word (else an operator in some backend): `backup-verify*` is backup, verify*
+        words = re.findall(r"\w+", cleaned)
+        return [SearchTerm(word, False) for word in words[:-1]] + [SearchTerm(words[-1], True)]
+    return [SearchTerm(" ".join(cleaned.split()), False)]
 
 
 def level_from_text(text: str) -> str | None:

@@ -162,6 +162,18 @@ def test_phrase_prefix_and_or_searches(toolbox):
     assert "matched 1 lines" in query(toolbox, query="bestätigt 你好").text
 
 
+def test_a_prefix_with_a_dash_or_dot_in_it_matches_the_words_it_joins(toolbox):
+    # "HikariPool-1 - Connection ..." is indexed as the words hikaripool, 1, connection: the model writes the name
+    # as the logs spell it, with its dash, and the search must still find it (glued, it would match nothing)
+    assert "matched 30 lines" in query(toolbox, query="HikariPool-1*").text
+    assert "matched 30 lines" in query(toolbox, query="HikariPool-Conn*").text
+    assert [(t.text, t.prefix) for t in search_text_from_query("backup-verify.sh*").terms] == [
+        ("backup", False),
+        ("verify", False),
+        ("sh", True),
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [
