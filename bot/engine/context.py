@@ -111,15 +111,16 @@ def _head_and_tail(text: str, max_chars: int) -> tuple[str, str]:
 
 
 def _evidence_between(text: str, head: str, tail: str, evidence: Sequence[tuple[int, str]], max_chars: int) -> str:
-    """Evidence lines wholly inside the cut part (neither head nor tail shows them), within `max_chars`."""
+    """Evidence lines wholly inside the cut part (neither head nor tail shows them), within `max_chars`: taken in
+    `evidence`'s order (its priority) while each fits, shown in the text's order."""
     first, last = head.count("\n") + 1, text.count("\n") - tail.count("\n") - 1
-    kept: list[str] = []
+    kept: list[tuple[int, str]] = []
+    used = 0
     for index, line in evidence:
-        if first <= index <= last:
-            if sum(len(k) + 1 for k in kept) + len(line) > max_chars:
-                break
-            kept.append(line)
-    return "\n".join(kept)
+        if first <= index <= last and used + len(line) + 1 <= max_chars + 1:
+            kept.append((index, line))
+            used += len(line) + 1
+    return "\n".join(line for _, line in sorted(kept, key=lambda k: k[0]))  # stable: a diff file label first
 
 
 def call_text(step: Step) -> str:
@@ -199,11 +200,15 @@ def _json(value: Any) -> str:
 
 
 def question_text(question: Question) -> str:
-    """The user's question with the thread's memory in front of it, oldest first."""
+    """The user's question with the thread's memory in front of it, oldest first, and what opsbot knew before the
+    first step after it."""
+    asked = f"Question: {question.text}"
+    if question.known:
+        asked += "\n\nKnown before the first step:\n" + "\n".join(f"- {line}" for line in question.known)
     if not question.history:
-        return f"Question: {question.text}"
+        return asked
     memory = "\n".join(f"- {line}" for line in question.history)
-    return f"Earlier in this thread:\n{memory}\n\nQuestion: {question.text}"
+    return f"Earlier in this thread:\n{memory}\n\n{asked}"
 
 
 def budget_note(steps_used: int, budget: Budget) -> str:

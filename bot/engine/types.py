@@ -52,6 +52,9 @@ class Question:
     # question back instead (a note starting with HANDED_BACK says why), and `escalated` carries that why to the run.
     quick_only: bool = False
     escalated: str = ""
+    # Facts opsbot attached before the first step, shown with the question (the services it knows, when the
+    # question names none), so the model does not spend a step finding them.
+    known: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

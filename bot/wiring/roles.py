@@ -76,19 +76,41 @@ class NamedRouter(Router):
     guess: bool = False  # also read a word one service's name starts or ends with (settings.guess_service_names)
 
     def __call__(self, question: Question, on_step: StepObserver | None = None) -> Trace:
-        text, readings = services_said(question.text, self.known_services(), self.aliases, guess=self.guess)
+        listed = self._listed()
+        known = self._known(listed)
+        text, readings = services_said(question.text, known, self.aliases, guess=self.guess)
         if not readings:
-            return super().__call__(question, on_step)
+            return super().__call__(with_services_known(question, known, listed), on_step)
         trace = super().__call__(replace(question, text=text), on_step)
         return replace(trace, question=question.text, answer=with_service_names(trace.answer, readings))
 
     def known_services(self) -> list[str]:
         """The topology's services, those with aliases, and those Prometheus holds (list_services, cached there)."""
-        held: Sequence[str] = ()
-        if "list_services" in self.tools:
-            try:
-                listed = call_tool(self.tools, "list_services", {}).data
-                held = listed.services if isinstance(listed, ServiceList) else ()
-            except ToolError:
-                held = ()
-        return list(dict.fromkeys([*self.topology, *self.aliases, *held]))
+        return self._known(self._listed())
+
+    def _known(self, listed: ServiceList | None) -> list[str]:
+        return list(dict.fromkeys([*self.topology, *self.aliases, *(listed.services if listed else ())]))
+
+    def _listed(self) -> ServiceList | None:
+        if "list_services" not in self.tools:
+            return None
+        try:
+            data = call_tool(self.tools, "list_services", {}).data
+        except ToolError:
+            return None
+        return data if isinstance(data, ServiceList) else None
+
+
+KNOWN_SERVICES_MAX_CHARS = 1_200  # about 300 tokens on every request of the run; a larger estate: list_services
+
+
+def with_services_known(question: Question, known: Sequence[str], listed: ServiceList | None) -> Question:
+    """The question with the services opsbot knows attached (each with its downstream ones where Prometheus shows
+    them), when it names none of them: the model's first step is then a query, not list_services. A list too long
+    to carry on every request is left to list_services."""
+    if not known:
+        return question
+    downstream = listed.downstream if listed else {}
+    parts = [f"{name} -> {', '.join(downstream[name])}" if downstream.get(name) else name for name in known]
+    line = "services (the question names none of them): " + "; ".join(parts)
+    return question if len(line) > KNOWN_SERVICES_MAX_CHARS else replace(question, known=(*question.known, line))

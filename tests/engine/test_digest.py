@@ -13,6 +13,7 @@ from tests.toolresults import at, deploys, diff_report, log_summary, record, ren
 from tools.analysis.changepoints import Spike
 from tools.analysis.ranking import ChangeRanking, Onset, Reason, Suspect
 from tools.base import ToolData
+from tools.logs.summary import OnsetContrast
 
 METRICS = series(changes=[("15:07", 202.0, 1_216.0)])
 LOGS = log_summary(count=480)
@@ -154,6 +155,30 @@ def test_cutting_a_long_diff_keeps_the_changed_setting_from_its_middle() -> None
     assert "services/order/application.yaml:\n- maximumPoolSize: 50\n+ maximumPoolSize: 200" in cut
     assert "[... end of the cut part ...]" in cut and len(cut) < 1_400
     assert "its evidence lines follow" not in truncate_observation(reading.text, 1_200)  # told none: a plain cut
+
+
+def test_cutting_a_long_log_search_keeps_every_signature_new_since_the_onset() -> None:
+    # render_logs prints the new-since-onset block first; the cut must keep it over the older top errors
+    old = log_summary(count=900, message="push to device 7f3a failed: APNs BadDeviceToken", first="14:00")
+    assert old.signatures is not None
+    new = tuple(
+        replace(
+            old.signatures.top[0],
+            template=f"{what} since the reconnect wave <n>",
+            count=40 + n,
+            first_at=at(f"15:{10 + n:02d}"),
+            example=replace(old.signatures.top[0].example, message=f"{what} since the reconnect wave {n}"),
+        )
+        for n, what in enumerate(("client connected", "listener reached max_conn_rate", "flushed buffered readings"))
+    )
+    block = replace(old.signatures, top=new, total=sum(s.count for s in new), sampled=len(new), distinct=len(new))
+    contrast = OnsetContrast(at("15:08"), 2, 5, block, since=at("15:07"), baseline_start=at("14:07"))
+    reading = read(replace(old, onset=contrast))
+    cut = truncate_observation(reading.text, 900, indexed_evidence(reading))
+
+    assert "its evidence lines follow" in cut
+    for what in ("client connected", "listener reached max_conn_rate", "flushed buffered readings"):
+        assert f"{what} since the reconnect wave" in cut, cut
 
 
 def test_raw_lines_in_no_known_form_are_folded_with_a_count_and_the_last_one() -> None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.config import Settings
+from bot.engine.context import question_text
+from bot.engine.types import Question
 from bot.wiring.meaning import check_aliases
+from bot.wiring.roles import with_services_known
+from tools.metrics.series import ServiceList
 from tools.servicenames import alias_problems, services_said
 
 SERVICES = ["checkout-api", "checkout-worker", "search", "ledger-service", "invoices-db", "cart"]
@@ -77,3 +81,21 @@ def test_without_guessing_only_aliases_are_read_so_a_plain_word_stays_a_word():
 
 def test_guessing_is_off_unless_the_team_turns_it_on():
     assert Settings(_env_file=None).guess_service_names is False  # type: ignore[call-arg]
+
+
+def test_a_question_naming_no_service_carries_the_known_ones_to_the_first_step():
+    listed = ServiceList("service", ("label-service", "orders"), 2, {"orders": ("label-service", "orders-db")})
+    question = with_services_known(Question("why are Venlo shipments stuck?"), ["orders", "label-service"], listed)
+    assert question.known == (
+        "services (the question names none of them): orders -> label-service, orders-db; label-service",
+    )
+    shown = question_text(question)
+    assert shown.startswith("Question: why are Venlo shipments stuck?\n\nKnown before the first step:\n- services")
+
+
+def test_a_service_list_too_long_for_every_request_is_left_to_list_services():
+    many = [f"service-{n:03d}" for n in range(200)]
+    question = Question("why is it slow?")
+    assert with_services_known(question, many, None) == question
+    assert with_services_known(question, [], None) == question
+    assert question_text(question) == "Question: why is it slow?"

@@ -125,8 +125,14 @@ def evidence_lines(reading: Reading) -> list[str]:
 
 
 def indexed_evidence(reading: Reading) -> list[tuple[int, str]]:
-    """(line index in the result's text, the line as re-sent) for every evidence line: what a cut keeps."""
-    return [(k.index, k.text) for k in kept_lines(reading)]
+    """(line index in the result's text, the line as re-sent) for every evidence line, findings before examples:
+    what a cut keeps, in the order it keeps them while room is left."""
+    return _findings_first(kept_lines(reading))
+
+
+def _findings_first(kept: Sequence[Kept]) -> list[tuple[int, str]]:
+    # An example only illustrates the signature above it: in a cut, every signature goes before any example.
+    return [(k.index, k.text) for k in sorted(kept, key=lambda k: k.role == "example")]
 
 
 def observation_digest(reading: Reading) -> str | None:
@@ -149,7 +155,7 @@ def resent(reading: Reading, max_chars: int, *, digest: bool) -> tuple[str, list
     """A result as it is re-sent before any cut, and its evidence lines by line index in that text: the evidence
     digest when `digest` and it is shorter; else the text, a long one with no cited line with its repeats folded."""
     kept = kept_lines(reading)
-    indexed = [(k.index, k.text) for k in kept]
+    indexed = _findings_first(kept)
     if digest:
         shown = observation_digest(reading)
         if shown is None or len(shown) >= len(reading.text):

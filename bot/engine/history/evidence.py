@@ -104,17 +104,17 @@ def _series_lines(series: MetricSeries) -> list[Cited]:
 
 
 def _log_lines(summary: LogSummary) -> list[Cited]:
-    """The counts, then each signature block's signatures with their examples (errors, warnings, new since an
-    onset), as render_logs prints them; or the line saying there was no line at the clustered levels."""
+    """The counts, then each signature block's signatures with their examples (new since an onset, errors,
+    warnings), as render_logs prints them; or the line saying there was no line at the clustered levels."""
     clock = seconds_clock(summary.window)
     cited = [Cited(counts_line(summary), "counts")]
     if summary.signatures is None:
         cited.append(Cited(no_lines_line(summary), "status"))
     new = summary.onset.new if summary.onset is not None else None
-    blocks: tuple[tuple[SignatureBlock | None, Role], ...] = (
+    blocks: tuple[tuple[SignatureBlock | None, Role], ...] = (  # render_logs' order: located() searches forward
+        (new, "new"),
         (summary.signatures, "signature"),
         (summary.warnings, "signature"),
-        (new, "new"),
     )
     for block, role in blocks:
         cited += _signature_lines(block, clock, role) if block is not None else []
