@@ -32,9 +32,10 @@ _RULED_OUT_BEFORE_RX = re.compile(
     r"\b(?:not|no|never|neither|nor|rather than|instead of|ruled? out|rules out|excluding|except|unlike)\b",
     re.IGNORECASE,
 )
-# ... and after it: "X is not the cause", "X came after the onset", "X cannot explain it".
+# ... and after it: "X is not the cause", "X is most likely not the cause", "X is not dropping them", "X came after
+# the onset", "X cannot explain it".
 _RULED_OUT_AFTER_RX = re.compile(
-    r"^\W*(?:\S+\s+){0,3}?(?:(?:is|was|were|are)\s+(?:\w+\s+)?not\s+(?:the|a|an|to|what|why|related|behind)\b"
+    r"^\W*(?:\S+\s+){0,3}?(?:(?:is|was|were|are)\s+(?:\w+\s+){0,2}not\s+(?:the|a|an|to|what|why|related|behind|\w+ing)\b"
     r"|isn't|wasn't|did(?:\s+not|n't)\s+(?:cause|break|trigger|touch|affect|change)|came after|(?:is|was) unrelated"
     r"|ruled out"
     r"|(?:cannot|can't|does(?:\s+not|n't)|could(?:\s+not|n't))\s+explain)",

@@ -161,6 +161,8 @@ def test_a_decoy_ruled_out_in_the_headline_is_not_blamed():
         "Likely cause: eu-central-1b NotReady. The launch config change (game-launch/v7.4.0, 13:56 by ana) is not the "
         "mechanism: nodes failed first.",
         "Likely cause: eu-central-1b NotReady. The game-launch v7.4.0 pool change did not break launches.",
+        "Likely cause: eu-central-1b NotReady. The game-launch v7.4.0 deploy is most likely not the cause.",
+        "Likely cause: eu-central-1b NotReady; game-launch v7.4.0 is not dropping the launches.",
     ]
     for headline in cleared:
         [row] = run_eval([case], _answering(headline), mode="playbook").results
