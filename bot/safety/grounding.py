@@ -58,9 +58,11 @@ _UNIT_TABLE: dict[str, tuple[str, float]] = {
 _UNIT_ALTERNATION = "|".join(re.escape(u) for u in sorted(_UNIT_TABLE, key=len, reverse=True))
 
 _VERSION = re.compile(
-    r"(?<![\w.])(?:[vV](?P<short>\d+(?:\.\d+)*)|(?P<long>\d+(?:\.\d+){2,}))(?P<pre>-[A-Za-z][\w.]*)?(?![\w])(?!\.\d)",
+    r"(?<![\w.])(?:[vV](?P<short>\d+(?:\.\d+)*)|(?P<long>\d+(?:\.\d+){2,}))(?P<pre>-[A-Za-z]\w*(?:\.\w+)*)?(?![\w])(?!\.\d)",
     re.ASCII,
 )
+_SHORT_VERSION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?!\w)(?!\.\d)", re.ASCII)  # "8.12", "2": a v-less version
+_BARE = "bare:"
 _DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)", re.ASCII)
 _TIME = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([AaPp])\.?[Mm]\b\.?)?(?!\d)(?!:\d)", re.ASCII)
 _PREFIX_RATIO = re.compile(r"(?<![\w.])[x×]\s?(\d+(?:\.\d+)?)(?!\w)(?!\.\d)", re.ASCII)
@@ -97,11 +99,18 @@ def unverified_claims(answer: str, evidence: Sequence[str]) -> list[str]:
         if not open_claims:  # nothing (left) to back: the rest of the evidence need not be read
             break
         literals, numbers = _backing(text)
-        open_claims = [c for c in open_claims if not (c.key in literals if c.kind != "number" else numbers.back(c))]
+        open_claims = [c for c in open_claims if not _backed(c, literals, numbers)]
     if any(c.kind == "number" for c in open_claims):  # a ratio or a difference of backed numbers is backed too
         backed = [c for c in claims if c not in open_claims]
         open_claims = _not_derived(open_claims, backed, evidence)
     return list(dict.fromkeys(c.text for c in open_claims))
+
+
+def _backed(claim: Claim, literals: set[str], numbers: _Numbers) -> bool:
+    if claim.kind == "number":
+        return numbers.back(claim)
+    # "v8.12" is how an answer writes the "8.12 release" a question or a record names without the v
+    return claim.key in literals or (claim.text[:1] in "vV" and _BARE + claim.key in literals)
 
 
 def _not_derived(open_claims: list[Claim], backed: list[Claim], evidence: Sequence[str]) -> list[Claim]:
@@ -136,7 +145,7 @@ def _backing(text: str) -> tuple[set[str], _Numbers]:
     text = html.unescape(text)
     for pattern, reader in _LITERAL_READERS:
         text = _take(pattern, reader, text, found)
-    literals: set[str] = set()
+    literals: set[str] = {_BARE + bare for bare in _SHORT_VERSION.findall(text)}
     numbers = [_value_and_unit(match) for match in _NUMBER.finditer(text)]
     for _, claim in found:
         if claim.kind == "number":
@@ -193,15 +202,12 @@ def _time(match: re.Match[str]) -> Claim | None:
     hour, minute, second, half = int(match[1]), int(match[2]), match[3], (match[4] or "").lower()
     if half:
         hour = hour % 12 + (12 if half == "p" else 0)
-    if hour > 23 or minute > 59:
-        return None
     key = f"{hour:02d}:{minute:02d}" + (f":{second}" if second and second != "00" else "")
-    return Claim(match[0].strip(), "time", key=key)
+    return None if hour > 23 or minute > 59 else Claim(match[0].strip(), "time", key=key)
 
 
 def _ratio(match: re.Match[str]) -> Claim:
-    digits = match[1]
-    return Claim(match[0], "number", value=float(digits), unit="x", decimals=_decimals(digits))
+    return Claim(match[0], "number", value=float(match[1]), unit="x", decimals=_decimals(match[1]))
 
 
 def _number(match: re.Match[str]) -> Claim:
@@ -279,12 +285,8 @@ def _same_at_precision(claimed: float, seen: float, decimals: int) -> bool:
 def _model_text(answer: str) -> str:
     """The answer without opsbot's own lines: the "Partial answer: ... (33,120 tokens used of 32,000)" label,
     italic notes ("_The LLM was unavailable ..._") and a previous "unverified:" line. Their numbers are opsbot's."""
-    lines = [
-        line
-        for line in _without_unverified_line(answer).split("\n")
-        if not line.startswith(_OWN_LINE_PREFIXES) and not _is_italic_note(line.strip())
-    ]
-    return "\n".join(lines)
+    lines = _without_unverified_line(answer).split("\n")
+    return "\n".join(s for s in lines if not s.startswith(_OWN_LINE_PREFIXES) and not _is_italic_note(s.strip()))
 
 
 def _is_italic_note(line: str) -> bool:
@@ -294,5 +296,4 @@ def _is_italic_note(line: str) -> bool:
 
 def _without_unverified_line(answer: str) -> str:
     """The answer without a previous "unverified:" line, so marking twice changes nothing."""
-    lines = [line for line in answer.split("\n") if not line.startswith(UNVERIFIED_PREFIX)]
-    return "\n".join(lines)
+    return "\n".join(line for line in answer.split("\n") if not line.startswith(UNVERIFIED_PREFIX))

@@ -15,6 +15,7 @@ EVIDENCE = [
     "456.6037736",
     "memory 1.5 GiB, qps 240 req/s, error_rate 4.2%",
     "series (mean per 2h, ms): 14:00 205, 16:00 990",
+    "deploy telemetry-ingest/v3.6.0-config.1 at 15:09 by dev.tomasz; the listings 8.12 release at 14:40",
 ]
 
 # (case, answer, expected unverified claims)
@@ -50,6 +51,8 @@ CASES: list[tuple[str, str, list[str]]] = [
         ["42ms", "v9.9.9"],
     ),
     ("duplicates_reported_once", "42 ms, then 42 ms again", ["42 ms"]),
+    ("a_pre_release_version_ending_a_sentence", "The cause is release v3.6.0-config.1.", []),
+    ("v_written_for_a_release_the_evidence_names_without_it", "Not the v8.12 release; not v9.12 either.", ["v9.12"]),
     ("identifiers_are_not_numbers", "p99 and 5xx errors; pod order-7f9c4d; trace 4bf92f3577b34da6", []),
 ]
 
