@@ -536,7 +536,7 @@ def test_an_investigation_asked_for_plainly_declines_nothing(text: str) -> None:
 
 
 def test_a_pasted_alert_is_read_before_its_code_block_becomes_a_word() -> None:
-    from bot.routing.lexicon import alert_cues
+    from bot.routing.cues import alert_cues
 
     firing = "```\n[FIRING:1] HighErrorRate fx-rates\nseverity: page\n```\nwhat does this mean?"
     assert alert_cues(firing) == ["alert"] and "firing" not in plain_from_slack(firing).lower()
