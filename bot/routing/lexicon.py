@@ -259,9 +259,9 @@ THIRD: dict[str, str] = {
 # "已认领") and something writing to a disk ("was schreibt da", not a text to write) as cues of their own; the bot
 # waved off or stopped, changes asked for, who is on call, how to use the bot, lists, documents, sarcasm in emoji.
 FOURTH: dict[str, str] = {
-    "taken": r"\b(i'?m on it|i'?ve got (it|this)|i got (it|this)|(i |we )?ack(ed|'?d)[,.!]|lo cojo yo|me (encargo|"
+    "taken": r"\b(i'?m on it|(i'?ve|i) got (it|this)(?=[,.!]|$)|(i |we )?ack(ed|'?d)[,.!]|lo cojo yo|me (encargo|"
     r"ocupo)|(ya )?estoy (en ello|mirando|revisando|con eso)|j[aá] estou (a tratar|vendo|olhando|nisso)|deixa comigo|"
-    r"je suis dessus|je m'en occupe|c'est pris|je (regarde|check)|(ich )?bin dran|ich (k[üu]mmere mich|schaue|sehe)|"
+    r"je suis dessus|je m'en occupe|c'est pris|je (regarde|check)|(ich )?bin dran|ich (k[üu]mmere mich|schaue)|"
     r"[üu]bernehme ich)\b|已认领|我在处理|我来处理|我在看|我跟进|我来跟",
     "no_dig": r"\bpas d'(enqu[êe]te|analyse|investigation)|\b(kein|ohne) bot\b|\bn[ãa]o [ée] preciso (o |do )?bot|"
     r"\bno (hace falta|necesito) (el|al) bot|不用 ?bot|不需要 ?bot",

@@ -58,6 +58,8 @@ def test_the_fourth_edition_reads_what_the_third_missed(text: str, cue: str) -> 
         "pourquoi la synchro est bloquée depuis ce matin ?",
         "warum schlägt der Export seit heute früh fehl?",
         "对账服务为什么从早上开始报错",
+        "I got this error from checkout since 10:00, why?",  # "I got this" takes an alert only where it ends a clause
+        "ich sehe 500er im Checkout seit heute früh, warum?",
     ],
 )
 def test_a_plain_request_has_none_of_the_fourth_editions_cues(text: str) -> None:
