@@ -13,10 +13,10 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from bot.routing.lexicon import ASKED, MORE, STATED, THIRD, WIDER
+from bot.routing.lexicon import ASKED, FOURTH, MORE, STATED, THIRD, WIDER
 
-LEXICON = 2  # what a model trained now reads (an artifact records its own); edition 3 is written but not adopted:
-# trained with it, leave-one-writer-out showed no net gain (bot/routing/training.py), so retraining stays reproducible
+LEXICON = 4  # what a model trained now reads (an artifact records its own); edition 3 alone showed no net gain by
+# leave-one-writer-out, with the fourth it is adopted (bot/routing/training.py)
 
 _PATTERNS: dict[str, str] = {
     # a state that changed for the worse (metric names alone are not symptoms: "latency" is also a lookup)
@@ -182,8 +182,9 @@ def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
     the responder does, costs nothing until a message is classified. Edition 0 (an artifact trained before the
     lexicon): the English and Chinese cues alone; 1: a cue's words in the other languages join its English and
     Chinese ones, and the request cues follow; 2: the second edition's words join their cues, and the stated cues
-    follow; 3: the third edition's words (venting, laughter, status notes) join theirs. Each edition only appends,
-    so the older cues keep their pair names."""
+    follow; 3: the third edition's words (venting, laughter, status notes) join theirs; 4: the fourth edition's
+    (bot/routing/lexicon.py FOURTH) join theirs, and pasted pages of other alerting tools count as alerts. Each edition
+    only appends, so the older cues keep their pair names."""
     merged = dict(_PATTERNS)
     if lexicon >= 1:
         merged = _joined(merged, MORE)
@@ -193,6 +194,8 @@ def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
         merged.update(STATED)
     if lexicon >= 3:
         merged = _joined(merged, THIRD)
+    if lexicon >= 4:
+        merged = _joined(merged, FOURTH)
     return {name: re.compile(pattern) for name, pattern in merged.items()}
 
 
@@ -202,6 +205,21 @@ def _joined(patterns: dict[str, str], more: dict[str, str]) -> dict[str, str]:
         name: f"(?:{pattern})|(?:{more[name]})" if name in more else pattern for name, pattern in patterns.items()
     }
     return joined | {name: pattern for name, pattern in more.items() if name not in patterns}
+
+
+# a pasted alert, read in the raw text (a code block becomes the word "code" in the features' text)
+_ALERT = re.compile(r"\[(firing|warning|critical|alert)[^\]]*\]|\bfiring:|\balertname\b|【告警】|告警[:：]", re.I)
+_RESOLVED_ALERT = re.compile(r"\[resolved[^\]]*\]|\bresolved:", re.I)
+# from the fourth edition, the other alerting tools' pages ("[PagerDuty] TRIGGERED", "[Zabbix] PROBLEM:", "Urgency:")
+_PAGED = re.compile(
+    r"\btriggered\b|\bproblem:|\[(pagerduty|opsgenie|zabbix|nagios|datadog)\]|\b(severity|urgency):", re.I
+)
+
+
+def alert_cues(raw: str, lexicon: int = LEXICON) -> list[str]:
+    """ "alert" for a pasted alert that is firing, "alert_resolved" for one that has resolved (both may be)."""
+    found = ["alert"] if _ALERT.search(raw) or (lexicon >= 4 and _PAGED.search(raw)) else []
+    return found + (["alert_resolved"] if _RESOLVED_ALERT.search(raw) else [])
 
 
 # Where a Chinese character meets a Latin letter or a digit: Python's \b sees no boundary there (both are word

@@ -2,7 +2,8 @@
 
 Text is first made plain the way Slack delivers it: user and channel mentions, links, code blocks and HTML
 escapes (&amp; &lt; &gt;) become plain words, in line with bot/slack/intake/events.py's cleaning (which has already
-stripped the bot's own mention and neutralised broadcasts). Features are character n-grams (1-4, which also
+stripped the bot's own mention and neutralised broadcasts); from the fourth lexicon edition, a long inline code span
+(a pasted log line) becomes the word "code" too. Features are character n-grams (1-4, which also
 read Chinese without a word segmenter) and word unigrams and bigrams, hashed with CRC-32 (stable across
 processes, unlike `hash()`) into a fixed number of buckets, binary and L2-normalised; plus the domain cues of
 bot/routing/cues.py, and their pairs, as features of their own. Traditional Chinese is read as Simplified
@@ -21,9 +22,9 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.routing.cues import LEXICON, cues_in
+from bot.routing.cues import LEXICON, alert_cues, cues_in
 from bot.routing.hanzi import simplified_from_traditional
-from bot.routing.lexicon import ASKED_CUES, alert_cues
+from bot.routing.lexicon import ASKED_CUES
 
 Features = dict[int, float]
 
@@ -33,6 +34,8 @@ _SPECIAL = re.compile(r"<!([^>|]*)(?:\|([^>]*))?>")
 _LINK = re.compile(r"<((?:https?|mailto):[^>|]*)(?:\|([^>]*))?>")
 _BARE_URL = re.compile(r"https?://\S+")
 _CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+# a pasted log or error line in inline code: its words are the system's, not the writer's ("explain this line: `...`")
+_LONG_INLINE_CODE = re.compile(r"`[^`\n]{25,}`")
 _QUOTE_MARK = re.compile(r"^\s*>\s?", re.MULTILINE)
 _JOINER = "\u2060"
 _WORD = re.compile(r"[a-z][a-z0-9_.'-]*[a-z0-9]|[a-z]|\d+[a-z%]*")
@@ -55,9 +58,9 @@ class FeatureSpec:
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
     # the lexicon's edition (bot/routing/cues.py compiled_cues): 0 before it (an older artifact), 1 the other
     # languages' cues, the request cues and no address, 2 the wider request words and the stated cues, 3 venting,
-    # laughter and status notes
+    # laughter and status notes, 4 an alert taken, a disk written, other alerting tools' pages, a log line in code
     lexicon: int = LEXICON
-    ask_weight: float = 0.2  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
+    ask_weight: float = 0.4  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
 
     def to_dict(self) -> dict[str, int | bool | float]:
         return {
@@ -109,6 +112,8 @@ def normalised(text: str, simplified: bool = True, lexicon: int = LEXICON) -> st
     text = unicodedata.normalize("NFKC", plain_from_slack(text)).lower()
     if lexicon:
         text = _ADDRESS.sub("", text)
+    if lexicon >= 4:
+        text = _LONG_INLINE_CODE.sub("code", text)
     if simplified:
         text = simplified_from_traditional(text)
     return _DIGITS.sub(lambda m: "0" * min(len(m[0]), 3), text)
@@ -138,7 +143,7 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
 def cue_names(text: str, simplified: bool = True, lexicon: int = LEXICON) -> tuple[str, ...]:
     """The cues of a message and their pairs (bot/routing/cues.py), a pasted alert's read in the raw text. Cached: the
     gate reads them twice, for the features and for the request (a third of a message's cost)."""
-    found = alert_cues(text) if lexicon else []
+    found = alert_cues(text, lexicon) if lexicon else []
     return tuple(cues_in(normalised(text, simplified, lexicon), found, lexicon=lexicon))
 
 

@@ -14,13 +14,13 @@ Two parts, both features of the intent classifier (bot/routing/cues.py merges th
   about a past window, venting. An artifact records the edition it was trained with (FeatureSpec.lexicon).
 - The third edition (`THIRD`): venting and sarcasm beyond English, laughter, status notes to the channel, the bot
   waved off: chat that names an incident and asks for nothing.
+- The fourth edition (`FOURTH`), written from four outside writers' lines: an alert the writer has taken, and
+  something writing to a disk, as cues of their own; changes, lists, help and on-call questions in more words.
 
 Patterns read normalised text (lower case, NFKC, digit runs as 0); accents are optional where writers drop them.
 """
 
 from __future__ import annotations
-
-import re
 
 MORE: dict[str, str] = {
     "symptom": r"\b(lent[oa]s?|lent[ií]sim\w*|lenteur|langsam\w*|ca[ií]d[oa]s?|se cay[oó]|cay[oó]|ca[ií]u|queda|"
@@ -255,15 +255,33 @@ THIRD: dict[str, str] = {
     r"\bpas besoin du bot|\bbot nicht n[öo]tig|不用机器人|不需要机器人",
 }
 
-# a pasted alert, read in the raw text (a code block becomes the word "code" in the features' text)
-_ALERT = re.compile(r"\[(firing|warning|critical|alert)[^\]]*\]|\bfiring:|\balertname\b|【告警】|告警[:：]", re.I)
-_RESOLVED_ALERT = re.compile(r"\[resolved[^\]]*\]|\bresolved:", re.I)
+# The fourth edition, from four outside writers: an alert the person has taken ("acked, I'm on it", "bin dran",
+# "已认领") and something writing to a disk ("was schreibt da", not a text to write) as cues of their own; the bot
+# waved off or stopped, changes asked for, who is on call, how to use the bot, lists, documents, sarcasm in emoji.
+FOURTH: dict[str, str] = {
+    "taken": r"\b(i'?m on it|(i'?ve|i) got (it|this)(?=[,.!]|$)|(i |we )?ack(ed|'?d)[,.!]|lo cojo yo|me (encargo|"
+    r"ocupo)|(ya )?estoy (en ello|mirando|revisando|con eso)|j[aá] estou (a tratar|vendo|olhando|nisso)|deixa comigo|"
+    r"je suis dessus|je m'en occupe|c'est pris|je (regarde|check)|(ich )?bin dran|ich (k[üu]mmere mich|schaue)|"
+    r"[üu]bernehme ich)\b|已认领|我在处理|我来处理|我在看|我跟进|我来跟",
+    "no_dig": r"\bpas d'(enqu[êe]te|analyse|investigation)|\b(kein|ohne) bot\b|\bn[ãa]o [ée] preciso (o |do )?bot|"
+    r"\bno (hace falta|necesito) (el|al) bot|不用 ?bot|不需要 ?bot",
+    "act": r"^(stop|cancel|abort|arr[êe]te|annule|pare|cancela|stopp|abbrechen)\b|^(停|别查|取消)|"
+    r"^(pr[ée]viens|avertis|avis[aá]|avise|alarmier\w*|benachrichtig\w*|d[aá] ack|acquitte|coupe|schalte|abr[ií])\b",
+    "request_change": r"\b(pr[ée]vien[ts]|avertis|avis[aá]|avise|alarmier\w*|benachrichtig\w*) (l'|le |la |al? |o |"
+    r"die |den )|\bschalte .{0,40} stumm|\bcoupe (l'|les )(alerte|alarme)|\bd[aá] ack\b|\bcancel (that|the|this)\b",
+    "value": r"\bwho('s| is)( \w+)? on[- ]?call|\bqui est d'astreinte|\bqui[ée]n (est[aá]|tiene) (de )?guardia|"
+    r"\bquem est[aá] de plant[ãa]o|\bwer hat (rufbereitschaft|bereitschaft)|谁值班|谁 ?on-?call|谁在值班",
+    "help": r"\bqu[ée] pod[ée]s hacer|\bcomment (on |je )?(t'|vous )utilise|\bwie (benutze|nutze|verwende) ich dich|"
+    r"\bc[oó]mo te (uso|utilizo)|\bcomo (eu )?(te )?uso\b|\bcomo usar (voc[êe]|o bot)|怎么使用你",
+    "list": r"\bwhat (services|dashboards|alerts) do you know|\bquel(le)?s \w+( \w+){0,3} (tu )?(peux )?(vois|voir)\b|"
+    r"\bwhat'?s firing\b|列个|清单|列给我",
+    "document": r"\bpost mortem|\btimeline|\b0-?whys|时间线",
+    "write": r"出(一)?份|出个",
+    "vent": r"🙄|🤷|\bwhat could (possibly )?go wrong|\bnunca falla|\bnever fails|\blove this job",
+    "symptom": r"\bno jala\w*|\bse remplit|\bl[äa]uft voll|\bfilled up",
+    "investigate": r"\b(voir|regarde|trouve) ce qui|\bce qui a (p[ée]t[ée]|cass[ée]|plant[ée])",
+    "writes": r"\b(what|who)('s| is) writing|\best[aá] (escribiendo|escrevendo)|\bqu[ée] escribe|\bo que (escreve|"
+    r"est[aá] escrevendo)|\b(ce|celui) qui [ée]crit|\bwas schreibt|\bwer schreibt|在写|写入|写满|写盘",
+}
 
-
-def alert_cues(raw: str) -> list[str]:
-    """ "alert" for a pasted alert that is firing, "alert_resolved" for one that has resolved (both may be)."""
-    found = ["alert"] if _ALERT.search(raw) else []
-    return found + (["alert_resolved"] if _RESOLVED_ALERT.search(raw) else [])
-
-
-ASKED_CUES = frozenset([*ASKED, *STATED, "laugh", "alert", "alert_resolved"])
+ASKED_CUES = frozenset([*ASKED, *STATED, "laugh", "taken", "writes", "alert", "alert_resolved"])
