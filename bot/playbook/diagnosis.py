@@ -90,7 +90,7 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
-    check_nodes(run, findings)
+    check_nodes(run, findings, sorted({s for caller, callees in topology.items() for s in (caller, *callees)}))
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):

@@ -52,16 +52,18 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
     findings.pod_states = pod_states(pods)
 
 
-def check_nodes(run: ProbeRun, findings: Findings) -> None:
-    """Several services degraded: did Kubernetes report the nodes under them going away at the onset? The pods'
-    NodeNotReady and eviction events name the services hit; a zone named in the logs read so far places them."""
+def check_nodes(run: ProbeRun, findings: Findings, known: Sequence[str] = ()) -> None:
+    """Did Kubernetes report the nodes under the degraded services going away at the onset? The pods' NodeNotReady
+    and eviction events name the services hit; a zone named in the logs read so far places them. A node carries
+    pods of several services, so its loss counts when it took pods of two or more `known` services (the topology's),
+    one of them degraded: the walk may have surveyed only the one the question named."""
     first = findings.first_change(findings.service)
     degraded = [s for s in findings.health if findings.first_change(s) is not None]
-    if "query_k8s_events" not in run.tools or first is None or len(degraded) < 2:
+    if "query_k8s_events" not in run.tools or first is None:
         return
     at = first[1]
     thought = (
-        f"{len(degraded)} services changed; a node or a zone that went away breaks several at once with no deploy "
+        f"{len(degraded)} service(s) changed; a node or a zone that went away breaks several at once with no deploy "
         f"of theirs, so reading Kubernetes events around {at:%H:%M} UTC for nodes that stopped answering."
     )
     args = {"namespace": "", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at + NODES_AROUND)}
@@ -69,7 +71,9 @@ def check_nodes(run: ProbeRun, findings: Findings) -> None:
     found = events_of(step) if step is not None else None
     events = found.events if found else ()
     lost = [e for e in events if e.reason in NODE_REASONS]
-    services = _services_of(lost, degraded)
+    services = _services_of(lost, list(dict.fromkeys([*degraded, *known])))
+    if not set(services) & set(degraded):
+        services = []
     operation = ""
     if len(services) < 2:  # no node reported gone: were pods of several services stopped together (a drain)?
         lost = stopped_together(events)
@@ -80,13 +84,32 @@ def check_nodes(run: ProbeRun, findings: Findings) -> None:
     examples = [sig.quoted for found_sigs in findings.signatures.values() for sig in found_sigs]
     zones = sorted({z for text in examples for z in _ZONE_RX.findall(text)})
     onset = min(e.at for e in lost)
+    if not zones and not operation:
+        zones = list(_zones_logged(run, onset) or _zones_of_pods(run, {e.object_name for e in lost}, onset))
     findings.node_loss = NodeLoss(
         at=onset,
         reasons=tuple(dict.fromkeys(e.reason for e in sorted(lost, key=lambda e: e.at))),
         services=tuple(services),
-        zones=tuple(zones[:2]) or (() if operation else _zones_logged(run, onset)),
+        zones=tuple(zones[:2]),
         operation=operation,
     )
+
+
+def _zones_of_pods(run: ProbeRun, pods: set[str], at: datetime) -> tuple[str, ...]:
+    """Where the lost pods ran, from their own lines before they went away (a line carries its pod's placement:
+    pod, node and zone fields): the zone most of them were in; () when no line says."""
+    if "query_logs" not in run.tools or not pods:
+        return ()
+    thought = (
+        f"Kubernetes lost {len(pods)} pods at {at:%H:%M} UTC; their own lines before then say which nodes and zone "
+        "they ran in: reading every service's lines of the minutes before."
+    )
+    args = {"service": "*", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at), "limit": 200}
+    summary = logs_of(step) if (step := run.probe(thought, "query_logs", args)) is not None else None
+    entries = [line.entry for line in summary.newest] if summary is not None else []
+    placed = [dict(e.fields) for e in entries]
+    counted = Counter(f["zone"] for f in placed if f.get("pod") in pods and f.get("zone"))
+    return tuple(zone for zone, _ in counted.most_common(1))
 
 
 def _services_of(events: Sequence[KubeEvent], services: Sequence[str]) -> list[str]:

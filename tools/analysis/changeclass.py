@@ -149,6 +149,7 @@ _LOG_SYMPTOMS = (
     (THROTTLING, re.compile(r"\b429\b|too many requests|rate.?limit|throttl|quota", re.I)),
     (GC, re.compile(r"\bgc\b|garbage collect|gc pause|pause young|allocation failure", re.I)),
     (DISK, re.compile(r"no space left|disk (?:full|usage)|filesystem .*full", re.I)),
+    (MEMORY, re.compile(r"outofmemory|out of memory|heap space|oomkill|memory limit exceeded", re.I)),
     (BACKLOG, re.compile(r"\blag\b|backlog|queue (?:depth|length|full|is growing)|behind by", re.I)),
     (
         CONNECTIONS,
@@ -160,7 +161,7 @@ _LOG_SYMPTOMS = (
 
 
 def symptoms_in_text(text: str) -> set[str]:
-    """The saturation symptoms a log line reports (throttling, GC pauses, a full disk, a backlog)."""
+    """The saturation symptoms a log line reports (throttling, GC pauses, a full disk, a heap run out, a backlog)."""
     return {symptom for symptom, rx in _LOG_SYMPTOMS if rx.search(text)}
 
 

@@ -21,6 +21,15 @@ def place_reasons(service: str, target: str, degraded: Sequence[str]) -> list[Re
     return [Reason(0, f"{service} is within two hops of {target}")]
 
 
+def origin_reasons(service: str, target: str, origin: str) -> list[Reason]:
+    """A change in the deepest dependency that degraded, below the asked service: the services above it relay its
+    errors and timeouts, so the trouble starts where it was changed (a tie with the asked service's own change goes
+    to it)."""
+    if not origin or service != origin or service == target:
+        return []
+    return [Reason(1, f"{service} is the deepest service that degraded: the services above it relay its failures")]
+
+
 def downstream_of(topology: Mapping[str, Sequence[str]], service: str) -> set[str]:
     """Every service `service` depends on, directly or through others."""
     found: set[str] = set()

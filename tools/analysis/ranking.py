@@ -137,12 +137,19 @@ def lookback_words(lookback: timedelta) -> str:
 
 
 def deploys_to_read(
-    deploys: Iterable[D], near: Sequence[str], target: str, onset: datetime, lookback: timedelta
+    deploys: Iterable[D],
+    near: Sequence[str],
+    target: str,
+    onset: datetime,
+    lookback: timedelta,
+    degraded: Sequence[str] = (),
 ) -> list[D]:
-    """The deploys worth a diff: in the neighbourhood and the lookback, the asked service's first, nearest first."""
+    """The deploys worth a diff: in the neighbourhood and the lookback, the asked service's first, then those of the
+    services that degraded (a leak hours old in the service that degraded outranks a fresh deploy of a steady one),
+    nearest first."""
     start = onset - lookback
     found = [d for d in deploys if d.service in near and d.at is not None and start <= d.at <= onset]
-    found.sort(key=lambda d: (d.service != target, onset - d.at if d.at else lookback))
+    found.sort(key=lambda d: (d.service != target, d.service not in degraded, onset - d.at if d.at else lookback))
     return found[:MAX_DIFFS]
 
 
