@@ -26,6 +26,7 @@ STOP_REASONS = frozenset({"Killing", "Evicted", "Preempting"})
 STOPPED_WITHIN = timedelta(minutes=2)
 STOPPED_TOGETHER_MIN = 3  # services: two can be a coincidence of restarts
 OPERATION_QUERY = "drain OR drained OR cordon OR cordoned OR eviction OR evicted"
+_STOPPING_RX = re.compile(r"\b(?:drain|drained|draining|evict|evicted|eviction)\b", re.IGNORECASE)
 # A cloud availability zone as logs name it: eu-central-1b (AWS), europe-west1-b (GCP).
 _ZONE_RX = re.compile(r"\b(?:[a-z]{2}-[a-z]+-\d[a-z]|[a-z]+-[a-z]+\d-[a-z])\b")
 
@@ -70,17 +71,21 @@ def check_nodes(run: ProbeRun, findings: Findings, known: Sequence[str] = ()) ->
     step = run.probe(thought, "query_k8s_events", args)
     found = events_of(step) if step is not None else None
     events = found.events if found else ()
+    everyone = list(dict.fromkeys([*degraded, *known]))
     lost = [e for e in events if e.reason in NODE_REASONS]
-    services = _services_of(lost, list(dict.fromkeys([*degraded, *known])))
-    if not set(services) & set(degraded):
-        services = []
+    services = _services_of(lost, everyone)
     operation = ""
-    if len(services) < 2:  # no node reported gone: were pods of several services stopped together (a drain)?
+    if len(services) < 2 or not set(services) & set(degraded):
+        # no node reported gone: were pods of several services stopped together (a drain)? The stopped ones need
+        # not be those that degraded (a store that lost its state is steady; its callers fail): then the operation
+        # that stopped them must be on record
         lost = stopped_together(events)
-        services = _services_of(lost, degraded)
+        services = _services_of(lost, everyone)
         if len(services) < STOPPED_TOGETHER_MIN:
             return
         operation = _operation_logged(run, min(e.at for e in lost))
+        if not operation and not set(services) & set(degraded):
+            return
     examples = [sig.quoted for found_sigs in findings.signatures.values() for sig in found_sigs]
     zones = sorted({z for text in examples for z in _ZONE_RX.findall(text)})
     onset = min(e.at for e in lost)
@@ -150,7 +155,9 @@ def _operation_logged(run: ProbeRun, at: datetime) -> str:
     }
     step = run.probe(thought, "query_logs", args)
     lines = log_lines_in(step) if step is not None else []
-    return lines[0] if lines else ""
+    # a cordon only stops new pods landing; the drain or eviction is what stopped these
+    stopping = [line for line in lines if _STOPPING_RX.search(line)]
+    return (stopping or lines or [""])[0]
 
 
 def _zones_logged(run: ProbeRun, at: datetime) -> tuple[str, ...]:
