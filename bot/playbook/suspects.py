@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
+import bot.playbook.families.rivals as rivals
 import tools.analysis.changeclass as changeclass
 import tools.analysis.placement as placement
 import tools.analysis.ranking as ranking
@@ -51,6 +52,11 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     suspects += _surge_suspects(run, findings, topology, target, onset)
     seen = {(s.deploy.service, s.deploy.version) for s in suspects if s.deploy is not None}
     suspects += _delayed_suspects(run, findings, topology, (target, onset), lookback, seen)
+    for suspect in suspects:  # a retry setting sends more calls with the same traffic in; other changes do not
+        if suspect.deploy is not None and not any(
+            changeclass.class_of(c) == changeclass.TIMEOUT for c in changeclass.expanded(suspect.key_changes)
+        ):
+            suspect.add(rivals.load_from_elsewhere(findings, topology, suspect.service))
     findings.suspects = sorted(suspects, key=lambda s: -s.score)
 
 
