@@ -53,9 +53,12 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     seen = {(s.deploy.service, s.deploy.version) for s in suspects if s.deploy is not None}
     suspects += _delayed_suspects(run, findings, topology, (target, onset), lookback, seen)
     for suspect in suspects:  # a retry setting sends more calls with the same traffic in; other changes do not
-        if suspect.deploy is not None and not any(
-            changeclass.class_of(c) == changeclass.TIMEOUT for c in changeclass.expanded(suspect.key_changes)
-        ):
+        if suspect.deploy is None:
+            continue
+        retries = any(changeclass.class_of(c) == changeclass.TIMEOUT for c in changeclass.expanded(suspect.key_changes))
+        if retries:
+            suspect.add(rivals.retry_reasons(findings, topology, suspect.service))
+        else:
             suspect.add(rivals.load_from_elsewhere(findings, topology, suspect.service))
     findings.suspects = sorted(suspects, key=lambda s: -s.score)
 

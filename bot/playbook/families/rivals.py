@@ -86,3 +86,21 @@ def load_from_elsewhere(findings: Findings, topology: Mapping[str, Sequence[str]
                 )
             ]
     return []
+
+
+def retry_reasons(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:
+    """+2 for a retry or timeout change in `service` when a service it calls took more traffic at the onset: retries
+    multiply the calls into a callee that fails, and the callee's traffic shows it (the mechanism, seen)."""
+    traffic = findings.roles.get("traffic", "")
+    for callee in topology.get(service, ()):
+        health = findings.health.get(callee)
+        point = health.changed(traffic) if health is not None and traffic else None
+        if point is not None and point.ratio >= ranking.SURGE_RATIO:
+            return [
+                Reason(
+                    2,
+                    f"its retry setting multiplies {service}'s calls into {callee}, whose traffic rose at the onset "
+                    f"({health.describe(traffic, point) if health else ''})",
+                )
+            ]
+    return []
