@@ -22,6 +22,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 
+import bot.playbook.families.rivals as rivals
 import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
@@ -90,7 +91,7 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
-    check_nodes(run, findings)
+    check_nodes(run, findings, sorted({s for caller, callees in topology.items() for s in (caller, *callees)}))
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):
@@ -189,13 +190,20 @@ def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str
     """No deploy and no strong suspect: an operation someone ran near the degraded services at the onset (a statement
     in the database it calls, a campaign on a provider it shares) is the hypothesis left."""
     first = findings.first_change(target)
-    if first is None or findings.deploy is not None or any(s.score >= MIN_SUSPECT_SCORE for s in findings.suspects):
+    if first is None:
         return
     near = set(ranking.neighbourhood(topology, target))
     if findings.origin:
         near |= set(ranking.neighbourhood(topology, findings.origin))
     starts = [at for service in near if (changed := findings.first_change(service)) for at in [changed[1]]]
     onset = min([first[1], *starts])
+    if findings.deploy is not None or any(s.score >= MIN_SUSPECT_SCORE for s in findings.suspects):
+        # a deploy is a suspect, not the answer: an operation at the onset is weighed against it on the same evidence
+        operation = check_operations(run, near, onset)
+        if operation is not None:
+            findings.suspects.append(rivals.operation_suspect(findings, topology, target, operation, onset))
+            findings.suspects.sort(key=lambda s: -s.score)
+        return
     in_path = [target, *topology.get(target, ()), *([findings.origin] if findings.origin else [])]
     findings.operation = check_database_locks(run, in_path, onset) or check_operations(run, near, onset)
 

@@ -45,6 +45,16 @@ _EN_AGO_RX = re.compile(
     r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)(?P<half>\s+and\s+a\s+half)?\s+ago\b",
     re.IGNORECASE,
 )
+# "for the past half hour", "in the last ~25 min", "over the last hour": the symptom's own span, which outranks a time
+# of day the question gives for something else ("a migration ran this morning"). Only spans up to a few hours: "the
+# last 24 hours" is a range to look over, not a start.
+_EN_FOR_RX = re.compile(
+    r"\b(?:for|in|over|during|since)\s+the\s+(?:past|last)\s+(?:~\s*|about\s+|around\s+)?"
+    rf"(?P<n>\d{{1,3}}(?:\.\d+)?|{'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))}|half\s+an|half)?\s*"
+    r"(?P<unit>min(?:ute)?s?|h(?:ou)?rs?|hours?)\b",
+    re.IGNORECASE,
+)
+FOR_THE_LAST_MAX = timedelta(hours=3)
 _CN_AGO_RX = re.compile(
     rf"(?P<n>\d{{1,3}}(?:\.\d+)?|{_CN_NUMBER})?\s*个?(?P<half>半)?个?\s*(?P<unit>小时|钟头|分钟|分)\s*(?:之|以)?前"
 )
@@ -161,12 +171,27 @@ def _ago(text: str) -> timedelta | None:
         count = _WORD_NUMBERS[word] if word in _WORD_NUMBERS else float(word)
         count += 0.5 if english.group("half") else 0.0  # "an hour and a half ago"
         return count * (timedelta(hours=1) if english.group("unit").lower().startswith("h") else timedelta(minutes=1))
+    span = _span(text)
+    if span is not None:
+        return span
     chinese = _CN_AGO_RX.search(text)
     if not chinese or not (chinese.group("n") or chinese.group("half")):
         return None
     count = _number(chinese.group("n")) if chinese.group("n") else 0.0
     count += 0.5 if chinese.group("half") else 0.0
     return count * (timedelta(hours=1) if chinese.group("unit") in ("小时", "钟头") else timedelta(minutes=1))
+
+
+def _span(text: str) -> timedelta | None:
+    """How long the symptom has lasted, from "for the past half hour" or "in the last ~25 min" (None past a few
+    hours, or when unsaid)."""
+    found = _EN_FOR_RX.search(text)
+    if found is None:
+        return None
+    word = re.sub(r"\s+", " ", (found.group("n") or "1").lower())
+    count = 0.5 if word in ("half", "half an") else _WORD_NUMBERS[word] if word in _WORD_NUMBERS else float(word)
+    unit = timedelta(hours=1) if found.group("unit").lower().startswith("h") else timedelta(minutes=1)
+    return count * unit if timedelta(0) < count * unit <= FOR_THE_LAST_MAX else None
 
 
 def _clock(text: str, part: int | None) -> tuple[int, int] | None:

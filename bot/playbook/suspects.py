@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
+import bot.playbook.families.rivals as rivals
 import tools.analysis.changeclass as changeclass
 import tools.analysis.placement as placement
 import tools.analysis.ranking as ranking
-from bot.playbook.evidence import change_points_of, deploys_in
+from bot.playbook.evidence import LogSignature, change_points_of, deploys_in
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from bot.playbook.probes import ProbeRun, check_logs, iso_from_moment
 from tools.analysis.reasons import Reason
@@ -26,10 +27,18 @@ from tools.results import deploys_of, diff_of, series_of
 
 
 def lookback_for(findings: Findings, service: str) -> timedelta:
-    """Hours when memory or restarts changed (a leak, a sawtooth of OOM kills), else minutes."""
-    health = findings.health.get(service)
+    """Hours when memory or restarts changed (a leak, a sawtooth of OOM kills), else minutes. The trend is looked
+    for where the trouble starts too: in the deepest dependency that degraded (the asked service only relays its
+    timeouts), and in the lines logged since the onset (a heap that ran out says so before a memory series does)."""
     slow = [findings.roles.get(role, "") for role in ("memory", "restarts")]
-    return ranking.lookback_for(health is not None and any(health.changed(m) for m in slow if m))
+    places = [h for s in dict.fromkeys((service, findings.origin)) if s and (h := findings.health.get(s)) is not None]
+    trend = any(h.changed(m) for h in places for m in slow if m)
+    ran_out = any(changeclass.MEMORY in changeclass.symptoms_in_text(sig.text) for sig in _all_signatures(findings))
+    return ranking.lookback_for(trend or ran_out)
+
+
+def _all_signatures(findings: Findings) -> list[LogSignature]:
+    return [sig for found in findings.signatures.values() for sig in found]
 
 
 def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str) -> None:
@@ -43,6 +52,14 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     suspects += _surge_suspects(run, findings, topology, target, onset)
     seen = {(s.deploy.service, s.deploy.version) for s in suspects if s.deploy is not None}
     suspects += _delayed_suspects(run, findings, topology, (target, onset), lookback, seen)
+    for suspect in suspects:  # a retry setting sends more calls with the same traffic in; other changes do not
+        if suspect.deploy is None:
+            continue
+        retries = any(changeclass.class_of(c) == changeclass.TIMEOUT for c in changeclass.expanded(suspect.key_changes))
+        if retries:
+            suspect.add(rivals.retry_reasons(findings, topology, suspect.service))
+        else:
+            suspect.add(rivals.load_from_elsewhere(findings, topology, suspect.service))
     findings.suspects = sorted(suspects, key=lambda s: -s.score)
 
 
@@ -172,7 +189,7 @@ def _deploy_suspects(
         _set_aside(findings, target, deploys_of(step), lookback)
     return [
         _score_deploy(run, findings, target, d, onset)
-        for d in ranking.deploys_to_read(records, near, target, onset, lookback)
+        for d in ranking.deploys_to_read(records, near, target, onset, lookback, _degraded_order(findings))
     ]
 
 
@@ -192,7 +209,11 @@ def _set_aside(findings: Findings, target: str, found: DeployList | None, lookba
 def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: DeployRecord, onset: datetime) -> Suspect:
     suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
     health = findings.health.get(deploy.service)
-    suspect.add(ranking.deploy_reasons(deploy, target, onset, health is not None and bool(health.changes())))
+    timing, place = ranking.deploy_reasons(deploy, target, onset, health is not None and bool(health.changes()))
+    if findings.steady_asked and deploy.service == target:  # the walk moved here; nobody asked about it
+        place = Reason(2, f"{target} degraded, where the trouble was found ({findings.steady_asked} looks healthy)")
+    suspect.add([timing, place])
+    suspect.add(placement.origin_reasons(deploy.service, target, findings.origin))
     _read_diff(run, suspect, deploy, f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.")
     # matched on the template, cited as the concrete example (it can be checked against the logs)
     signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]

@@ -26,6 +26,7 @@ STOP_REASONS = frozenset({"Killing", "Evicted", "Preempting"})
 STOPPED_WITHIN = timedelta(minutes=2)
 STOPPED_TOGETHER_MIN = 3  # services: two can be a coincidence of restarts
 OPERATION_QUERY = "drain OR drained OR cordon OR cordoned OR eviction OR evicted"
+_STOPPING_RX = re.compile(r"\b(?:drain|drained|draining|evict|evicted|eviction)\b", re.IGNORECASE)
 # A cloud availability zone as logs name it: eu-central-1b (AWS), europe-west1-b (GCP).
 _ZONE_RX = re.compile(r"\b(?:[a-z]{2}-[a-z]+-\d[a-z]|[a-z]+-[a-z]+\d-[a-z])\b")
 
@@ -52,41 +53,68 @@ def check_pods(run: ProbeRun, findings: Findings) -> None:
     findings.pod_states = pod_states(pods)
 
 
-def check_nodes(run: ProbeRun, findings: Findings) -> None:
-    """Several services degraded: did Kubernetes report the nodes under them going away at the onset? The pods'
-    NodeNotReady and eviction events name the services hit; a zone named in the logs read so far places them."""
+def check_nodes(run: ProbeRun, findings: Findings, known: Sequence[str] = ()) -> None:
+    """Did Kubernetes report the nodes under the degraded services going away at the onset? The pods' NodeNotReady
+    and eviction events name the services hit; a zone named in the logs read so far places them. A node carries
+    pods of several services, so its loss counts when it took pods of two or more `known` services (the topology's),
+    one of them degraded: the walk may have surveyed only the one the question named."""
     first = findings.first_change(findings.service)
     degraded = [s for s in findings.health if findings.first_change(s) is not None]
-    if "query_k8s_events" not in run.tools or first is None or len(degraded) < 2:
+    if "query_k8s_events" not in run.tools or first is None:
         return
     at = first[1]
     thought = (
-        f"{len(degraded)} services changed; a node or a zone that went away breaks several at once with no deploy "
+        f"{len(degraded)} service(s) changed; a node or a zone that went away breaks several at once with no deploy "
         f"of theirs, so reading Kubernetes events around {at:%H:%M} UTC for nodes that stopped answering."
     )
     args = {"namespace": "", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at + NODES_AROUND)}
     step = run.probe(thought, "query_k8s_events", args)
     found = events_of(step) if step is not None else None
     events = found.events if found else ()
+    everyone = list(dict.fromkeys([*degraded, *known]))
     lost = [e for e in events if e.reason in NODE_REASONS]
-    services = _services_of(lost, degraded)
+    services = _services_of(lost, everyone)
     operation = ""
-    if len(services) < 2:  # no node reported gone: were pods of several services stopped together (a drain)?
+    if len(services) < 2 or not set(services) & set(degraded):
+        # no node reported gone: were pods of several services stopped together (a drain)? The stopped ones need
+        # not be those that degraded (a store that lost its state is steady; its callers fail): then the operation
+        # that stopped them must be on record
         lost = stopped_together(events)
-        services = _services_of(lost, degraded)
+        services = _services_of(lost, everyone)
         if len(services) < STOPPED_TOGETHER_MIN:
             return
         operation = _operation_logged(run, min(e.at for e in lost))
+        if not operation and not set(services) & set(degraded):
+            return
     examples = [sig.quoted for found_sigs in findings.signatures.values() for sig in found_sigs]
     zones = sorted({z for text in examples for z in _ZONE_RX.findall(text)})
     onset = min(e.at for e in lost)
+    if not zones and not operation:
+        zones = list(_zones_logged(run, onset) or _zones_of_pods(run, {e.object_name for e in lost}, onset))
     findings.node_loss = NodeLoss(
         at=onset,
         reasons=tuple(dict.fromkeys(e.reason for e in sorted(lost, key=lambda e: e.at))),
         services=tuple(services),
-        zones=tuple(zones[:2]) or (() if operation else _zones_logged(run, onset)),
+        zones=tuple(zones[:2]),
         operation=operation,
     )
+
+
+def _zones_of_pods(run: ProbeRun, pods: set[str], at: datetime) -> tuple[str, ...]:
+    """Where the lost pods ran, from their own lines before they went away (a line carries its pod's placement:
+    pod, node and zone fields): the zone most of them were in; () when no line says."""
+    if "query_logs" not in run.tools or not pods:
+        return ()
+    thought = (
+        f"Kubernetes lost {len(pods)} pods at {at:%H:%M} UTC; their own lines before then say which nodes and zone "
+        "they ran in: reading every service's lines of the minutes before."
+    )
+    args = {"service": "*", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at), "limit": 200}
+    summary = logs_of(step) if (step := run.probe(thought, "query_logs", args)) is not None else None
+    entries = [line.entry for line in summary.newest] if summary is not None else []
+    placed = [dict(e.fields) for e in entries]
+    counted = Counter(f["zone"] for f in placed if f.get("pod") in pods and f.get("zone"))
+    return tuple(zone for zone, _ in counted.most_common(1))
 
 
 def _services_of(events: Sequence[KubeEvent], services: Sequence[str]) -> list[str]:
@@ -127,7 +155,9 @@ def _operation_logged(run: ProbeRun, at: datetime) -> str:
     }
     step = run.probe(thought, "query_logs", args)
     lines = log_lines_in(step) if step is not None else []
-    return lines[0] if lines else ""
+    # a cordon only stops new pods landing; the drain or eviction is what stopped these
+    stopping = [line for line in lines if _STOPPING_RX.search(line)]
+    return (stopping or lines or [""])[0]
 
 
 def _zones_logged(run: ProbeRun, at: datetime) -> tuple[str, ...]:

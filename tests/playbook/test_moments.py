@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -94,3 +94,12 @@ def test_a_time_later_today_than_now_never_makes_an_empty_window() -> None:
     early = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
     window = window_from_question("readings are missing and settlement needs them this afternoon by 18:00", early)
     assert window.range_arg == "24h" and window.end == early
+
+
+def test_the_symptoms_own_span_outranks_a_time_of_day_said_for_something_else() -> None:
+    now = datetime(2026, 11, 29, 23, 30, tzinfo=UTC)
+    said = "500s for the past half hour or so. the database ran a migration this morning, could that be it?"
+    assert moment_from_question(said, now) == now - timedelta(minutes=30)
+    assert moment_from_question("timing out for the last ~25 min", now) == now - timedelta(minutes=25)
+    assert moment_from_question("slow over the last hour", now) == now - timedelta(hours=1)
+    assert moment_from_question("errors over the last 24 hours", now) is None  # a range to look over, not a start

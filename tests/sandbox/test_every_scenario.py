@@ -54,6 +54,9 @@ SIGNAL_PROMQL = {
     "replication_lag_s": 'avg(pg_replication_lag_seconds{service="$s"})',
     "db_longest_transaction_s": 'avg(pg_stat_activity_max_tx_duration{service="$s"})',
     "db_exclusive_locks": 'sum(pg_locks_count{service="$s",mode="accessexclusivelock"})',
+    "disk_used_gb": 'avg(node_filesystem_size_bytes{service="$s"} - node_filesystem_avail_bytes{service="$s"})',
+    "client_calls_per_s": 'sum(rate(http_client_requests_seconds_count{service="$s"}[5m]))',
+    "client_retries_per_s": 'sum(rate(http_client_retries_total{service="$s"}[5m]))',
 }
 SHORT_MINUTES = 8  # an effect that ends sooner is read at its peak, diluted by the 5 min rate() window
 

@@ -149,6 +149,7 @@ _LOG_SYMPTOMS = (
     (THROTTLING, re.compile(r"\b429\b|too many requests|rate.?limit|throttl|quota", re.I)),
     (GC, re.compile(r"\bgc\b|garbage collect|gc pause|pause young|allocation failure", re.I)),
     (DISK, re.compile(r"no space left|disk (?:full|usage)|filesystem .*full", re.I)),
+    (MEMORY, re.compile(r"outofmemory|out of memory|heap space|oomkill|memory limit exceeded", re.I)),
     (BACKLOG, re.compile(r"\blag\b|backlog|queue (?:depth|length|full|is growing)|behind by", re.I)),
     (
         CONNECTIONS,
@@ -160,7 +161,7 @@ _LOG_SYMPTOMS = (
 
 
 def symptoms_in_text(text: str) -> set[str]:
-    """The saturation symptoms a log line reports (throttling, GC pauses, a full disk, a backlog)."""
+    """The saturation symptoms a log line reports (throttling, GC pauses, a full disk, a heap run out, a backlog)."""
     return {symptom for symptom, rx in _LOG_SYMPTOMS if rx.search(text)}
 
 
@@ -178,3 +179,21 @@ def last_part(key: str) -> str:
 def delay_words(cls: str) -> str:
     """Why a change of this class can act hours after it landed ("" for a class that acts within minutes)."""
     return _DELAY_WORDS.get(cls, "")
+
+
+_GENERIC_WORDS = {"seconds", "total", "count", "bytes", "size", "maximum", "minimum", "http", "server", "value"}
+
+
+def _words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return {w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if len(w) >= 3 and w not in _GENERIC_WORDS}
+
+
+def shares_a_word(metric: str, key: str) -> bool:
+    """Whether a metric name and a config key name the same thing: a word in common, or one word the start of the
+    other ("hikari" and "hikaricp") when the shorter has five letters or more."""
+    return any(
+        a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
+        for a in _words(metric)
+        for b in _words(key)
+    )

@@ -24,6 +24,9 @@ from typing import ClassVar, Literal, Protocol, TypeVar
 
 import tools.analysis.changeclass as changeclass
 from tools.analysis.configdiff import KeyChange
+from tools.analysis.placement import SURGE_RATIO as SURGE_RATIO
+from tools.analysis.placement import is_surge as is_surge
+from tools.analysis.placement import surge_reasons as surge_reasons
 from tools.analysis.reasons import CLOSE, Reason, place_reason, score_of
 from tools.base import ToolData
 from tools.timerange import TimeWindow, iso_z
@@ -33,9 +36,6 @@ TREND_LOOKBACK = timedelta(hours=6)  # a leak or a creeping trend: hours before 
 # A cap met by the daily load, a log volume filling a disk, a retry setting waiting for a blip: up to a day and more
 # before the onset (only changes whose class can wait that long count from there; changeclass.DELAYED).
 DELAYED_LOOKBACK = timedelta(hours=30)
-SURGE_RATIO = 1.5  # a caller's traffic at least x1.5 counts as a surge
-SURGE_BEFORE = timedelta(minutes=20)  # a surge this long before the onset, or up to SURGE_AFTER after it, counts
-SURGE_AFTER = timedelta(minutes=5)
 MAX_DIFFS = 4  # the diffs read per ranking (each is one tool call)
 # The symptoms assumed when the caller names none: what the golden signals show.
 GOLDEN_SYMPTOMS = frozenset({changeclass.LATENCY, changeclass.ERRORS})
@@ -137,12 +137,19 @@ def lookback_words(lookback: timedelta) -> str:
 
 
 def deploys_to_read(
-    deploys: Iterable[D], near: Sequence[str], target: str, onset: datetime, lookback: timedelta
+    deploys: Iterable[D],
+    near: Sequence[str],
+    target: str,
+    onset: datetime,
+    lookback: timedelta,
+    degraded: Sequence[str] = (),
 ) -> list[D]:
-    """The deploys worth a diff: in the neighbourhood and the lookback, the asked service's first, nearest first."""
+    """The deploys worth a diff: in the neighbourhood and the lookback, the asked service's first, then those of the
+    services that degraded (a leak hours old in the service that degraded outranks a fresh deploy of a steady one),
+    nearest first."""
     start = onset - lookback
     found = [d for d in deploys if d.service in near and d.at is not None and start <= d.at <= onset]
-    found.sort(key=lambda d: (d.service != target, onset - d.at if d.at else lookback))
+    found.sort(key=lambda d: (d.service != target, d.service not in degraded, onset - d.at if d.at else lookback))
     return found[:MAX_DIFFS]
 
 
@@ -241,41 +248,10 @@ def saturation_reasons(saturated: Sequence[tuple[str, str]], changes: Sequence[K
     (a pool's size and that pool's pending connections share a word). `saturated` is (metric, its change in the
     words the metric tool printed)."""
     for metric, described in saturated:
-        key = next((c for c in meaningful_changes(changes) if _shares_a_word(metric, c.key)), None)
+        key = next((c for c in meaningful_changes(changes) if changeclass.shares_a_word(metric, c.key)), None)
         if key is not None:
             return [Reason(3, f"{described}, and its diff changed {key.key} {key.old} → {key.new}, which sizes it")]
     return [Reason(1, f"at the onset {saturated[0][1]}")] if saturated else []
-
-
-_GENERIC_WORDS = {"seconds", "total", "count", "bytes", "size", "maximum", "minimum", "http", "server", "value"}
-
-
-def _words(name: str) -> set[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return {w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if len(w) >= 3 and w not in _GENERIC_WORDS}
-
-
-def _shares_a_word(metric: str, key: str) -> bool:
-    """Whether a metric name and a config key name the same thing: a word in common, or one word the start of the
-    other ("hikari" and "hikaricp") when the shorter has five letters or more."""
-    return any(
-        a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
-        for a in _words(metric)
-        for b in _words(key)
-    )
-
-
-def is_surge(ratio: float, at: datetime, onset: datetime) -> bool:
-    """A caller's traffic change is a surge that can explain the onset: big enough, and just before it."""
-    return ratio >= SURGE_RATIO and onset - SURGE_BEFORE <= at <= onset + SURGE_AFTER
-
-
-def surge_reasons(caller: str, dependency: str, target: str, change: str) -> list[Reason]:
-    """`change` says what the caller's traffic did, in the words the metric tool printed."""
-    return [
-        Reason(2, change),
-        Reason(3, f"{caller} shares {dependency} with {target}, and {dependency} degraded at the onset"),
-    ]
 
 
 def render_ranking(found: ChangeRanking) -> str:

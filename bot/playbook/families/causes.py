@@ -38,7 +38,7 @@ def node_cause(loss: NodeLoss) -> str:
         )
     return (
         f"nodes{where} went away at {loss.at:%H:%M} UTC, no deploy caused this: Kubernetes reports "
-        f"{', '.join(loss.reasons)} for the pods of {', '.join(loss.services)}, which degraded together"
+        f"{', '.join(loss.reasons)} for the pods of {', '.join(loss.services)} on them"
     )
 
 

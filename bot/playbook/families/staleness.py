@@ -26,6 +26,7 @@ _STALE_RX = re.compile(
 )
 NEW_AFTER = timedelta(minutes=30)  # a warning first seen this long after the window began is new in it
 PRODUCER_BEFORE = timedelta(hours=2)  # the producer's trouble starts before its consumers notice
+PRODUCER_HOPS = 3
 
 
 def check_staleness(run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str) -> None:
@@ -47,7 +48,9 @@ def check_staleness(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     stale = next((s for s in new if _STALE_RX.search(s.template)), None)
     if stale is None:
         return
-    near = [s for s in ranking.neighbourhood(topology, target) if s != target]
+    # data flows further than calls: the consumer that fills the store the asked service's backend reads sits three
+    # hops away (asked -> query -> store <- consumer); one the stale line names is read first
+    near = [s for s in ranking.neighbourhood(topology, target, hops=PRODUCER_HOPS) if s != target]
     for producer in sorted(near, key=lambda s: (not _named_in(s, stale.template), near.index(s))):
         error = _producer_error(run, producer, stale)
         if error is not None:

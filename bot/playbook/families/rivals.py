@@ -1,0 +1,106 @@
+"""An operation someone ran and a deploy, weighed against each other on the same evidence.
+
+An operation (a campaign started, a job run by hand) is a rival to a deploy, not a fallback for when no deploy is
+found: it is scored like one. It counts for its timing, for the actor on record, for where its service sits (a caller
+of a dependency that changed at the onset, shared with the asked service) and for what the errors since the onset name
+in common with its line (an account, a table, a host). A deploy, in turn, counts against itself when the dependency its
+service shares with others took more load at the onset and its own service did not: the extra load came from another
+caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+import tools.analysis.ranking as ranking
+from bot.playbook.families.hypotheses import Operation
+from bot.playbook.findings import Findings, Suspect
+from tools.analysis.reasons import CLOSE, Reason
+
+# An identifier worth matching between two lines: a word with a dash, an underscore, a dot or a digit inside it and at
+# least six characters (an account, a table, a host), not a bare English word that any two lines share.
+_IDENTIFIER_RX = re.compile(r"(?<![\w.-])(?=[\w.-]*[-_.\d])[A-Za-z][\w.-]{4,}\w(?![\w-])")
+
+
+def operation_suspect(
+    findings: Findings, topology: Mapping[str, Sequence[str]], target: str, operation: Operation, onset: datetime
+) -> Suspect:
+    """The operation as a suspect: timing, actor, the shared dependency that changed, identifiers the errors share."""
+    suspect = Suspect(operation.describe(), operation.service)
+    close = abs(onset - operation.at) <= CLOSE
+    timing = f"it ran at {operation.at:%H:%M} UTC, {'at' if close else 'well before'} the onset at {onset:%H:%M} UTC"
+    suspect.add([Reason(2 if close else 1, timing), Reason(1, f"{operation.actor} is on record as running it")])
+    suspect.add(_shared_change(findings, topology, operation.service, target))
+    shared = _shared_identifier(operation.line, findings)
+    if shared:
+        suspect.add([Reason(2, f"the errors since the onset name what it touched: {shared}")])
+    return suspect
+
+
+def _shared_change(
+    findings: Findings, topology: Mapping[str, Sequence[str]], service: str, target: str
+) -> list[Reason]:
+    """+3 when `service` calls a dependency that `target` calls too and whose traffic rose at the onset."""
+    for dependency in topology.get(service, ()):
+        if dependency in topology.get(target, ()) and _load_rose(findings, dependency):
+            why = f"{service} shares {dependency} with {target}, and {dependency}'s traffic rose at the onset"
+            return [Reason(3, why)]
+    return []
+
+
+def _load_rose(findings: Findings, service: str) -> bool:
+    traffic = findings.roles.get("traffic", "")
+    health = findings.health.get(service)
+    point = health.changed(traffic) if health is not None and traffic else None
+    return point is not None and point.ratio >= ranking.SURGE_RATIO
+
+
+def _shared_identifier(line: str, findings: Findings) -> str:
+    """An identifier the operation's line and a log signature since the onset both name ("" when none)."""
+    mine = {m.casefold() for m in _IDENTIFIER_RX.findall(line)}
+    for signatures in findings.signatures.values():
+        for sig in signatures:
+            common = mine & {m.casefold() for m in _IDENTIFIER_RX.findall(sig.quoted)}
+            if common:
+                return sorted(common, key=len)[-1]
+    return ""
+
+
+def load_from_elsewhere(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:
+    """-2 for a deploy of `service` when a dependency it shares with another caller took more load at the onset
+    while `service`'s own traffic stayed level: its change did not send that load."""
+    traffic = findings.roles.get("traffic", "")
+    own = findings.health.get(service)
+    if not traffic or own is None or own.readings.get(traffic) is None or own.changed(traffic) is not None:
+        return []
+    for dependency in topology.get(service, ()):
+        shared = any(dependency in callees for caller, callees in topology.items() if caller != service)
+        if shared and _load_rose(findings, dependency):
+            return [
+                Reason(
+                    -2,
+                    f"{dependency}'s traffic rose at the onset while {service}'s own stayed level: the extra load "
+                    "came from another caller",
+                )
+            ]
+    return []
+
+
+def retry_reasons(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:
+    """+2 for a retry or timeout change in `service` when a service it calls took more traffic at the onset: retries
+    multiply the calls into a callee that fails, and the callee's traffic shows it (the mechanism, seen)."""
+    traffic = findings.roles.get("traffic", "")
+    for callee in topology.get(service, ()):
+        health = findings.health.get(callee)
+        point = health.changed(traffic) if health is not None and traffic else None
+        if point is not None and point.ratio >= ranking.SURGE_RATIO:
+            return [
+                Reason(
+                    2,
+                    f"its retry setting multiplies {service}'s calls into {callee}, whose traffic rose at the onset "
+                    f"({health.describe(traffic, point) if health else ''})",
+                )
+            ]
+    return []
