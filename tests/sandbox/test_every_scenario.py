@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import pytest
@@ -134,7 +135,7 @@ def _assert_timeline_visible(box: RunningSandbox) -> None:
         if to == 0:  # a service that stopped serving: its rate falls to (next to) nothing
             assert after < 0.05 * before, label
             continue
-        expected = math.log(to / base)
+        expected = math.log(to / _composed_before(scenario.timeline, effect, base))
         if scenario.noise is not None and abs(expected) < math.log(1.5):
             continue  # a small effect in a noisy scenario with a daily curve hides in the noise by design
         if abs(expected) < math.log(1.05):  # effects that compose back to the baseline: it reads as the baseline
@@ -142,6 +143,22 @@ def _assert_timeline_visible(box: RunningSandbox) -> None:
             continue
         moved = math.log(max(after, 1e-9) / max(before, 1e-9))
         assert moved * expected > 0 and abs(moved) >= 0.3 * abs(expected), label
+
+
+def _composed_before(timeline: Sequence[Effect], effect: Effect, base: float) -> float:
+    """The level the timeline set just before `effect` is measured (30 minutes before it starts): the `to` of an
+    earlier effect on the same series still running then (a leak's ramp before the OOM saw), else the baseline."""
+    before = min(effect.at_minutes, 0) - 30
+    running = [
+        e
+        for e in timeline
+        if e is not effect
+        and (e.service, e.metric, e.scoped) == (effect.service, effect.metric, effect.scoped)
+        and e.at_minutes <= before
+        and (e.end_minutes is None or e.end_minutes > before)
+        and e.at_minutes < effect.at_minutes
+    ]
+    return max(running, key=lambda e: e.at_minutes).to if running else base
 
 
 def _scope(effect: Effect, op: str) -> str:
