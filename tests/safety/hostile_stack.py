@@ -197,7 +197,9 @@ def invalid_backend_calls(stack: Stack, calls: list[tuple[str, tuple[Any, ...], 
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # where query_deploy_records looks back from when its window is empty
-_HOSTILE_FRAGMENTS = ("vector(1)", "job=~", "$(", "../", "DROP", "<!", "__import__", "etc/passwd")
+# Fragments of the hostile payloads themselves: "DROP_TABLE" as the injection writes it, not the word DROP, which the
+# playbook's own search for hand-run DDL in the logs (VACUUM OR ALTER OR ... OR DROP) rightly holds.
+_HOSTILE_FRAGMENTS = ("vector(1)", "job=~", "$(", "../", "DROP_TABLE", "<!", "__import__", "etc/passwd")
 
 
 def _window_problems(name: str, times: list[datetime]) -> list[str]:
