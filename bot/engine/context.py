@@ -117,7 +117,7 @@ def _evidence_between(text: str, head: str, tail: str, evidence: Sequence[tuple[
     kept: list[tuple[int, str]] = []
     used = 0
     for index, line in evidence:
-        if first <= index <= last and used + len(line) + 1 <= max_chars + 1:
+        if first <= index <= last and used + len(line) <= max_chars:
             kept.append((index, line))
             used += len(line) + 1
     return "\n".join(line for _, line in sorted(kept, key=lambda k: k[0]))  # stable: a diff file label first

@@ -149,7 +149,7 @@ def _delayed_suspect(
     if deploy.service not in findings.signatures:
         why = f"{deploy.service} changed {suspect.key_changes[0].key} hours before: do its logs say so? "
         check_logs(run, findings, deploy.service, ("the onset", onset), why=why)
-    signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]
+    signatures = [(sig.text, sig.quoted) for sig in _all_signatures(findings)]
     suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures, symptoms_of(findings)))
     suspect.key_changes = ranking.meaningful_changes(suspect.key_changes, symptoms_of(findings), delayed=True)
     own = [(sig.text, sig.quoted) for sig in findings.signatures.get(deploy.service, ())]
@@ -216,7 +216,7 @@ def _score_deploy(run: ProbeRun, findings: Findings, target: str, deploy: Deploy
     suspect.add(placement.origin_reasons(deploy.service, target, findings.origin))
     _read_diff(run, suspect, deploy, f"Reading the diff of {deploy.service} {deploy.version} to weigh it as a suspect.")
     # matched on the template, cited as the concrete example (it can be checked against the logs)
-    signatures = [(sig.text, sig.quoted) for found in findings.signatures.values() for sig in found]
+    signatures = [(sig.text, sig.quoted) for sig in _all_signatures(findings)]
     symptoms = symptoms_of(findings)
     suspect.add(ranking.diff_reasons(suspect.key_changes, suspect.risky_lines, signatures, symptoms))
     suspect.key_changes = ranking.meaningful_changes(suspect.key_changes, symptoms) or suspect.key_changes

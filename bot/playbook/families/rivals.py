@@ -51,10 +51,15 @@ def _shared_change(
 
 
 def _load_rose(findings: Findings, service: str) -> bool:
+    return bool(_traffic_rise(findings, service))
+
+
+def _traffic_rise(findings: Findings, service: str) -> str:
+    """How `service`'s traffic rose at the onset ("" when it did not rise by a surge's ratio)."""
     traffic = findings.roles.get("traffic", "")
     health = findings.health.get(service)
     point = health.changed(traffic) if health is not None and traffic else None
-    return point is not None and point.ratio >= ranking.SURGE_RATIO
+    return health.describe(traffic, point) if health and point and point.ratio >= ranking.SURGE_RATIO else ""
 
 
 def _shared_identifier(line: str, findings: Findings) -> str:
@@ -91,16 +96,9 @@ def load_from_elsewhere(findings: Findings, topology: Mapping[str, Sequence[str]
 def retry_reasons(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:
     """+2 for a retry or timeout change in `service` when a service it calls took more traffic at the onset: retries
     multiply the calls into a callee that fails, and the callee's traffic shows it (the mechanism, seen)."""
-    traffic = findings.roles.get("traffic", "")
     for callee in topology.get(service, ()):
-        health = findings.health.get(callee)
-        point = health.changed(traffic) if health is not None and traffic else None
-        if point is not None and point.ratio >= ranking.SURGE_RATIO:
-            return [
-                Reason(
-                    2,
-                    f"its retry setting multiplies {service}'s calls into {callee}, whose traffic rose at the onset "
-                    f"({health.describe(traffic, point) if health else ''})",
-                )
-            ]
+        rise = _traffic_rise(findings, callee)
+        if rise:
+            why = f"its retry setting multiplies {service}'s calls into {callee}, whose traffic rose at the onset"
+            return [Reason(2, f"{why} ({rise})")]
     return []
