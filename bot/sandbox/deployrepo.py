@@ -72,6 +72,26 @@ def baseline_deploys(scenario: Scenario) -> list[Deploy]:
     return out
 
 
+def baseline_clashes(scenario: Scenario) -> list[str]:
+    """A deploy that reuses a version without being a rollback. The sandbox deploys each service's `version` and its
+    two predecessors itself; a scenario may roll back to a version that ran before (another one runs in between),
+    but not to one of those predecessors (the author never saw them), and not deploy the running version again."""
+    problems, running, seen = [], dict[str, str](), set[tuple[str, str]]()
+    predecessors = {(d.service, d.version) for d in baseline_deploys(scenario)}
+    predecessors -= {(s.name, s.version) for s in scenario.services}
+    for deploy in sorted([*baseline_deploys(scenario), *scenario.deploys], key=lambda d: d.at_minutes):
+        key = (deploy.service, deploy.version)
+        if key in seen and (key in predecessors or running.get(deploy.service) == deploy.version):
+            problems.append(
+                f"deploy {deploy.service} {deploy.version}: that version is already deployed (the sandbox deploys"
+                " the service's `version`, running before the incident, after two predecessors); give this deploy"
+                " a later version, or lower the service's `version`"
+            )
+        seen.add(key)
+        running[deploy.service] = deploy.version
+    return problems
+
+
 def build_deploy_repo(scenario: Scenario, repo: Path, now: datetime) -> list[DeployRecord]:
     """Create the repository at `repo` (must not exist) and return every deploy, oldest first."""
     incident = scenario.incident_at(now)
@@ -182,7 +202,10 @@ def _deploy(svc: Service, deploy: Deploy, repo: Path, at: datetime, previous: st
     run_git(repo, "add", "-A")
     commit = _commit(repo, f"{svc.name}: {deploy.summary} ({deploy.version})", deploy.author, at)
     tag = f"{svc.name}/{deploy.version}"
-    run_git(repo, "tag", "-a", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at)
+    # a rollback redeploys a version that ran before: its tag moves to the deploy that brings it back
+    run_git(
+        repo, "tag", "-a", "-f", tag, "-m", f"{deploy.summary}\n\nauthor: {deploy.author}", author=deploy.author, at=at
+    )
     diff = run_git(repo, "diff", f"{svc.name}/{previous}", tag, "--", f"services/{svc.name}") if previous else ""
     return DeployRecord(
         svc.name, deploy.version, previous, at, deploy.author, deploy.summary, commit, diff, deploy.red_herring, image

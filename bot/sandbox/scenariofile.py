@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from bot.sandbox.cluster import cluster_from_dict, cluster_problems
+from bot.sandbox.deployrepo import baseline_clashes
 from bot.sandbox.exporters.catalog import LABEL_KEYS, RUNTIMES, SIGNALS
 from bot.sandbox.scenario import (
     LOG_FORMATS,
@@ -115,6 +116,7 @@ def scenario_problems(scenario: Scenario, raw: dict[str, Any]) -> list[str]:
     problems += _signal_problems(scenario)
     problems += _log_problems(scenario)
     problems += _deploy_problems(scenario)
+    problems += baseline_clashes(scenario)
     problems += _pod_problems(scenario, raw)
     for key in ("noise", "daily_amplitude"):
         value = getattr(scenario, key)
@@ -217,6 +219,11 @@ def _log_problems(scenario: Scenario) -> list[str]:
         if pattern.every_minutes and not 0 < pattern.for_minutes < pattern.every_minutes:
             problems.append(f"{what}: needs 0 < for_minutes < every_minutes")
         problems += [f"{what}: field {k!r} is a field every document has" for k in pattern.fields if k in _DOC_FIELDS]
+        problems += [
+            f'{what}: field {k!r} must be text (write {k} = "{v}")'
+            for k, v in pattern.fields.items()
+            if not isinstance(v, str)
+        ]
         problems += _scope_problems(scenario, pattern, what)
     return problems
 

@@ -14,6 +14,7 @@ import pytest
 
 from bot.config import Settings
 from bot.sandbox.apprepo import build_app_repo
+from bot.sandbox.deployrepo import build_deploy_repo
 from bot.sandbox.scenario import CodeCommit, ScenarioError, load_scenario, scenario_from_dict
 from bot.sandbox.state import SandboxInfo
 from bot.wiring import sandbox_overrides
@@ -80,6 +81,16 @@ def test_a_rollback_to_a_built_image_adds_no_commits(tmp_path: Path) -> None:
     # deploys: v2.9.0 at -30, back to v2.8.0 at -10 (nothing built), v2.8.1 at -3 (the branch's tip)
     assert _git(repo, "rev-parse", "refs/heads/order").strip() == _git(repo, "rev-parse", "order/v2.8.1").strip()
     assert _git(repo, "merge-base", "--is-ancestor", "order/v2.8.0", "order/v2.9.0") == ""  # the old tag stays put
+
+
+def test_a_rollback_builds_in_the_deploy_repository_and_its_tag_moves_to_the_rollback(tmp_path: Path) -> None:
+    raw = _with_deploy()
+    raw["deploys"].append({"service": "order", "version": "v2.8.0", "at_minutes": -10, "author": "ann", "summary": "r"})
+    records = build_deploy_repo(scenario_from_dict(raw), tmp_path / "deploys", NOW)
+    order = [(r.version, r.previous_version) for r in records if r.service == "order"]
+    assert order[-3:] == [("v2.9.0", "v2.8.0"), ("v2.8.0", "v2.9.0"), ("v2.8.1", "v2.8.0")]
+    rollback = next(r for r in records if r.service == "order" and r.previous_version == "v2.9.0")
+    assert _git(tmp_path / "deploys", "rev-parse", "order/v2.8.0^{commit}").strip() == rollback.commit
 
 
 def _info(folder: Path) -> SandboxInfo:

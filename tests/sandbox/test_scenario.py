@@ -138,6 +138,14 @@ EFFECT = {"service": "order", "at_minutes": 0}
         ),
         (
             {
+                "deploys": [
+                    {"service": "order", "version": "v2.7.3", "at_minutes": -2000, "author": "a", "summary": "s"}
+                ]
+            },
+            r"deploy order v2.7.3: that version is already deployed .* give this deploy a later version",
+        ),
+        (
+            {
                 "logs": [
                     {
                         "service": "order",
@@ -150,6 +158,21 @@ EFFECT = {"service": "order", "at_minutes": 0}
                 ]
             },
             "field 'message' is a field every document has",
+        ),
+        (
+            {
+                "logs": [
+                    {
+                        "service": "order",
+                        "level": "INFO",
+                        "logger": "l",
+                        "message": "m",
+                        "per_minute": 1,
+                        "fields": {"pid": 4242},
+                    }
+                ]
+            },
+            r"field 'pid' must be text \(write pid = \"4242\"\)",
         ),
         (
             {"order": {"replicas": 4}, "kubernetes": {"pods": [{"service": "order", "replicas": 3}]}},
