@@ -127,10 +127,12 @@ def request_of(route: str, asked: frozenset[str]) -> Request:
 def also_asked(asked: frozenset[str]) -> Request:
     """A smaller request inside a message routed to diagnose: a text to write, an investigation declined or scoped
     to one value, a cause already known, one value of a past window, an alert or a term to explain, venting,
-    laughter, or an alert the writer says they have taken."""
+    laughter, or an alert the writer says they have taken; the bot's own run stopped (fifth edition)."""
+    if "halt" in asked:
+        return "command"
     if "write" in asked:
         return "write"
-    if asked & {"no_dig", "only", "known", "past_value"}:
+    if asked & {"no_dig", "only", "known", "past_value", "for_text"}:
         return "lookup"
     if "concept" in asked and "why" not in asked:
         return "explain"

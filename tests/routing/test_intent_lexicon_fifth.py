@@ -8,6 +8,7 @@ import pytest
 
 from bot.routing.cues import FIFTH, compiled_cues
 from bot.routing.features import FeatureSpec, cue_names, features_from_text
+from bot.routing.intent import also_asked
 from bot.routing.lexicon import ASKED_CUES
 
 
@@ -98,3 +99,15 @@ def test_the_fifth_edition_only_appends_and_an_older_artifact_keeps_its_own() ->
     assert features_from_text(text, FeatureSpec(lexicon=4)) != features_from_text(text, FeatureSpec(lexicon=5))
     plain = "why is order slow since 15:05?"
     assert features_from_text(plain, FeatureSpec(lexicon=4)) == features_from_text(plain, FeatureSpec(lexicon=5))
+
+
+@pytest.mark.parametrize(
+    ("text", "also"),
+    [
+        ("para de investigar, opsbot, ya lo encontramos", "command"),
+        ("for the post-mortem: what was the error rate at 10:05 when checkout broke?", "lookup"),
+        ("keine Zusammenfassung bitte, warum ist der Export abgebrochen?", ""),  # the text declined: nothing smaller
+    ],
+)
+def test_a_message_routed_to_diagnose_with_a_smaller_request_asks_the_cheap_model_first(text: str, also: str) -> None:
+    assert also_asked(frozenset(_cues(text))) == also
