@@ -3,7 +3,8 @@ here, Spanish, Portuguese, French and German and the cues of what a message asks
 
 They are features, not rules: the model learns how much each cue, and each pair of cues, counts for each route.
 With a few hundred examples, character n-grams alone cannot know that 宕机 and "crash-looping" are the same kind of
-word; a cue says so once. Chosen by cross-validation on the train split only (see training.TrainOptions).
+word; a cue says so once. Chosen by cross-validation on the train split only (see training.TrainOptions). The fifth
+edition's words (`FIFTH`) live here, beside the scope of a negation, which reads a declined text or value as declined.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from collections.abc import Sequence
 
 from bot.routing.lexicon import ASKED, FOURTH, MORE, STATED, THIRD, WIDER
 
-LEXICON = 4  # what a model trained now reads (an artifact records its own); edition 3 alone showed no net gain by
-# leave-one-writer-out, with the fourth it is adopted (bot/routing/training.py)
+LEXICON = 5  # what a model trained now reads (an artifact records its own); edition 3 alone showed no net gain by
+# leave-one-writer-out, with the fourth it is adopted, and the fifth with six outside writers (bot/routing/training.py)
 
 _PATTERNS: dict[str, str] = {
     # a state that changed for the worse (metric names alone are not symptoms: "latency" is also a lookup)
@@ -176,6 +177,36 @@ _PATTERNS: dict[str, str] = {
 }
 
 
+# The fifth edition, from six outside writers' leave-out errors: the bot's own run stopped or hushed ("halt"), a value
+# asked for a text the writer is writing ("for_text": "for the report, when did the first alert fire"), a text asked
+# for in a style or for an audience, an incident handled by the writer, a metric back to normal.
+FIFTH: dict[str, str] = {
+    "halt": r"^(stop|cancel|abort|enough|shut up|be quiet|hush|stopp|annule|arr[êe]te|cancela|cancele)\b|"
+    r"^(para|pare)([,.!]|$)|\b(stop|cancel|abort) (that|the|this|your|it|investigating|digging|posting)\b|\bshut up\b|"
+    r"\b(para|pare|deja|dej[aá]) de (investigar|analisar|analizar|buscar|procurar|postear|publicar|mandar)|"
+    r"\barr[êe]te (de |l'|ça|tout)|\bannule (l'|la |le |ça|tout)|\bh[öo]r auf|\bbrich .{0,30}\bab\b|\babbrechen\b|"
+    r"^停|停止(刚才|这个|那个|排查|分析)|别(跑|查|发)了|先别发|取消(刚才|这个|那个)|闭嘴",
+    "for_text": r"\bfor (the|my|our|an?) (incident )?(report|post-?mortem|rca|retro|write-?up|timeline|doc|summary)\b|"
+    r"\bpara (el|la|o|a|mi|meu|minha) (informe|relat[óo]rio|post-?mortem|reporte|resumen|resumo)\b|"
+    r"\bpour (le|la|mon|ma|notre) (rapport|post-?mortem|rex|compte[- ]rendu|r[ée]sum[ée])\b|c'est pour (le|la)\b|"
+    r"\bf[üu]r (den|das|die|meinen|unseren|unser) (bericht|report|post-?mortem|protokoll)\b|"
+    r"写.{0,10}(报告|复盘|总结).{0,4}要用|(报告|复盘)(里|要用|里要)",
+    "write": r"^(pls |please |can you |could you )?(write|draft|summari[sz]e|sum up|compose|put together)\b|"
+    r"\b(write|draft|compose) (something|anything|a few|a short|a quick|some)\b|\bsummari[sz]e (what|how|why|"
+    r"everything|today|the)\b|\b0 (sentences|bullets|lines|words) max|\bkeep it (short|non-?technical|simple|brief)|"
+    r"\bnon-?technical\b|\bno jargon\b|\bsin tecnicismos|\bsem jarg[ãa]o|\bsans jargon|\bohne fachchinesisch|"
+    r"不要太技术|通俗(一点|易懂)|写一段|写个|写一份",
+    "taken": r"\b(under control|(got|have) it handled|handling it)\b|\b(la|lo) tengo controlad\w*|\btenemos "
+    r"controlad\w*|\best[aá] controlad\w*|\bsob controle\b|\bsous contr[ôo]le\b|\bunter kontrolle\b|控制住了|我盯着",
+    "resolved": r"\b(normaliz\w*|normalis[ée]\w*|estabiliz\w*|stabilis[ée]\w*|stabilized|back up now)\b|"
+    r"恢复正常|稳定了",
+    # sarcasm: applause at a failure, the "this is fine" of a burning room
+    "vent": r"👏|\bthis is fine\b|\b(totally|perfectly) fine\b",
+    # something writing to a disk, in a gerund ("tá escrevendo", "escribiendo"): a process, not a text asked for
+    "writes": r"\b(escrevendo|escribiendo|writing (to|on|into))\b|\bschreibt (da|auf|in|so viel)",
+}
+
+
 @functools.cache
 def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
     """The cue patterns of a lexicon edition, compiled on the first message (~30 ms): importing the gate, as building
@@ -183,7 +214,8 @@ def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
     lexicon): the English and Chinese cues alone; 1: a cue's words in the other languages join its English and
     Chinese ones, and the request cues follow; 2: the second edition's words join their cues, and the stated cues
     follow; 3: the third edition's words (venting, laughter, status notes) join theirs; 4: the fourth edition's
-    (bot/routing/lexicon.py FOURTH) join theirs, and pasted pages of other alerting tools count as alerts. Each edition
+    (bot/routing/lexicon.py FOURTH) join theirs, and pasted pages of other alerting tools count as alerts; 5: the
+    fifth edition's (FIFTH, above) join theirs, and a declined text or value reads as such (`cues_in`). Each edition
     only appends, so the older cues keep their pair names."""
     merged = dict(_PATTERNS)
     if lexicon >= 1:
@@ -196,6 +228,8 @@ def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
         merged = _joined(merged, THIRD)
     if lexicon >= 4:
         merged = _joined(merged, FOURTH)
+    if lexicon >= 5:
+        merged = _joined(merged, FIFTH)
     return {name: re.compile(pattern) for name, pattern in merged.items()}
 
 
@@ -236,7 +270,29 @@ def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: int = LEXIC
     """The cues found in normalised text (after `found_before`, cues found elsewhere, e.g. in the raw text), and every
     pair of them ("why+symptom"): a linear model cannot form the pairs itself, and "what is" + a metric reads
     differently with and without a symptom. Matched with a space where Chinese meets Latin or digits, so English cues
-    read inside Chinese text too."""
+    read inside Chinese text too. From the fifth edition, a request cue negated in its clause reads "not_<cue>"."""
     norm = _script_seam().sub(" ", norm)
-    found = [*found_before, *(name for name, pattern in compiled_cues(lexicon).items() if pattern.search(norm))]
+    patterns = compiled_cues(lexicon)
+    found = [*found_before, *(name for name, pattern in patterns.items() if pattern.search(norm))]
+    if lexicon >= 5:
+        found = _scoped(norm, found, patterns)
     return found + [f"{a}+{b}" for a, b in itertools.combinations(found, 2)]
+
+
+# A negation before a request word, within its clause: "don't just give me a graph", "keine Zusammenfassung", "不用写"
+_NEGATED = re.compile(
+    r"(\b(don'?t|do not|not|no|never|without|sin|sem|pas( de)?|ne|nicht|kein\w*|ohne|nada de|no hace falta que|"
+    r"n[ãa]o precisa( de)?)\b[^.,;!?:]{0,20}|(不用|不要|别|无需|不需要)[^，,。！？]{0,6})$"
+)
+NEGATABLE = ("write", "only")
+
+
+def _scoped(norm: str, found: list[str], patterns: dict[str, re.Pattern[str]]) -> list[str]:
+    """From the fifth edition, a request cue whose every match is negated within its clause reads as "not_<cue>"
+    (a text or a single value declined: what is left is the larger request)."""
+    out = []
+    for name in found:
+        hits = list(patterns[name].finditer(norm)) if name in NEGATABLE else []
+        negated = bool(hits) and all(_NEGATED.search(norm[max(0, m.start() - 40) : m.start()]) for m in hits)
+        out.append(f"not_{name}" if negated else name)
+    return out

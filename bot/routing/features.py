@@ -58,7 +58,8 @@ class FeatureSpec:
     simplified: bool = True  # Traditional Chinese characters read as Simplified (an older artifact: False)
     # the lexicon's edition (bot/routing/cues.py compiled_cues): 0 before it (an older artifact), 1 the other
     # languages' cues, the request cues and no address, 2 the wider request words and the stated cues, 3 venting,
-    # laughter and status notes, 4 an alert taken, a disk written, other alerting tools' pages, a log line in code
+    # laughter and status notes, 4 an alert taken, a disk written, other alerting tools' pages, a log line in code,
+    # 5 the bot stopped, a value asked for a text, a text's style, a declined text or value (a negation's scope)
     lexicon: int = LEXICON
     ask_weight: float = 0.4  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
 

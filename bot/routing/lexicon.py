@@ -16,6 +16,8 @@ Two parts, both features of the intent classifier (bot/routing/cues.py merges th
   waved off: chat that names an incident and asks for nothing.
 - The fourth edition (`FOURTH`), written from four outside writers' lines: an alert the writer has taken, and
   something writing to a disk, as cues of their own; changes, lists, help and on-call questions in more words.
+- The fifth edition (bot/routing/cues.py `FIFTH`), from six outside writers' leave-out errors: the bot's run stopped,
+  a value asked for a text being written, a text's style or audience, and the scope of a negation ("not_write").
 
 Patterns read normalised text (lower case, NFKC, digit runs as 0); accents are optional where writers drop them.
 """
@@ -284,4 +286,9 @@ FOURTH: dict[str, str] = {
     r"est[aá] escrevendo)|\b(ce|celui) qui [ée]crit|\bwas schreibt|\bwer schreibt|在写|写入|写满|写盘",
 }
 
-ASKED_CUES = frozenset([*ASKED, *STATED, "laugh", "taken", "writes", "alert", "alert_resolved"])
+ASKED_CUES = frozenset([*ASKED, *STATED, "laugh", "taken", "writes", "alert", "alert_resolved"]) | {
+    "halt",  # the fifth edition's request cues (bot/routing/cues.py FIFTH) and a declined text or value
+    "for_text",
+    "not_write",
+    "not_only",
+}
