@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+import bot.playbook.families.sessions as sessions
 import tools.analysis.ranking as ranking
 from bot.playbook.families.hypotheses import Operation
 from bot.playbook.findings import Findings, Suspect
@@ -36,7 +37,23 @@ def operation_suspect(
     shared = _shared_identifier(operation.line, findings)
     if shared:
         suspect.add([Reason(2, f"the errors since the onset name what it touched: {shared}")])
+    suspect.add(_hold_reasons(findings, operation))
     return suspect
+
+
+def _hold_reasons(findings: Findings, operation: Operation) -> list[Reason]:
+    """+2 when the database records the operation's session holding others up, +2 when the errors since the onset
+    are queries waiting out a lock or a statement timeout (what a statement holding a lock does to the others)."""
+    reasons = []
+    if operation.blocking:
+        reasons.append(Reason(2, "the database records its session holding others up"))
+    waited = next(
+        (sig for found in findings.signatures.values() for sig in found if sessions.LOCK_WAIT_RX.search(sig.text)),
+        None,
+    )
+    if waited is not None and (operation.blocking or sessions.LOCK_WAIT_RX.search(operation.line)):
+        reasons.append(Reason(2, f"the errors since the onset are queries waiting out a lock: {waited.quoted}"))
+    return reasons
 
 
 def _shared_change(
