@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from bot.engine.prompts import load_prompt
 from bot.playbook.collectiongap import gap_evidence
 from bot.playbook.evidence import ChangePoint
-from bot.playbook.families.causes import amplified_failure, flat_or_stale, not_a_release
+from bot.playbook.families.causes import amplified_failure, files_of, flat_or_stale, not_a_release
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 from bot.playbook.flatline import lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
@@ -105,7 +105,7 @@ def _cluster_and_runbook(findings: Findings) -> str:
 def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
     when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC"
     what = [f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3]] + findings.risky_lines[:2]
-    change = f", which changed {'; '.join(what)}" if what else ""
+    change = f", which changed {'; '.join(what)}{files_of(findings.key_changes[:3])}" if what else ""
     top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
     error = f". Top error since: {top.quoted}" if top else ""
     return f"deploy {deploy.service} {deploy.version}{when}{change}{error}"
@@ -127,7 +127,7 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
         when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC"
         changes = [c for c in suspect.key_changes if not c.key.endswith("newTag")] or suspect.key_changes
         what = [f"{c.key} {c.old} → {c.new}" for c in changes[:3]] + suspect.risky_lines[:2]
-        change = f", which changed {'; '.join(what)}" if what else ""
+        change = f", which changed {'; '.join(what)}{files_of(changes[:3])}" if what else ""
         top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
         error = f". Top error since: {top.quoted}" if top else ""
         why = f". Why: {'; '.join(suspect.why)}"
