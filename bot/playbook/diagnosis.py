@@ -30,6 +30,7 @@ from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.operations import check_operations
 from bot.playbook.families.peers import check_refusing_peer
+from bot.playbook.families.received import check_status_received
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
@@ -220,6 +221,8 @@ def _when_flat(
     check_staleness(run, findings, topology, target)
     if findings.stale is None:
         check_status_answered(run, findings, text)
+    if findings.stale is None and findings.status is None:
+        check_status_received(run, findings, topology)
 
 
 def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:
