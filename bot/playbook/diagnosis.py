@@ -27,6 +27,7 @@ import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
+from bot.playbook.families.behind import check_behind
 from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.operations import check_operations
 from bot.playbook.families.peers import check_refusing_peer
@@ -223,6 +224,8 @@ def _when_flat(
         check_status_answered(run, findings, text)
     if findings.stale is None and findings.status is None:
         check_status_received(run, findings, topology)
+    if findings.stale is None and findings.status is None:
+        check_behind(run, findings, topology, target)
 
 
 def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:

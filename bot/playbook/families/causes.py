@@ -103,4 +103,6 @@ def flat_or_stale(findings: Findings) -> tuple[str, bool]:
         return f"Likely cause: {findings.stale.describe()}.", True
     if findings.status is not None:
         return f"Likely cause: {findings.status.describe()}.", findings.status.deploy is not None
+    if findings.operation is not None and findings.behind:
+        return f"Likely cause: {findings.operation.describe()}. What it left behind: {findings.behind}.", True
     return gap_headline(findings) or flat_headline(findings), False
