@@ -120,7 +120,7 @@ def test_a_neighbours_pool_counts_only_when_the_shared_server_ran_out_of_slots()
 
 def _callee(traffic_at: datetime | None, errors_at: datetime | None) -> Findings:
     findings = _findings()
-    readings = {
+    readings: dict[str, list[ChangePoint] | None] = {
         "qps": [ChangePoint(traffic_at, 100.0, 300.0, "req/s", 3.0)] if traffic_at else [],
         "error_rate": [ChangePoint(errors_at, 0.001, 0.2, "ratio", 200.0)] if errors_at else [],
     }

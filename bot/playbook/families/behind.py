@@ -36,8 +36,7 @@ def check_behind(run: ProbeRun, findings: Findings, topology: Mapping[str, Seque
     )
     args = {"service": "*", "level": "ERROR,WARN", "range": run.window.range_arg, "limit": 200}
     step = run.probe(thought, "query_logs", args)
-    summary = logs_of(step) if step is not None else None
-    if summary is None:
+    if step is None or (summary := logs_of(step)) is None:
         return
     found = [*signatures_of(step, "ERROR"), *signatures_of(step, "WARN")]
     behind = [

@@ -65,8 +65,7 @@ def check_status_received(run: ProbeRun, findings: Findings, topology: Mapping[s
     )
     args = {"service": "*", "query": " OR ".join(CODES), "range": run.window.range_arg, "limit": 200}
     step = run.probe(thought, "query_logs", args)
-    summary = logs_of(step) if step is not None else None
-    if summary is None:
+    if step is None or (summary := logs_of(step)) is None:
         return
     found = [*signatures_of(step, "ERROR"), *signatures_of(step, "WARN")]
     # not there all along: first seen well after the window began
