@@ -147,9 +147,11 @@ def _runners_up(findings: Findings) -> list[str]:
     if not others or others[0].score <= 0:
         return lines
     second, why = others[0], others[0].why[0] if others[0].why else ""
+    # a deploy is tested by reverting it; an operation (a session, a campaign) by stopping it
+    test = f"revert it, or compare {winner.service}'s pods or versions" if winner.deploy else "stop it"
     return [
         f"the runner-up: {second.what} (score {second.score}; {why}); what would tell them apart: whether the symptom "
-        f"follows {winner.what} (revert it, or compare {winner.service}'s pods or versions) rather than {second.what}",
+        f"follows {winner.what} ({test}) rather than {second.what}",
         *lines,
     ]
 
