@@ -27,8 +27,11 @@ import tools.analysis.ranking as ranking
 from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
+from bot.playbook.families.behind import check_behind
 from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.operations import check_operations
+from bot.playbook.families.peers import check_refusing_peer
+from bot.playbook.families.received import check_status_received
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
@@ -91,6 +94,7 @@ def run_playbook(
     findings = Findings(window_label=run.window.label, roles=usable_roles(tools, metric_roles or {}))
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
+    check_refusing_peer(run, findings, topology)
     check_nodes(run, findings, sorted({s for caller, callees in topology.items() for s in (caller, *callees)}))
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
@@ -218,6 +222,10 @@ def _when_flat(
     check_staleness(run, findings, topology, target)
     if findings.stale is None:
         check_status_answered(run, findings, text)
+    if findings.stale is None and findings.status is None:
+        check_status_received(run, findings, topology)
+    if findings.stale is None and findings.status is None:
+        check_behind(run, findings, topology, target)
 
 
 def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topology: Mapping[str, Sequence[str]]) -> str:

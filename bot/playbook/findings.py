@@ -186,6 +186,8 @@ class Findings:
     lookback: Lookback | None = None  # the second, wider look when the window was flat (bot/playbook/onset.py)
     log_levels: dict[str, str] = field(default_factory=dict)  # the level each service's signatures were read at
     after_gap: int | None = None  # lines the service logged after a collection gap began (None: not checked)
+    behind: str = ""  # a neighbour's line saying what it reads is behind, when an operation left it so (behind.py)
+    refused_peer: str = ""  # the host (and callee) a refused credential's lines name (families/peers.py)
     node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
     status: StatusAnswered | None = None  # a 4xx the error rate does not count (bot/playbook/families/statuscodes.py)
     stale: Staleness | None = (

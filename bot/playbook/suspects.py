@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 import bot.playbook.families.rivals as rivals
+import bot.playbook.families.sharedload as sharedload
 import tools.analysis.changeclass as changeclass
 import tools.analysis.placement as placement
 import tools.analysis.ranking as ranking
@@ -52,14 +53,22 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     suspects += _surge_suspects(run, findings, topology, target, onset)
     seen = {(s.deploy.service, s.deploy.version) for s in suspects if s.deploy is not None}
     suspects += _delayed_suspects(run, findings, topology, (target, onset), lookback, seen)
+    retried: dict[str, str] = {}  # callee -> the caller whose retry change multiplies its traffic
     for suspect in suspects:  # a retry setting sends more calls with the same traffic in; other changes do not
         if suspect.deploy is None:
             continue
+        suspect.add(sharedload.shared_slots_reasons(findings, topology, suspect, target))
         retries = any(changeclass.class_of(c) == changeclass.TIMEOUT for c in changeclass.expanded(suspect.key_changes))
         if retries:
             suspect.add(rivals.retry_reasons(findings, topology, suspect.service))
+            callee, _ = rivals.retried_callee(findings, topology, suspect.service)
+            if callee:
+                retried.setdefault(callee, suspect.service)
         else:
             suspect.add(rivals.load_from_elsewhere(findings, topology, suspect.service))
+    for suspect in suspects:
+        if suspect.deploy is not None and suspect.service in retried:
+            suspect.add(rivals.retried_into(findings, suspect.service, retried[suspect.service]))
     findings.suspects = sorted(suspects, key=lambda s: -s.score)
 
 

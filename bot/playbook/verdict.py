@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from bot.engine.prompts import load_prompt
 from bot.playbook.collectiongap import gap_evidence
 from bot.playbook.evidence import ChangePoint
-from bot.playbook.families.causes import amplified_failure, flat_or_stale, not_a_release
+from bot.playbook.families.causes import amplified_failure, files_of, flat_or_stale, not_a_release
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 from bot.playbook.flatline import lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
@@ -105,7 +105,7 @@ def _cluster_and_runbook(findings: Findings) -> str:
 def _deploy_cause(findings: Findings, deploy: DeployRecord) -> str:
     when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC"
     what = [f"{c.key} {c.old} → {c.new}" for c in findings.key_changes[:3]] + findings.risky_lines[:2]
-    change = f", which changed {'; '.join(what)}" if what else ""
+    change = f", which changed {'; '.join(what)}{files_of(findings.key_changes[:3])}" if what else ""
     top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
     error = f". Top error since: {top.quoted}" if top else ""
     return f"deploy {deploy.service} {deploy.version}{when}{change}{error}"
@@ -127,7 +127,7 @@ def _suspect_cause(findings: Findings, suspect: Suspect) -> str:
         when = f" at {deploy.at:%Y-%m-%d %H:%M} UTC"
         changes = [c for c in suspect.key_changes if not c.key.endswith("newTag")] or suspect.key_changes
         what = [f"{c.key} {c.old} → {c.new}" for c in changes[:3]] + suspect.risky_lines[:2]
-        change = f", which changed {'; '.join(what)}" if what else ""
+        change = f", which changed {'; '.join(what)}{files_of(changes[:3])}" if what else ""
         top = findings.top_signature(deploy.service) or findings.top_signature(findings.service)
         error = f". Top error since: {top.quoted}" if top else ""
         why = f". Why: {'; '.join(suspect.why)}"
@@ -147,9 +147,11 @@ def _runners_up(findings: Findings) -> list[str]:
     if not others or others[0].score <= 0:
         return lines
     second, why = others[0], others[0].why[0] if others[0].why else ""
+    # a deploy is tested by reverting it; an operation (a session, a campaign) by stopping it
+    test = f"revert it, or compare {winner.service}'s pods or versions" if winner.deploy else "stop it"
     return [
         f"the runner-up: {second.what} (score {second.score}; {why}); what would tell them apart: whether the symptom "
-        f"follows {winner.what} (revert it, or compare {winner.service}'s pods or versions) rather than {second.what}",
+        f"follows {winner.what} ({test}) rather than {second.what}",
         *lines,
     ]
 

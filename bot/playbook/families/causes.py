@@ -10,6 +10,7 @@ credential is the cause, and the deploy that changed something else is not named
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import tools.analysis.changeclass as changeclass
 from bot.playbook.collectiongap import gap_headline
@@ -19,7 +20,7 @@ from bot.playbook.flatline import flat_headline
 from tools.analysis.configdiff import KeyChange
 
 # What a refused credential's error says about the credential itself (a bare 401 can be a bug in the caller).
-_REFUSED_FOR_STATE = re.compile(
+REFUSED_FOR_STATE = re.compile(
     r"\b(?:expired|has expired|revoked|invalid_client|invalid_grant|not yet valid|certificate (?:has )?expired)\b",
     re.IGNORECASE,
 )
@@ -52,16 +53,18 @@ def refused_credential(findings: Findings) -> tuple[str, LogSignature] | None:
     for service in dict.fromkeys(s for s in order if s):
         if findings.log_levels.get(service) != "ERROR":
             continue
-        found = next((sig for sig in findings.signatures.get(service, ()) if _REFUSED_FOR_STATE.search(sig.text)), None)
+        found = next((sig for sig in findings.signatures.get(service, ()) if REFUSED_FOR_STATE.search(sig.text)), None)
         if found is not None:
             return service, found
     return None
 
 
-def credential_cause(service: str, signature: LogSignature) -> str:
-    """The refused credential, with the error that says why; no deploy named (none changed a credential)."""
+def credential_cause(service: str, signature: LogSignature, peer: str = "") -> str:
+    """The refused credential, by whom when the lines name a host, with the error that says why; no deploy named
+    (none changed a credential)."""
+    by = f" by {peer}" if peer else ""
     return (
-        f'a credential {service} uses was refused: {signature.count:,} errors like "{signature.quoted}"; '
+        f'a credential {service} uses was refused{by}: {signature.count:,} errors like "{signature.quoted}"; '
         "no deploy before it changed a credential setting, so the credential's own state (expired, revoked) is the "
         "cause, not a release"
     )
@@ -73,7 +76,7 @@ def not_a_release(findings: Findings) -> str | None:
     if findings.node_loss is not None:
         return node_cause(findings.node_loss)
     refused = refused_credential(findings)
-    return credential_cause(*refused) if refused is not None else None
+    return credential_cause(*refused, findings.refused_peer) if refused is not None else None
 
 
 def amplified_failure(findings: Findings, suspect: Suspect) -> str:
@@ -87,10 +90,19 @@ def amplified_failure(findings: Findings, suspect: Suspect) -> str:
     return f". The failure it amplified: {origin.service} degraded first ({origin.describe(*origin.changes()[0])})"
 
 
+def files_of(changes: Sequence[KeyChange]) -> str:
+    """ " in <file>" for the files the changed settings live in (teams know a setting by its file: a tenant's rules,
+    a client's config); "" for an image bump alone, whose file only carries the version."""
+    files = [c.path for c in changes if c.path and changeclass.class_of(c) != changeclass.IMAGE]
+    return f" in {', '.join(dict.fromkeys(files))}" if files else ""
+
+
 def flat_or_stale(findings: Findings) -> tuple[str, bool]:
     """The asked service did not change: stale data from a producer near it when its lines say so, else flat."""
     if findings.stale is not None:
         return f"Likely cause: {findings.stale.describe()}.", True
     if findings.status is not None:
         return f"Likely cause: {findings.status.describe()}.", findings.status.deploy is not None
+    if findings.operation is not None and findings.behind:
+        return f"Likely cause: {findings.operation.describe()}. What it left behind: {findings.behind}.", True
     return gap_headline(findings) or flat_headline(findings), False

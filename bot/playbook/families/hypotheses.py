@@ -20,10 +20,10 @@ class Operation:
     service: str
     actor: str
     line: str
-    blocking: str = ""  # a line that says sessions wait behind it, when one does
+    blocking: str = ""  # the database's lines that show its session holding others up, when some do
 
     def describe(self) -> str:
-        wait = f'; sessions wait behind it: "{self.blocking}"' if self.blocking else ""
+        wait = f'; the database records its session holding others up: "{self.blocking}"' if self.blocking else ""
         return (
             f"an operation by {self.actor} on {self.service} at {self.at:%H:%M} UTC, no deploy caused this: "
             f'"{self.line}"{wait}'

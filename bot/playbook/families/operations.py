@@ -14,6 +14,7 @@ import re
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
+import bot.playbook.families.sessions as sessions
 from bot.playbook.families.hypotheses import Operation
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.model import LogEntry
@@ -57,15 +58,17 @@ def check_operations(run: ProbeRun, near: Collection[str], onset: datetime) -> O
     acted = [(entry, actor) for entry in entries if (actor := actor_of(entry))]
     if not acted:
         return None
-    first, actor = acted[0]
+    # what an actor ran outranks the session they opened for it ("connection authorized" comes first)
+    first, actor = next(((e, who) for e, who in acted if sessions.ran_a_statement(e)), acted[0])
     waits = [e for e, who in acted if who == actor and e is not first and _WAIT_RX.search(e.message)]
-    return Operation(
+    operation = Operation(
         first.timestamp,
         first.service,
         actor,
         entry_line(first, clock, trace=False),
         entry_line(waits[0], clock, trace=False) if waits else "",
     )
+    return sessions.check_hold(run, operation, first, onset)
 
 
 def actor_of(entry: LogEntry) -> str:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+import bot.playbook.families.sessions as sessions
 import tools.analysis.ranking as ranking
 from bot.playbook.families.hypotheses import Operation
 from bot.playbook.findings import Findings, Suspect
@@ -36,7 +37,23 @@ def operation_suspect(
     shared = _shared_identifier(operation.line, findings)
     if shared:
         suspect.add([Reason(2, f"the errors since the onset name what it touched: {shared}")])
+    suspect.add(_hold_reasons(findings, operation))
     return suspect
+
+
+def _hold_reasons(findings: Findings, operation: Operation) -> list[Reason]:
+    """+2 when the database records the operation's session holding others up, +2 when the errors since the onset
+    are queries waiting out a lock or a statement timeout (what a statement holding a lock does to the others)."""
+    reasons = []
+    if operation.blocking:
+        reasons.append(Reason(2, "the database records its session holding others up"))
+    waited = next(
+        (sig for found in findings.signatures.values() for sig in found if sessions.LOCK_WAIT_RX.search(sig.text)),
+        None,
+    )
+    if waited is not None and (operation.blocking or sessions.LOCK_WAIT_RX.search(operation.line)):
+        reasons.append(Reason(2, f"the errors since the onset are queries waiting out a lock: {waited.quoted}"))
+    return reasons
 
 
 def _shared_change(
@@ -93,12 +110,34 @@ def load_from_elsewhere(findings: Findings, topology: Mapping[str, Sequence[str]
     return []
 
 
-def retry_reasons(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:
-    """+2 for a retry or timeout change in `service` when a service it calls took more traffic at the onset: retries
-    multiply the calls into a callee that fails, and the callee's traffic shows it (the mechanism, seen)."""
+def retried_callee(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> tuple[str, str]:
+    """(a callee of `service` whose traffic rose at the onset, how it rose); ("", "") when none did."""
     for callee in topology.get(service, ()):
         rise = _traffic_rise(findings, callee)
         if rise:
-            why = f"its retry setting multiplies {service}'s calls into {callee}, whose traffic rose at the onset"
-            return [Reason(2, f"{why} ({rise})")]
-    return []
+            return callee, rise
+    return "", ""
+
+
+def retry_reasons(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:
+    """+2 for a retry or timeout change in `service` when a service it calls took more traffic at the onset: retries
+    multiply the calls into a callee that fails, and the callee's traffic shows it (the mechanism, seen)."""
+    callee, rise = retried_callee(findings, topology, service)
+    if not callee:
+        return []
+    why = f"its retry setting multiplies {service}'s calls into {callee}, whose traffic rose at the onset"
+    return [Reason(2, f"{why} ({rise})")]
+
+
+def retried_into(findings: Findings, service: str, caller: str) -> list[Reason]:
+    """-2 for a deploy of `service` whose traffic rose at the onset while a caller changed its retries, unless its own
+    errors rose first: its code does not send it more calls, the caller's retries do (a callee that broke first would
+    show its failures before the retries it drew)."""
+    health = findings.health.get(service)
+    traffic, errors = findings.roles.get("traffic", ""), findings.roles.get("errors", "")
+    rose = health.changed(traffic) if health is not None and traffic else None
+    failed = health.changed(errors) if health is not None and errors else None
+    if rose is None or (failed is not None and failed.ratio > 1 and failed.at <= rose.at):
+        return []
+    why = f"{service}'s traffic rose at the onset with no failure of its own first: {caller}'s retries send it"
+    return [Reason(-2, why)]
