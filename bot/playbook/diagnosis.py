@@ -42,6 +42,7 @@ from bot.playbook.probes import (
     check_saturation,
     iso_from_moment,
 )
+from bot.playbook.runtimeflags import weigh_runtime_flags
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
@@ -183,6 +184,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
+    weigh_runtime_flags(run, findings)
     _operation_at_onset(run, findings, topology, target)
 
 
