@@ -40,12 +40,14 @@ class Staleness:
     producer: str
     error: str  # the producer's error that began before it
     producer_since: datetime
+    change: str = ""  # what changed upstream that the producer's line names, in words ("" when nothing did)
 
     def describe(self) -> str:
+        cause = f"; what changed there: {self.change}" if self.change else ""
         return (
             f"{self.service} itself looks healthy, but what it serves is stale since {self.since:%H:%M} UTC "
             f'("{self.line}"): {self.producer}, which feeds it, has been failing since {self.producer_since:%H:%M} '
-            f'UTC and lags behind its input: "{self.error}"'
+            f'UTC and lags behind its input: "{self.error}"{cause}'
         )
 
 
