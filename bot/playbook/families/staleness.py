@@ -100,3 +100,17 @@ def _producer_error(run: ProbeRun, producer: str, stale: Signature) -> tuple[str
     found = every_signature(step) if step is not None else []
     began = [s for s in found if s.first_at <= stale.first_at and s.first_at - start > timedelta(minutes=1)]
     return (began[0].example.message, began[0].first_at) if began else None
+
+
+def fell_behind(findings: Findings) -> str:
+    """When the walk moved from a healthy asked service to the one that changed, and that one's throughput fell: it
+    stopped keeping up with its input, so what it feeds lags behind (the words for the headline; "" otherwise)."""
+    traffic = findings.roles.get("traffic", "")
+    health = findings.health.get(findings.service)
+    point = health.changed(traffic) if health is not None and traffic else None
+    if not findings.steady_asked or health is None or point is None or point.ratio >= 1:
+        return ""
+    return (
+        f"{findings.service} stopped keeping up ({health.describe(traffic, point)}), so it lags behind its input and "
+        f"what {findings.steady_asked} gets through it is stale"
+    )
