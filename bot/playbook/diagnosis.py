@@ -28,6 +28,7 @@ from bot.engine.types import Question, StepObserver, StopReason, Totals, Trace
 from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.families.database import check_database_locks
+from bot.playbook.families.nodefault import check_node_fault
 from bot.playbook.families.operations import check_operations
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
@@ -93,6 +94,7 @@ def run_playbook(
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
     check_nodes(run, findings, sorted({s for caller, callees in topology.items() for s in (caller, *callees)}))
+    check_node_fault(run, findings)
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):

@@ -72,6 +72,8 @@ def not_a_release(findings: Findings) -> str | None:
     state."""
     if findings.node_loss is not None:
         return node_cause(findings.node_loss)
+    if findings.node_fault is not None:
+        return findings.node_fault.describe()
     refused = refused_credential(findings)
     return credential_cause(*refused) if refused is not None else None
 

@@ -52,6 +52,25 @@ class Staleness:
 
 
 @dataclass(frozen=True)
+class NodeFault:
+    """A node whose pods alone, of several services, log what is new since the onset, and what Kubernetes said."""
+
+    node: str
+    services: tuple[str, ...]
+    line: str  # the biggest new signature's line
+    event: str  # "NTPProblem: ..." ("" when Kubernetes reported nothing about it)
+    at: datetime
+
+    def describe(self) -> str:
+        event = f"; Kubernetes reported {self.event}" if self.event else ""
+        return (
+            f"node {self.node} is at fault, no deploy caused this: since {self.at:%H:%M} UTC the pods of "
+            f"{' and '.join(self.services)} on {self.node} alone log new warnings and errors, while their pods on "
+            f'other nodes stay quiet: "{self.line}"{event}'
+        )
+
+
+@dataclass(frozen=True)
 class StatusAnswered:
     """A service answering a client status its error rate does not count, since when, and the deploy of the day
     before that changed what decides it (when one did)."""

@@ -1,0 +1,88 @@
+"""One node misbehaving under several services: the new warnings and errors since the onset come from its pods alone.
+
+A node can be at fault without going away: its clock drifts (tokens "not yet valid"), its disk or network degrades,
+its kernel stalls. The services on it fail only on that node's pods, while their pods on other nodes stay quiet, so the
+service-wide rates move a little and no deploy explains it. The lines since the onset are read per node (a line pinned
+to its pod carries the pod's node); a node whose pods of two or more services log lines new since the onset, while no
+other node's pods log more than a fraction of that, is the suspect, and what Kubernetes reported about it is quoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from bot.playbook.families.hypotheses import NodeFault
+from bot.playbook.findings import Findings
+from bot.playbook.probes import ProbeRun, iso_from_moment
+from tools.logs.summary import Signature
+from tools.results import events_of, logs_of, pods_of
+
+MAX_NODES = 8  # one log read per node
+MIN_SERVICES = 2  # one service's pods on one node is a canary or a bad pod, not a node
+OTHERS_SHARE = 0.25  # every other node logs at most this fraction of the suspect node's new lines
+BASELINE = timedelta(hours=1)
+AFTER_ONSET = timedelta(minutes=30)
+EVENTS_BEFORE = timedelta(minutes=30)
+
+
+def check_node_fault(run: ProbeRun, findings: Findings) -> None:
+    """Read every node's new lines since the onset; record a node whose pods alone carry them."""
+    first = findings.first_change(findings.service)
+    if first is None or findings.node_loss is not None or not all(t in run.tools for t in ("query_pods", "query_logs")):
+        return
+    onset = first[1]
+    nodes = _nodes(run)
+    if len(nodes) < 2:  # one node carries everything: its lines say nothing about it
+        return
+    new = {node: _new_on(run, node, onset) for node in nodes[:MAX_NODES]}
+    counts = {node: sum(s.count for s in found) for node, found in new.items()}
+    node = max(counts, key=lambda n: counts[n])
+    services = sorted({s.example.service for s in new[node]})
+    others = max((c for n, c in counts.items() if n != node), default=0)
+    if len(services) < MIN_SERVICES or others > OTHERS_SHARE * counts[node]:
+        return
+    line = max(new[node], key=lambda s: s.count).example.message
+    findings.node_fault = NodeFault(node, tuple(services), line, _node_event(run, node, onset), onset)
+
+
+def _nodes(run: ProbeRun) -> list[str]:
+    thought = (
+        "Several services may fail only on one node's pods (a clock that drifted, a disk, a kernel): listing every "
+        "pod's node to read the lines since the onset node by node."
+    )
+    step = run.probe(thought, "query_pods", {"namespace": "", "service": ""})
+    pods = pods_of(step) if step is not None else None
+    return sorted({p.node for p in pods.pods if p.node}) if pods is not None else []
+
+
+def _new_on(run: ProbeRun, node: str, onset: datetime) -> Sequence[Signature]:
+    """The warning and error signatures of `node`'s pods that began after the onset and were absent the hour
+    before."""
+    thought = (
+        f"Reading the warnings and errors of the pods on {node} that are new since the onset at {onset:%H:%M} UTC."
+    )
+    args = {
+        "service": "*",
+        "level": "ERROR,WARN",
+        "start": iso_from_moment(onset - BASELINE),
+        "end": iso_from_moment(min(onset + AFTER_ONSET, run.window.end)),
+        "onset": iso_from_moment(onset),
+        "where": f"node={node}",
+    }
+    step = run.probe(thought, "query_logs", args)
+    summary = logs_of(step) if step is not None else None
+    contrast = summary.onset if summary is not None else None
+    return contrast.new.top if contrast is not None and contrast.new is not None else ()
+
+
+def _node_event(run: ProbeRun, node: str, onset: datetime) -> str:
+    """What Kubernetes reported about the node around the onset: "NTPProblem: <message>" ("" when nothing)."""
+    if "query_k8s_events" not in run.tools:
+        return ""
+    thought = f"The new lines come from {node}'s pods alone: reading what Kubernetes reported about {node} then."
+    args = {"namespace": "", "start": iso_from_moment(onset - EVENTS_BEFORE), "end": iso_from_moment(onset)}
+    step = run.probe(thought, "query_k8s_events", args)
+    found = events_of(step) if step is not None else None
+    about = [e for e in (found.events if found else ()) if e.object_name == node and e.type == "Warning"]
+    return f"{about[0].reason}: {about[0].message}" if about else ""
