@@ -30,6 +30,7 @@ from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.families.database import check_database_locks
 from bot.playbook.families.nodefault import check_node_fault
 from bot.playbook.families.operations import check_operations
+from bot.playbook.families.reconnect import check_reconnect_storm
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
@@ -187,6 +188,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
     weigh_runtime_flags(run, findings)
+    check_reconnect_storm(run, findings, topology, target)
     _operation_at_onset(run, findings, topology, target)
 
 
