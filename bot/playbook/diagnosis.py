@@ -44,6 +44,7 @@ from bot.playbook.probes import (
     check_saturation,
     iso_from_moment,
 )
+from bot.playbook.rollout import weigh_partial_rollouts
 from bot.playbook.runtimeflags import weigh_runtime_flags
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
@@ -188,6 +189,7 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
     weigh_runtime_flags(run, findings)
+    weigh_partial_rollouts(run, findings)
     check_reconnect_storm(run, findings, topology, target)
     _operation_at_onset(run, findings, topology, target)
 
@@ -231,7 +233,7 @@ def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topolog
     caller, or a sibling within two hops may carry it (stale data from a lagging consumer, a canary in the service
     that calls the asked database). The neighbour that changed most, clearly, is diagnosed instead; the answer says
     the asked service looks healthy. Nothing clear nearby keeps the asked service and its flat answer."""
-    if findings.first_change(target) is not None:
+    if findings.first_change(target) is not None and _felt_by_users(findings, target):
         return target
     near = [s for s in ranking.neighbourhood(topology, target) if s != target]
     why = f"{target} itself looks steady; the trouble may sit within two hops of it"
@@ -241,6 +243,14 @@ def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topolog
     findings.steady_asked = target
     findings.service = moved
     return moved
+
+
+def _felt_by_users(findings: Findings, service: str) -> bool:
+    """Whether a golden signal of the service changed the way its callers feel (a service named as a suspect whose
+    only change is its own CPU is steady for its users)."""
+    health = findings.health.get(service)
+    golden = {findings.roles.get(role) for role in GOLDEN_ROLES}
+    return health is not None and any(m in golden and findings.weight(m, p) for m, p in health.changes())
 
 
 def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:
