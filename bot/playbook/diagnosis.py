@@ -96,7 +96,7 @@ def run_playbook(
     findings.unconfigured = [role for role in ROLES if role not in findings.roles]
     _investigate(run, findings, question.text, topology)
     check_nodes(run, findings, sorted({s for caller, callees in topology.items() for s in (caller, *callees)}))
-    check_node_fault(run, findings)
+    check_node_fault(run, findings, moment_from_question(question.text, now or started_at, zone))
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):

@@ -9,13 +9,18 @@ weighed up and the answer says it was a canary.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from bot.playbook.findings import Findings, Suspect
-from bot.playbook.probes import ProbeRun
+from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.analysis.reasons import Reason
 from tools.metrics.views import PartMove
 from tools.results import breakdown_of
 
 APART = 3.0  # the deployed version's level at least this many times every other version's
+# Read from this long after the deploy on: by then a full rollout has replaced the older pods, whose series end, so
+# only a version still serving beside the deployed one is compared with it.
+SETTLED = timedelta(minutes=5)
 CANARY_POINTS = 3  # the symptom lives where the deploy went: as telling as a log line naming the change
 _SIGNALS = ("errors", "latency")
 
@@ -58,11 +63,16 @@ def _apart(run: ProbeRun, suspect: Suspect, metric: str) -> list[str]:
     deploy = suspect.deploy
     if deploy is None:
         return []
+    start = deploy.at + SETTLED
+    if run.window.end - start < SETTLED:
+        return []
     thought = (
         f"{suspect.service} {deploy.version} may have reached only some pods (a canary): reading its {metric} per "
-        "version, since a part of the fleet that fails moves the whole only a little."
+        f"version since {start:%H:%M} UTC, when a full rollout has replaced every older pod, since a part of the "
+        "fleet that fails moves the whole only a little."
     )
-    args = {"service": suspect.service, "metric": metric, "range": run.window.range_arg, "by": "version"}
+    span = f"{iso_from_moment(start)}/{iso_from_moment(run.window.end)}"
+    args = {"service": suspect.service, "metric": metric, "range": span, "by": "version"}
     step = run.probe(thought, "query_metrics", args)
     found = breakdown_of(step) if step is not None else None
     parts = {p.value: p for p in found.parts} if found is not None else {}

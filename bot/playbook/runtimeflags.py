@@ -48,7 +48,7 @@ def _runtime_flags(suspect: Suspect) -> list[KeyChange]:
 
 
 def _shown_since_deploy(run: ProbeRun, suspect: Suspect) -> LogSignature | None:
-    """The first signature of the service, any level, new since the deploy, that reports GC or the heap."""
+    """The biggest signature of the service, any level, new since the deploy, that reports GC or the heap."""
     deploy = suspect.deploy
     if deploy is None:
         return None
@@ -66,4 +66,5 @@ def _shown_since_deploy(run: ProbeRun, suspect: Suspect) -> LogSignature | None:
     }
     step = run.probe(thought, "query_logs", args)
     found = new_signatures_in(step) if step is not None else []
-    return next((sig for sig in found if changeclass.symptoms_in_text(sig.text) & RUNTIME_SHOWS), None)
+    shown = [sig for sig in found if changeclass.symptoms_in_text(sig.text) & RUNTIME_SHOWS]
+    return max(shown, key=lambda sig: sig.count) if shown else None  # the pauses repeat; a start-up banner does not

@@ -93,6 +93,8 @@ def flat_or_stale(findings: Findings) -> tuple[str, bool]:
     """The asked service did not change: stale data from a producer near it when its lines say so, else flat."""
     if findings.stale is not None:
         return f"Likely cause: {findings.stale.describe()}.", True
+    if findings.node_fault is not None:
+        return f"Likely cause: {findings.node_fault.describe()}.", True
     if findings.status is not None:
         return f"Likely cause: {findings.status.describe()}.", findings.status.deploy is not None
     return gap_headline(findings) or flat_headline(findings), False

@@ -23,15 +23,20 @@ MIN_SERVICES = 2  # one service's pods on one node is a canary or a bad pod, not
 OTHERS_SHARE = 0.25  # every other node logs at most this fraction of the suspect node's new lines
 BASELINE = timedelta(hours=1)
 AFTER_ONSET = timedelta(minutes=30)
-EVENTS_BEFORE = timedelta(minutes=30)
+# Kubernetes records a node's events in "default" (a node has no namespace); "" is the toolset's own namespace.
+NODE_EVENT_NAMESPACES = ("default", "")
+EVENTS_AROUND = timedelta(minutes=30)  # the onset a user names is a few minutes off
 
 
-def check_node_fault(run: ProbeRun, findings: Findings) -> None:
-    """Read every node's new lines since the onset; record a node whose pods alone carry them."""
+def check_node_fault(run: ProbeRun, findings: Findings, said: datetime | None = None) -> None:
+    """Read every node's new lines since the onset (the asked service's first change, else the time the user said:
+    a node failing under a few pods may move no service-wide rate); record a node whose pods alone carry them."""
     first = findings.first_change(findings.service)
-    if first is None or findings.node_loss is not None or not all(t in run.tools for t in ("query_pods", "query_logs")):
+    onset = first[1] if first is not None else said
+    if onset is None or findings.node_loss is not None:
         return
-    onset = first[1]
+    if not all(t in run.tools for t in ("query_pods", "query_logs")):
+        return
     nodes = _nodes(run)
     if len(nodes) < 2:  # one node carries everything: its lines say nothing about it
         return
@@ -81,8 +86,11 @@ def _node_event(run: ProbeRun, node: str, onset: datetime) -> str:
     if "query_k8s_events" not in run.tools:
         return ""
     thought = f"The new lines come from {node}'s pods alone: reading what Kubernetes reported about {node} then."
-    args = {"namespace": "", "start": iso_from_moment(onset - EVENTS_BEFORE), "end": iso_from_moment(onset)}
-    step = run.probe(thought, "query_k8s_events", args)
-    found = events_of(step) if step is not None else None
-    about = [e for e in (found.events if found else ()) if e.object_name == node and e.type == "Warning"]
-    return f"{about[0].reason}: {about[0].message}" if about else ""
+    span = {"start": iso_from_moment(onset - EVENTS_AROUND), "end": iso_from_moment(onset + EVENTS_AROUND)}
+    for namespace in NODE_EVENT_NAMESPACES:
+        step = run.probe(thought, "query_k8s_events", {"namespace": namespace, **span})
+        found = events_of(step) if step is not None else None
+        about = [e for e in (found.events if found else ()) if e.object_name == node and e.type == "Warning"]
+        if about:
+            return f"{about[0].reason}: {about[0].message}"
+    return ""
