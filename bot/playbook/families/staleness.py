@@ -29,6 +29,8 @@ _STALE_RX = re.compile(
 NEW_AFTER = timedelta(minutes=30)  # a warning first seen this long after the window began is new in it
 PRODUCER_BEFORE = timedelta(hours=2)  # the producer's trouble starts before its consumers notice
 PRODUCER_HOPS = 3
+BASELINE = timedelta(hours=1)  # a producer's line must be absent this long before it counts as new
+_ERRORS = ("ERROR", "FATAL")
 
 
 def check_staleness(run: ProbeRun, findings: Findings, topology: Mapping[str, Sequence[str]], target: str) -> None:
@@ -93,12 +95,17 @@ def _producer_error(run: ProbeRun, producer: str, stale: Signature) -> tuple[str
     args = {
         "service": producer,
         "level": "ERROR,WARN",
-        "start": iso_from_moment(start),
+        "start": iso_from_moment(start - BASELINE),
         "end": iso_from_moment(run.window.end),
+        "onset": iso_from_moment(start),
     }
     step = run.probe(thought, "query_logs", args)
-    found = every_signature(step) if step is not None else []
-    began = [s for s in found if s.first_at <= stale.first_at and s.first_at - start > timedelta(minutes=1)]
+    summary = logs_of(step) if step is not None else None
+    contrast = summary.onset if summary is not None else None
+    new = contrast.new.top if contrast is not None and contrast.new is not None else ()
+    # absent the hour before: a warning logged all day long is background, whatever the window's first sample says
+    failing = [s for s in new if s.example.level in (*_ERRORS, "WARN") and s.first_at <= stale.first_at]
+    began = sorted(failing, key=lambda s: s.example.level not in _ERRORS)
     return (began[0].example.message, began[0].first_at) if began else None
 
 
