@@ -23,6 +23,7 @@ APART = 3.0  # the deployed version's level at least this many times every other
 SETTLED = timedelta(minutes=5)
 CANARY_POINTS = 3  # the symptom lives where the deploy went: as telling as a log line naming the change
 _SIGNALS = ("errors", "latency")
+CANARY_WORDS = "a canary:"  # how the reason begins (is_partial_rollout reads it back)
 
 
 def weigh_partial_rollouts(run: ProbeRun, findings: Findings) -> None:
@@ -38,7 +39,7 @@ def weigh_partial_rollouts(run: ProbeRun, findings: Findings) -> None:
         if others:
             version = suspect.deploy.version
             why = (
-                f"a canary: only the pods on {version} degraded in {metric}, the pods on {', '.join(others[:3])} "
+                f"{CANARY_WORDS} only the pods on {version} degraded in {metric}, the pods on {', '.join(others[:3])} "
                 "stayed level, so the deploy reached part of the fleet and the symptom lives there"
             )
             suspect.add([Reason(CANARY_POINTS, why)])
@@ -84,3 +85,8 @@ def _apart(run: ProbeRun, suspect: Suspect, metric: str) -> list[str]:
 
 def _stands_apart(mine: PartMove, other: PartMove) -> bool:
     return mine.recent > 0 and mine.recent >= APART * max(other.recent, 0.0) and other.recent < mine.recent
+
+
+def is_partial_rollout(suspect: Suspect) -> bool:
+    """Whether the suspect was found to be a deploy that reached part of the fleet."""
+    return any(why.startswith(CANARY_WORDS) for why in suspect.why)

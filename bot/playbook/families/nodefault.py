@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from bot.playbook.families.hypotheses import NodeFault
 from bot.playbook.findings import Findings
 from bot.playbook.probes import ProbeRun, iso_from_moment
+from bot.playbook.rollout import is_partial_rollout
 from tools.logs.summary import Signature
 from tools.results import events_of, logs_of, pods_of
 
@@ -33,17 +34,20 @@ def check_node_fault(run: ProbeRun, findings: Findings, said: datetime | None = 
     a node failing under a few pods may move no service-wide rate); record a node whose pods alone carry them."""
     first = findings.first_change(findings.service)
     onset = first[1] if first is not None else said
-    if onset is None or findings.node_loss is not None:
-        return
+    if onset is None or findings.node_loss is not None or any(is_partial_rollout(s) for s in findings.suspects):
+        return  # a canary's pod fails on its node too: the deploy that reached part of the fleet explains it
     if not all(t in run.tools for t in ("query_pods", "query_logs")):
         return
-    nodes = _nodes(run)
+    placed = _placement(run)
+    nodes = sorted({node for spread in placed.values() for node in spread})
     if len(nodes) < 2:  # one node carries everything: its lines say nothing about it
         return
     new = {node: _new_on(run, node, onset) for node in nodes[:MAX_NODES]}
     counts = {node: sum(s.count for s in found) for node, found in new.items()}
     node = max(counts, key=lambda n: counts[n])
-    services = sorted({s.example.service for s in new[node]})
+    # a service whose pods all sit on that node (or that runs no pod here) is no witness: only one with quiet pods on
+    # other nodes shows that the node, not the service, is at fault
+    services = sorted({s.example.service for s in new[node] if len(placed.get(s.example.service, ())) > 1})
     others = max((c for n, c in counts.items() if n != node), default=0)
     if len(services) < MIN_SERVICES or others > OTHERS_SHARE * counts[node]:
         return
@@ -51,14 +55,19 @@ def check_node_fault(run: ProbeRun, findings: Findings, said: datetime | None = 
     findings.node_fault = NodeFault(node, tuple(services), line, _node_event(run, node, onset), onset)
 
 
-def _nodes(run: ProbeRun) -> list[str]:
+def _placement(run: ProbeRun) -> dict[str, set[str]]:
+    """service -> the nodes its pods run on, from every pod's name (`<service>-<replicaset>-<id>`) and node."""
     thought = (
         "Several services may fail only on one node's pods (a clock that drifted, a disk, a kernel): listing every "
         "pod's node to read the lines since the onset node by node."
     )
     step = run.probe(thought, "query_pods", {"namespace": "", "service": ""})
     pods = pods_of(step) if step is not None else None
-    return sorted({p.node for p in pods.pods if p.node}) if pods is not None else []
+    placed: dict[str, set[str]] = {}
+    for pod in pods.pods if pods is not None else ():
+        if pod.node:
+            placed.setdefault(pod.name.rsplit("-", 2)[0], set()).add(pod.node)
+    return placed
 
 
 def _new_on(run: ProbeRun, node: str, onset: datetime) -> Sequence[Signature]:
