@@ -29,22 +29,25 @@ from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.families.behind import check_behind
 from bot.playbook.families.database import check_database_locks
+from bot.playbook.families.nodefault import check_node_fault
 from bot.playbook.families.operations import check_operations
 from bot.playbook.families.peers import check_refusing_peer
 from bot.playbook.families.received import check_status_received
+from bot.playbook.families.reconnect import check_reconnect_storm
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import GOLDEN_ROLES, ROLES, SATURATION_ROLES, STRONG, Findings, ServiceHealth
-from bot.playbook.onset import look_further_back, saturation_at_onset, time_note
+from bot.playbook.onset import look_further_back, saturation_at_onset, saturation_where_it_changed, time_note
 from bot.playbook.probes import (
     ProbeRun,
     Window,
     check_deploys,
     check_logs,
     check_onset,
-    check_saturation,
     iso_from_moment,
 )
+from bot.playbook.rollout import weigh_partial_rollouts
+from bot.playbook.runtimeflags import weigh_runtime_flags
 from bot.playbook.servicewalk import entry_service, follow_downstream, known_services
 from bot.playbook.suspects import gather_suspects
 from bot.playbook.toolsetprobes import check_nodes, check_pods, check_runbooks
@@ -96,6 +99,7 @@ def run_playbook(
     _investigate(run, findings, question.text, topology)
     check_refusing_peer(run, findings, topology)
     check_nodes(run, findings, sorted({s for caller, callees in topology.items() for s in (caller, *callees)}))
+    check_node_fault(run, findings, moment_from_question(question.text, now or started_at, zone))
     check_pods(run, findings)
     check_runbooks(run, findings, question.text)
     if findings.service and _CLOCK_RX.search(question.text):
@@ -105,14 +109,6 @@ def run_playbook(
     findings.failed_checks = [f.describe() for f in run.failures]
     findings.failed_backends = list(dict.fromkeys(f.backend for f in run.failures))
     return _trace_from_run(run, question, conclusion_from_findings(findings), started_at, started)
-
-
-def saturation_where_it_changed(run: ProbeRun, findings: Findings, saturation: Sequence[str]) -> None:
-    """Last (a saturation signal that rose a minute before the symptom is not the symptom): the saturation of the
-    asked service, then of the dependency the walk ended at when the question names its caller (a pool, a queue, GC
-    in the service that degraded first weighs for the deploy that changed it)."""
-    for service in dict.fromkeys(s for s in (findings.service, findings.origin) if s):
-        check_saturation(run, findings, service, saturation)
 
 
 def _trace_from_run(
@@ -187,6 +183,9 @@ def _investigate(run: ProbeRun, findings: Findings, text: str, topology: Mapping
     elif findings.deploy is None and (saturated := saturation_at_onset(findings, target, first)) is not None:
         check_onset(run, findings, target, saturated)
     gather_suspects(run, findings, topology, target)
+    weigh_runtime_flags(run, findings)
+    weigh_partial_rollouts(run, findings)
+    check_reconnect_storm(run, findings, topology, target)
     _operation_at_onset(run, findings, topology, target)
 
 
@@ -233,7 +232,7 @@ def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topolog
     caller, or a sibling within two hops may carry it (stale data from a lagging consumer, a canary in the service
     that calls the asked database). The neighbour that changed most, clearly, is diagnosed instead; the answer says
     the asked service looks healthy. Nothing clear nearby keeps the asked service and its flat answer."""
-    if findings.first_change(target) is not None:
+    if findings.first_change(target) is not None and _felt_by_users(findings, target):
         return target
     near = [s for s in ranking.neighbourhood(topology, target) if s != target]
     why = f"{target} itself looks steady; the trouble may sit within two hops of it"
@@ -243,6 +242,14 @@ def _steady_target_moves(run: ProbeRun, findings: Findings, target: str, topolog
     findings.steady_asked = target
     findings.service = moved
     return moved
+
+
+def _felt_by_users(findings: Findings, service: str) -> bool:
+    """Whether a golden signal of the service changed the way its callers feel (a service named as a suspect whose
+    only change is its own CPU is steady for its users)."""
+    health = findings.health.get(service)
+    golden = {findings.roles.get(role) for role in GOLDEN_ROLES}
+    return health is not None and any(m in golden and findings.weight(m, p) for m, p in health.changes())
 
 
 def _investigate_origin(run: ProbeRun, findings: Findings, siblings: Sequence[str]) -> None:

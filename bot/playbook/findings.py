@@ -22,7 +22,7 @@ from bot.playbook.evidence import (
     spikes_of,
     stops_of,
 )
-from bot.playbook.families.hypotheses import Operation, Staleness, StatusAnswered
+from bot.playbook.families.hypotheses import NodeFault, Operation, Staleness, StatusAnswered
 from tools.analysis.configdiff import KeyChange
 from tools.analysis.ranking import Reason
 from tools.deploys.records import DeployRecord
@@ -189,6 +189,7 @@ class Findings:
     behind: str = ""  # a neighbour's line saying what it reads is behind, when an operation left it so (behind.py)
     refused_peer: str = ""  # the host (and callee) a refused credential's lines name (families/peers.py)
     node_loss: NodeLoss | None = None  # nodes gone under several services at the onset (bot/playbook/toolsetprobes.py)
+    node_fault: NodeFault | None = None  # one node's pods alone failing (bot/playbook/families/nodefault.py)
     status: StatusAnswered | None = None  # a 4xx the error rate does not count (bot/playbook/families/statuscodes.py)
     stale: Staleness | None = (
         None  # a flat service serving stale data, and its producer (bot/playbook/families/staleness.py)

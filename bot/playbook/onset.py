@@ -12,6 +12,7 @@ Otherwise the findings record how far back the metrics were checked, for an hone
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from bot.playbook.evidence import ChangePoint
@@ -23,7 +24,7 @@ from bot.playbook.findings import (
     Lookback,
     ServiceHealth,
 )
-from bot.playbook.probes import ProbeRun, Window
+from bot.playbook.probes import ProbeRun, Window, check_saturation
 from bot.playbook.verdict import SAME_ONSET_MINUTES
 from bot.playbook.zones import is_utc, local_with_utc
 from tools.base import ToolError
@@ -127,3 +128,11 @@ def time_note(said: datetime | None, first: tuple[str, datetime] | None) -> str:
     metric, onset = first
     when = f"{said:%H:%M}" if is_utc(said.tzinfo or UTC) else local_with_utc(said, said.tzinfo or UTC)
     return f"You said {when}; the {metric.replace('_', ' ')} change starts at {onset.astimezone(UTC):%H:%M} UTC."
+
+
+def saturation_where_it_changed(run: ProbeRun, findings: Findings, saturation: Sequence[str]) -> None:
+    """Last (a saturation signal that rose a minute before the symptom is not the symptom): the saturation of the
+    asked service, then of the dependency the walk ended at when the question names its caller (a pool, a queue, GC
+    in the service that degraded first weighs for the deploy that changed it)."""
+    for service in dict.fromkeys(s for s in (findings.service, findings.origin) if s):
+        check_saturation(run, findings, service, saturation)

@@ -175,7 +175,9 @@ def _read_diff(run: ProbeRun, suspect: Suspect, deploy: DeployRecord, thought: s
     """The deploy's changed settings (runtime flags on lines of their own included) and risky statements."""
     step = run.probe(thought, "query_deploy_diff", {"version": deploy.version, "service": deploy.service})
     report = diff_of(step) if step is not None else None
-    suspect.key_changes = changeclass.with_option_lines(report.key_changes, report.diff) if report else []
+    if report is not None:
+        changes = changeclass.with_option_lines(report.key_changes, report.diff)
+        suspect.key_changes = changeclass.with_contract_files(changes, report.diff)
     suspect.risky_lines = list(report.risky_lines) if report else []
 
 

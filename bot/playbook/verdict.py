@@ -14,6 +14,7 @@ from bot.engine.prompts import load_prompt
 from bot.playbook.collectiongap import gap_evidence
 from bot.playbook.evidence import ChangePoint
 from bot.playbook.families.causes import amplified_failure, files_of, flat_or_stale, not_a_release
+from bot.playbook.families.staleness import fell_behind
 from bot.playbook.findings import GOLDEN_ROLES, LOCAL_CAUSES, Findings, Suspect
 from bot.playbook.flatline import lookback_evidence, open_questions
 from tools.analysis.configdiff import ABSENT
@@ -33,9 +34,10 @@ def conclusion_from_findings(findings: Findings) -> tuple[str, bool]:
     if findings.time_note and complete:
         headline = f"{findings.time_note} {headline}"
     if findings.steady_asked:
+        behind = fell_behind(findings)
         headline = (
             f"{findings.steady_asked} itself looks healthy over {findings.window_label}; the trouble is in "
-            f"{findings.service}, within two hops of it. {headline}"
+            f"{findings.service}, within two hops of it{': ' + behind if behind else ''}. {headline}"
         )
     if findings.failed_backends:  # an answer resting on a check that could not run is partial, and says why
         backends = " and ".join(findings.failed_backends)

@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from bot.playbook.diagnosis import saturation_where_it_changed
 from bot.playbook.evidence import LogSignature
 from bot.playbook.families.causes import refused_credential
 from bot.playbook.families.database import check_database_locks
@@ -16,6 +15,7 @@ from bot.playbook.families.operations import actor_of, check_operations
 from bot.playbook.families.staleness import check_staleness
 from bot.playbook.families.statuscodes import check_status_answered
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
+from bot.playbook.onset import saturation_where_it_changed
 from bot.playbook.probes import ProbeRun, Window
 from bot.playbook.toolsetprobes import stopped_together
 from tests.playbook.canned import (
@@ -37,7 +37,7 @@ from tools.deploys.records import render_deploys, render_diff
 from tools.kubernetes.objects import KubeEvent
 from tools.logs.model import LogEntry
 from tools.logs.render import render_logs
-from tools.logs.summary import LogLine, LogSummary, Signature, SignatureBlock
+from tools.logs.summary import LogLine, LogSummary, OnsetContrast, Signature, SignatureBlock
 from tools.timerange import TimeWindow
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
@@ -77,14 +77,23 @@ def logs_tool(answer: dict[str, LogSummary]) -> Callable[..., ToolResult]:
         start: str = "",
         end: str = "",
         limit: int = 100,
+        onset: str = "",
     ) -> ToolResult:
-        """Canned log summaries (tests only)."""
+        """Canned log summaries (tests only); with `onset`, the signatures that began after it are the new ones."""
         found = answer.get(service)
         if found is None:
             return ToolResult("no_data", f"no lines for {service}")
+        if onset:
+            found = replace(found, onset=_contrast(found, datetime.fromisoformat(onset)))
         return ToolResult("ok", render_logs(found), found)
 
     return query_logs
+
+
+def _contrast(found: LogSummary, onset: datetime) -> OnsetContrast:
+    sigs = [s for b in (found.signatures, found.warnings) if b is not None for s in b.top if s.first_at >= onset]
+    new = SignatureBlock(("ERROR", "WARN"), len(sigs), len(sigs), len(sigs), tuple(sigs)) if sigs else None
+    return OnsetContrast(onset, 0, len(sigs), new)
 
 
 # --- an operation a named actor ran ---------------------------------------------------------------------------

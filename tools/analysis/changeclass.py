@@ -25,6 +25,7 @@ LOGGING = "logging volume, level or diagnostics"
 RATE_LIMIT = "rate limits"
 FLAG = "feature flags or rollout"
 IMAGE = "image version"
+CONTRACT = "data schema or message format"
 COSMETIC = "wording or documentation"
 SETTING = "another setting"
 
@@ -32,11 +33,12 @@ SETTING = "another setting"
 LATENCY, ERRORS, TRAFFIC, SATURATION = "latency", "errors", "traffic", "saturation"
 MEMORY, RESTARTS, DISK, GC, THROTTLING, BACKLOG = "memory", "restarts", "disk", "gc", "throttling", "backlog"
 CONNECTIONS = "connections"  # a pool or a server out of connection slots
+DECODE = "decode"  # a reader that cannot read what it is sent: an unknown schema version, a field it cannot map
 ALL_SYMPTOMS = frozenset(
-    {LATENCY, ERRORS, TRAFFIC, SATURATION, MEMORY, RESTARTS, DISK, GC, THROTTLING, BACKLOG, CONNECTIONS}
+    {LATENCY, ERRORS, TRAFFIC, SATURATION, MEMORY, RESTARTS, DISK, GC, THROTTLING, BACKLOG, CONNECTIONS, DECODE}
 )
 # The symptoms a log line can report on its own; a change whose class explains one is tied to that line.
-SPECIFIC = frozenset({DISK, GC, THROTTLING, BACKLOG, CONNECTIONS})
+SPECIFIC = frozenset({DISK, GC, THROTTLING, BACKLOG, CONNECTIONS, DECODE})
 
 # Any setting that reaches the code can fail requests, slow them or crash the process at start; what sets a class
 # apart is the specific symptom it can also explain.
@@ -49,6 +51,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
     LOGGING: frozenset({DISK, SATURATION}),  # a log volume fills a disk or burns CPU; it does not fail requests
     RATE_LIMIT: _GENERAL | {THROTTLING, BACKLOG},
     FLAG: _GENERAL | {TRAFFIC, MEMORY},
+    CONTRACT: _GENERAL | {DECODE, BACKLOG},  # what a producer sends: its readers fail, skip or fall behind
     IMAGE: ALL_SYMPTOMS,  # code of unknown content can do anything, so it is weaker evidence for any one thing
     COSMETIC: frozenset(),
     SETTING: _GENERAL | {TRAFFIC, MEMORY},
@@ -66,6 +69,7 @@ _DELAY_WORDS = {
 # Words of a setting's name, by what the setting touches; the first class with a word in the name wins, in this order.
 _WORDS: tuple[tuple[str, str], ...] = (
     (COSMETIC, "readme changelog wording copy banner footer title description dashboard label"),
+    (CONTRACT, "schema schemas avsc proto protobuf avro envelope contract serializer deserializer"),
     (RUNTIME, "gc gogc gomaxprocs jvm xx xmx xms xss heap maxrampercentage javaopts g1"),
     # diagnostics that only report what happens: a leak detector, trace sampling (metric tags are not: each new
     # tag value is a new series held in memory)
@@ -145,10 +149,31 @@ def with_option_lines(changes: Sequence[KeyChange], diff: str) -> list[KeyChange
     return [*changes, *(c for c in option_changes_from_diff(diff, path) if c.key not in keys)]
 
 
+# Files that define what a service sends or reads (an Avro or Protobuf schema, a JSON schema): a change to one is a
+# change of contract even when no key parser reads it.
+_CONTRACT_FILE = re.compile(r"\.(?:avsc|avdl|proto|xsd|graphqls?)$|schema[^/]*\.json$", re.I)
+
+
+def with_contract_files(changes: Sequence[KeyChange], diff: str) -> list[KeyChange]:
+    """The changes plus one for each schema or contract file the diff touches that no parsed key comes from."""
+    paths = {c.path for c in changes}
+    touched = [line[6:] for line in diff.splitlines() if line.startswith("+++ b/")]
+    found = [p for p in dict.fromkeys(touched) if _CONTRACT_FILE.search(p) and p not in paths]
+    return [*changes, *(KeyChange(p.rsplit("/", 1)[-1], "the previous schema", "a new schema", p) for p in found)]
+
+
 _LOG_SYMPTOMS = (
     (THROTTLING, re.compile(r"\b429\b|too many requests|rate.?limit|throttl|quota", re.I)),
     (GC, re.compile(r"\bgc\b|garbage collect|gc pause|pause young|allocation failure", re.I)),
     (DISK, re.compile(r"no space left|disk (?:full|usage)|filesystem .*full", re.I)),
+    (
+        DECODE,
+        re.compile(
+            r"deseriali[sz]|unsupported (?:schema|version|event)|schema.?version|unknown (?:field|schema)|"
+            r"serializationexception|(?:cannot|failed to|unable to) (?:decode|deserialize|parse)",
+            re.I,
+        ),
+    ),
     (MEMORY, re.compile(r"outofmemory|out of memory|heap space|oomkill|memory limit exceeded", re.I)),
     (BACKLOG, re.compile(r"\blag\b|backlog|queue (?:depth|length|full|is growing)|behind by", re.I)),
     (

@@ -75,6 +75,8 @@ def not_a_release(findings: Findings) -> str | None:
     state."""
     if findings.node_loss is not None:
         return node_cause(findings.node_loss)
+    if findings.node_fault is not None:
+        return findings.node_fault.describe()
     refused = refused_credential(findings)
     return credential_cause(*refused, findings.refused_peer) if refused is not None else None
 
@@ -101,6 +103,8 @@ def flat_or_stale(findings: Findings) -> tuple[str, bool]:
     """The asked service did not change: stale data from a producer near it when its lines say so, else flat."""
     if findings.stale is not None:
         return f"Likely cause: {findings.stale.describe()}.", True
+    if findings.node_fault is not None:
+        return f"Likely cause: {findings.node_fault.describe()}.", True
     if findings.status is not None:
         return f"Likely cause: {findings.status.describe()}.", findings.status.deploy is not None
     if findings.operation is not None and findings.behind:

@@ -40,12 +40,33 @@ class Staleness:
     producer: str
     error: str  # the producer's error that began before it
     producer_since: datetime
+    change: str = ""  # what changed upstream that the producer's line names, in words ("" when nothing did)
 
     def describe(self) -> str:
+        cause = f"; what changed there: {self.change}" if self.change else ""
         return (
             f"{self.service} itself looks healthy, but what it serves is stale since {self.since:%H:%M} UTC "
             f'("{self.line}"): {self.producer}, which feeds it, has been failing since {self.producer_since:%H:%M} '
-            f'UTC and lags behind its input: "{self.error}"'
+            f'UTC and lags behind its input: "{self.error}"{cause}'
+        )
+
+
+@dataclass(frozen=True)
+class NodeFault:
+    """A node whose pods alone, of several services, log what is new since the onset, and what Kubernetes said."""
+
+    node: str
+    services: tuple[str, ...]
+    line: str  # the biggest new signature's line
+    event: str  # "NTPProblem: ..." ("" when Kubernetes reported nothing about it)
+    at: datetime
+
+    def describe(self) -> str:
+        event = f"; Kubernetes reported {self.event}" if self.event else ""
+        return (
+            f"node {self.node} is at fault, no deploy caused this: since {self.at:%H:%M} UTC the pods of "
+            f"{' and '.join(self.services)} on {self.node} alone log new warnings and errors, while their pods on "
+            f'other nodes stay quiet: "{self.line}"{event}'
         )
 
 
