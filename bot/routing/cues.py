@@ -3,8 +3,8 @@ here, Spanish, Portuguese, French and German and the cues of what a message asks
 
 They are features, not rules: the model learns how much each cue, and each pair of cues, counts for each route.
 With a few hundred examples, character n-grams alone cannot know that 宕机 and "crash-looping" are the same kind of
-word; a cue says so once. Chosen by cross-validation on the train split only (see training.TrainOptions). The fifth
-edition's words (`FIFTH`) live here, beside the scope of a negation, which reads a declined text or value as declined.
+word; a cue says so once. Chosen by cross-validation on the train split only (see training.TrainOptions). The fifth and
+sixth editions' words (`FIFTH`, `SIXTH`) live here, beside the scope of a negation, which reads a declined text as such.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from bot.routing.lexicon import ASKED, FOURTH, MORE, STATED, THIRD, WIDER
 
-LEXICON = 5  # what a model trained now reads (an artifact records its own); edition 3 alone showed no net gain by
-# leave-one-writer-out, with the fourth it is adopted, and the fifth with six outside writers (bot/routing/training.py)
+LEXICON = 6  # what a model trained now reads (an artifact records its own); edition 3 alone showed no net gain by
+# leave-one-writer-out; the fourth is adopted, the fifth with six outside writers, the sixth with eight (training.py)
 
 _PATTERNS: dict[str, str] = {
     # a state that changed for the worse (metric names alone are not symptoms: "latency" is also a lookup)
@@ -206,30 +206,46 @@ FIFTH: dict[str, str] = {
     "writes": r"\b(escrevendo|escribiendo|writing (to|on|into))\b|\bschreibt (da|auf|in|so viel)",
 }
 
+# The sixth edition, from two more outside writers' errors: German subordinate questions, texting and European
+# Portuguese ("o q se passa"), a leak, a symptom since a change, panic, an escalation, a relayed report, more irony.
+SIXTH: dict[str, str] = {
+    "why": r"\bporqu[êe]\b|\bwas (da |hier |denn )?(los|passiert) ist|\bworan (es|das) liegt|"
+    r"\bo q(ue)? (se passa|aconteceu|houve)|\bq (se passa|pasa|pas[oó])\b|\b(pq|xq|x q) (est[aá]|t[aá]|no|n[ãa]o)\b",
+    "symptom": r"\bem baixo\b|\bn[ãa]o consegu\w*|\bno (pued\w*|puede|consig\w*)|\bne (peu|peuv)\w* (pas|plus)|"
+    r"\bk[öo]nn(en|t)? nicht|\bgrimp\w*|\bfuite|\bfuga de|\bvazamento|\bspeicherleck|\bsobe\b|\bsubindo\b",
+    "investigate": r"\bv[eê] (o q|l[aá] o)\b|\b(kannst|k[öo]nntest) du .{0,30}(schauen|nachsehen|pr[üu]fen|gucken)",
+    "since_change": r"\b(since|after) (the |yesterday'?s |last night'?s |today'?s |this morning'?s )?(deploy|release|"
+    r"rollout|update|upgrade|push)|\bseit (dem|der) (deploy|update|release|rollout|aktualisierung)|\bdesde (o|el|la|a) "
+    r"(deploy|despliegue|release|atualiza|actualiza|subida)|\bdepuis (le|la) (d[ée]ploi|mise)|(上线|发布|部署)(以)?后",
+    "what_changed": r"\bwhat (has |'s )?changed|\bwas hat sich .{0,20}ge[äa]ndert|\bo que (é que )?mudou|"
+    r"\bqu[ée] (ha )?cambi[oó]|\bqu'est-ce qui a chang[ée]|改了什么|变了什么|动了什么",
+    "panic": r"\b(help|hilfe|socorro|ayuda|aide|au secours)\s*!|!!|\?\?|😱|😭|🆘|\b(urgent\w*|dringend|asap)\b|"
+    r"\bdon'?t know where to start|\bwei[ßs] nicht,? wo ich anfangen|\bno s[eé] por d[oó]nde|"
+    r"\bn[ãa]o sei por onde|救命",
+    "taken": r"(^|[.!;] )(calling|phoning|ringing) [a-z]+(,|\.| now\b)|\bi'?m (calling|phoning)\b|"
+    r"\bi (called|rang) [a-z]+|\bjoining the bridge|\b(ya )?le marqu[ée]|\bich ruf\w*|\bj'appelle|"
+    r"\bliguei (pro|pra|para)|打给|打电话给|已经叫了",
+    "writes": r"\bme (escrib\w*|escrev\w*)|\bm'[ée]cri\w*|\bschreibt mir|\b(customer|client|user)s? (wrote|writes|"
+    r"emailed|says)|\buna clienta?\b|\bum cliente\b",
+    "act": r"^ack(nowledge)? (inc|incident|ticket|case|#)\S*",  # an incident acknowledged through the bot
+    "value": r"\bon or off\b|\bor the \S+ one\b|\b(an|ein) oder aus\b|开还是关|是开着还是",
+    "vent": r"😏|🙃|😒|\bwhat could go wrong|\bqu[ée] (podr[ií]a|pode) (salir|dar) mal|能出什么事",
+    "for_text": r"\b(pro|pra) (o )?(relat[óo]rio|informe|reporte|post-?mortem|resumo)\b",
+}
+_NONE: dict[str, str] = {}
+_EDITIONS = ((MORE, ASKED), (WIDER, STATED), (THIRD, _NONE), (FOURTH, _NONE), (FIFTH, _NONE), (SIXTH, _NONE))
+
 
 @functools.cache
 def compiled_cues(lexicon: int = LEXICON) -> dict[str, re.Pattern[str]]:
-    """The cue patterns of a lexicon edition, compiled on the first message (~30 ms): importing the gate, as building
-    the responder does, costs nothing until a message is classified. Edition 0 (an artifact trained before the
-    lexicon): the English and Chinese cues alone; 1: a cue's words in the other languages join its English and
-    Chinese ones, and the request cues follow; 2: the second edition's words join their cues, and the stated cues
-    follow; 3: the third edition's words (venting, laughter, status notes) join theirs; 4: the fourth edition's
-    (bot/routing/lexicon.py FOURTH) join theirs, and pasted pages of other alerting tools count as alerts; 5: the
-    fifth edition's (FIFTH, above) join theirs, and a declined text or value reads as such (`cues_in`). Each edition
-    only appends, so the older cues keep their pair names."""
+    """The cue patterns of a lexicon edition, compiled on the first message (~30 ms). Edition 0: the English and
+    Chinese cues alone; from edition n, the n-th table's words (`_EDITIONS`) join the cue of their name and its new
+    cues follow (1: other languages, then the request cues; 2: wider words, then the stated cues; 3: venting, status
+    notes; 4: FOURTH, and other alerting tools' pages count as alerts; 5: FIFTH, and a declined text reads as such,
+    `cues_in`; 6: SIXTH, and negation in Portuguese). Each edition only appends: older cues keep their pair names."""
     merged = dict(_PATTERNS)
-    if lexicon >= 1:
-        merged = _joined(merged, MORE)
-        merged.update(ASKED)
-    if lexicon >= 2:
-        merged = _joined(merged, WIDER)
-        merged.update(STATED)
-    if lexicon >= 3:
-        merged = _joined(merged, THIRD)
-    if lexicon >= 4:
-        merged = _joined(merged, FOURTH)
-    if lexicon >= 5:
-        merged = _joined(merged, FIFTH)
+    for joined, added in _EDITIONS[:lexicon]:
+        merged = _joined(merged, joined) | added
     return {name: re.compile(pattern) for name, pattern in merged.items()}
 
 
@@ -239,21 +255,6 @@ def _joined(patterns: dict[str, str], more: dict[str, str]) -> dict[str, str]:
         name: f"(?:{pattern})|(?:{more[name]})" if name in more else pattern for name, pattern in patterns.items()
     }
     return joined | {name: pattern for name, pattern in more.items() if name not in patterns}
-
-
-# a pasted alert, read in the raw text (a code block becomes the word "code" in the features' text)
-_ALERT = re.compile(r"\[(firing|warning|critical|alert)[^\]]*\]|\bfiring:|\balertname\b|【告警】|告警[:：]", re.I)
-_RESOLVED_ALERT = re.compile(r"\[resolved[^\]]*\]|\bresolved:", re.I)
-# from the fourth edition, the other alerting tools' pages ("[PagerDuty] TRIGGERED", "[Zabbix] PROBLEM:", "Urgency:")
-_PAGED = re.compile(
-    r"\btriggered\b|\bproblem:|\[(pagerduty|opsgenie|zabbix|nagios|datadog)\]|\b(severity|urgency):", re.I
-)
-
-
-def alert_cues(raw: str, lexicon: int = LEXICON) -> list[str]:
-    """ "alert" for a pasted alert that is firing, "alert_resolved" for one that has resolved (both may be)."""
-    found = ["alert"] if _ALERT.search(raw) or (lexicon >= 4 and _PAGED.search(raw)) else []
-    return found + (["alert_resolved"] if _RESOLVED_ALERT.search(raw) else [])
 
 
 # Where a Chinese character meets a Latin letter or a digit: Python's \b sees no boundary there (both are word
@@ -275,7 +276,7 @@ def cues_in(norm: str, found_before: Sequence[str] = (), *, lexicon: int = LEXIC
     patterns = compiled_cues(lexicon)
     found = [*found_before, *(name for name, pattern in patterns.items() if pattern.search(norm))]
     if lexicon >= 5:
-        found = _scoped(norm, found, patterns)
+        found = _scoped(norm, found, patterns, _NEGATED if lexicon == 5 else _NEGATED_SIXTH)
     return found + [f"{a}+{b}" for a, b in itertools.combinations(found, 2)]
 
 
@@ -284,15 +285,16 @@ _NEGATED = re.compile(
     r"(\b(don'?t|do not|not|no|never|without|sin|sem|pas( de)?|ne|nicht|kein\w*|ohne|nada de|no hace falta que|"
     r"n[ãa]o precisa( de)?)\b[^.,;!?:]{0,20}|(不用|不要|别|无需|不需要)[^，,。！？]{0,6})$"
 )
+_NEGATED_SIXTH = re.compile(f"{_NEGATED.pattern}|\\b(n[ãa]o|nem)\\b[^.,;!?:]{{0,20}}$")  # Portuguese "não quero resumo"
 NEGATABLE = ("write", "only")
 
 
-def _scoped(norm: str, found: list[str], patterns: dict[str, re.Pattern[str]]) -> list[str]:
+def _scoped(norm: str, found: list[str], patterns: dict[str, re.Pattern[str]], negated: re.Pattern[str]) -> list[str]:
     """From the fifth edition, a request cue whose every match is negated within its clause reads as "not_<cue>"
     (a text or a single value declined: what is left is the larger request)."""
     out = []
     for name in found:
         hits = list(patterns[name].finditer(norm)) if name in NEGATABLE else []
-        negated = bool(hits) and all(_NEGATED.search(norm[max(0, m.start() - 40) : m.start()]) for m in hits)
-        out.append(f"not_{name}" if negated else name)
+        declined = bool(hits) and all(negated.search(norm[max(0, m.start() - 40) : m.start()]) for m in hits)
+        out.append(f"not_{name}" if declined else name)
     return out

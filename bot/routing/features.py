@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.routing.cues import LEXICON, alert_cues, cues_in
+from bot.routing.cues import LEXICON, cues_in
 from bot.routing.hanzi import simplified_from_traditional
 from bot.routing.lexicon import ASKED_CUES
 
@@ -59,7 +59,8 @@ class FeatureSpec:
     # the lexicon's edition (bot/routing/cues.py compiled_cues): 0 before it (an older artifact), 1 the other
     # languages' cues, the request cues and no address, 2 the wider request words and the stated cues, 3 venting,
     # laughter and status notes, 4 an alert taken, a disk written, other alerting tools' pages, a log line in code,
-    # 5 the bot stopped, a value asked for a text, a text's style, a declined text or value (a negation's scope)
+    # 5 the bot stopped, a value asked for a text, a text's style, a declined text or value (a negation's scope),
+    # 6 a symptom since a change, panic, an escalation, a relayed report, Portuguese and German question forms
     lexicon: int = LEXICON
     ask_weight: float = 0.4  # the value of a request cue (bot/routing/lexicon.py ASKED, a pasted alert) and its pairs
 
@@ -138,6 +139,21 @@ def features_from_text(text: str, spec: FeatureSpec = FeatureSpec()) -> Features
             weight = spec.ask_weight if any(part in ASKED_CUES for part in name.split("+")) else spec.cue_weight
             features[bucket] = features.get(bucket, 0.0) + weight
     return features
+
+
+# a pasted alert, read in the raw text (a code block becomes the word "code" in the features' text)
+_ALERT = re.compile(r"\[(firing|warning|critical|alert)[^\]]*\]|\bfiring:|\balertname\b|【告警】|告警[:：]", re.I)
+_RESOLVED_ALERT = re.compile(r"\[resolved[^\]]*\]|\bresolved:", re.I)
+# from the fourth edition, the other alerting tools' pages ("[PagerDuty] TRIGGERED", "[Zabbix] PROBLEM:", "Urgency:")
+_PAGED = re.compile(
+    r"\btriggered\b|\bproblem:|\[(pagerduty|opsgenie|zabbix|nagios|datadog)\]|\b(severity|urgency):", re.I
+)
+
+
+def alert_cues(raw: str, lexicon: int = LEXICON) -> list[str]:
+    """ "alert" for a pasted alert that is firing, "alert_resolved" for one that has resolved (both may be)."""
+    found = ["alert"] if _ALERT.search(raw) or (lexicon >= 4 and _PAGED.search(raw)) else []
+    return found + (["alert_resolved"] if _RESOLVED_ALERT.search(raw) else [])
 
 
 @functools.lru_cache(maxsize=64)

@@ -18,6 +18,8 @@ Two parts, both features of the intent classifier (bot/routing/cues.py merges th
   something writing to a disk, as cues of their own; changes, lists, help and on-call questions in more words.
 - The fifth edition (bot/routing/cues.py `FIFTH`), from six outside writers' leave-out errors: the bot's run stopped,
   a value asked for a text being written, a text's style or audience, and the scope of a negation ("not_write").
+- The sixth edition (bot/routing/cues.py `SIXTH`), from two more outside writers' errors: a symptom since a change,
+  "what changed", panic, the writer's own escalation, a relayed report, German and European Portuguese question forms.
 
 Patterns read normalised text (lower case, NFKC, digit runs as 0); accents are optional where writers drop them.
 """
