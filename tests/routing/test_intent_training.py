@@ -60,9 +60,9 @@ def test_corpus_is_large_multilingual_and_split_before_training() -> None:
     for example in corpus:  # a request, where known, always fits the route
         assert not example.request or REQUEST_ROUTES[example.request] == example.route, example
     assert {e.request for e in corpus if e.kind == "extra-t1"} == set(REQUEST_ROUTES)
-    for writer in (f"extra-o{n}" for n in range(1, 9)):  # outside writers
+    for writer in (f"extra-o{n}" for n in range(1, 13)):  # outside writers
         lines = [e for e in corpus if e.kind == writer]
-        assert len(lines) >= 300 and {e.request for e in lines} == set(REQUEST_ROUTES), writer
+        assert len(lines) >= 280 and {e.request for e in lines} == set(REQUEST_ROUTES), writer
         assert {e.split for e in lines} == {"train"} and len({e.lang for e in lines}) == 6, writer
 
 
@@ -328,8 +328,8 @@ def test_shipped_artifact_is_small_and_loads() -> None:
     # ~57k buckets of float32 weights, one per request kind (eight), stored uncompressed so they load without
     # unzipping; it grows with the corpus and the classes (1.04 MB at 5,233 training lines, 1.21 MB at 6,279 over
     # the five routes, 2.05 MB at 7,138 over the eight request kinds, 2.13 MB at 8,401 with the outside writers,
-    # 2.19 MB at 9,020 with two more, 2.24 MB at 9,638 with two more again)
-    assert SHIPPED.stat().st_size < 2_400_000
+    # 2.19 MB at 9,020 with two more, 2.24 MB at 9,638 with two more again, 2.45 MB at 10,835 with four more)
+    assert SHIPPED.stat().st_size < 2_700_000
 
 
 def test_intent_export_writes_thumbs_down_messages_to_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
