@@ -56,6 +56,7 @@ SIGNAL_PROMQL = {
     "db_longest_transaction_s": 'avg(pg_stat_activity_max_tx_duration{service="$s"})',
     "db_exclusive_locks": 'sum(pg_locks_count{service="$s",mode="accessexclusivelock"})',
     "disk_used_gb": 'avg(node_filesystem_size_bytes{service="$s"} - node_filesystem_avail_bytes{service="$s"})',
+    "clock_offset_ms": '1000 * avg(node_timex_offset_seconds{service="$s"})',
     "client_calls_per_s": 'sum(rate(http_client_requests_seconds_count{service="$s"}[5m]))',
     "client_retries_per_s": 'sum(rate(http_client_retries_total{service="$s"}[5m]))',
 }

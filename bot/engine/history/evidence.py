@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from bot.engine.history.digest import Cited, Reading, Role
 from bot.engine.history.payloads import payload_reading
-from tools.analysis.ranking import ChangeRanking, suspect_line, suspect_text
+from tools.analysis.ranking import ChangeRanking, Suspect, suspect_line, suspect_text
 from tools.base import ToolData
 from tools.deploys.records import DeployList, DiffReport, record_head, record_line
 from tools.kubernetes.objects import EventList, KubeEvent, Pod, PodList, event_line, pod_line
@@ -52,12 +52,17 @@ def cited_lines(data: ToolData) -> list[Cited]:
     if isinstance(data, DiffReport):
         return [Cited(line, "diff") for line in data.diff.splitlines()]
     if isinstance(data, ChangeRanking):
-        return [Cited(suspect_line(n, s), "suspect", suspect_text(s)) for n, s in enumerate(data.suspects, 1)]
+        return [Cited(suspect_line(n, s), "suspect", _suspect_gist(n, s)) for n, s in enumerate(data.suspects, 1)]
     if isinstance(data, EventList):  # a Warning or a Node's event (NotReady, a drain) is a finding
         return [Cited(event_line(e), "event", event_line(e).strip()) for e in data.events if _finding(e)]
     if isinstance(data, PodList):  # a pod not ready, restarting or waiting is a finding
         return [Cited(pod_line(p), "status", pod_line(p).strip()) for p in data.pods if _troubled(p)]
     return []  # rollouts, runbooks, services, a calculation: no line of them is a finding
+
+
+def _suspect_gist(rank: int, suspect: Suspect) -> str:
+    """The leader with its reasons; a runner-up by what it is and its score (what the answer must weigh it by)."""
+    return suspect_text(suspect) if rank == 1 else f"{rank}. {suspect.what} (score {suspect.score})"
 
 
 def _finding(event: KubeEvent) -> bool:

@@ -21,7 +21,7 @@ from bot.engine.history.digest import Reading, gist_findings, is_diff, observati
 from bot.engine.history.evidence import reading_of
 from bot.engine.types import Step
 
-GIST_CHARS = 200  # a step's key finding on its one line (here and in context.step_to_line)
+GIST_CHARS = 400  # a step's key finding on its one line (here and in context.step_to_line)
 _DIFF_GIST_CHARS = 600  # a diff's changed lines are the finding itself (a setting, a migration's DROP)
 _NEW_GIST_CHARS = 600  # so are the log lines that began at the onset: the first few, with what they name
 _THOUGHT_CHARS = 160  # of the first sentence
@@ -80,8 +80,8 @@ def memory_call_text(step: Step) -> str:
 
 
 def _gist_chars(reading: Reading) -> int:
-    if is_diff(reading):
-        return _DIFF_GIST_CHARS
+    if is_diff(reading) or any(line.role == "suspect" for _, line in reading.cited):
+        return _DIFF_GIST_CHARS  # a ranking's runner-up is a finding too: the answer weighs the leader against it
     return _NEW_GIST_CHARS if any(line.role == "new" for _, line in reading.cited) else GIST_CHARS
 
 
