@@ -20,8 +20,9 @@ from bot.engine.types import Step, StepObserver, new_trace_id
 from bot.playbook.evidence import LogSignature, deploys_in, log_lines_in, signatures_in
 from bot.playbook.findings import Findings, ServiceHealth
 from tools.base import Toolbox, call_tool
+from tools.logs.summary import LogSummary
 from tools.metrics.series import MetricSeries
-from tools.results import diff_of, series_of
+from tools.results import diff_of, logs_of, series_of
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,11 @@ class ProbeRun:
         """
         step = self._run(thought, name, args)
         return step if step.status == "ok" else None
+
+    def read_logs(self, thought: str, args: Mapping[str, Any]) -> LogSummary | None:
+        """query_logs as a probe; its summary when it answered "ok", else None."""
+        step = self.probe(thought, "query_logs", args)
+        return logs_of(step) if step is not None else None
 
     def _run(self, thought: str, name: str, args: Mapping[str, Any]) -> Step:
         if name in self.timed_out:

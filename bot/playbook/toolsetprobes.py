@@ -110,7 +110,7 @@ def _zones_of_pods(run: ProbeRun, pods: set[str], at: datetime) -> tuple[str, ..
         "they ran in: reading every service's lines of the minutes before."
     )
     args = {"service": "*", "start": iso_from_moment(at - NODES_AROUND), "end": iso_from_moment(at), "limit": 200}
-    summary = logs_of(step) if (step := run.probe(thought, "query_logs", args)) is not None else None
+    summary = run.read_logs(thought, args)
     entries = [line.entry for line in summary.newest] if summary is not None else []
     placed = [dict(e.fields) for e in entries]
     counted = Counter(f["zone"] for f in placed if f.get("pod") in pods and f.get("zone"))

@@ -17,7 +17,7 @@ from bot.playbook.findings import Findings
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from bot.playbook.rollout import is_partial_rollout
 from tools.logs.summary import Signature
-from tools.results import events_of, logs_of, pods_of
+from tools.results import events_of, pods_of
 
 MAX_NODES = 8  # one log read per node
 MIN_SERVICES = 2  # one service's pods on one node is a canary or a bad pod, not a node
@@ -84,8 +84,7 @@ def _new_on(run: ProbeRun, node: str, onset: datetime) -> Sequence[Signature]:
         "onset": iso_from_moment(onset),
         "where": f"node={node}",
     }
-    step = run.probe(thought, "query_logs", args)
-    summary = logs_of(step) if step is not None else None
+    summary = run.read_logs(thought, args)
     contrast = summary.onset if summary is not None else None
     return contrast.new.top if contrast is not None and contrast.new is not None else ()
 

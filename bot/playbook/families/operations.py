@@ -19,7 +19,6 @@ from bot.playbook.families.hypotheses import Operation
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.model import LogEntry
 from tools.logs.render import entry_line, seconds_clock
-from tools.results import logs_of
 
 OPERATIONS_BEFORE = timedelta(minutes=10)  # an operation is at or just before the onset it causes
 OPERATIONS_AFTER = timedelta(minutes=3)  # the first change point sits a minute or two into its effect
@@ -50,7 +49,7 @@ def check_operations(run: ProbeRun, near: Collection[str], onset: datetime) -> O
         "end": iso_from_moment(onset + OPERATIONS_AFTER),
         "limit": 200,
     }
-    summary = logs_of(step) if (step := run.probe(thought, "query_logs", args)) is not None else None
+    summary = run.read_logs(thought, args)
     if summary is None:
         return None
     clock = seconds_clock(summary.window)

@@ -17,7 +17,6 @@ from bot.playbook.families.causes import REFUSED_FOR_STATE, refused_credential
 from bot.playbook.findings import Findings
 from bot.playbook.probes import ProbeRun
 from tools.logs.model import LogEntry
-from tools.results import logs_of
 
 _HOST_KEY = re.compile(r"host|peer|upstream|server|endpoint|remote|addr", re.IGNORECASE)
 
@@ -33,7 +32,7 @@ def check_refusing_peer(run: ProbeRun, findings: Findings, topology: Mapping[str
         "refusals come from one host of several (one certificate, one endpoint) or from every host?"
     )
     args = {"service": service, "level": "ERROR,WARN", "range": run.window.range_arg, "limit": 200}
-    summary = logs_of(step) if (step := run.probe(thought, "query_logs", args)) is not None else None
+    summary = run.read_logs(thought, args)
     if summary is None:
         return
     hosts: Counter[str] = Counter()

@@ -114,8 +114,7 @@ def _detail(run: ProbeRun, receiver: str, code: str) -> str:
     """The telling fields of the newest whole line of `receiver` that names the status."""
     why = f"Reading {receiver}'s newest whole line naming {code}: its fields say which key, host or path is refused."
     args = {"service": receiver, "query": code, "range": run.window.range_arg, "limit": 20, "full": 1}
-    step = run.probe(why, "query_logs", args)
-    summary = logs_of(step) if step is not None else None
+    summary = run.read_logs(why, args)
     entries: Sequence[LogEntry] = summary.whole_lines if summary is not None else ()
     if not entries:
         return ""

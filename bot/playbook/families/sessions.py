@@ -17,7 +17,6 @@ from bot.playbook.families.hypotheses import Operation
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.model import LogEntry
 from tools.logs.render import entry_line, seconds_clock
-from tools.results import logs_of
 
 HOLD_AFTER = timedelta(minutes=15)  # waits pile up for minutes after the onset; a monitor reports an idle session late
 _SESSION_FIELDS = ("pid", "process_id", "backend_pid", "session_id")
@@ -60,7 +59,7 @@ def check_hold(run: ProbeRun, operation: Operation, entry: LogEntry, onset: date
         "end": iso_from_moment(onset + HOLD_AFTER),
         "limit": 100,
     }
-    summary = logs_of(step) if (step := run.probe(thought, "query_logs", args)) is not None else None
+    summary = run.read_logs(thought, args)
     if summary is None:
         return operation
     clock = seconds_clock(summary.window)

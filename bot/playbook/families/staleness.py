@@ -99,8 +99,7 @@ def _producer_error(run: ProbeRun, producer: str, stale: Signature) -> tuple[str
         "end": iso_from_moment(run.window.end),
         "onset": iso_from_moment(start),
     }
-    step = run.probe(thought, "query_logs", args)
-    summary = logs_of(step) if step is not None else None
+    summary = run.read_logs(thought, args)
     contrast = summary.onset if summary is not None else None
     new = contrast.new.top if contrast is not None and contrast.new is not None else ()
     # absent the hour before: a warning logged all day long is background, whatever the window's first sample says
