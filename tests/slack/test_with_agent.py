@@ -72,7 +72,7 @@ def test_diagnose_command_through_wiring_threads_the_answer(served, fake_slack, 
     scripted_llm.script({"content": "order p99 is 1180 ms now."})
     params = command_params("what is the p99 of order now", response_url=fake_slack.response_url())
     ack = post_command(f"{server.url}/slack/events", params)
-    assert ack.status_code == 200 and "Diagnosing" in ack.text
+    assert ack.status_code == 200 and "On it" in ack.text
     [stop] = fake_slack.wait_for("chat.stopStream")
     [anchor] = fake_slack.responses_to("chat.postMessage")
     [start] = fake_slack.calls_to("chat.startStream")

@@ -152,7 +152,7 @@ class _Listeners:
         if refusal := self.admit(user, channel):
             ack(f"⛔ {refusal}")
             return
-        ack(f"🔎 Diagnosing: {anchor_quote(text)}")
+        ack(f"🔎 On it: {anchor_quote(text)}")  # said before the gate reads what is asked: any kind
         self.runner.defer(self._anchor_and_submit, command, text, respond, context.get("bot_user_id") or "")
 
     def _anchor_and_submit(self, command: dict[str, Any], text: str, respond: Callable[..., None], me: str) -> None:
@@ -160,7 +160,7 @@ class _Listeners:
         user, channel = command["user_id"], command["channel_id"]
         try:
             anchor = self.runner.client.chat_postMessage(
-                channel=channel, text=f"🔎 Diagnosis requested by <@{user}>: {anchor_quote(text)}"
+                channel=channel, text=f"🔎 <@{user}> asked: {anchor_quote(text)}"
             )
         except SlackApiError as exc:
             log.warning("cannot post the /diagnose anchor channel=%s: %s", channel, exc.response.get("error"))

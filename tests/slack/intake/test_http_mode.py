@@ -55,10 +55,10 @@ def test_diagnose_command_acks_and_threads_under_an_anchor(make_surface: Surface
     surface = make_surface()
     params = command_params("why is order slow?", response_url=surface.fake.response_url())
     response = post_command(surface.events_url, params)
-    assert response.status_code == 200 and "Diagnosing" in response.text
+    assert response.status_code == 200 and "On it" in response.text
     [stop] = final_stops(surface.fake)
     [anchor] = surface.fake.calls_to("chat.postMessage")
-    assert "thread_ts" not in anchor and "Diagnosis requested by <@U1>" in anchor["text"]
+    assert "thread_ts" not in anchor and "<@U1> asked:" in anchor["text"]
     [start] = surface.fake.calls_to("chat.startStream")
     anchor_ts = surface.fake.wait_for("reactions.add")[0]["timestamp"]  # 👀 runs beside the diagnosis: may land last
     assert start["thread_ts"] == anchor_ts
@@ -75,7 +75,7 @@ def test_diagnose_is_acked_while_10_diagnoses_are_running(make_surface: SurfaceF
     wait_until(lambda: surface.runner.active == 10, what="10 running diagnoses")
     params = command_params("why is order slow?", response_url=surface.fake.response_url())
     response = post_command(surface.events_url, params)
-    assert response.status_code == 200 and "Diagnosing" in response.text
+    assert response.status_code == 200 and "On it" in response.text
     # /diagnose queues after its ack (the anchor is posted first): wait for that, or a freed worker takes it at once
     wait_until(lambda: surface.runner.queued == 1, what="the 11th diagnosis queued")
     # the notice is posted from another pool: on a loaded machine a worker freed by the gate could take the job

@@ -74,7 +74,7 @@ def test_serve_http_mode_answers_diagnose_in_a_thread(served: str, fake_slack: F
         f"{served}/slack/events",
         command_params("why is order slow since 15:05?", response_url=fake_slack.response_url()),
     )
-    assert ack.status_code == 200 and "Diagnosing" in ack.text
+    assert ack.status_code == 200 and "On it" in ack.text
     [stop] = fake_slack.wait_for("chat.stopStream", timeout_s=60)
     [anchor] = fake_slack.responses_to("chat.postMessage")
     assert fake_slack.calls_to("chat.startStream")[0]["thread_ts"] == anchor["ts"]

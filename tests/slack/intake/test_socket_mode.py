@@ -57,7 +57,7 @@ def test_diagnose_over_socket_mode_acks_with_payload_and_threads_under_anchor(so
     params = command_params("why is order slow?", response_url=surface.fake.response_url())
     peer.send({"envelope_id": "env-cmd", "type": "slash_commands", "accepts_response_payload": True, "payload": params})
     ack = peer.wait_ack("env-cmd")
-    assert "Diagnosing" in json.dumps(ack.get("payload", {}), ensure_ascii=False)
+    assert "On it" in json.dumps(ack.get("payload", {}), ensure_ascii=False)
     [stop] = surface.fake.wait_for("chat.stopStream")
     [anchor] = surface.fake.responses_to("chat.postMessage")
     [start] = surface.fake.calls_to("chat.startStream")
