@@ -20,6 +20,9 @@ Two parts, both features of the intent classifier (bot/routing/cues.py merges th
   a value asked for a text being written, a text's style or audience, and the scope of a negation ("not_write").
 - The sixth edition (bot/routing/cues.py `SIXTH`), from two more outside writers' errors: a symptom since a change,
   "what changed", panic, the writer's own escalation, a relayed report, German and European Portuguese question forms.
+- The seventh edition (bot/routing/cues.py `SEVENTH`), from four more outside writers' errors: a given text reshaped
+  (shortened, translated, reworded) or an apology to write, an investigation called off or "nothing to investigate",
+  a page, a rollback or a tracker ticket asked for after a pasted alert, the bot hushed, how a thing works.
 
 Patterns read normalised text (lower case, NFKC, digit runs as 0); accents are optional where writers drop them.
 """
