@@ -22,7 +22,7 @@ from bot.playbook.families.hypotheses import Operation
 from bot.playbook.families.peers import _peer_of
 from bot.playbook.families.received import _callee_named, _receiver
 from bot.playbook.families.rivals import operation_suspect, retried_into
-from bot.playbook.families.sessions import ran_a_statement, session_marks
+from bot.playbook.families.sessions import locked_tables, ran_a_statement, session_marks
 from bot.playbook.families.sharedload import shared_slots_reasons
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from tests.eval.harness import sandbox_settings
@@ -78,6 +78,16 @@ def test_what_an_actor_ran_is_told_from_the_session_they_opened() -> None:
     assert ran_a_statement(_entry("query done", statement="UPDATE t SET x = 1"))
     assert not ran_a_statement(_entry("connection authorized: user=ops.kim database=orders"))
     assert session_marks(_entry("x", pid="4711", actor="ops.kim"), "ops.kim") == ["ops.kim", "4711"]
+
+
+def test_a_lock_taking_statement_is_known_in_wait_lines_by_the_table_it_names() -> None:
+    rewrite = _entry("LOG:  statement: ALTER TABLE sales.invoices ALTER COLUMN total TYPE numeric(14,2);")
+    assert locked_tables(rewrite) == ["invoices"]  # a wait line names the relation, not its schema
+    assert session_marks(rewrite, "ops.kim") == ["ops.kim", "invoices"]
+    assert locked_tables(_entry("ran it", statement="vacuum full ledger")) == ["ledger"]
+    assert locked_tables(_entry("statement: CREATE INDEX CONCURRENTLY ix ON ledger (at)")) == []  # takes no such lock
+    assert locked_tables(_entry("statement: SELECT * FROM ledger")) == []
+    assert locked_tables(_entry("truncate the lock timeout list")) == []  # prose, not SQL
 
 
 def _findings(*signatures: tuple[str, str]) -> Findings:
