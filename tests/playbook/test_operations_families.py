@@ -108,6 +108,22 @@ def test_an_operation_whose_session_holds_others_up_outweighs_one_that_only_ran(
     )  # its session holds others up, and the errors are lock waits it explains
 
 
+def test_an_operation_in_another_caller_counts_when_the_shared_dependency_throttles_the_asked_service() -> None:
+    topology = {"web": ["provider", "db"], "batch": ["provider"], "ledger": ["db"]}
+    throttled = _findings(("charge failed: Provider 429 Too Many Requests (limit 100 req/s for the shared key)", ""))
+    refused = _findings(("charge failed: Provider answered 500", ""))
+    started = Operation(ONSET, "batch", "ops.kim", "backfill started: workers=32")
+    echoed = Operation(ONSET, "batch", "ops.kim", started.line, throttled='40 lines like "provider -> 429"')
+
+    def score(findings: Findings, operation: Operation) -> int:
+        return operation_suspect(findings, topology, "web", operation, ONSET).score
+
+    assert score(throttled, started) - score(refused, started) == 3  # it spends a limit the asked service needs
+    assert score(throttled, echoed) - score(throttled, started) == 2  # and is throttled the same way itself
+    elsewhere = Operation(ONSET, "ledger", "ops.kim", started.line)  # shares db, which is not the one throttling
+    assert score(throttled, elsewhere) == score(refused, elsewhere)
+
+
 def _deploy(service: str, *changes: KeyChange) -> Suspect:
     record = DeployRecord(service, "v1.1.0", ONSET - timedelta(minutes=5), "ops.kim", "raise the pool")
     return Suspect(f"deploy {service} v1.1.0", service, deploy=record, key_changes=list(changes))
