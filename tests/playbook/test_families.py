@@ -133,6 +133,46 @@ def test_an_operation_is_the_earliest_line_with_an_actor_near_the_degraded_servi
     assert "no deploy caused this" in found.describe()
 
 
+def test_a_statement_with_no_pid_holds_others_up_when_wait_lines_name_the_table_it_locks() -> None:
+    statement = replace(
+        entry(
+            ONSET - timedelta(minutes=1),
+            "ledger-db",
+            "statement: ALTER TABLE entries ALTER COLUMN n TYPE bigint",
+            "INFO",
+        ),
+        fields=(("actor", "dba.okafor"),),
+    )
+    wait = entry(ONSET, "ledger-db", "process 77 still waiting for RowExclusiveLock on relation 1 (entries)", "INFO")
+    other = entry(ONSET, "ledger-db", "process 78 still waiting for ShareLock on relation 2 (accounts)", "INFO")
+    run = run_over(
+        Toolbox([tool(logs_tool({"*": summary(None, [statement]), "ledger-db": summary(None, [other, wait])}))])
+    )
+
+    found = check_operations(run, {"ledger-api", "ledger-db"}, ONSET)
+
+    assert found is not None and "relation 1 (entries)" in found.blocking and "accounts" not in found.blocking
+
+
+def test_a_job_started_by_hand_is_read_for_the_throttling_it_meets_since() -> None:
+    started = replace(
+        entry(ONSET - timedelta(minutes=3), "batch", "backfill started: 9000 cards, workers=32", "INFO"),
+        fields=(("actor", "ops.kim"),),
+    )
+    throttled = entry(ONSET, "batch", "Provider POST /v1/tokens -> 429 Too Many Requests", "WARN")
+    own = summary(
+        "batch",
+        [started],
+        warnings=block("WARN", signature("Provider POST /v1/tokens -> 429 Too Many Requests", 40, ONSET, throttled)),
+    )
+    run = run_over(Toolbox([tool(logs_tool({"*": summary(None, [started]), "batch": own}))]))
+
+    found = check_operations(run, {"web", "batch"}, ONSET)
+
+    assert found is not None and not found.blocking
+    assert found.throttled.startswith("40 lines since") and "429 Too Many Requests" in found.throttled
+
+
 def test_no_operation_when_no_line_names_who_ran_it() -> None:
     background = entry(ONSET, "claims-db", "automatic vacuum of table claims.public.claim_events", "INFO")
     run = run_over(Toolbox([tool(logs_tool({"*": summary(None, [background])}))]))

@@ -22,7 +22,7 @@ from bot.playbook.families.hypotheses import Operation
 from bot.playbook.families.peers import _peer_of
 from bot.playbook.families.received import _callee_named, _receiver
 from bot.playbook.families.rivals import operation_suspect, retried_into
-from bot.playbook.families.sessions import ran_a_statement, session_marks
+from bot.playbook.families.sessions import locked_tables, ran_a_statement, session_marks
 from bot.playbook.families.sharedload import shared_slots_reasons
 from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from tests.eval.harness import sandbox_settings
@@ -80,6 +80,16 @@ def test_what_an_actor_ran_is_told_from_the_session_they_opened() -> None:
     assert session_marks(_entry("x", pid="4711", actor="ops.kim"), "ops.kim") == ["ops.kim", "4711"]
 
 
+def test_a_lock_taking_statement_is_known_in_wait_lines_by_the_table_it_names() -> None:
+    rewrite = _entry("LOG:  statement: ALTER TABLE sales.invoices ALTER COLUMN total TYPE numeric(14,2);")
+    assert locked_tables(rewrite) == ["invoices"]  # a wait line names the relation, not its schema
+    assert session_marks(rewrite, "ops.kim") == ["ops.kim", "invoices"]
+    assert locked_tables(_entry("ran it", statement="vacuum full ledger")) == ["ledger"]
+    assert locked_tables(_entry("statement: CREATE INDEX CONCURRENTLY ix ON ledger (at)")) == []  # takes no such lock
+    assert locked_tables(_entry("statement: SELECT * FROM ledger")) == []
+    assert locked_tables(_entry("truncate the lock timeout list")) == []  # prose, not SQL
+
+
 def _findings(*signatures: tuple[str, str]) -> Findings:
     findings = Findings(window_label="4h", service="web", roles={"traffic": "qps", "errors": "error_rate"})
     findings.signatures["web"] = [LogSignature(30, text, text) for text, _ in signatures]
@@ -96,6 +106,22 @@ def test_an_operation_whose_session_holds_others_up_outweighs_one_that_only_ran(
         - operation_suspect(findings, {}, "web", ran, ONSET).score
         == 2 + 2
     )  # its session holds others up, and the errors are lock waits it explains
+
+
+def test_an_operation_in_another_caller_counts_when_the_shared_dependency_throttles_the_asked_service() -> None:
+    topology = {"web": ["provider", "db"], "batch": ["provider"], "ledger": ["db"]}
+    throttled = _findings(("charge failed: Provider 429 Too Many Requests (limit 100 req/s for the shared key)", ""))
+    refused = _findings(("charge failed: Provider answered 500", ""))
+    started = Operation(ONSET, "batch", "ops.kim", "backfill started: workers=32")
+    echoed = Operation(ONSET, "batch", "ops.kim", started.line, throttled='40 lines like "provider -> 429"')
+
+    def score(findings: Findings, operation: Operation) -> int:
+        return operation_suspect(findings, topology, "web", operation, ONSET).score
+
+    assert score(throttled, started) - score(refused, started) == 3  # it spends a limit the asked service needs
+    assert score(throttled, echoed) - score(throttled, started) == 2  # and is throttled the same way itself
+    elsewhere = Operation(ONSET, "ledger", "ops.kim", started.line)  # shares db, which is not the one throttling
+    assert score(throttled, elsewhere) == score(refused, elsewhere)
 
 
 def _deploy(service: str, *changes: KeyChange) -> Suspect:

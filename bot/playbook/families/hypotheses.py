@@ -21,6 +21,7 @@ class Operation:
     actor: str
     line: str
     blocking: str = ""  # the database's lines that show its session holding others up, when some do
+    throttled: str = ""  # a line of its own service since it ran, saying a dependency throttles it (429, a quota)
 
     def describe(self) -> str:
         wait = f'; the database records its session holding others up: "{self.blocking}"' if self.blocking else ""

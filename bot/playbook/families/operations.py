@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import bot.playbook.families.sessions as sessions
+import tools.analysis.changeclass as changeclass
 from bot.playbook.families.hypotheses import Operation
 from bot.playbook.probes import ProbeRun, iso_from_moment
 from tools.logs.model import LogEntry
@@ -67,7 +69,31 @@ def check_operations(run: ProbeRun, near: Collection[str], onset: datetime) -> O
         entry_line(first, clock, trace=False),
         entry_line(waits[0], clock, trace=False) if waits else "",
     )
-    return sessions.check_hold(run, operation, first, onset)
+    held = sessions.check_hold(run, operation, first, onset)
+    return held if held.blocking else check_throttled(run, held, onset)
+
+
+def check_throttled(run: ProbeRun, operation: Operation, onset: datetime) -> Operation:
+    """The operation with its own service's first line since it ran that says a dependency throttles it (a 429, a
+    quota used up): a load someone started spends a limit it may share with the services that fail."""
+    thought = (
+        f"{operation.actor} started something on {operation.service}: a load it sends can use up a limit it shares "
+        f"with others (a provider's rate limit, a quota). Reading {operation.service}'s warnings and errors since."
+    )
+    args = {
+        "service": operation.service,
+        "level": "ERROR,WARN",
+        "start": iso_from_moment(operation.at),
+        "end": iso_from_moment(onset + sessions.HOLD_AFTER),
+    }
+    summary = run.read_logs(thought, args)
+    blocks = [b for b in (summary.signatures, summary.warnings) if b is not None] if summary else []
+    signatures = [sig for block in blocks for sig in block.top]
+    found = next((s for s in signatures if changeclass.THROTTLING in changeclass.symptoms_in_text(s.template)), None)
+    if found is None:
+        return operation
+    said = f'{found.count:,} lines since {found.first_at:%H:%M} UTC like "{found.example.message}"'
+    return replace(operation, throttled=said)
 
 
 def actor_of(entry: LogEntry) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import bot.playbook.families.sessions as sessions
+import tools.analysis.changeclass as changeclass
 import tools.analysis.ranking as ranking
 from bot.playbook.families.hypotheses import Operation
 from bot.playbook.findings import Findings, Suspect
@@ -38,7 +39,42 @@ def operation_suspect(
     if shared:
         suspect.add([Reason(2, f"the errors since the onset name what it touched: {shared}")])
     suspect.add(_hold_reasons(findings, operation))
+    suspect.add(_shared_limit(findings, topology, operation, target))
     return suspect
+
+
+def _shared_limit(
+    findings: Findings, topology: Mapping[str, Sequence[str]], operation: Operation, target: str
+) -> list[Reason]:
+    """+3 when `target`'s errors since the onset say a dependency it shares with the operation's service throttles
+    it (a 429, a rate limit, a quota): a load started in another caller spends a limit they share. +2 more when the
+    operation's own service is throttled the same way since it ran."""
+    shared = [d for d in topology.get(operation.service, ()) if d in topology.get(target, ())]
+    if operation.service == target or not shared:
+        return []
+    for sig in findings.signatures.get(target, ()):
+        if changeclass.THROTTLING not in changeclass.symptoms_in_text(sig.text):
+            continue
+        # the dependency the line names; unnamed, the one shared, when only one is and it names no other
+        named = [d for d in topology.get(target, ()) if _names(sig.text, d)] or (shared if len(shared) == 1 else [])
+        dependency = next((d for d in named if d in shared), "")
+        if not dependency:
+            continue
+        why = (
+            f"{target}'s errors since the onset say {dependency} throttles it ({sig.quoted}), and {operation.service}, "
+            f"where it ran, calls {dependency} too: a load started there spends a limit they share"
+        )
+        reasons = [Reason(3, why)]
+        if operation.throttled:
+            reasons.append(Reason(2, f"{operation.service} is throttled too since it ran: {operation.throttled}"))
+        return reasons
+    return []
+
+
+def _names(text: str, service: str) -> bool:
+    """Whether `text` names `service`, in any case and with or without its dashes ("PayGate" names pay-gate)."""
+    squeezed = re.sub(r"[^a-z0-9]", "", service.casefold())
+    return len(squeezed) >= 4 and squeezed in re.sub(r"[^a-z0-9]", "", text.casefold())
 
 
 def _hold_reasons(findings: Findings, operation: Operation) -> list[Reason]:

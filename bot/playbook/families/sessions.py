@@ -27,6 +27,14 @@ _IDLE_RX = re.compile(r"\bidle in transaction\b", re.IGNORECASE)
 _STATEMENT_RX = re.compile(
     r"\bstatement:|\b(?:ALTER|UPDATE|DELETE|INSERT|VACUUM|REINDEX|TRUNCATE|DROP|CREATE|LOCK|BEGIN|CLUSTER)\b"
 )
+# A statement that takes a table lock others queue behind (a rewrite, a full vacuum, an explicit lock, an index built
+# without CONCURRENTLY), and the table it names: wait lines name the table, not the session, when no pid is logged.
+_LOCKING_RX = re.compile(
+    r"\b(?:ALTER\s+TABLE(?:\s+ONLY)?(?:\s+IF\s+EXISTS)?|LOCK\s+TABLE(?:\s+ONLY)?|VACUUM\s+\(?FULL\)?"
+    r"|TRUNCATE\s+TABLE|(?-i:TRUNCATE|CLUSTER)|REINDEX\s+TABLE|DROP\s+TABLE(?:\s+IF\s+EXISTS)?"
+    r"|CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?!CONCURRENTLY)(?:[\w\"]+\s+)?ON(?:\s+ONLY)?)\s+([A-Za-z_\"][\w.\"]*)",
+    re.IGNORECASE,
+)
 # What the services log when their queries wait out a lock another session holds.
 LOCK_WAIT_RX = re.compile(r"\block timeout|\bstatement timeout|\bwaiting for \w*lock|\bdeadlock", re.IGNORECASE)
 
@@ -36,10 +44,19 @@ def ran_a_statement(entry: LogEntry) -> bool:
     return any(key == "statement" and value for key, value in entry.fields) or bool(_STATEMENT_RX.search(entry.message))
 
 
+def locked_tables(entry: LogEntry) -> list[str]:
+    """The tables a lock-taking statement on the line names, without their schema ([] for other statements)."""
+    texts = [entry.message, *(value for key, value in entry.fields if key == "statement")]
+    found = [m.group(1).strip('"').rsplit(".", 1)[-1].strip('"') for t in texts for m in _LOCKING_RX.finditer(t)]
+    return list(dict.fromkeys(name for name in found if name))
+
+
 def session_marks(entry: LogEntry, actor: str) -> list[str]:
-    """What names the operation's session in other lines: its actor and its process id, where the line has one."""
+    """What names the operation's session in other lines: its actor, its process id where the line has one, and
+    the tables its statement locks (a wait line names the relation it waits on)."""
     fields = dict(entry.fields)
-    return list(dict.fromkeys(m for m in (actor, *(fields.get(k, "") for k in _SESSION_FIELDS)) if m))
+    marks = (actor, *(fields.get(k, "") for k in _SESSION_FIELDS), *locked_tables(entry))
+    return list(dict.fromkeys(m for m in marks if m))
 
 
 def check_hold(run: ProbeRun, operation: Operation, entry: LogEntry, onset: datetime) -> Operation:
