@@ -240,6 +240,55 @@ def test_a_flat_service_whose_new_warning_says_stale_is_traced_to_the_producer_i
     assert "lags behind its input" in findings.stale.describe() and "seeking back" in findings.stale.error
 
 
+def _clipped_logs(true_first: dict[str, dict[str, datetime]]) -> Callable[..., ToolResult]:
+    """query_logs over lines each service logs from a true first time on: a window starting later sees them from its
+    start; with `onset`, the ones that began after it are new (tests only)."""
+
+    def query_logs(
+        service: str, level: str = "", range: str = "", start: str = "", end: str = "", onset: str = ""
+    ) -> ToolResult:
+        """Canned clipped logs (tests only)."""
+        began = datetime.fromisoformat(start) if start else WINDOW.start
+        lines = true_first.get(service, {})
+        if not lines:
+            return ToolResult("no_data", f"no lines for {service}")
+        sigs = tuple(
+            signature(text, 50, max(first, began), entry(NOW, service, text, "WARN")) for text, first in lines.items()
+        )
+        found = summary(service, warnings=block("WARN", *sigs))
+        if onset:
+            new = tuple(s for s in sigs if lines[s.template] >= datetime.fromisoformat(onset))
+            contrast = OnsetContrast(datetime.fromisoformat(onset), 0, len(sigs), block("WARN", *new) if new else None)
+            found = replace(found, onset=contrast)
+        return ToolResult("ok", render_logs(found), found)
+
+    return query_logs
+
+
+STALE_LINE = "orders view freshness check: newest order in the view is older than 15 minutes"
+BACKGROUND_LINE = "slow render of the orders page"
+
+
+def _stale_near_start(stale_since: datetime) -> Findings:
+    producer_error = {"order-projector": {"cannot decode OrderPlaced: unknown field shape": stale_since}}
+    logs = {"orders-page": {BACKGROUND_LINE: WINDOW.start - timedelta(hours=5), STALE_LINE: stale_since}}
+    toolbox = Toolbox([tool(_clipped_logs({**logs, **producer_error}))])
+    topology = {"orders-page": ["orders-view"], "order-projector": ["orders-view"]}
+    findings = Findings(window_label="4h", service="orders-page")
+    check_staleness(run_over(toolbox), findings, topology, "orders-page")
+    return findings
+
+
+def test_a_stale_line_that_began_just_inside_the_window_is_new_when_the_hour_before_lacks_it() -> None:
+    findings = _stale_near_start(WINDOW.start + timedelta(minutes=8))
+    assert findings.stale is not None and findings.stale.producer == "order-projector"
+    assert findings.stale.line.startswith("orders view freshness check")
+
+
+def test_a_stale_line_logged_long_before_the_window_is_background() -> None:
+    assert _stale_near_start(WINDOW.start - timedelta(hours=3)).stale is None
+
+
 # --- a 429 the error rate does not count ----------------------------------------------------------------------
 
 

@@ -76,7 +76,8 @@ _WORDS: tuple[tuple[str, str], ...] = (
     (LOGGING, "log logs logging logger level appender verbosity loglevel detection tracing sampling"),
     (RATE_LIMIT, "ratelimit ratelimits throttle throttling quota quotas burst tier tiers descriptor"),
     (TIMEOUT, "timeout timeouts retry retries backoff attempts deadline"),
-    (POOL, "pool concurrency workers threads prefetch parallelism connections maxconnections"),
+    # a client's connection cap by its driver's name too (database/sql's max_open_conns, pgx's max_conns)
+    (POOL, "pool concurrency workers threads prefetch parallelism connections maxconnections conns maxconns openconns"),
     (CAPACITY, "replicas maxreplicas minreplicas resources limits requests cpu memory instance size"),
     (IMAGE, "image newtag tag digest"),
     (FLAG, "flag flags feature features enabled toggle canary rollout weight percentage"),
@@ -170,7 +171,7 @@ _LOG_SYMPTOMS = (
         DECODE,
         re.compile(
             r"deseriali[sz]|unsupported (?:schema|version|event)|schema.?version|unknown (?:field|schema)|"
-            r"serializationexception|(?:cannot|failed to|unable to) (?:decode|deserialize|parse)",
+            r"serializationexception|(?:cannot|failed to|unable to) (?:decode|deserialize|parse|unmarshal)",
             re.I,
         ),
     ),
@@ -179,7 +180,10 @@ _LOG_SYMPTOMS = (
     (
         CONNECTIONS,
         re.compile(
-            r"connection slots|too many (?:clients|connections)|connection is not available|pool .*exhaust", re.I
+            r"connection slots|too many (?:clients|connections)|connection is not available|pool .*exhaust|"
+            r"pool (?:is )?(?:saturated|full)|(?:waited|waiting|timed out) .*for an? (?:db |database )?connection|"
+            r"acquir\w* (?:an? )?(?:db |database )?conn(?:ection)?\b",
+            re.I,
         ),
     ),
 )

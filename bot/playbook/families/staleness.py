@@ -63,11 +63,34 @@ def _stale_signature(run: ProbeRun, target: str) -> Signature | None:
         step = run.probe(thought, "query_logs", {"service": target, "level": level, "range": run.window.range_arg})
         found = every_signature(step) if step is not None else []
         start = min((s.first_at for s in found), default=None)
-        new = [s for s in found if start is not None and s.first_at - start > NEW_AFTER]  # not there all along
-        stale = next((s for s in new if _STALE_RX.search(s.template)), None)
+        saying = [s for s in found if _STALE_RX.search(s.template)]
+        new = next((s for s in saying if start is not None and s.first_at - start > NEW_AFTER), None)
+        # a line first seen near the window's start may have begun just inside it or long before: the hour before
+        # its first line decides (the window follows the time the user named, not when the data froze)
+        stale = new or next((s for s in saying[:1] if _began_there(run, target, level, s)), None)
         if stale is not None:
             return stale
     return None
+
+
+def _began_there(run: ProbeRun, target: str, level: str, stale: Signature) -> bool:
+    """Whether the stale line is absent from the hour before its first line in the window (new, not background)."""
+    began = stale.first_at - timedelta(minutes=1)
+    thought = (
+        f"{target}'s line saying its data is old was first seen at {stale.first_at:%H:%M} UTC, near the start of the "
+        "window: reading the hour before it to tell whether it began there or was always logged."
+    )
+    args = {
+        "service": target,
+        "level": level,
+        "start": iso_from_moment(began - BASELINE),
+        "end": iso_from_moment(run.window.end),
+        "onset": iso_from_moment(began),
+    }
+    summary = run.read_logs(thought, args)
+    contrast = summary.onset if summary is not None else None
+    new = contrast.new.top if contrast is not None and contrast.new is not None else ()
+    return any((s.key or s.template) == (stale.key or stale.template) for s in new)
 
 
 def every_signature(step: Step) -> list[Signature]:

@@ -80,3 +80,25 @@ def test_only_a_change_that_can_wait_counts_from_hours_before():
     reason = ranking.delayed_reason(cap, landed, ONSET)
     assert reason is not None and reason.points > 0 and "load meets it" in reason.text
     assert ranking.delayed_reason(flag, landed, ONSET) is None
+
+
+def test_a_drivers_connection_cap_is_a_pool_that_waits_for_the_daily_load():
+    cap = KeyChange("database.max_open_conns", "24", "8", "config/db.yaml")
+    assert cc.class_of(cap) == cc.POOL
+    reason = ranking.delayed_reason([cap], ONSET - timedelta(hours=3), ONSET)
+    assert reason is not None and "pool" in reason.text
+
+
+def test_lines_of_callers_waiting_for_a_pooled_connection_report_connections():
+    for line in (
+        "db pool saturated: waited 2210ms for a connection (max_open=8 in_use=8)",
+        "start session failed: acquire db conn: context deadline exceeded after 3s",
+        "timed out after 30000ms waiting for a database connection",
+    ):
+        assert cc.CONNECTIONS in cc.symptoms_in_text(line), line
+    assert cc.CONNECTIONS not in cc.symptoms_in_text("connection accepted from 10.0.0.4")
+
+
+def test_a_reader_that_cannot_unmarshal_a_field_reports_decode():
+    line = "json: cannot unmarshal string into Go struct field Order.due of type int64; retrying in 5s"
+    assert cc.DECODE in cc.symptoms_in_text(line)
