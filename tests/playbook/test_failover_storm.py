@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from bot.playbook.families.failover import check_failover_storm, failover_line
+from bot.playbook.families.failover import check_failover_storm, failed_over
 from bot.playbook.findings import Findings, Suspect
 from bot.playbook.probes import ProbeRun, Window
 from tests.playbook.canned import change, deploy, metrics_toolbox, series, steady
@@ -143,7 +143,17 @@ def test_a_failover_far_from_the_degraded_services_is_not_theirs():
 
 def test_failover_lines_are_told_from_the_retries_they_cause():
     near = ["cache", "db"]
-    assert failover_line(_line(39, "cache", SWITCH).entry, near)
-    assert failover_line(_line(39, "db", "promoted self to leader: db-1 is the new primary").entry, near)
-    assert not failover_line(_line(41, "cache", RETRY).entry, near)
-    assert not failover_line(_line(39, "ledger", SWITCH).entry, near)
+    assert failed_over(_line(39, "cache", SWITCH).entry, near) == "cache"
+    assert failed_over(_line(39, "db", "promoted self to leader: db-1 is the new primary").entry, near) == "db"
+    assert failed_over(_line(41, "cache", RETRY).entry, near) == ""
+    assert failed_over(_line(39, "ledger", SWITCH).entry, near) == ""
+
+
+def test_a_failover_logged_by_a_watcher_outside_the_topology_is_the_failover_of_the_service_it_names():
+    switch = "+switch-master cache 10.1.0.4 6379 10.1.0.9 6379"
+    assert failed_over(_line(39, "sentinel", switch).entry, ["api", "cache"]) == "cache"
+    assert failed_over(_line(39, "sentinel", switch.replace("cache", "cache-eu")).entry, ["api", "cache"]) == ""
+    run, _ = _run([_line(39, "sentinel", switch), *STORM[1:]])
+    findings = _findings()
+    check_failover_storm(run, findings, TOPOLOGY, "api", ONSET)
+    assert [s.service for s in findings.suspects] == ["cache"] and "sentinel" in findings.suspects[0].what

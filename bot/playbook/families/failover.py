@@ -110,20 +110,24 @@ def find_failover(run: ProbeRun, near: Sequence[str], onset: datetime) -> Failov
     if summary is None:
         return None
     clock = seconds_clock(summary.window)
-    found = sorted((line.entry for line in summary.newest if failover_line(line.entry, near)), key=_when)
+    found = sorted(
+        ((line.entry, service) for line in summary.newest if (service := failed_over(line.entry, near))),
+        key=lambda pair: pair[0].timestamp,
+    )
     if not found:
         return None
-    first = found[0]
-    return Failover(first.timestamp, first.service, entry_line(first, clock, service=False, trace=False))
+    first, service = found[0]
+    return Failover(first.timestamp, service, entry_line(first, clock, service=service != first.service, trace=False))
 
 
-def failover_line(entry: LogEntry, near: Sequence[str]) -> bool:
-    """Whether a line of a service in `near` records a failover (the events' failover pattern)."""
-    return entry.service in near and kind_of(entry.message, _FAILOVER) is not None
-
-
-def _when(entry: LogEntry) -> datetime:
-    return entry.timestamp
+def failed_over(entry: LogEntry, near: Sequence[str]) -> str:
+    """The service in `near` a failover line is about: the one that logged it, else the one it names (a Sentinel or
+    an orchestrator logs for the primary it moves); "" when the line records no failover, or none near."""
+    if kind_of(entry.message, _FAILOVER) is None:
+        return ""
+    if entry.service in near:
+        return entry.service
+    return next((s for s in near if re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", entry.message)), "")
 
 
 def _callers(topology: Mapping[str, Sequence[str]], service: str) -> list[str]:
