@@ -66,7 +66,7 @@ def check_failover_storm(
     failover = find_failover(run, near, onset)
     if failover is None:
         return
-    reasons = [Reason(2, f"it happened at {failover.at:%H:%M} UTC, at the onset at {onset:%H:%M} UTC")]
+    reasons = [Reason(2, f"it happened at {failover.at:%H:%M} UTC, within minutes of the onset at {onset:%H:%M} UTC")]
     reasons.append(Reason(2, f"a failover drops every call in flight to {failover.service} while its primary moves"))
     amplified = _amplified_traffic(run, findings, topology, failover, near)
     retries = _retry_lines(run, [c for c in _callers(topology, failover.service) if c in near], failover)
