@@ -27,8 +27,8 @@ PACKAGES = ("bot", "tools", "prompts")
 FORBIDDEN_MODULE_NAMES = {"utils", "helpers", "common", "misc", "manager"}
 BOLT = ("slack_bolt", "slack_sdk")
 # Pure functions over plain data in tools/ (no backend, no client): the playbook shares them with the tools that
-# the model calls, so find_changes and the playbook rank suspects, read diffs and read time windows by one set of
-# rules (tools.timerange may raise the interface's ToolError).
+# the model calls, so find_changes and the playbook rank suspects, read diffs, tell operational events (a failover)
+# and read time windows by one set of rules (tools.timerange may raise the interface's ToolError).
 SHARED_RULES = (
     "tools.analysis.ranking",
     "tools.analysis.changeclass",
@@ -36,6 +36,7 @@ SHARED_RULES = (
     "tools.analysis.reasons",
     "tools.analysis.configdiff",
     "tools.analysis.configtree",
+    "tools.analysis.events",
     "tools.timerange",
 )
 # The tools' typed results, the accessors that find them on a step, and the functions that render each fact as the

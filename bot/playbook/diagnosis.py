@@ -29,6 +29,7 @@ from bot.playbook.collectiongap import check_around_gap, gapped_service
 from bot.playbook.evidence import moment_from_question, service_from_text
 from bot.playbook.families.behind import check_behind
 from bot.playbook.families.database import check_database_locks
+from bot.playbook.families.failover import check_failover_storm
 from bot.playbook.families.nodefault import check_node_fault
 from bot.playbook.families.operations import check_operations
 from bot.playbook.families.peers import check_refusing_peer
@@ -200,6 +201,7 @@ def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str
         near |= set(ranking.neighbourhood(topology, findings.origin))
     starts = [at for service in near if (changed := findings.first_change(service)) for at in [changed[1]]]
     onset = min([first[1], *starts])
+    check_failover_storm(run, findings, topology, target, onset)
     if findings.deploy is not None or any(s.score >= MIN_SUSPECT_SCORE for s in findings.suspects):
         # a deploy is a suspect, not the answer: an operation at the onset is weighed against it on the same evidence
         operation = check_operations(run, near, onset)
