@@ -78,13 +78,14 @@ def test_shipped_classifier_holds_its_held_out_score_without_a_model() -> None:
     the fourth edition and a request-cue weight of 0.4 (chosen over 17 writer groups), 237/246 (96.3 %), 4/148
     needless and 1/98 missed; with two more outside writers, the fifth edition and shift 0.0 (chosen over 19 groups),
     238/246 (96.7 %), 3/148 needless and 1/98 missed; with twelve more outside writers, the sixth and seventh editions
-    (chosen over their leave-out), 236/246 (95.9 %), 3/148 needless and 3/98 missed (one missed more than the model
-    before: the floor moves to 3, at the bar of 3 %). The floor leaves a message or two
+    (chosen over their leave-out), 236/246 (95.9 %), 3/148 needless and 3/98 missed; with shift 0.8 (chosen over
+    eleven writer groups, training.py), 235/246 (95.5 %), 5/148 needless (3.4 %, one over the bar) and 2/98 missed.
+    The floor leaves a message or two
     of margin and only catches a regression; tests/bench/bench_intent.py and `opsbot intent train` print the full
     tables, `opsbot intent cv` the cross-validated ones."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "heldout"])
     assert card.accuracy() >= (234, 246)
-    assert card.needless_investigations() <= (4, 148) and card.missed_diagnoses() <= (3, 98)
+    assert card.needless_investigations() <= (5, 148) and card.missed_diagnoses() <= (2, 98)
 
 
 def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
@@ -97,8 +98,8 @@ def test_shipped_classifier_holds_its_score_on_the_unseen_split() -> None:
     173/177, 1/114 needless and 1/63 missed; with the request kinds as the classes, 174/177, 0/114 and 1/63; with
     the outside writers, the fourth edition and a request-cue weight of 0.4, 173/177, 0/114 and 2/63; with two more
     outside writers, the fifth edition and shift 0.0, 172/177, 0/114 and 3/63; with twelve more outside writers and
-    the seventh edition, 172/177, 0/114 and 2/63). A little margin; only catches a
-    regression."""
+    the seventh edition, 172/177, 0/114 and 2/63; with shift 0.8, 173/177, 0/114 and 1/63). A little margin; only
+    catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "unseen"])
     assert card.accuracy() >= (171, 177)
     assert card.missed_diagnoses() <= (3, 63) and card.needless_investigations() <= (2, 114)
@@ -126,7 +127,8 @@ def test_shipped_classifier_holds_its_score_on_the_blind_split() -> None:
     306/321, 4/185 and 8/136, and after the seventh (four outside writers' lines, the fourth edition, a request-cue
     weight of 0.4) 307/321 (95.6 %), needless 4/185 (2.2 %), missed 8/136 (5.9 %); after the eighth (two more outside
     writers, the fifth edition, shift 0.0) 307/321, needless 3/185 (1.6 %), missed 8/136; after twelve more outside
-    writers and the seventh edition 306/321, needless 4/185, missed 8/136. This is the honest measure
+    writers and the seventh edition 306/321, needless 4/185, missed 8/136; with shift 0.8 308/321 (96.0 %), needless
+    4/185, missed 6/136 (4.4 %). This is the honest measure
     of a new writer, and missed diagnoses are still over the bar. The floor only catches a regression."""
     card = score(lambda text: classify(text).route, [e for e in load_corpus() if e.split == "blind"])
     assert card.accuracy() >= (305, 321)
@@ -325,7 +327,7 @@ def test_a_version_1_artifact_still_loads_and_scores_alike(tmp_path: Path) -> No
 def test_shipped_artifact_is_small_and_loads() -> None:
     model = shipped_model()
     assert model.routes == ROUTES and model.meta["trained_on"] >= 800 and model.meta["renamed_copies"] == 1
-    assert model.meta["diagnose_shift"] == 0.0 and model.meta["c"] == 80.0  # the options cross-validation chose
+    assert model.meta["diagnose_shift"] == 0.8 and model.meta["c"] == 80.0  # the options cross-validation chose
     assert model.spec.cue_weight == 0.1 and model.spec.ask_weight == 0.4  # chosen by leave-one-writer-out
     assert model.spec.simplified and model.spec.lexicon == 7 and model.meta["by_request"] is True
     assert model.requests == tuple(REQUEST_ROUTES) and model.request_routes == tuple(REQUEST_ROUTES.values())
