@@ -200,7 +200,7 @@ def send_slash(stack: Stack, text: str) -> Outcome:
         if response.status_code != 200:
             outcome.problem = f"slash command got HTTP {response.status_code}"
             return outcome
-        if "Diagnosing" in response.text:
+        if "On it" in response.text:  # the ack of an accepted request (a refusal or the usage says otherwise)
             wait_until(_concluded(stack, channel), timeout_s=60, what=f"the /diagnose run in {channel}")
         outcome.answered = True
     return outcome
