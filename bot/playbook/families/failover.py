@@ -173,10 +173,10 @@ def _surge_after(
     for service in dict.fromkeys(services):
         health = findings.health.get(service)
         rise = health.changed(traffic) if health is not None else None
-        if rise is None or rise.ratio < SURGE_RATIO:
+        if health is None or rise is None or rise.ratio < SURGE_RATIO:
             continue
         if failover.at - FAILOVER_AFTER <= rise.at <= failover.at + STORM_AFTER:
-            return service, health.describe(traffic, rise) if health is not None else ""
+            return service, health.describe(traffic, rise)
     return None
 
 

@@ -75,22 +75,26 @@ def _stale_signature(run: ProbeRun, target: str) -> Signature | None:
 
 def _began_there(run: ProbeRun, target: str, level: str, stale: Signature) -> bool:
     """Whether the stale line is absent from the hour before its first line in the window (new, not background)."""
-    began = stale.first_at - timedelta(minutes=1)
     thought = (
         f"{target}'s line saying its data is old was first seen at {stale.first_at:%H:%M} UTC, near the start of the "
         "window: reading the hour before it to tell whether it began there or was always logged."
     )
+    new = _new_since(run, thought, target, level, stale.first_at - timedelta(minutes=1))
+    return any((s.key or s.template) == (stale.key or stale.template) for s in new)
+
+
+def _new_since(run: ProbeRun, thought: str, service: str, level: str, start: datetime) -> Sequence[Signature]:
+    """`service`'s signatures at `level` new since `start`: absent from the hour before it (BASELINE)."""
     args = {
-        "service": target,
+        "service": service,
         "level": level,
-        "start": iso_from_moment(began - BASELINE),
+        "start": iso_from_moment(start - BASELINE),
         "end": iso_from_moment(run.window.end),
-        "onset": iso_from_moment(began),
+        "onset": iso_from_moment(start),
     }
     summary = run.read_logs(thought, args)
     contrast = summary.onset if summary is not None else None
-    new = contrast.new.top if contrast is not None and contrast.new is not None else ()
-    return any((s.key or s.template) == (stale.key or stale.template) for s in new)
+    return contrast.new.top if contrast is not None and contrast.new is not None else ()
 
 
 def every_signature(step: Step) -> list[Signature]:
@@ -115,16 +119,7 @@ def _producer_error(run: ProbeRun, producer: str, stale: Signature) -> tuple[str
         f"{stale.first_at:%H:%M} UTC is when the staleness was first logged; {producer} sits near it and may feed "
         f"it: reading {producer}'s errors and warnings since {start:%H:%M} UTC."
     )
-    args = {
-        "service": producer,
-        "level": "ERROR,WARN",
-        "start": iso_from_moment(start - BASELINE),
-        "end": iso_from_moment(run.window.end),
-        "onset": iso_from_moment(start),
-    }
-    summary = run.read_logs(thought, args)
-    contrast = summary.onset if summary is not None else None
-    new = contrast.new.top if contrast is not None and contrast.new is not None else ()
+    new = _new_since(run, thought, producer, "ERROR,WARN", start)
     # absent the hour before: a warning logged all day long is background, whatever the window's first sample says
     failing = [s for s in new if s.example.level in (*_ERRORS, "WARN") and s.first_at <= stale.first_at]
     began = sorted(failing, key=lambda s: s.example.level not in _ERRORS)
