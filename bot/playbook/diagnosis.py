@@ -206,6 +206,7 @@ def _operation_at_onset(run: ProbeRun, findings: Findings, topology: Mapping[str
         # a deploy is a suspect, not the answer: an operation at the onset is weighed against it on the same evidence
         operation = check_operations(run, near, onset)
         if operation is not None:
+            rivals.other_tables_waited_on(findings.suspects, operation)
             findings.suspects.append(rivals.operation_suspect(findings, topology, target, operation, onset))
             findings.suspects.sort(key=lambda s: -s.score)
         return

@@ -54,7 +54,8 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
     seen = {(s.deploy.service, s.deploy.version) for s in suspects if s.deploy is not None}
     suspects += _delayed_suspects(run, findings, topology, (target, onset), lookback, seen)
     retried: dict[str, str] = {}  # callee -> the caller whose retry change multiplies its traffic
-    for suspect in suspects:  # a retry setting sends more calls with the same traffic in; other changes do not
+    for suspect in suspects:  # a retry setting sends more calls with the same traffic in, and so does a change
+        # followed at once by its dependency's surge (a refresh interval); other changes do not
         if suspect.deploy is None:
             continue
         suspect.add(sharedload.shared_slots_reasons(findings, topology, suspect, target))
@@ -64,7 +65,7 @@ def gather_suspects(run: ProbeRun, findings: Findings, topology: Mapping[str, Se
             callee, _ = rivals.retried_callee(findings, topology, suspect.service)
             if callee:
                 retried.setdefault(callee, suspect.service)
-        else:
+        elif not rivals.load_sent_after(findings, topology, suspect.deploy, target):  # its calls out rose, not in
             suspect.add(rivals.load_from_elsewhere(findings, topology, suspect.service))
     for suspect in suspects:
         if suspect.deploy is not None and suspect.service in retried:
@@ -131,7 +132,9 @@ def _delayed_suspects(
     records.sort(key=lambda d: (d.service not in degraded, d.service != target, -d.at.timestamp()))
     found = []
     for record in records[: ranking.MAX_DIFFS]:
-        suspect = _delayed_suspect(run, findings, record, asked, degraded)
+        suspect = _delayed_suspect(
+            run, findings, record, asked, degraded, rivals.load_sent_after(findings, topology, record, target)
+        )
         if suspect is not None:
             suspect.add(placement.shared_dependency_reasons(topology, record.service, degraded))
             found.append(suspect)
@@ -139,10 +142,16 @@ def _delayed_suspects(
 
 
 def _delayed_suspect(
-    run: ProbeRun, findings: Findings, deploy: DeployRecord, asked: tuple[str, datetime], degraded: list[str]
+    run: ProbeRun,
+    findings: Findings,
+    deploy: DeployRecord,
+    asked: tuple[str, datetime],
+    degraded: list[str],
+    load_sent: list[Reason],
 ) -> Suspect | None:
-    """A deploy of the day before, kept when what it changed can wait that long, weighed by where its service sits
-    among the degraded ones and by what the service logged since the onset (read here when not read yet)."""
+    """A deploy of the day before, kept when what it changed can wait that long, or when the load it sent into a
+    dependency the asked service shares shows at once (`load_sent`), weighed by where its service sits among the
+    degraded ones and by what the service logged since the onset (read here when not read yet)."""
     target, onset = asked
     suspect = Suspect(f"deploy {deploy.service} {deploy.version}", deploy.service, deploy=deploy)
     _read_diff(
@@ -152,9 +161,11 @@ def _delayed_suspect(
         f"Reading the diff of {deploy.service} {deploy.version}: does it touch something that waits?",
     )
     waiting = ranking.delayed_reason(suspect.key_changes, deploy.at, onset, symptoms_of(findings))
-    if waiting is None:
+    if waiting is None and not load_sent:
         return None
-    suspect.add([waiting, *placement.place_reasons(deploy.service, target, degraded)])
+    suspect.add(
+        [*([waiting] if waiting else []), *load_sent, *placement.place_reasons(deploy.service, target, degraded)]
+    )
     if deploy.service not in findings.signatures:
         why = f"{deploy.service} changed {suspect.key_changes[0].key} hours before: do its logs say so? "
         check_logs(run, findings, deploy.service, ("the onset", onset), why=why)

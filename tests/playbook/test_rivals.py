@@ -13,12 +13,20 @@ from bot.engine.types import Question
 from bot.eval import fact_named
 from bot.eval.scoring import blames, headline_from_answer
 from bot.playbook.evidence import ChangePoint, LogSignature
+from bot.playbook.families.failover import RETRY_RX
 from bot.playbook.families.hypotheses import Operation
-from bot.playbook.families.rivals import load_from_elsewhere, operation_suspect, retry_reasons
-from bot.playbook.findings import Findings, ServiceHealth
+from bot.playbook.families.rivals import (
+    load_from_elsewhere,
+    load_sent_after,
+    operation_suspect,
+    other_tables_waited_on,
+    retry_reasons,
+)
+from bot.playbook.findings import Findings, ServiceHealth, Suspect
 from tests.eval.harness import sandbox_settings
 from tools.analysis.placement import origin_reasons
 from tools.analysis.ranking import deploys_to_read
+from tools.deploys.records import DeployRecord
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
 ONSET = NOW - timedelta(minutes=20)
@@ -130,3 +138,65 @@ def test_deploys_of_degraded_services_are_read_before_fresher_ones_of_steady_ser
     read = deploys_to_read(found, near, "web", ONSET, timedelta(hours=6), degraded=["web", "tracker"])
 
     assert read[0].service == "tracker" and len(read) == 4
+
+
+def _record(service: str, at: datetime) -> DeployRecord:
+    return DeployRecord(service, "v1.5.3-config.1", at, "d.k", "fresher heatmap")
+
+
+def test_a_caller_deploy_followed_at_once_by_its_shared_dependencys_surge_is_weighed_with_the_throttling() -> None:
+    findings = _findings({"sms-gw": True, "otp": False})  # sms-gw surged at the onset; the deploy landed 7 min before
+    example = "SmsGw answered 429 Too Many Requests (quota used up)"
+    findings.signatures["otp"] = [LogSignature(300, "SmsGw answered 429 Too Many Requests <n>", example)]
+    topology = {"otp": ["sms-gw"], "batch": ["sms-gw"]}
+
+    reasons = load_sent_after(findings, topology, _record("batch", ONSET - timedelta(minutes=7)), "otp")
+
+    assert [r.points for r in reasons] == [3, 2]
+    assert "7 min after it" in reasons[0].text and "sms-gw throttles it" in reasons[1].text
+    findings.signatures["otp"] = [LogSignature(300, "SmsGw answered 503 <n>", "SmsGw answered 503 (1200 ms)")]
+    assert [r.points for r in load_sent_after(findings, topology, _record("batch", ONSET), "otp")] == [3]
+
+
+def test_a_caller_deploy_long_before_the_surge_or_of_the_asked_service_sent_no_load() -> None:
+    findings = _findings({"sms": True, "otp": False})
+    assert load_sent_after(findings, TOPOLOGY, _record("batch", ONSET - timedelta(hours=3)), "otp") == []
+    assert load_sent_after(findings, TOPOLOGY, _record("otp", ONSET - timedelta(minutes=7)), "otp") == []
+    steady = _findings({"sms": False, "otp": False})
+    assert load_sent_after(steady, TOPOLOGY, _record("batch", ONSET - timedelta(minutes=7)), "otp") == []
+
+
+def _migration_deploy() -> Suspect:
+    suspect = Suspect("deploy ticketing v4.12.0", "ticketing", score=7, deploy=_record("ticketing", ONSET))
+    suspect.risky_lines = ["db/migration/V42__tours.sql: ALTER TABLE tours ADD COLUMN audio boolean"]
+    return suspect
+
+
+def test_a_migration_on_another_table_than_the_one_sessions_wait_on_counts_against_its_deploy() -> None:
+    line = "statement: ALTER TABLE ticket_holds ALTER COLUMN email TYPE varchar(320);"
+    waits = "process 79 still waiting for RowExclusiveLock on relation 16431 (ticket_holds); holding the lock: 48211"
+    deploy = _migration_deploy()
+
+    other_tables_waited_on([deploy], Operation(ONSET, "tickets-db", "dba.margit", line, blocking=waits))
+
+    assert deploy.score == 4 and "ticket_holds" in deploy.why[-1] and "tours" in deploy.why[-1]
+
+
+def test_a_migration_on_the_table_waited_on_or_an_operation_nobody_waits_on_leaves_the_deploy_as_it_was() -> None:
+    same = _migration_deploy()
+    waits_on_tours = "process 79 still waiting for AccessShareLock on relation 16431 (tours)"
+    other_tables_waited_on([same], Operation(ONSET, "db", "dba.m", "ALTER TABLE tours DROP x", blocking=waits_on_tours))
+    unblocked = _migration_deploy()
+    other_tables_waited_on([unblocked], Operation(ONSET, "db", "dba.m", "ALTER TABLE ticket_holds DROP x"))
+    assert same.score == unblocked.score == 7
+
+
+def test_retry_lines_are_read_in_the_forms_clients_log_them() -> None:
+    for line in (
+        "redis GET rack:1:state failed (attempt 391/10, backoff 0ms)",
+        "controller c1 re-sent upload batch immediately after 504 (attempt 363)",
+        "retrying in 0 ms",
+        "attempt 4 of 10 failed",
+    ):
+        assert RETRY_RX.search(line), line
+    assert not RETRY_RX.search("checkout completed in 120 ms")

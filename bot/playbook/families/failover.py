@@ -33,8 +33,12 @@ FAILOVER_BEFORE = timedelta(minutes=10)  # a failover is at or just before the o
 FAILOVER_AFTER = timedelta(minutes=4)  # the first change point can come before the switch's own line
 STORM_AFTER = timedelta(minutes=15)  # the retry volume rises within this of the failover
 _FAILOVER = tuple(p for p in DEFAULT_PATTERNS if p.kind == "failover")
-# A line that says a call is being retried: "retrying", "retry 2 of 3", "attempt 4 of 10", "retries: 5".
-RETRY_RX = re.compile(r"\bretr(?:y|ying|ied|ies)\b|\battempts? \d+ of \d+", re.IGNORECASE)
+# A line that says a call is being retried: "retrying", "retry 2 of 3", "attempt 4 of 10", "(attempt 4/10)",
+# "retries: 5", "re-sent the batch (attempt 12)".
+RETRY_RX = re.compile(
+    r"\bretr(?:y|ying|ied|ies)\b|\battempts? #?\d+(?:\s*(?:of|/)\s*\d+)?|\bre-?sen(?:t|d|ding)\b|\bresubmit",
+    re.IGNORECASE,
+)
 RETRY_QUERY = "retry* OR retries OR attempt*"
 
 

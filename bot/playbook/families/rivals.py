@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import bot.playbook.families.sessions as sessions
 import tools.analysis.changeclass as changeclass
@@ -20,6 +20,7 @@ import tools.analysis.ranking as ranking
 from bot.playbook.families.hypotheses import Operation
 from bot.playbook.findings import Findings, Suspect
 from tools.analysis.reasons import CLOSE, Reason
+from tools.deploys.records import DeployRecord
 
 # An identifier worth matching between two lines: a word with a dash, an underscore, a dot or a digit inside it and at
 # least six characters (an account, a table, a host), not a bare English word that any two lines share.
@@ -124,6 +125,69 @@ def _shared_identifier(line: str, findings: Findings) -> str:
             if common:
                 return sorted(common, key=len)[-1]
     return ""
+
+
+LOAD_AFTER_DEPLOY = timedelta(minutes=30)  # a change to a caller's call rate shows in its dependency's traffic soon
+
+
+def load_sent_after(
+    findings: Findings, topology: Mapping[str, Sequence[str]], deploy: DeployRecord, target: str
+) -> list[Reason]:
+    """+3 for a deploy of another caller of a dependency `target` calls too, when that dependency's traffic surged
+    within minutes after the deploy (its own inbound traffic may stay level: the calls it sends went up); +2 more
+    when `target`'s errors since the onset say that dependency throttles it: the load spends a limit they share,
+    which can run out hours later (a daily quota)."""
+    traffic = findings.roles.get("traffic", "")
+    if not traffic or deploy.service == target:
+        return []
+    for dependency in topology.get(deploy.service, ()):
+        health = findings.health.get(dependency)
+        rise = health.changed(traffic) if health is not None and dependency in topology.get(target, ()) else None
+        if health is None or rise is None or rise.ratio < ranking.SURGE_RATIO:
+            continue
+        if not deploy.at <= rise.at <= deploy.at + LOAD_AFTER_DEPLOY:
+            continue
+        minutes = int((rise.at - deploy.at).total_seconds() // 60)
+        reasons = [
+            Reason(
+                3,
+                f"{dependency}'s traffic surged {minutes} min after it ({health.describe(traffic, rise)}); "
+                f"{deploy.service} calls {dependency}, and so does {target}",
+            )
+        ]
+        throttled = next(
+            (
+                sig
+                for sig in findings.signatures.get(target, ())
+                if changeclass.THROTTLING in changeclass.symptoms_in_text(sig.text) and _names(sig.text, dependency)
+            ),
+            None,
+        )
+        if throttled is not None:
+            why = f"{target}'s errors since the onset say {dependency} throttles it ({throttled.quoted})"
+            why += ": a limit they share"
+            reasons.append(Reason(2, why))
+        return reasons
+    return []
+
+
+def other_tables_waited_on(suspects: Sequence[Suspect], operation: Operation) -> None:
+    """-3 for a deploy whose own statements lock tables (a migration's ALTER TABLE) when the database records the
+    sessions waiting on another table, the one the operation's statement locks: the queue is behind the operation."""
+    mine = sessions.tables_locked_by(operation.line)
+    waited = [t for t in mine if operation.blocking and re.search(rf"\b{re.escape(t)}\b", operation.blocking)]
+    if not waited:
+        return
+    for suspect in suspects:
+        if suspect.deploy is None:
+            continue
+        locks = list(dict.fromkeys(t for line in suspect.risky_lines for t in sessions.tables_locked_by(line)))
+        if locks and not {t.casefold() for t in locks} & {t.casefold() for t in waited}:
+            why = (
+                f"its statements lock {', '.join(locks)}, but the sessions the database records waiting wait on "
+                f"{', '.join(waited)}, which {operation.actor}'s statement locks"
+            )
+            suspect.add([Reason(-3, why)])
 
 
 def load_from_elsewhere(findings: Findings, topology: Mapping[str, Sequence[str]], service: str) -> list[Reason]:

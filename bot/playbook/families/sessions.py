@@ -47,7 +47,12 @@ def ran_a_statement(entry: LogEntry) -> bool:
 def locked_tables(entry: LogEntry) -> list[str]:
     """The tables a lock-taking statement on the line names, without their schema ([] for other statements)."""
     texts = [entry.message, *(value for key, value in entry.fields if key == "statement")]
-    found = [m.group(1).strip('"').rsplit(".", 1)[-1].strip('"') for t in texts for m in _LOCKING_RX.finditer(t)]
+    return list(dict.fromkeys(name for t in texts for name in tables_locked_by(t)))
+
+
+def tables_locked_by(text: str) -> list[str]:
+    """The tables a lock-taking statement in `text` names, without their schema (a diff's migration, a log line)."""
+    found = [m.group(1).strip('"').rsplit(".", 1)[-1].strip('"') for m in _LOCKING_RX.finditer(text)]
     return list(dict.fromkeys(name for name in found if name))
 
 
