@@ -22,7 +22,7 @@ from tests.eval.harness import replay_for, replay_names, sandbox_settings
 
 DEFAULT = "hikari-pool"
 # Scored strictly (the headline must name the facts; a decoy blamed is a miss). The bar is 90 % of the whole suite.
-# The suite holds 97: the 34 written with the playbook score 34/34 (24 + the three that need the Kubernetes and runbook
+# The suite holds 109: the 34 written with the playbook score 34/34 (24 + the three that need the Kubernetes and runbook
 # toolsets + the two whose incident is older than the default 24 h window + two dependencies that stopped serving +
 # two of them beside a wobbling sibling + a gap in metrics collection), the 16 written blind by outside authors 16/16
 # (0/16 at first, then 8/16; tests/eval/blind_scores.md) once the playbook has hypotheses without a deploy (a zone or
@@ -39,9 +39,11 @@ DEFAULT = "hikari-pool"
 # a reconnect storm, a node at fault, stale data at any level and a runtime flag's own lines are weighed: 85/85 at
 # each of 6 run clocks (b9024c1). 12 more written blind as training data (capacity, zones, failovers, DDL, stale
 # data, a third party's 429, a canary, a log level, GC flags; 6/12 at first) once a failover storm, a throttled
-# statement, a shared limit and stale data's own start are weighed: 97/97 at each of 6 run clocks (8c5d733). Two
-# misses fail CI.
-PLAYBOOK_MIN_HITS = 96
+# statement, a shared limit and stale data's own start are weighed: 97/97 at each of 6 run clocks (8c5d733). 12 more
+# written blind as training data (9/12 at first) once a migration on another table than the one sessions wait on, a
+# caller's change followed at once by its shared dependency's surge and retry lines as clients log them are weighed.
+# Two misses fail CI.
+PLAYBOOK_MIN_HITS = 108
 # The held-out scenarios were written before the playbook was tuned and are never tuned on: this floor guards
 # the bar of 75 %, and the table is printed so the held-out number is always reported apart from the suite's.
 # 11/11 at each of 8 run clocks (00:05 … 21:00) once the walk weighs changes (crashloop-renamed-flag and
