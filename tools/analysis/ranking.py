@@ -277,13 +277,15 @@ def render_ranking(found: ChangeRanking) -> str:
             *head,
             "suspects, best first:",
             *(lines or ["(none found in the lookback)"]),
-            *(
-                f"new log signature in {n.service} after the onset: {n.count}x {n.template}"
-                for n in found.new_signatures
-            ),
+            *(new_signature_line(n) for n in found.new_signatures),
             *found.not_run,
         ]
     )
+
+
+def new_signature_line(new: NewSignature) -> str:
+    """`new log signature in order after the onset: 40x <template>`."""
+    return f"new log signature in {new.service} after the onset: {new.count}x {new.template}"
 
 
 def suspect_line(rank: int, suspect: Suspect) -> str:

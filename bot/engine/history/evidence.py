@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from bot.engine.history.digest import Cited, Reading, Role
 from bot.engine.history.payloads import payload_reading
-from tools.analysis.ranking import ChangeRanking, Suspect, suspect_line, suspect_text
+from tools.analysis.ranking import ChangeRanking, Suspect, new_signature_line, suspect_line, suspect_text
 from tools.base import ToolData
 from tools.deploys.records import DeployList, DiffReport, record_head, record_line
 from tools.kubernetes.objects import EventList, KubeEvent, Pod, PodList, event_line, pod_line
@@ -52,7 +52,8 @@ def cited_lines(data: ToolData) -> list[Cited]:
     if isinstance(data, DiffReport):
         return [Cited(line, "diff") for line in data.diff.splitlines()]
     if isinstance(data, ChangeRanking):
-        return [Cited(suspect_line(n, s), "suspect", _suspect_gist(n, s)) for n, s in enumerate(data.suspects, 1)]
+        suspects = [Cited(suspect_line(n, s), "suspect", _suspect_gist(n, s)) for n, s in enumerate(data.suspects, 1)]
+        return suspects + [Cited(new_signature_line(n), "new") for n in data.new_signatures]
     if isinstance(data, EventList):  # a Warning or a Node's event (NotReady, a drain) is a finding
         return [Cited(event_line(e), "event", event_line(e).strip()) for e in data.events if _finding(e)]
     if isinstance(data, PodList):  # a pod not ready, restarting or waiting is a finding
